@@ -1,0 +1,9 @@
+module github.com/onnxvk/onnxvk
+
+go 1.26
+
+require (
+	github.com/stretchr/testify v1.11.1 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	google.golang.org/protobuf v1.36.10 // indirect
+)

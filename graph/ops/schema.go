@@ -1,0 +1,168 @@
+// Package ops describes ONNX operators: for each domain, op and opset
+// version, its inputs, outputs, attributes with types and defaults, its type
+// and shape inference rule, and the numerical tolerance its kernels are
+// checked with.
+package ops
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// AttrSpec describes one attribute an op accepts.
+type AttrSpec struct {
+	Name     string
+	Type     graph.AttrType
+	Required bool
+	// Default is the value used when the attribute is absent, or nil.
+	Default *graph.Attribute
+}
+
+// Tolerance is the accepted difference between two implementations of an
+// op: |a-b| <= Abs + Rel*|b|.
+type Tolerance struct {
+	Abs, Rel float64
+}
+
+// DefaultTolerance applies to ops that declare none.
+var DefaultTolerance = Tolerance{Abs: 1e-5, Rel: 1e-4}
+
+// Schema is one version of an operator. A schema with Since = v applies to
+// models importing the op's domain at versions v up to the next schema's
+// Since - 1.
+type Schema struct {
+	Domain string
+	Name   string
+	Since  int64
+	// MinInputs and MaxInputs bound the input count (MaxInputs < 0: any).
+	MinInputs, MaxInputs int
+	// MinOutputs and MaxOutputs bound the output count (MaxOutputs < 0: any).
+	MinOutputs, MaxOutputs int
+	Attrs                  []AttrSpec
+	// Infer computes output types (and, for small integer tensors, values);
+	// nil means the outputs' types are unknown until run time.
+	Infer InferFunc
+	// Tol is the op's tolerance; the zero value means DefaultTolerance.
+	Tol Tolerance
+	// Deprecated marks versions ONNX removed; models using them still load.
+	Deprecated bool
+}
+
+// Attr returns the spec of the named attribute, or nil.
+func (s *Schema) Attr(name string) *AttrSpec {
+	for i := range s.Attrs {
+		if s.Attrs[i].Name == name {
+			return &s.Attrs[i]
+		}
+	}
+	return nil
+}
+
+// Tolerance returns the op's tolerance, DefaultTolerance if it declares none.
+func (s *Schema) Tolerance() Tolerance {
+	if s.Tol == (Tolerance{}) {
+		return DefaultTolerance
+	}
+	return s.Tol
+}
+
+// InferContext is what an inference rule sees of one node.
+type InferContext struct {
+	Node  *graph.Node
+	Opset int64
+	// InTypes are the input types, nil for absent inputs and unknown types.
+	InTypes []*graph.Type
+	// InValues are the inputs' values when known at plan time (initializers,
+	// constants, propagated shape computations), else nil.
+	InValues []*graph.Tensor
+	// OutTypes are filled by the rule; it may leave entries nil.
+	OutTypes []*graph.Type
+	// OutValues may be filled with small computed values (shapes and the
+	// like) so that later rules can use them.
+	OutValues []*graph.Tensor
+	// Subgraph runs inference over a subgraph attribute with the given input
+	// types and returns its output types.
+	Subgraph func(g *graph.Graph, inputs []*graph.Type) ([]*graph.Type, error)
+}
+
+// InferFunc is an op's type and shape inference rule. It returns an error
+// only when the inputs are inconsistent (a bad model), never for missing
+// information.
+type InferFunc func(c *InferContext) error
+
+type key struct{ domain, name string }
+
+var (
+	mu       sync.RWMutex
+	registry = map[key][]*Schema{}
+)
+
+// Register adds schemas to the registry. It panics when the same domain,
+// op and version is registered twice: that is a programming error.
+func Register(schemas ...*Schema) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range schemas {
+		k := key{s.Domain, s.Name}
+		for _, old := range registry[k] {
+			if old.Since == s.Since {
+				panic(fmt.Sprintf("ops: %s %q version %d registered twice", domainName(s.Domain), s.Name, s.Since))
+			}
+		}
+		registry[k] = append(registry[k], s)
+		sort.Slice(registry[k], func(i, j int) bool { return registry[k][i].Since < registry[k][j].Since })
+	}
+}
+
+// Lookup returns the schema of op name in domain for a model importing the
+// domain at version opset, or nil when the op does not exist there.
+func Lookup(domain, name string, opset int64) *Schema {
+	mu.RLock()
+	defer mu.RUnlock()
+	var best *Schema
+	for _, s := range registry[key{domain, name}] {
+		if s.Since <= opset {
+			best = s
+		}
+	}
+	return best
+}
+
+// Versions returns every registered version of the op, oldest first.
+func Versions(domain, name string) []*Schema {
+	mu.RLock()
+	defer mu.RUnlock()
+	return append([]*Schema{}, registry[key{domain, name}]...)
+}
+
+// SetInfer attaches an inference rule to every registered version of the op
+// from since onwards (up to, but excluding, until; until <= 0 means no upper
+// bound). Rule files call it from init after the catalog is registered.
+func SetInfer(domain, name string, since, until int64, f InferFunc) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range registry[key{domain, name}] {
+		if s.Since >= since && (until <= 0 || s.Since < until) {
+			s.Infer = f
+		}
+	}
+}
+
+// SetTolerance sets the tolerance of every registered version of the op.
+func SetTolerance(domain, name string, tol Tolerance) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range registry[key{domain, name}] {
+		s.Tol = tol
+	}
+}
+
+func domainName(d string) string {
+	if d == "" {
+		return "ai.onnx"
+	}
+	return d
+}

@@ -1,0 +1,111 @@
+// Package hostfallback holds onnxvk's CPU kernels: the device that runs
+// whatever a GPU cannot, and the reference every GPU kernel is checked
+// against.
+//
+// Each op family registers its kernels from an init function in its own
+// file; there is no central switch.
+package hostfallback
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// ErrUnsupported is wrapped by kernels for attribute values, types or
+// versions they do not implement.
+var ErrUnsupported = errors.New("unsupported")
+
+// Kernel runs one node. It reads c.In and sets every present output in
+// c.Out, allocating tensors with c.Output.
+type Kernel func(c *Call) error
+
+// Call is one execution of a node.
+type Call struct {
+	Node *graph.Node
+	// Opset is the model's import version of the node's domain; kernels
+	// switch on it where an op's semantics changed between versions.
+	Opset int64
+	In    []graph.Value
+	Out   []graph.Value
+	// Alloc, when set, provides the storage for output i (the executor's
+	// arena); it returns nil when it has none of that size.
+	Alloc func(i int, dt graph.DType, shape []int64) *graph.Tensor
+	// RunGraph runs a subgraph attribute of the node with the given values
+	// bound to its inputs (outer-scope values are resolved by the executor)
+	// and returns its outputs. Control-flow kernels use it.
+	RunGraph func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error)
+}
+
+// Tensor returns input i as a tensor, or nil when it is absent.
+func (c *Call) Tensor(i int) *graph.Tensor {
+	if i >= len(c.In) || c.In[i] == nil {
+		return nil
+	}
+	t, _ := c.In[i].(*graph.Tensor)
+	return t
+}
+
+// Output allocates output i with the given type and shape, stores it in
+// c.Out and returns it. Its contents are zero unless it came from the
+// arena, so kernels must write every element.
+func (c *Call) Output(i int, dt graph.DType, shape []int64) *graph.Tensor {
+	var t *graph.Tensor
+	if c.Alloc != nil && dt != graph.String {
+		t = c.Alloc(i, dt, shape)
+	}
+	if t == nil {
+		t = graph.NewTensor(dt, shape)
+	}
+	c.Out[i] = t
+	return t
+}
+
+// Errorf returns an error naming the call's node.
+func (c *Call) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", c.Node, fmt.Errorf(format, args...))
+}
+
+// Unsupported returns an ErrUnsupported error naming the node and what is
+// not supported.
+func (c *Call) Unsupported(format string, args ...any) error {
+	return fmt.Errorf("%s: %s: %w", c.Node, fmt.Sprintf(format, args...), ErrUnsupported)
+}
+
+type key struct{ domain, op string }
+
+var (
+	mu      sync.RWMutex
+	kernels = map[key]Kernel{}
+)
+
+// Register adds the kernel for op in the default ONNX domain. The kernel
+// handles every opset version (switching on Call.Opset where needed).
+// It panics on a duplicate registration, a programming error.
+func Register(op string, k Kernel) { RegisterDomain(graph.DefaultDomain, op, k) }
+
+// RegisterDomain is Register for another operator domain.
+func RegisterDomain(domain, op string, k Kernel) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := kernels[key{domain, op}]; dup {
+		panic(fmt.Sprintf("hostfallback: kernel for %s.%s registered twice", domain, op))
+	}
+	kernels[key{domain, op}] = k
+}
+
+// Lookup returns the kernel for op in domain, or nil.
+func Lookup(domain, op string) Kernel {
+	mu.RLock()
+	defer mu.RUnlock()
+	return kernels[key{domain, op}]
+}
+
+// Ops returns the number of registered kernels.
+func Ops() int {
+	mu.RLock()
+	defer mu.RUnlock()
+	return len(kernels)
+}
