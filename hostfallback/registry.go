@@ -48,15 +48,17 @@ func (c *Call) Tensor(i int) *graph.Tensor {
 	return t
 }
 
-// Output allocates output i with the given type and shape, stores it in
-// c.Out and returns it. Its contents are zero unless it came from the
-// arena, so kernels must write every element.
+// Output allocates output i with the given type and shape, zero-filled,
+// stores it in c.Out and returns it. The storage may be a slot of the
+// executor's arena, so a kernel must not keep it past the call.
 func (c *Call) Output(i int, dt graph.DType, shape []int64) *graph.Tensor {
 	var t *graph.Tensor
 	if c.Alloc != nil && dt != graph.String {
 		t = c.Alloc(i, dt, shape)
 	}
-	if t == nil {
+	if t != nil {
+		clear(t.Data)
+	} else {
 		t = graph.NewTensor(dt, shape)
 	}
 	c.Out[i] = t

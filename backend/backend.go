@@ -1,0 +1,45 @@
+// Package backend defines the Device interface and the executor that runs
+// a planner.Plan over devices.
+package backend
+
+import (
+	"context"
+	"errors"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// ErrDeviceUnavailable is wrapped when a requested device does not exist or
+// cannot be opened.
+var ErrDeviceUnavailable = errors.New("device unavailable")
+
+// Device runs plan steps.
+type Device interface {
+	planner.Device
+	// Compile prepares a run of consecutive compute steps of p, all placed
+	// on this device, for repeated execution.
+	Compile(p *planner.Plan, steps []planner.Step) (Program, error)
+	// Upload makes a host value available on the device; Download brings a
+	// device value back to the host. The host device returns v itself.
+	Upload(v graph.Value) (graph.Value, error)
+	Download(v graph.Value) (graph.Value, error)
+	// Close releases the device's resources.
+	Close() error
+}
+
+// Program is a compiled sequence of steps. Run may be called from several
+// goroutines at once, each with its own Frame.
+type Program interface {
+	Run(ctx context.Context, f *Frame) error
+}
+
+// Frame is the state of one Run: every value by plan index and the
+// per-device arenas.
+type Frame struct {
+	Plan   *planner.Plan
+	Values []graph.Value
+	// Arenas holds each device's arena memory for this run, sized by
+	// Plan.ArenaBytes.
+	Arenas map[string][]byte
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/onnxvk/onnxvk"
+)
+
+func cmdPlan(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plan", "plan MODEL [--device auto|cpu|vulkan] [--dim NAME=SIZE]... [--json]", stderr)
+	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
+	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	noFold := fs.Bool("no-fold", false, "keep shape-only subgraphs instead of folding them into constants")
+	var dimList listFlag
+	fs.Var(&dimList, "dim", "size of a symbolic input dimension, `NAME=SIZE`; repeatable (default 1)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	path, err := oneModel(pos)
+	if err != nil {
+		return err
+	}
+	dims, err := parseDims(dimList)
+	if err != nil {
+		return err
+	}
+	opts := []onnxvk.Option{onnxvk.WithDevice(*device)}
+	if *noFold {
+		opts = append(opts, onnxvk.WithoutConstantFolding())
+	}
+	sess, err := onnxvk.Load(path, opts...)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	p, err := sess.Plan(declaredTypes(sess, dims))
+	if err != nil {
+		return err
+	}
+	r := p.Report()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return r.WriteText(stdout)
+}

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/example"
+	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/loader"
+)
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--seed N]", stderr)
+	var inputs, dimList listFlag
+	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
+	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
+	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
+	seed := fs.Uint64("seed", 1, "seed for the random data of inputs not given")
+	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		if len(inputs) > 0 {
+			return errors.New("-i needs a MODEL; the built-in example takes its own picture")
+		}
+		return runExample(*device, *outDir, stdout)
+	}
+	path, err := oneModel(pos)
+	if err != nil {
+		return err
+	}
+	dims, err := parseDims(dimList)
+	if err != nil {
+		return err
+	}
+	sess, err := onnxvk.Load(path, onnxvk.WithDevice(*device))
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	feeds, err := readInputs(sess, inputs)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(*seed, 0x6f6e6e78766b))
+	for _, in := range sess.Inputs() {
+		if _, ok := feeds[in.Name]; ok || in.Optional {
+			continue
+		}
+		t, err := randomInput(in, dims, rng)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "input  %s: random %s%v (seed %d)\n", in.Name, t.DType(), t.Shape(), *seed)
+		feeds[in.Name] = t
+	}
+	start := time.Now()
+	out, err := sess.RunValues(context.Background(), feeds)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	fmt.Fprintf(stdout, "ran %s on %s in %s\n", filepath.Base(path), sess.Device(), elapsed.Round(time.Microsecond))
+	for _, o := range sess.Outputs() {
+		v := out[o.Name]
+		fmt.Fprintf(stdout, "output %s: %s\n", o.Name, summarize(v))
+		if *outDir == "" {
+			continue
+		}
+		t, ok := v.(*graph.Tensor)
+		if !ok {
+			fmt.Fprintf(stdout, "  not written: %s is not a tensor\n", o.Name)
+			continue
+		}
+		file, err := writeOutput(*outDir, o.Name, t)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  wrote %s\n", file)
+	}
+	return nil
+}
+
+// readInputs reads the -i NAME=FILE flags.
+func readInputs(sess *onnxvk.Session, specs []string) (map[string]graph.Value, error) {
+	feeds := map[string]graph.Value{}
+	for _, spec := range specs {
+		name, file, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || file == "" {
+			return nil, fmt.Errorf("-i %q: want NAME=FILE", spec)
+		}
+		var (
+			v   graph.Value
+			err error
+		)
+		switch strings.ToLower(filepath.Ext(file)) {
+		case ".npy":
+			v, err = npy.ReadFile(file)
+		case ".pb":
+			v, err = loader.ReadValueFile(file)
+		default:
+			err = errors.New("unknown file type (want .npy or .pb)")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("input %q from %s: %w", name, file, err)
+		}
+		feeds[name] = v
+	}
+	return feeds, nil
+}
+
+// randomInput makes seeded data for an input: uniform [0, 1) for floats,
+// integers in [0, 10), random bools. Symbolic dimensions take their size
+// from dims, else 1.
+func randomInput(in onnxvk.ValueInfo, dims map[string]int64, rng *rand.Rand) (*graph.Tensor, error) {
+	if in.Type == nil || in.Type.Kind != graph.TensorKind || in.Shape == nil {
+		return nil, fmt.Errorf("input %q (%s): give it with -i, random data needs a tensor of known rank", in.Name, in.Type)
+	}
+	shape := make([]int64, len(in.Shape))
+	for i, d := range in.Shape {
+		switch {
+		case d.Known():
+			shape[i] = d.Value
+		case hasKey(dims, d.Param):
+			shape[i] = dims[d.Param]
+		default:
+			shape[i] = 1
+		}
+	}
+	t := graph.NewTensor(in.DType, shape)
+	n := t.NumElements()
+	switch in.DType {
+	case graph.Float:
+		v := graph.View[float32](t)
+		for i := range v {
+			v[i] = rng.Float32()
+		}
+	case graph.Double:
+		v := graph.View[float64](t)
+		for i := range v {
+			v[i] = rng.Float64()
+		}
+	case graph.Int64:
+		v := graph.View[int64](t)
+		for i := range v {
+			v[i] = rng.Int64N(10)
+		}
+	case graph.Int32:
+		v := graph.View[int32](t)
+		for i := range v {
+			v[i] = rng.Int32N(10)
+		}
+	case graph.Bool, graph.Uint8, graph.Int8:
+		for i := int64(0); i < n; i++ {
+			t.Data[i] = byte(rng.IntN(2))
+		}
+	default:
+		return nil, fmt.Errorf("input %q: no random data for element type %s; give it with -i", in.Name, in.DType)
+	}
+	return t, nil
+}
+
+func hasKey(m map[string]int64, k string) bool { _, ok := m[k]; return ok }
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// writeOutput writes t to dir/<name>.npy, with characters outside
+// [A-Za-z0-9._-] in the name replaced by '_'.
+func writeOutput(dir, name string, t *graph.Tensor) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, unsafeChars.ReplaceAllString(name, "_")+".npy")
+	if err := npy.WriteFile(file, t); err != nil {
+		return "", fmt.Errorf("output %q: %w", name, err)
+	}
+	return file, nil
+}
+
+// summarize describes a value: type, shape and, for numeric tensors, the
+// range and mean.
+func summarize(v graph.Value) string {
+	t, ok := v.(*graph.Tensor)
+	if !ok {
+		return v.ValueType().String()
+	}
+	s := fmt.Sprintf("%s%v", t.DType, t.Shape)
+	n := t.NumElements()
+	if n == 0 || t.DType == graph.String || (!t.DType.IsFloat() && !t.DType.IsInt() && t.DType != graph.Bool) {
+		return s
+	}
+	lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+	nans := 0
+	for i := int64(0); i < n; i++ {
+		x := t.Float64At(i)
+		if math.IsNaN(x) {
+			nans++
+			continue
+		}
+		lo, hi, sum = math.Min(lo, x), math.Max(hi, x), sum+x
+	}
+	s += fmt.Sprintf(" min %.6g max %.6g mean %.6g", lo, hi, sum/float64(n-int64(nans)))
+	if nans > 0 {
+		s += fmt.Sprintf(" (%d NaN)", nans)
+	}
+	return s + " first " + firstValues(t, 5)
+}
+
+func firstValues(t *graph.Tensor, k int64) string {
+	parts := []string{}
+	for i := int64(0); i < min(k, t.NumElements()); i++ {
+		parts = append(parts, fmt.Sprintf("%.5g", t.Float64At(i)))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// runExample runs the built-in edge-detection model on the built-in picture
+// and writes the picture and the result as PNG files.
+func runExample(device, outDir string, stdout io.Writer) error {
+	if outDir == "" {
+		outDir = "onnxvk-example"
+	}
+	sess, err := onnxvk.LoadBytes(example.Model(), onnxvk.WithName("built-in example"), onnxvk.WithDevice(device))
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	fmt.Fprintln(stdout, example.Description)
+	if device == "auto" && sess.Device() == "cpu" {
+		fmt.Fprintln(stdout, "no Vulkan device here: running on the CPU")
+	}
+	in := example.Input()
+	start := time.Now()
+	out, err := sess.RunValues(context.Background(), map[string]graph.Value{sess.Inputs()[0].Name: in})
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	name := sess.Outputs()[0].Name
+	t, ok := out[name].(*graph.Tensor)
+	if !ok {
+		return fmt.Errorf("example output %q is not a tensor", name)
+	}
+	fmt.Fprintf(stdout, "ran the example on %s in %s\n", sess.Device(), elapsed.Round(time.Microsecond))
+	fmt.Fprintf(stdout, "output %s: %s\n", name, summarize(t))
+	img, err := example.ImageFromTensor(t)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	pictureFile := filepath.Join(outDir, "picture.png")
+	if err := writePNG(pictureFile, example.Picture()); err != nil {
+		return err
+	}
+	resultFile := filepath.Join(outDir, name+".png")
+	if err := writePNG(resultFile, img); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (the input) and %s (the result)\n", pictureFile, resultFile)
+	return nil
+}
+
+func writePNG(path string, img image.Image) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,129 @@
+package hostfallback
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// Device is the CPU device. It runs every op that has a kernel here.
+type Device struct{}
+
+// NewDevice returns the CPU device.
+func NewDevice() *Device { return &Device{} }
+
+// Name returns "cpu".
+func (*Device) Name() string { return planner.HostDevice }
+
+// Supports reports whether a kernel exists for n's op.
+func (*Device) Supports(n *graph.Node, _ int64, _ []*graph.Type) bool {
+	return Lookup(n.Domain, n.OpType) != nil
+}
+
+// Upload returns v: host values are already on the CPU.
+func (*Device) Upload(v graph.Value) (graph.Value, error) { return v, nil }
+
+// Download returns v: host values are already on the CPU.
+func (*Device) Download(v graph.Value) (graph.Value, error) { return v, nil }
+
+// Close does nothing; the CPU device holds no resources.
+func (*Device) Close() error { return nil }
+
+// Compile binds each step to its kernel and arena slots.
+func (*Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, error) {
+	prog := &program{plan: p, steps: make([]cpuStep, len(steps))}
+	for i := range steps {
+		st := &steps[i]
+		k := Lookup(st.Node.Domain, st.Node.OpType)
+		if k == nil {
+			return nil, fmt.Errorf("hostfallback: %s: no CPU kernel", st.Node)
+		}
+		cs := cpuStep{Step: st, kernel: k, slots: make([]*planner.Buffer, len(st.Out))}
+		for j, v := range st.Out {
+			if b := p.Buffers[v]; v >= 0 && b != nil {
+				cs.slots[j] = b
+			}
+		}
+		prog.steps[i] = cs
+	}
+	return prog, nil
+}
+
+type cpuStep struct {
+	*planner.Step
+	kernel Kernel
+	// slots are the outputs' arena buffers (nil: allocated on their own).
+	slots []*planner.Buffer
+}
+
+type program struct {
+	plan  *planner.Plan
+	steps []cpuStep
+}
+
+// Run executes the steps in order, checking ctx before each.
+func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
+	arena := f.Arenas[planner.HostDevice]
+	outer := func(name string) (graph.Value, bool) {
+		i, ok := pr.plan.ValueIndex[name]
+		if !ok || f.Values[i] == nil {
+			return nil, false
+		}
+		return f.Values[i], true
+	}
+	for i := range pr.steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st := &pr.steps[i]
+		c := &Call{Node: st.Node, Opset: st.Opset, In: make([]graph.Value, len(st.In)), Out: make([]graph.Value, len(st.Out))}
+		for k, v := range st.In {
+			if v >= 0 {
+				c.In[k] = f.Values[v]
+			}
+		}
+		c.Alloc = func(k int, dt graph.DType, shape []int64) *graph.Tensor {
+			b := st.slots[k]
+			if b == nil || b.AliasOf >= 0 || dt.ByteSize(graph.NumElements(shape)) != b.Size {
+				return nil
+			}
+			return &graph.Tensor{DType: dt, Shape: append([]int64{}, shape...), Data: arena[b.Offset : b.Offset+b.Size : b.Offset+b.Size]}
+		}
+		c.RunGraph = func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error) {
+			return RunGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer)
+		}
+		if err := st.kernel(c); err != nil {
+			return fmt.Errorf("hostfallback: %w", err)
+		}
+		for k, v := range st.Out {
+			if v < 0 {
+				continue
+			}
+			if c.Out[k] == nil {
+				return fmt.Errorf("hostfallback: %s: kernel produced no output %d (%q)", st.Node, k, st.Node.Outputs[k])
+			}
+			f.Values[v] = ownSlot(c.Out[k], st.slots[k], arena)
+		}
+		for _, v := range st.Release {
+			f.Values[v] = nil
+		}
+	}
+	return nil
+}
+
+// ownSlot returns out, or a heap copy of it when a kernel returned memory
+// of the arena that is not out's own slot (a view of an input whose slot
+// will be reused); planned views keep sharing their root's slot.
+func ownSlot(out graph.Value, slot *planner.Buffer, arena []byte) graph.Value {
+	t, ok := out.(*graph.Tensor)
+	if !ok || !backend.Overlaps(t.Data, arena) {
+		return out
+	}
+	if slot != nil && (slot.AliasOf >= 0 || &t.Data[0] == &arena[slot.Offset]) {
+		return out
+	}
+	return t.Clone()
+}

@@ -1,0 +1,71 @@
+package hostfallback
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// RunGraph interprets a subgraph (an If branch, a Loop or Scan body) on the
+// CPU: inputs are bound to g's inputs in order, names g does not define are
+// looked up with outer, and g's outputs are returned in order. Values are
+// allocated on their own, without an arena.
+func RunGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inputs []graph.Value, outer func(string) (graph.Value, bool)) ([]graph.Value, error) {
+	if len(inputs) > len(g.Inputs) {
+		return nil, fmt.Errorf("hostfallback: subgraph %q takes %d inputs, got %d", g.Name, len(g.Inputs), len(inputs))
+	}
+	env := make(map[string]graph.Value, len(g.Nodes)+len(g.Inputs)+len(g.Initializers))
+	for name, t := range g.Initializers {
+		env[name] = t
+	}
+	for i, v := range inputs {
+		env[g.Inputs[i].Name] = v
+	}
+	lookup := func(name string) (graph.Value, bool) {
+		if v, ok := env[name]; ok {
+			return v, true
+		}
+		return outer(name)
+	}
+	for _, n := range g.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		k := Lookup(n.Domain, n.OpType)
+		if k == nil {
+			return nil, fmt.Errorf("hostfallback: subgraph %q: %s: no CPU kernel", g.Name, n)
+		}
+		c := &Call{Node: n, Opset: opsets[n.Domain], In: make([]graph.Value, len(n.Inputs)), Out: make([]graph.Value, len(n.Outputs))}
+		for i, name := range n.Inputs {
+			if name == "" {
+				continue
+			}
+			v, ok := lookup(name)
+			if !ok {
+				return nil, fmt.Errorf("hostfallback: subgraph %q: %s: input %q is not defined", g.Name, n, name)
+			}
+			c.In[i] = v
+		}
+		c.RunGraph = func(sg *graph.Graph, in []graph.Value) ([]graph.Value, error) {
+			return RunGraph(ctx, sg, opsets, in, lookup)
+		}
+		if err := k(c); err != nil {
+			return nil, fmt.Errorf("hostfallback: subgraph %q: %w", g.Name, err)
+		}
+		for i, name := range n.Outputs {
+			if name != "" {
+				env[name] = c.Out[i]
+			}
+		}
+	}
+	out := make([]graph.Value, len(g.Outputs))
+	for i, o := range g.Outputs {
+		v, ok := lookup(o.Name)
+		if !ok {
+			return nil, fmt.Errorf("hostfallback: subgraph %q: output %q is not computed", g.Name, o.Name)
+		}
+		out[i] = v
+	}
+	return out, nil
+}

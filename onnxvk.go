@@ -1,0 +1,390 @@
+// Package onnxvk runs ONNX models from Go, on Vulkan GPUs where a kernel
+// exists and on the CPU otherwise.
+//
+//	sess, err := onnxvk.Load("model.onnx")
+//	if err != nil { ... }
+//	defer sess.Close()
+//	x, _ := onnxvk.NewTensor([]int64{1, 3, 224, 224}, pixels)
+//	out, err := sess.Run(ctx, map[string]*onnxvk.Tensor{"input": x})
+//
+// A Session is safe for concurrent use. It plans the model once for each
+// distinct set of input shapes and reuses that plan.
+package onnxvk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrClosed: the session was closed.
+	ErrClosed = errors.New("onnxvk: session closed")
+	// ErrUnknownInput: Run got an input name the model does not have.
+	ErrUnknownInput = errors.New("unknown input")
+	// ErrMissingInput: Run lacks a required input.
+	ErrMissingInput = backend.ErrMissingInput
+	// ErrInputMismatch: an input's element type or shape disagrees with the model.
+	ErrInputMismatch = errors.New("input does not match the model")
+	// ErrDeviceUnavailable: the requested device does not exist here.
+	ErrDeviceUnavailable = backend.ErrDeviceUnavailable
+	// ErrUnsupported: the model has nodes no device can run.
+	ErrUnsupported = planner.ErrUnsupported
+	// ErrInvalidModel: the model file is malformed or fails validation.
+	ErrInvalidModel = loader.ErrInvalidModel
+	// ErrUnknownOp: the model uses ops unknown to ONNX at its opset.
+	ErrUnknownOp = loader.ErrUnknownOp
+)
+
+// Option configures Load, LoadBytes and NewSession.
+type Option func(*options)
+
+type options struct {
+	device    string
+	name      string
+	baseDir   string
+	noFolding bool
+}
+
+// WithDevice chooses where the model runs: "auto" (the default: the best
+// device present), "cpu", "vulkan" or "vulkan:N".
+func WithDevice(name string) Option { return func(o *options) { o.device = name } }
+
+// WithName sets the model name used in error messages (the default is the
+// file name).
+func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithBaseDir sets the folder external data files are read from, for
+// LoadBytes (Load uses the model file's folder).
+func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+// WithoutConstantFolding keeps shape-only subgraphs as nodes that run at
+// every Run instead of folding them into constants at plan time.
+func WithoutConstantFolding() Option { return func(o *options) { o.noFolding = true } }
+
+// ValueInfo describes a model input or output.
+type ValueInfo struct {
+	Name  string
+	DType DType
+	// Shape has symbolic dimensions where the model names them; nil when
+	// the rank is unknown.
+	Shape graph.Shape
+	// Type is the full type (sequences, optionals, maps included).
+	Type *graph.Type
+	// Optional is true for inputs that have a default value in the model.
+	Optional bool
+}
+
+// Session is a loaded model ready to run.
+type Session struct {
+	model   *graph.Model
+	devices []backend.Device
+	opts    options
+	inputs  []ValueInfo
+	outputs []ValueInfo
+
+	mu     sync.Mutex
+	execs  map[string]*backend.Executor
+	closed atomic.Bool
+}
+
+// maxPlans bounds the plan cache; beyond it an arbitrary plan is dropped.
+const maxPlans = 32
+
+// Load reads a model file and prepares it to run.
+func Load(path string, opts ...Option) (*Session, error) {
+	o := collect(opts)
+	m, err := loader.Load(path, o.loaderOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: %w", err)
+	}
+	if o.name != "" {
+		m.Name = o.name
+	}
+	return newSession(m, o)
+}
+
+// LoadBytes prepares a model from its serialized bytes.
+func LoadBytes(data []byte, opts ...Option) (*Session, error) {
+	o := collect(opts)
+	name := o.name
+	if name == "" {
+		name = "model"
+	}
+	m, err := loader.LoadBytes(data, name, o.loaderOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: %w", err)
+	}
+	return newSession(m, o)
+}
+
+// NewSession prepares an already loaded (or built) model. The session
+// takes ownership of m and closes it on Close.
+func NewSession(m *graph.Model, opts ...Option) (*Session, error) {
+	return newSession(m, collect(opts))
+}
+
+func collect(opts []Option) options {
+	o := options{device: "auto"}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+func (o options) loaderOptions() []loader.Option {
+	if o.baseDir == "" {
+		return nil
+	}
+	return []loader.Option{loader.WithBaseDir(o.baseDir)}
+}
+
+func newSession(m *graph.Model, o options) (*Session, error) {
+	devs, err := openDevices(o.device)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("onnxvk: model %q: %w", m.Name, err)
+	}
+	s := &Session{model: m, devices: devs, opts: o, execs: map[string]*backend.Executor{}}
+	g := m.Graph
+	for _, in := range g.Inputs {
+		_, hasDefault := g.Initializers[in.Name]
+		s.inputs = append(s.inputs, valueInfo(in, hasDefault))
+	}
+	for _, out := range g.Outputs {
+		s.outputs = append(s.outputs, valueInfo(out, false))
+	}
+	// Plan once with the declared shapes, so that a model no device can run
+	// fails at load rather than at the first Run.
+	if _, err := planner.New(m, planner.Options{Devices: s.plannerDevices(), NoFolding: true}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("onnxvk: %w", err)
+	}
+	return s, nil
+}
+
+func valueInfo(vi *graph.ValueInfo, optional bool) ValueInfo {
+	v := ValueInfo{Name: vi.Name, Type: vi.Type, Optional: optional}
+	if vi.Type != nil {
+		v.DType, v.Shape = vi.Type.Elem, vi.Type.Shape
+	}
+	return v
+}
+
+// openDevices returns the devices for a device option, best first, the CPU
+// last as the fallback.
+func openDevices(name string) ([]backend.Device, error) {
+	switch {
+	case name == "" || name == "auto" || name == "cpu":
+		return []backend.Device{hostfallback.NewDevice()}, nil
+	case name == "vulkan" || strings.HasPrefix(name, "vulkan:"):
+		return nil, fmt.Errorf("device %q: this build has no Vulkan backend: %w", name, ErrDeviceUnavailable)
+	}
+	return nil, fmt.Errorf("device %q: unknown device (want auto, cpu, vulkan or vulkan:N): %w", name, ErrDeviceUnavailable)
+}
+
+func (s *Session) plannerDevices() []planner.Device {
+	out := make([]planner.Device, len(s.devices))
+	for i, d := range s.devices {
+		out[i] = d
+	}
+	return out
+}
+
+// Device names the device that runs the model's nodes ("cpu", "vulkan:0").
+func (s *Session) Device() string { return s.devices[0].Name() }
+
+// Model returns the loaded model.
+func (s *Session) Model() *graph.Model { return s.model }
+
+// Inputs describes the model's inputs.
+func (s *Session) Inputs() []ValueInfo { return append([]ValueInfo{}, s.inputs...) }
+
+// Outputs describes the model's outputs.
+func (s *Session) Outputs() []ValueInfo { return append([]ValueInfo{}, s.outputs...) }
+
+// Run runs the model on inputs, by input name, and returns every output by
+// name. Inputs with a default in the model may be omitted. Run is safe to
+// call from many goroutines; ctx is checked between steps.
+func (s *Session) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
+	vals := make(map[string]graph.Value, len(inputs))
+	for name, t := range inputs {
+		if t == nil || t.t == nil {
+			return nil, fmt.Errorf("onnxvk: model %q: input %q is nil: %w", s.model.Name, name, ErrInputMismatch)
+		}
+		vals[name] = t.t
+	}
+	out, err := s.RunValues(ctx, vals)
+	if err != nil {
+		return nil, err
+	}
+	res := make(map[string]*Tensor, len(out))
+	for name, v := range out {
+		t, ok := v.(*graph.Tensor)
+		if !ok {
+			return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: use RunValues", s.model.Name, name, v.ValueType())
+		}
+		res[name] = &Tensor{t: t}
+	}
+	return res, nil
+}
+
+// RunValues is Run for models whose inputs or outputs are sequences,
+// optionals or maps as well as tensors.
+func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	key, types, err := s.checkInputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := s.executor(key, types)
+	if err != nil {
+		return nil, err
+	}
+	out, err := ex.Run(ctx, inputs)
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
+	}
+	return out, nil
+}
+
+// checkInputs validates inputs against the model's declared inputs and
+// returns the plan cache key and the concrete input types.
+func (s *Session) checkInputs(inputs map[string]graph.Value) (string, map[string]*graph.Type, error) {
+	byName := make(map[string]bool, len(s.inputs))
+	for _, in := range s.inputs {
+		byName[in.Name] = true
+	}
+	for name := range inputs {
+		if !byName[name] {
+			return "", nil, fmt.Errorf("onnxvk: model %q: input %q: %w (the model takes %s)", s.model.Name, name, ErrUnknownInput, s.inputNames())
+		}
+	}
+	var key strings.Builder
+	types := make(map[string]*graph.Type, len(inputs))
+	symbols := map[string]int64{}
+	for _, in := range s.inputs {
+		v, ok := inputs[in.Name]
+		if !ok {
+			if !in.Optional {
+				return "", nil, fmt.Errorf("onnxvk: model %q: input %q: %w", s.model.Name, in.Name, ErrMissingInput)
+			}
+			continue
+		}
+		if v == nil {
+			return "", nil, fmt.Errorf("onnxvk: model %q: input %q is nil: %w", s.model.Name, in.Name, ErrInputMismatch)
+		}
+		t := v.ValueType()
+		if err := matchType(in, t, symbols); err != nil {
+			return "", nil, fmt.Errorf("onnxvk: model %q: input %q: %w: %v", s.model.Name, in.Name, ErrInputMismatch, err)
+		}
+		types[in.Name] = t
+		fmt.Fprintf(&key, "%s=%s;", in.Name, t)
+	}
+	return key.String(), types, nil
+}
+
+func (s *Session) inputNames() string {
+	names := make([]string, len(s.inputs))
+	for i, in := range s.inputs {
+		names[i] = fmt.Sprintf("%q", in.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// matchType checks a concrete input type against the declared one; symbols
+// records the size bound to each symbolic dimension across inputs.
+func matchType(decl ValueInfo, got *graph.Type, symbols map[string]int64) error {
+	want := decl.Type
+	if want == nil || want.Kind == graph.UnknownKind {
+		return nil
+	}
+	if want.Kind != got.Kind {
+		return fmt.Errorf("got a %s, the model declares %s", got, want)
+	}
+	if want.Kind != graph.TensorKind {
+		return nil
+	}
+	if want.Elem != graph.Undefined && want.Elem != got.Elem {
+		return fmt.Errorf("element type %s, the model declares %s", got.Elem, want.Elem)
+	}
+	if want.Shape == nil {
+		return nil
+	}
+	if len(want.Shape) != len(got.Shape) {
+		return fmt.Errorf("shape %v has rank %d, the model declares %v", got.Shape, len(got.Shape), want.Shape)
+	}
+	for i, d := range want.Shape {
+		size := got.Shape[i].Value
+		switch {
+		case d.Known() && d.Value != size:
+			return fmt.Errorf("shape %v: dimension %d is %d, the model declares %v", got.Shape, i, size, want.Shape)
+		case d.Param != "":
+			if prev, ok := symbols[d.Param]; ok && prev != size {
+				return fmt.Errorf("shape %v: dimension %d (%s) is %d, but %s is %d in another input", got.Shape, i, d.Param, size, d.Param, prev)
+			}
+			symbols[d.Param] = size
+		}
+	}
+	return nil
+}
+
+// executor returns the cached executor for a set of input types, planning
+// and compiling it on first use.
+func (s *Session) executor(key string, types map[string]*graph.Type) (*backend.Executor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ex, ok := s.execs[key]; ok {
+		return ex, nil
+	}
+	p, err := planner.New(s.model, planner.Options{Devices: s.plannerDevices(), Inputs: types, NoFolding: s.opts.noFolding})
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: %w", err)
+	}
+	ex, err := backend.NewExecutor(p, s.devices)
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
+	}
+	if len(s.execs) >= maxPlans {
+		for k := range s.execs {
+			delete(s.execs, k)
+			break
+		}
+	}
+	s.execs[key] = ex
+	return ex, nil
+}
+
+// Plan returns a plan of the session's model for the given input types
+// (inputs not listed keep their declared types).
+func (s *Session) Plan(inputs map[string]*graph.Type) (*planner.Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return planner.New(s.model, planner.Options{Devices: s.plannerDevices(), Inputs: inputs, NoFolding: s.opts.noFolding})
+}
+
+// Close releases the session's devices and the model's memory mappings.
+// Runs in progress must have returned.
+func (s *Session) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, d := range s.devices {
+		errs = append(errs, d.Close())
+	}
+	errs = append(errs, s.model.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,219 @@
+package onnxvk_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// mlpModel builds a two-layer perceptron with a symbolic batch dimension N:
+// softmax(relu(reshape(x) @ w1 + b1) @ w2 + b2); the Reshape is a view.
+func mlpModel() *graph.Model {
+	rng := rand.New(rand.NewPCG(7, 7))
+	weights := func(shape ...int64) *graph.Tensor {
+		w := graph.NewTensor(graph.Float, shape)
+		v := graph.View[float32](w)
+		for i := range v {
+			v[i] = rng.Float32()*2 - 1
+		}
+		return w
+	}
+	g := graph.NewGraph("mlp")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.Shape{graph.SymDim("N"), graph.DimOf(4), graph.DimOf(8)})}}
+	g.Outputs = []*graph.ValueInfo{{Name: "probs", Type: graph.TensorType(graph.Float, graph.Shape{graph.SymDim("N"), graph.DimOf(10)})}}
+	g.Initializers["w1"] = weights(32, 64)
+	g.Initializers["b1"] = weights(64)
+	g.Initializers["w2"] = weights(64, 10)
+	g.Initializers["b2"] = weights(10)
+	g.Initializers["flat"], _ = graph.FromSlice(graph.Int64, []int64{2}, []int64{0, -1})
+	node := func(op string, in []string, out string) *graph.Node {
+		return &graph.Node{Name: op + "_" + out, OpType: op, Inputs: in, Outputs: []string{out}, Index: len(g.Nodes)}
+	}
+	g.Nodes = []*graph.Node{
+		node("Reshape", []string{"x", "flat"}, "x2"),
+		node("MatMul", []string{"x2", "w1"}, "h"),
+		node("Add", []string{"h", "b1"}, "hb"),
+		node("Relu", []string{"hb"}, "a"),
+		node("MatMul", []string{"a", "w2"}, "z"),
+		node("Add", []string{"z", "b2"}, "zb"),
+		node("Softmax", []string{"zb"}, "probs"),
+	}
+	for i, n := range g.Nodes {
+		n.Index = i
+	}
+	g.Nodes[6].Attrs = map[string]*graph.Attribute{"axis": {Name: "axis", Type: graph.AttrInt, I: -1}}
+	return &graph.Model{Name: "mlp", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+}
+
+func randomInput(t testing.TB, seed uint64, n int64) *onnxvk.Tensor {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	data := make([]float32, n*32)
+	for i := range data {
+		data[i] = rng.Float32()
+	}
+	x, err := onnxvk.NewTensor([]int64{n, 4, 8}, data)
+	require.NoError(t, err)
+	return x
+}
+
+func TestRunMLP(t *testing.T) {
+	sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	defer sess.Close()
+	require.Equal(t, "cpu", sess.Device())
+	require.Equal(t, "x", sess.Inputs()[0].Name)
+	require.Equal(t, "N", sess.Inputs()[0].Shape[0].Param)
+
+	for _, n := range []int64{1, 3, 13} {
+		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": randomInput(t, 1, n)})
+		require.NoError(t, err)
+		probs, err := onnxvk.Data[float32](out["probs"])
+		require.NoError(t, err)
+		require.Equal(t, []int64{n, 10}, out["probs"].Shape())
+		for r := int64(0); r < n; r++ {
+			sum := float32(0)
+			for _, p := range probs[r*10 : r*10+10] {
+				require.True(t, p > 0 && p < 1)
+				sum += p
+			}
+			require.InDelta(t, 1, sum, 1e-5)
+		}
+	}
+}
+
+// TestRunConcurrent runs one session from 8 goroutines, 200 runs each, and
+// requires every result to equal the single-threaded one bit for bit.
+func TestRunConcurrent(t *testing.T) {
+	sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	defer sess.Close()
+	inputs := []*onnxvk.Tensor{randomInput(t, 1, 2), randomInput(t, 2, 5)}
+	var want [][]byte
+	for _, in := range inputs {
+		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": in})
+		require.NoError(t, err)
+		want = append(want, append([]byte{}, out["probs"].Bytes()...))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range 200 {
+				k := (g + r) % len(inputs)
+				out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": inputs[k]})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(out["probs"].Bytes(), want[k]) {
+					errs <- errors.New("result differs from the single-threaded run")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// TestOutputsOwned checks that a later Run does not overwrite the outputs
+// of an earlier one (outputs never share the arena).
+func TestOutputsOwned(t *testing.T) {
+	sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	defer sess.Close()
+	first, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": randomInput(t, 1, 3)})
+	require.NoError(t, err)
+	kept := append([]byte{}, first["probs"].Bytes()...)
+	_, err = sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": randomInput(t, 9, 3)})
+	require.NoError(t, err)
+	require.Equal(t, kept, first["probs"].Bytes())
+}
+
+func TestRunInputErrors(t *testing.T) {
+	sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	ctx := context.Background()
+	wrongType, _ := onnxvk.NewTensor([]int64{1, 4, 8}, make([]float64, 32))
+	wrongDim, _ := onnxvk.NewTensor([]int64{1, 4, 9}, make([]float32, 36))
+	wrongRank, _ := onnxvk.NewTensor([]int64{32}, make([]float32, 32))
+	cases := []struct {
+		name   string
+		inputs map[string]*onnxvk.Tensor
+		is     error
+		says   string
+	}{
+		{"unknown", map[string]*onnxvk.Tensor{"x": randomInput(t, 1, 1), "y": randomInput(t, 1, 1)}, onnxvk.ErrUnknownInput, `"y"`},
+		{"missing", map[string]*onnxvk.Tensor{}, onnxvk.ErrMissingInput, `"x"`},
+		{"dtype", map[string]*onnxvk.Tensor{"x": wrongType}, onnxvk.ErrInputMismatch, "float64"},
+		{"dim", map[string]*onnxvk.Tensor{"x": wrongDim}, onnxvk.ErrInputMismatch, "dimension 2 is 9"},
+		{"rank", map[string]*onnxvk.Tensor{"x": wrongRank}, onnxvk.ErrInputMismatch, "rank 1"},
+		{"nil", map[string]*onnxvk.Tensor{"x": nil}, onnxvk.ErrInputMismatch, "nil"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := sess.Run(ctx, c.inputs)
+			require.ErrorIs(t, err, c.is)
+			require.Contains(t, err.Error(), c.says)
+			require.Contains(t, err.Error(), `model "mlp"`)
+		})
+	}
+	require.NoError(t, sess.Close())
+	_, err = sess.Run(ctx, map[string]*onnxvk.Tensor{"x": randomInput(t, 1, 1)})
+	require.ErrorIs(t, err, onnxvk.ErrClosed)
+}
+
+func TestRunCancelled(t *testing.T) {
+	sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	defer sess.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = sess.Run(ctx, map[string]*onnxvk.Tensor{"x": randomInput(t, 1, 1)})
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestUnknownDevice(t *testing.T) {
+	_, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("tpu"))
+	require.ErrorIs(t, err, onnxvk.ErrDeviceUnavailable)
+}
+
+func TestUnsupportedOpsListedTogether(t *testing.T) {
+	m := mlpModel()
+	m.Opsets["com.example"] = 1
+	for _, i := range []int{1, 4} {
+		m.Graph.Nodes[i].Domain = "com.example"
+	}
+	_, err := onnxvk.NewSession(m, onnxvk.WithDevice("cpu"))
+	require.ErrorIs(t, err, onnxvk.ErrUnsupported)
+	require.Contains(t, err.Error(), `"MatMul_h"`)
+	require.Contains(t, err.Error(), `"MatMul_z"`)
+}
+
+func TestTensorAccessors(t *testing.T) {
+	x, err := onnxvk.NewTensor([]int64{2, 2}, []int64{1, 2, 3, 4})
+	require.NoError(t, err)
+	require.Equal(t, onnxvk.Int64, x.DType())
+	_, err = onnxvk.Data[float32](x)
+	require.Error(t, err)
+	f, err := x.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []float32{1, 2, 3, 4}, f)
+	_, err = onnxvk.NewTensor([]int64{3}, []int64{1, 2})
+	require.Error(t, err)
+	_, err = onnxvk.NewTensor([]int64{-1}, []int64{})
+	require.Error(t, err)
+}

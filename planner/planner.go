@@ -1,0 +1,420 @@
+// Package planner turns a model into a Plan for concrete input types: the
+// execution order, the device of every step, explicit transfer steps between
+// devices, value lifetimes, and the offset of every intermediate value in
+// one memory arena per device, with memory reused by lifetime.
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// HostDevice is the name of the CPU device, where graph inputs, outputs and
+// weights live.
+const HostDevice = "cpu"
+
+// ErrUnsupported is wrapped by the error listing nodes that no device can run.
+var ErrUnsupported = errors.New("no device can run these nodes")
+
+// Device is what the planner asks of a device.
+type Device interface {
+	// Name identifies the device in plans: "cpu", "vulkan:0", ...
+	Name() string
+	// Supports reports whether the device can run n (whose domain is
+	// imported at version opset) on inputs of the given types (nil where
+	// unknown or absent).
+	Supports(n *graph.Node, opset int64, inputs []*graph.Type) bool
+}
+
+// Options control planning.
+type Options struct {
+	// Devices in order of preference; a node goes to the first that
+	// supports it. The host device should come last as the fallback.
+	Devices []Device
+	// Inputs gives concrete types for graph inputs; inputs not listed keep
+	// their declared types.
+	Inputs map[string]*graph.Type
+	// Alignment of arena offsets in bytes (default 64).
+	Alignment int64
+	// NoFolding keeps shape-only subgraphs as nodes instead of folding them
+	// into constants.
+	NoFolding bool
+}
+
+// StepKind tells compute steps from transfers.
+type StepKind uint8
+
+// Step kinds.
+const (
+	Compute StepKind = iota
+	Transfer
+)
+
+// Step is one unit of execution.
+type Step struct {
+	Kind StepKind
+	// Node is the node a compute step runs.
+	Node *graph.Node
+	// Opset is the import version of the node's domain.
+	Opset int64
+	// Device runs a compute step.
+	Device string
+	// In and Out are value indices (see Plan.Values); -1 marks an omitted
+	// optional input or output. Captured lists the outer-scope values that
+	// the node's subgraphs read.
+	In, Out  []int
+	Captured []int
+	// From, To and Bytes describe a transfer of value In[0] (Bytes is -1
+	// when the size is known only at run time).
+	From, To string
+	Bytes    int64
+	// Release lists values whose last use is this step.
+	Release []int
+}
+
+// Buffer is where a value lives in its device's arena. Values without a
+// Buffer (graph outputs, values of unknown size, weights) are allocated on
+// their own.
+type Buffer struct {
+	Device       string
+	Offset, Size int64
+	// First and Last are the step indices between which the buffer is live.
+	First, Last int
+	// AliasOf is the value index whose buffer this value shares (a reshape
+	// that may be a view), or -1.
+	AliasOf int
+}
+
+// Plan is the result of planning a model for concrete input types.
+type Plan struct {
+	Model *graph.Model
+	// Graph is the planned graph: the model's main graph with shape-only
+	// subgraphs folded into constants.
+	Graph *graph.Graph
+	// Values names every value; indices into it identify values in steps.
+	Values     []string
+	ValueIndex map[string]int
+	// Types are the inferred types by value index (nil where unknown).
+	Types []*graph.Type
+	// Constants are the weights and folded values by value index.
+	Constants map[int]*graph.Tensor
+	// Inputs and Outputs are the indices of the graph's runtime inputs (those
+	// without an initializer, plus overridable ones) and outputs.
+	Inputs, Outputs []int
+	Steps           []Step
+	// Buffers are arena slots by value index.
+	Buffers map[int]*Buffer
+	// ArenaBytes is each device's arena size: the peak of its live buffers.
+	ArenaBytes map[string]int64
+	// UnsharedBytes is what the arena buffers would take without reuse.
+	UnsharedBytes int64
+	// Folded is the number of nodes replaced by constants at plan time.
+	Folded int
+}
+
+// New plans m. It never modifies m except for recording inferred types of
+// subgraph values.
+func New(m *graph.Model, opts Options) (*Plan, error) {
+	if len(opts.Devices) == 0 {
+		return nil, errors.New("planner: no devices")
+	}
+	if opts.Alignment <= 0 {
+		opts.Alignment = 64
+	}
+	pm, g := cloneModel(m)
+	known, err := ops.InferModel(pm, opts.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("planner: model %q: %w", m.Name, err)
+	}
+	p := &Plan{Model: pm, Graph: g, ValueIndex: map[string]int{}, Constants: map[int]*graph.Tensor{},
+		Buffers: map[int]*Buffer{}, ArenaBytes: map[string]int64{}}
+	if !opts.NoFolding {
+		p.Folded = ops.FoldConstants(pm, known)
+	}
+	for name, t := range g.Initializers {
+		p.Constants[p.index(name)] = t
+	}
+	for _, in := range g.Inputs {
+		i := p.index(in.Name)
+		p.Inputs = append(p.Inputs, i)
+	}
+	for _, out := range g.Outputs {
+		p.Outputs = append(p.Outputs, p.index(out.Name))
+	}
+	if err := p.place(opts.Devices); err != nil {
+		return nil, err
+	}
+	p.Types = make([]*graph.Type, len(p.Values))
+	for i, name := range p.Values {
+		p.Types[i] = g.TypeOf(name)
+	}
+	p.lifetimes()
+	p.assignOffsets(opts.Alignment)
+	return p, nil
+}
+
+func cloneModel(m *graph.Model) (*graph.Model, *graph.Graph) {
+	pm := *m
+	g := *m.Graph
+	g.ValueInfo = make(map[string]*graph.ValueInfo, len(m.Graph.ValueInfo))
+	for k, v := range m.Graph.ValueInfo {
+		c := *v
+		g.ValueInfo[k] = &c
+	}
+	g.Initializers = maps.Clone(m.Graph.Initializers)
+	g.Nodes = append([]*graph.Node{}, m.Graph.Nodes...)
+	pm.Graph = &g
+	return &pm, &g
+}
+
+func (p *Plan) index(name string) int {
+	if i, ok := p.ValueIndex[name]; ok {
+		return i
+	}
+	p.ValueIndex[name] = len(p.Values)
+	p.Values = append(p.Values, name)
+	return len(p.Values) - 1
+}
+
+func (p *Plan) indices(names []string) []int {
+	out := make([]int, len(names))
+	for i, n := range names {
+		if n == "" {
+			out[i] = -1
+			continue
+		}
+		out[i] = p.index(n)
+	}
+	return out
+}
+
+// place assigns every node to the first device that supports it and adds a
+// transfer step wherever a value is needed on a device it is not on yet.
+func (p *Plan) place(devices []Device) error {
+	g := p.Graph
+	where := map[int]map[string]bool{}
+	for i := range p.Constants {
+		where[i] = map[string]bool{HostDevice: true}
+	}
+	for _, i := range p.Inputs {
+		where[i] = map[string]bool{HostDevice: true}
+	}
+	var unsupported []string
+	for _, n := range g.Nodes {
+		opset := p.Model.Opset(n.Domain)
+		inTypes := make([]*graph.Type, len(n.Inputs))
+		for k, name := range n.Inputs {
+			if name != "" {
+				inTypes[k] = g.TypeOf(name)
+			}
+		}
+		var dev string
+		for _, d := range devices {
+			if d.Supports(n, opset, inTypes) {
+				dev = d.Name()
+				break
+			}
+		}
+		if dev == "" {
+			unsupported = append(unsupported, n.String())
+			continue
+		}
+		captured := p.indices(capturedNames(n))
+		in := p.indices(n.Inputs)
+		for _, v := range append(append([]int{}, in...), captured...) {
+			if v < 0 || where[v][dev] {
+				continue
+			}
+			from := HostDevice
+			for d := range where[v] {
+				from = d
+				break
+			}
+			p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: from, To: dev, Bytes: p.byteSize(v)})
+			if where[v] == nil {
+				where[v] = map[string]bool{}
+			}
+			where[v][dev] = true
+		}
+		out := p.indices(n.Outputs)
+		for _, v := range out {
+			if v >= 0 {
+				where[v] = map[string]bool{dev: true}
+			}
+		}
+		p.Steps = append(p.Steps, Step{Kind: Compute, Node: n, Opset: opset, Device: dev, In: in, Out: out, Captured: captured})
+	}
+	if len(unsupported) > 0 {
+		return fmt.Errorf("planner: model %q: %w (%d): %s", p.Model.Name, ErrUnsupported, len(unsupported), strings.Join(unsupported, ", "))
+	}
+	for _, v := range p.Outputs {
+		if where[v][HostDevice] {
+			continue
+		}
+		from := ""
+		for d := range where[v] {
+			from = d
+		}
+		if from == "" {
+			return fmt.Errorf("planner: model %q: graph output %q is never computed", p.Model.Name, p.Values[v])
+		}
+		p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: from, To: HostDevice, Bytes: p.byteSize(v)})
+	}
+	return nil
+}
+
+// capturedNames lists the outer-scope values that n's subgraphs read, in a
+// stable order.
+func capturedNames(n *graph.Node) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(n.Attrs)) {
+		for _, sg := range subgraphs(n.Attrs[name]) {
+			walkInner(sg, map[string]bool{}, seen, &out)
+		}
+	}
+	return out
+}
+
+// walkInner collects names a nested subgraph reads from outside itself and
+// outside the enclosing subgraph's locals.
+func walkInner(g *graph.Graph, enclosing, seen map[string]bool, out *[]string) {
+	local := maps.Clone(enclosing)
+	for _, in := range g.Inputs {
+		local[in.Name] = true
+	}
+	for name := range g.Initializers {
+		local[name] = true
+	}
+	for _, sn := range g.Nodes {
+		for _, name := range sn.Inputs {
+			if name != "" && !local[name] && !seen[name] {
+				seen[name] = true
+				*out = append(*out, name)
+			}
+		}
+		for _, a := range sn.Attrs {
+			for _, sg := range subgraphs(a) {
+				walkInner(sg, local, seen, out)
+			}
+		}
+		for _, name := range sn.Outputs {
+			local[name] = true
+		}
+	}
+	for _, o := range g.Outputs {
+		if !local[o.Name] && !seen[o.Name] {
+			seen[o.Name] = true
+			*out = append(*out, o.Name)
+		}
+	}
+}
+
+func subgraphs(a *graph.Attribute) []*graph.Graph {
+	switch a.Type {
+	case graph.AttrGraph:
+		if a.G != nil {
+			return []*graph.Graph{a.G}
+		}
+	case graph.AttrGraphs:
+		return a.Graphs
+	}
+	return nil
+}
+
+// byteSize is the size of a tensor value when its type is fully known, else -1.
+func (p *Plan) byteSize(v int) int64 {
+	t := p.Graph.TypeOf(p.Values[v])
+	if t == nil || t.Kind != graph.TensorKind || !t.Shape.Known() || t.Elem == graph.String || t.Elem.Bits() == 0 {
+		return -1
+	}
+	return t.Elem.ByteSize(graph.NumElements(t.Shape.Ints()))
+}
+
+// viewOps are ops whose CPU kernels may return a view of input 0; their
+// output shares the input's buffer.
+var viewOps = map[string]bool{"Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true, "Identity": true}
+
+// lifetimes computes, for every value, the last step that uses it, fills
+// Step.Release, and creates arena buffers for intermediate tensors of known
+// size.
+func (p *Plan) lifetimes() {
+	last := make([]int, len(p.Values))
+	for i := range last {
+		last[i] = -1
+	}
+	root := make([]int, len(p.Values))
+	for i := range root {
+		root[i] = i
+	}
+	isOutput := map[int]bool{}
+	for _, v := range p.Outputs {
+		isOutput[v] = true
+	}
+	for s, st := range p.Steps {
+		for _, v := range append(append([]int{}, st.In...), st.Captured...) {
+			if v >= 0 {
+				last[v] = s
+				last[root[v]] = max(last[root[v]], s)
+			}
+		}
+		if st.Kind != Compute {
+			continue
+		}
+		if viewOps[st.Node.OpType] && st.Node.Domain == "" && len(st.In) > 0 && st.In[0] >= 0 && st.Out[0] >= 0 {
+			root[st.Out[0]] = root[st.In[0]]
+		}
+		for _, v := range st.Out {
+			if v < 0 {
+				continue
+			}
+			last[v] = max(last[v], s)
+			if isOutput[v] {
+				continue
+			}
+			if root[v] != v {
+				p.Buffers[v] = &Buffer{Device: st.Device, AliasOf: root[v], Offset: -1, Size: -1}
+				continue
+			}
+			if size := p.byteSize(v); size > 0 {
+				p.Buffers[v] = &Buffer{Device: st.Device, Size: size, First: s, AliasOf: -1}
+			}
+		}
+	}
+	// A view extends its root's lifetime; a root whose view is a graph
+	// output must not live in the arena at all.
+	for v := range p.Values {
+		r := root[v]
+		if r == v {
+			continue
+		}
+		last[r] = max(last[r], last[v])
+		if isOutput[v] {
+			delete(p.Buffers, r)
+		}
+	}
+	for v, b := range p.Buffers {
+		if b.AliasOf >= 0 {
+			if _, ok := p.Buffers[b.AliasOf]; !ok {
+				delete(p.Buffers, v)
+			}
+			continue
+		}
+		b.Last = max(last[v], b.First)
+	}
+	for v := range p.Values {
+		if last[v] >= 0 && !isOutput[v] && p.Constants[v] == nil {
+			p.Steps[last[v]].Release = append(p.Steps[last[v]].Release, v)
+		}
+	}
+	for s := range p.Steps {
+		sort.Ints(p.Steps[s].Release)
+	}
+}

@@ -1,0 +1,123 @@
+package planner_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// fakeDevice supports the ops in its set.
+type fakeDevice struct {
+	name string
+	ops  map[string]bool
+}
+
+func (d fakeDevice) Name() string { return d.name }
+func (d fakeDevice) Supports(n *graph.Node, _ int64, _ []*graph.Type) bool {
+	return d.ops[n.OpType]
+}
+
+var cpu = fakeDevice{"cpu", map[string]bool{"Relu": true, "Add": true, "Reshape": true, "Sigmoid": true, "Mul": true}}
+
+// chain builds x -> Relu -> Sigmoid -> Relu ... (n nodes) on [1, size]
+// floats, with a Reshape view in the middle and a skip Add at the end.
+func chain(n int, size int64) *graph.Model {
+	g := graph.NewGraph("chain")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, size))}}
+	g.Initializers["shape"], _ = graph.FromSlice(graph.Int64, []int64{2}, []int64{1, -1})
+	prev := "x"
+	for i := range n {
+		out := "v" + string(rune('a'+i))
+		op := "Relu"
+		in := []string{prev}
+		if i == n/2 {
+			op, in = "Reshape", []string{prev, "shape"}
+		}
+		g.Nodes = append(g.Nodes, &graph.Node{Name: out, OpType: op, Inputs: in, Outputs: []string{out}, Index: i})
+		prev = out
+	}
+	g.Nodes = append(g.Nodes, &graph.Node{Name: "sum", OpType: "Add", Inputs: []string{prev, "va"}, Outputs: []string{"y"}, Index: n})
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	return &graph.Model{Name: "chain", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+}
+
+func TestPlanReusesMemory(t *testing.T) {
+	const size = 1000
+	p, err := planner.New(chain(8, size), planner.Options{Devices: []planner.Device{cpu}})
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 9)
+	for _, st := range p.Steps {
+		require.Equal(t, planner.Compute, st.Kind)
+		require.Equal(t, "cpu", st.Device)
+	}
+	bytes := int64(size * 4)
+	// "va" lives to the end (skip connection); the rest of the chain needs
+	// two more slots at a time, minus views.
+	require.Equal(t, 3*alignUp(bytes), p.ArenaBytes["cpu"])
+	require.Greater(t, p.UnsharedBytes, p.PeakBytes())
+	checkNoOverlap(t, p)
+
+	// The Reshape output is a view of its input.
+	rs := p.Buffers[p.ValueIndex["ve"]]
+	require.NotNil(t, rs)
+	require.Equal(t, p.ValueIndex["vd"], rs.AliasOf)
+	require.Equal(t, p.Buffers[p.ValueIndex["vd"]].Offset, rs.Offset)
+	// The graph output is not in the arena.
+	require.Nil(t, p.Buffers[p.ValueIndex["y"]])
+}
+
+func alignUp(n int64) int64 { return (n + 63) / 64 * 64 }
+
+// checkNoOverlap verifies that no two buffers live at the same time share
+// arena bytes, unless one is a view of the other.
+func checkNoOverlap(t *testing.T, p *planner.Plan) {
+	t.Helper()
+	for va, a := range p.Buffers {
+		for vb, b := range p.Buffers {
+			if va >= vb || a.Device != b.Device || a.AliasOf == vb || b.AliasOf == va || (a.AliasOf >= 0 && a.AliasOf == b.AliasOf) {
+				continue
+			}
+			liveTogether := a.First <= b.Last && b.First <= a.Last
+			shareBytes := a.Offset < b.Offset+b.Size && b.Offset < a.Offset+a.Size
+			require.False(t, liveTogether && shareBytes, "%s and %s overlap", p.Values[va], p.Values[vb])
+		}
+	}
+}
+
+func TestPlanPlacementAndTransfers(t *testing.T) {
+	gpu := fakeDevice{"vulkan:0", map[string]bool{"Relu": true, "Add": true}}
+	p, err := planner.New(chain(4, 64), planner.Options{Devices: []planner.Device{gpu, cpu}})
+	require.NoError(t, err)
+	var transfers []planner.Step
+	for _, st := range p.Steps {
+		if st.Kind == planner.Transfer {
+			transfers = append(transfers, st)
+			continue
+		}
+		want := "vulkan:0"
+		if st.Node.OpType == "Reshape" {
+			want = "cpu"
+		}
+		require.Equal(t, want, st.Device, st.Node.Name)
+	}
+	// x up, reshape input down, reshape output up, y down.
+	require.Len(t, transfers, 4)
+	require.Equal(t, "cpu", transfers[0].From)
+	require.Equal(t, int64(64*4), transfers[0].Bytes)
+	require.Equal(t, "cpu", transfers[len(transfers)-1].To)
+	r := p.Report()
+	require.Equal(t, 4, r.TransferSteps)
+	require.Equal(t, int64(4*64*4), r.TransferBytes)
+	checkNoOverlap(t, p)
+}
+
+func TestPlanUnsupportedListsAll(t *testing.T) {
+	none := fakeDevice{"cpu", map[string]bool{"Add": true}}
+	_, err := planner.New(chain(4, 8), planner.Options{Devices: []planner.Device{none}})
+	require.ErrorIs(t, err, planner.ErrUnsupported)
+	require.Contains(t, err.Error(), `"va"`)
+	require.Contains(t, err.Error(), `"vd"`)
+}

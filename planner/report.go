@@ -1,0 +1,138 @@
+package planner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is the plan as `onnxvk plan` prints it; its JSON form is stable.
+type Report struct {
+	Model            string           `json:"model"`
+	Steps            []ReportStep     `json:"steps"`
+	PeakBytes        int64            `json:"peak_bytes"`
+	PeakBytesDevice  map[string]int64 `json:"peak_bytes_per_device"`
+	UnsharedBytes    int64            `json:"unshared_bytes"`
+	FoldedNodes      int              `json:"folded_nodes"`
+	TransferBytes    int64            `json:"transfer_bytes"`
+	DynamicValues    int              `json:"dynamic_values"`
+	ComputeSteps     int              `json:"compute_steps"`
+	TransferSteps    int              `json:"transfer_steps"`
+	StepsByDevice    map[string]int   `json:"steps_per_device"`
+	TotalWeightBytes int64            `json:"weight_bytes"`
+}
+
+// ReportStep is one step of a Report. Compute steps have Node, Op, Device
+// and Outputs; transfer steps have Value, From, To and Bytes.
+type ReportStep struct {
+	Node    string         `json:"node,omitempty"`
+	Op      string         `json:"op,omitempty"`
+	Device  string         `json:"device,omitempty"`
+	Outputs []ReportBuffer `json:"outputs,omitempty"`
+	Value   string         `json:"value,omitempty"`
+	From    string         `json:"from,omitempty"`
+	To      string         `json:"to,omitempty"`
+	Bytes   *int64         `json:"bytes,omitempty"`
+}
+
+// ReportBuffer is a step output: its type, and its arena slot when it has
+// one (Offset and Bytes are -1 for values allocated on their own).
+type ReportBuffer struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Offset  int64  `json:"offset"`
+	Bytes   int64  `json:"bytes"`
+	AliasOf string `json:"alias_of,omitempty"`
+}
+
+// Report summarises the plan.
+func (p *Plan) Report() *Report {
+	r := &Report{Model: p.Model.Name, PeakBytes: p.PeakBytes(), PeakBytesDevice: p.ArenaBytes,
+		UnsharedBytes: p.UnsharedBytes, FoldedNodes: p.Folded, StepsByDevice: map[string]int{}}
+	for _, t := range p.Constants {
+		r.TotalWeightBytes += int64(len(t.Data))
+	}
+	for _, st := range p.Steps {
+		if st.Kind == Transfer {
+			b := st.Bytes
+			r.Steps = append(r.Steps, ReportStep{Value: p.Values[st.In[0]], From: st.From, To: st.To, Bytes: &b})
+			r.TransferSteps++
+			r.TransferBytes += max(b, 0)
+			continue
+		}
+		rs := ReportStep{Node: st.Node.Name, Op: st.Node.OpType, Device: st.Device}
+		for _, v := range st.Out {
+			if v < 0 {
+				continue
+			}
+			rb := ReportBuffer{Name: p.Values[v], Type: p.Types[v].String(), Offset: -1, Bytes: -1}
+			if b, ok := p.Buffers[v]; ok {
+				rb.Offset, rb.Bytes = b.Offset, b.Size
+				if b.AliasOf >= 0 {
+					rb.AliasOf = p.Values[b.AliasOf]
+				}
+			} else if p.byteSize(v) < 0 {
+				r.DynamicValues++
+			}
+			rs.Outputs = append(rs.Outputs, rb)
+		}
+		r.Steps = append(r.Steps, rs)
+		r.ComputeSteps++
+		r.StepsByDevice[st.Device]++
+	}
+	return r
+}
+
+// WriteText prints the report as a table followed by the memory summary.
+func (r *Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tdevice\top\tnode\toutputs")
+	for i, s := range r.Steps {
+		if s.Op == "" {
+			fmt.Fprintf(tw, "%d\t%s→%s\ttransfer\t%s\t%s\n", i, s.From, s.To, s.Value, sizeString(*s.Bytes))
+			continue
+		}
+		outs := make([]string, len(s.Outputs))
+		for k, o := range s.Outputs {
+			where := "own"
+			switch {
+			case o.AliasOf != "":
+				where = "view of " + o.AliasOf
+			case o.Offset >= 0:
+				where = fmt.Sprintf("@%d+%s", o.Offset, sizeString(o.Bytes))
+			}
+			outs[k] = fmt.Sprintf("%s %s (%s)", o.Name, o.Type, where)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i, s.Device, s.Op, s.Node, strings.Join(outs, ", "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d compute steps, %d transfers (%s), %d nodes folded into constants\n",
+		r.ComputeSteps, r.TransferSteps, sizeString(r.TransferBytes), r.FoldedNodes)
+	for dev, b := range r.PeakBytesDevice {
+		fmt.Fprintf(w, "arena %s: %s\n", dev, sizeString(b))
+	}
+	ratio := 0.0
+	if r.UnsharedBytes > 0 {
+		ratio = float64(r.PeakBytes) / float64(r.UnsharedBytes)
+	}
+	_, err := fmt.Fprintf(w, "peak arena bytes %d (%s), without reuse %d (%s): %.1f%%; weights %s\n",
+		r.PeakBytes, sizeString(r.PeakBytes), r.UnsharedBytes, sizeString(r.UnsharedBytes), 100*ratio, sizeString(r.TotalWeightBytes))
+	return err
+}
+
+func sizeString(b int64) string {
+	switch {
+	case b < 0:
+		return "dynamic"
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
