@@ -1,0 +1,144 @@
+// Package loader reads ONNX models (protobuf files up to IR version 11, with
+// their external data) into graph.Model and writes them back.
+//
+// Loading decodes every message into the graph IR, maps external weight
+// files read-only into memory and uses them in place, inlines model-local
+// functions and validates the result. Weights embedded in the model file are
+// copied once, by the protobuf decoder; external weights are not copied at
+// all when their offset is 8-byte aligned.
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/loader/onnxpb"
+)
+
+// Sentinel errors, wrapped by the errors that report these conditions.
+var (
+	// ErrIRVersion reports an IR version the loader does not support: below
+	// 3, or above 11 when the model uses something unknown to this loader.
+	ErrIRVersion = errors.New("unsupported IR version")
+	// ErrUnsupported reports a valid ONNX feature the loader does not
+	// implement, such as segmented tensors.
+	ErrUnsupported = errors.New("unsupported feature")
+	// ErrExternalData reports external data the loader refuses: a location
+	// escaping the model's folder, a missing file, a range past the end of
+	// the file, a length or checksum that does not match.
+	ErrExternalData = errors.New("bad external data")
+)
+
+// Supported IR versions. Newer models load when every field they use is one
+// this loader knows.
+const (
+	MinIRVersion = 3
+	MaxIRVersion = 11
+)
+
+// Option configures Load, LoadBytes and FromProto.
+type Option func(*options)
+
+type options struct {
+	baseDir string
+	noMmap  bool
+}
+
+// WithBaseDir sets the folder that external data locations are relative to.
+// Load defaults to the model file's folder; LoadBytes and FromProto refuse
+// external data unless a base folder is given.
+func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+// WithoutMmap makes the loader read external data into memory it owns
+// instead of mapping the files, for callers that must not keep files mapped
+// or that will modify the weights.
+func WithoutMmap() Option { return func(o *options) { o.noMmap = true } }
+
+func buildOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// Load reads the ONNX model at path, with its external data, into a
+// validated graph.Model named after the file. The caller should Close the
+// model when done with it to release mapped weight files.
+func Load(path string, opts ...Option) (*graph.Model, error) {
+	o := buildOptions(opts)
+	if o.baseDir == "" {
+		o.baseDir = filepath.Dir(path)
+	}
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("loader: %w", err)
+	}
+	defer f.Close()
+	data, release, err := readWhole(f)
+	if err != nil {
+		return nil, fmt.Errorf("loader: model %q: %w", name, err)
+	}
+	mp := &onnxpb.ModelProto{}
+	err = proto.Unmarshal(data, mp)
+	// The decoder copies every field out of data, so it may go now.
+	release()
+	if err != nil {
+		return nil, fmt.Errorf("loader: %w %q: protobuf: %w", ErrInvalidModel, name, err)
+	}
+	return fromProto(mp, name, o)
+}
+
+// LoadBytes decodes a serialized ModelProto into a validated graph.Model
+// called name. The model does not keep data, which the caller may reuse.
+// External data is read relative to the folder given with WithBaseDir, and
+// refused without one.
+func LoadBytes(data []byte, name string, opts ...Option) (*graph.Model, error) {
+	mp := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(data, mp); err != nil {
+		return nil, fmt.Errorf("loader: %w %q: protobuf: %w", ErrInvalidModel, name, err)
+	}
+	return fromProto(mp, name, buildOptions(opts))
+}
+
+// FromProto converts a decoded ModelProto into a validated graph.Model
+// called name, reading external data relative to baseDir (refused when
+// baseDir is empty; a WithBaseDir option overrides it). The model shares
+// memory with mp (raw_data, typed value fields, attribute lists), so mp must
+// not be modified while the model is in use.
+func FromProto(mp *onnxpb.ModelProto, name, baseDir string, opts ...Option) (*graph.Model, error) {
+	o := options{baseDir: baseDir}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return fromProto(mp, name, o)
+}
+
+// fromProto decodes mp, inlines its functions and validates the result. On
+// error it releases whatever external data it mapped.
+func fromProto(mp *onnxpb.ModelProto, name string, o options) (*graph.Model, error) {
+	if mp == nil {
+		return nil, fmt.Errorf("loader: %w %q: nil ModelProto", ErrInvalidModel, name)
+	}
+	m := &graph.Model{Name: name}
+	fns, err := decodeModel(m, mp, o)
+	if err == nil {
+		err = inlineFunctions(m, fns)
+	}
+	if err == nil {
+		err = validate(m)
+	}
+	if err != nil {
+		if cerr := m.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("loader: releasing external data: %w", cerr))
+		}
+		return nil, err
+	}
+	return m, nil
+}
