@@ -86,6 +86,11 @@ type InferContext struct {
 	// Subgraph runs inference over a subgraph attribute with the given input
 	// types and returns its output types.
 	Subgraph func(g *graph.Graph, inputs []*graph.Type) ([]*graph.Type, error)
+
+	// inSyms and outSyms carry small integer tensors whose elements are
+	// partly symbolic (shapes with symbolic dimensions) between the rules
+	// that compute shapes; see symbolic.go.
+	inSyms, outSyms []*symTensor
 }
 
 // InferFunc is an op's type and shape inference rule. It returns an error

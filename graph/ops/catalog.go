@@ -1,0 +1,66 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+//go:generate /usr/bin/python3 gen/catalog.py catalog_gen.go
+
+// The domains of the operators ONNX defines, as node domains spell them
+// (ai.onnx is the empty string).
+const (
+	DomainML       = "ai.onnx.ml"
+	DomainTraining = "ai.onnx.preview.training"
+)
+
+// The catalog is registered during package-variable initialization, before
+// any init function runs, so that rule files may call SetInfer and
+// SetTolerance from init in any file order.
+var _ = registerCatalog()
+
+// registerCatalog registers every operator version known to ONNX: the
+// generated ones (up to ai.onnx opset 17) and the later ones written by hand.
+func registerCatalog() bool {
+	Register(generatedSchemas()...)
+	Register(laterSchemas()...)
+	return true
+}
+
+// req describes a required attribute.
+func req(name string, t graph.AttrType) AttrSpec {
+	return AttrSpec{Name: name, Type: t, Required: true}
+}
+
+// opt describes an optional attribute without a default value.
+func opt(name string, t graph.AttrType) AttrSpec {
+	return AttrSpec{Name: name, Type: t}
+}
+
+func defInt(name string, v int64) AttrSpec {
+	return AttrSpec{Name: name, Type: graph.AttrInt, Default: &graph.Attribute{Name: name, Type: graph.AttrInt, I: v}}
+}
+
+func defFloat(name string, v float32) AttrSpec {
+	return AttrSpec{Name: name, Type: graph.AttrFloat, Default: &graph.Attribute{Name: name, Type: graph.AttrFloat, F: v}}
+}
+
+func defString(name, v string) AttrSpec {
+	return AttrSpec{Name: name, Type: graph.AttrString, Default: &graph.Attribute{Name: name, Type: graph.AttrString, S: []byte(v)}}
+}
+
+func defInts(name string, v ...int64) AttrSpec {
+	return AttrSpec{Name: name, Type: graph.AttrInts, Default: &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}}
+}
+
+func defStrings(name string, v ...string) AttrSpec {
+	s := make([][]byte, len(v))
+	for i, x := range v {
+		s[i] = []byte(x)
+	}
+	return AttrSpec{Name: name, Type: graph.AttrStrings, Default: &graph.Attribute{Name: name, Type: graph.AttrStrings, Strings: s}}
+}
+
+// negZero is the float32 -0, which Go constants cannot spell.
+var negZero = float32(math.Copysign(0, -1))

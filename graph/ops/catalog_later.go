@@ -1,0 +1,140 @@
+package ops
+
+import "github.com/onnxvk/onnxvk/graph"
+
+// schema is shorthand for one catalog entry of the default domain.
+func schema(name string, since int64, minIn, maxIn, minOut, maxOut int, attrs ...AttrSpec) *Schema {
+	return &Schema{Name: name, Since: since, MinInputs: minIn, MaxInputs: maxIn,
+		MinOutputs: minOut, MaxOutputs: maxOut, Attrs: attrs}
+}
+
+// laterSchemas returns the operator versions of ai.onnx opsets 18 to 21
+// (ONNX 1.13 to 1.16) and ai.onnx.ml opset 4, which the generator's onnx
+// package predates. Where a version only widened the accepted types, its
+// attributes are the previous version's.
+func laterSchemas() []*Schema {
+	reduceAttrs := []AttrSpec{defInt("keepdims", 1), defInt("noop_with_empty_axes", 0)}
+	resizeAttrs := []AttrSpec{defInt("antialias", 0), opt("axes", graph.AttrInts),
+		defString("coordinate_transformation_mode", "half_pixel"), defFloat("cubic_coeff_a", -0.75),
+		defInt("exclude_outside", 0), defFloat("extrapolation_value", 0),
+		defString("keep_aspect_ratio_policy", "stretch"), defString("mode", "nearest"),
+		defString("nearest_mode", "round_prefer_floor")}
+	constantAttrs := []AttrSpec{opt("sparse_value", graph.AttrSparseTensor), opt("value", graph.AttrTensor),
+		opt("value_float", graph.AttrFloat), opt("value_floats", graph.AttrFloats),
+		opt("value_int", graph.AttrInt), opt("value_ints", graph.AttrInts),
+		opt("value_string", graph.AttrString), opt("value_strings", graph.AttrStrings)}
+	scanAttrs := []AttrSpec{req("body", graph.AttrGraph), req("num_scan_inputs", graph.AttrInt),
+		opt("scan_input_axes", graph.AttrInts), opt("scan_input_directions", graph.AttrInts),
+		opt("scan_output_axes", graph.AttrInts), opt("scan_output_directions", graph.AttrInts)}
+	ifAttrs := []AttrSpec{req("else_branch", graph.AttrGraph), req("then_branch", graph.AttrGraph)}
+	loopAttrs := []AttrSpec{req("body", graph.AttrGraph)}
+	padAttrs := []AttrSpec{defString("mode", "constant")}
+	castAttrs := []AttrSpec{defInt("saturate", 1), req("to", graph.AttrInt)}
+	castLikeAttrs := []AttrSpec{defInt("saturate", 1)}
+	shapeAttrs := []AttrSpec{opt("end", graph.AttrInt), defInt("start", 0)}
+	constOfShapeAttrs := []AttrSpec{opt("value", graph.AttrTensor)}
+
+	var out []*Schema
+	// Opset 18 (ONNX 1.13).
+	out = append(out,
+		schema("BitwiseAnd", 18, 2, 2, 1, 1),
+		schema("BitwiseNot", 18, 1, 1, 1, 1),
+		schema("BitwiseOr", 18, 2, 2, 1, 1),
+		schema("BitwiseXor", 18, 2, 2, 1, 1),
+		schema("CenterCropPad", 18, 2, 2, 1, 1, opt("axes", graph.AttrInts)),
+		schema("Col2Im", 18, 3, 3, 1, 1, opt("dilations", graph.AttrInts), opt("pads", graph.AttrInts),
+			opt("strides", graph.AttrInts)),
+		schema("GroupNormalization", 18, 3, 3, 1, 1, defFloat("epsilon", 1e-5), req("num_groups", graph.AttrInt)),
+		schema("LpPool", 18, 1, 1, 1, 1, defString("auto_pad", "NOTSET"), defInt("ceil_mode", 0),
+			opt("dilations", graph.AttrInts), req("kernel_shape", graph.AttrInts), defInt("p", 2),
+			opt("pads", graph.AttrInts), opt("strides", graph.AttrInts)),
+		schema("Mish", 18, 1, 1, 1, 1),
+		schema("OptionalGetElement", 18, 1, 1, 1, 1),
+		schema("OptionalHasElement", 18, 0, 1, 1, 1),
+		schema("Pad", 18, 2, 4, 1, 1, padAttrs...),
+		schema("Resize", 18, 1, 4, 1, 1, resizeAttrs...),
+		schema("ScatterElements", 18, 3, 3, 1, 1, defInt("axis", 0), defString("reduction", "none")),
+		schema("ScatterND", 18, 3, 3, 1, 1, defString("reduction", "none")),
+		schema("Split", 18, 1, 2, 1, -1, defInt("axis", 0), opt("num_outputs", graph.AttrInt)),
+	)
+	for _, name := range []string{"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+		"ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"} {
+		out = append(out, schema(name, 18, 1, 2, 1, 1, reduceAttrs...))
+	}
+	// Opset 19 (ONNX 1.14).
+	out = append(out,
+		schema("AveragePool", 19, 1, 1, 1, 1, defString("auto_pad", "NOTSET"), defInt("ceil_mode", 0),
+			defInt("count_include_pad", 0), opt("dilations", graph.AttrInts), req("kernel_shape", graph.AttrInts),
+			opt("pads", graph.AttrInts), opt("strides", graph.AttrInts)),
+		schema("Cast", 19, 1, 1, 1, 1, castAttrs...),
+		schema("CastLike", 19, 2, 2, 1, 1, castLikeAttrs...),
+		schema("Constant", 19, 0, 0, 1, 1, constantAttrs...),
+		schema("DeformConv", 19, 3, 5, 1, 1, opt("dilations", graph.AttrInts), defInt("group", 1),
+			opt("kernel_shape", graph.AttrInts), defInt("offset_group", 1), opt("pads", graph.AttrInts),
+			opt("strides", graph.AttrInts)),
+		schema("DequantizeLinear", 19, 2, 3, 1, 1, defInt("axis", 1)),
+		schema("Equal", 19, 2, 2, 1, 1),
+		schema("Identity", 19, 1, 1, 1, 1),
+		schema("If", 19, 1, 1, 1, -1, ifAttrs...),
+		schema("Loop", 19, 2, -1, 1, -1, loopAttrs...),
+		schema("Pad", 19, 2, 4, 1, 1, padAttrs...),
+		schema("QuantizeLinear", 19, 2, 3, 1, 1, defInt("axis", 1), defInt("saturate", 1)),
+		schema("Reshape", 19, 2, 2, 1, 1, defInt("allowzero", 0)),
+		schema("Resize", 19, 1, 4, 1, 1, resizeAttrs...),
+		schema("Scan", 19, 1, -1, 1, -1, scanAttrs...),
+		schema("Shape", 19, 1, 1, 1, 1, shapeAttrs...),
+		schema("Size", 19, 1, 1, 1, 1),
+	)
+	// Opset 20 (ONNX 1.15).
+	out = append(out,
+		schema("AffineGrid", 20, 2, 2, 1, 1, defInt("align_corners", 0)),
+		schema("ConstantOfShape", 20, 1, 1, 1, 1, constOfShapeAttrs...),
+		schema("DFT", 20, 1, 3, 1, 1, defInt("inverse", 0), defInt("onesided", 0)),
+		schema("Gelu", 20, 1, 1, 1, 1, defString("approximate", "none")),
+		schema("GridSample", 20, 2, 2, 1, 1, defInt("align_corners", 0), defString("mode", "linear"),
+			defString("padding_mode", "zeros")),
+		schema("ImageDecoder", 20, 1, 1, 1, 1, defString("pixel_format", "RGB")),
+		schema("IsInf", 20, 1, 1, 1, 1, defInt("detect_negative", 1), defInt("detect_positive", 1)),
+		schema("IsNaN", 20, 1, 1, 1, 1),
+		schema("ReduceMax", 20, 1, 2, 1, 1, reduceAttrs...),
+		schema("ReduceMin", 20, 1, 2, 1, 1, reduceAttrs...),
+		schema("RegexFullMatch", 20, 1, 1, 1, 1, opt("pattern", graph.AttrString)),
+		schema("StringConcat", 20, 2, 2, 1, 1),
+		schema("StringSplit", 20, 1, 1, 2, 2, opt("delimiter", graph.AttrString), opt("maxsplit", graph.AttrInt)),
+	)
+	// Opset 21 (ONNX 1.16): int4/uint4 support and blocked quantization.
+	out = append(out,
+		schema("Cast", 21, 1, 1, 1, 1, castAttrs...),
+		schema("CastLike", 21, 2, 2, 1, 1, castLikeAttrs...),
+		schema("Constant", 21, 0, 0, 1, 1, constantAttrs...),
+		schema("ConstantOfShape", 21, 1, 1, 1, 1, constOfShapeAttrs...),
+		schema("DequantizeLinear", 21, 2, 3, 1, 1, defInt("axis", 1), defInt("block_size", 0)),
+		schema("Flatten", 21, 1, 1, 1, 1, defInt("axis", 1)),
+		schema("GroupNormalization", 21, 3, 3, 1, 1, defFloat("epsilon", 1e-5), req("num_groups", graph.AttrInt),
+			defInt("stash_type", 1)),
+		schema("Identity", 21, 1, 1, 1, 1),
+		schema("If", 21, 1, 1, 1, -1, ifAttrs...),
+		schema("Loop", 21, 2, -1, 1, -1, loopAttrs...),
+		schema("Pad", 21, 2, 4, 1, 1, padAttrs...),
+		schema("QLinearMatMul", 21, 8, 8, 1, 1),
+		schema("QuantizeLinear", 21, 2, 3, 1, 1, defInt("axis", 1), defInt("block_size", 0),
+			defInt("output_dtype", 0), defInt("saturate", 1)),
+		schema("Reshape", 21, 2, 2, 1, 1, defInt("allowzero", 0)),
+		schema("Scan", 21, 1, -1, 1, -1, scanAttrs...),
+		schema("Shape", 21, 1, 1, 1, 1, shapeAttrs...),
+		schema("Size", 21, 1, 1, 1, 1),
+		schema("Squeeze", 21, 1, 2, 1, 1),
+		schema("Transpose", 21, 1, 1, 1, 1, opt("perm", graph.AttrInts)),
+		schema("Unsqueeze", 21, 2, 2, 1, 1),
+	)
+	// ai.onnx.ml opset 4 (ONNX 1.15).
+	labelEncoder := schema("LabelEncoder", 4, 1, 1, 1, 1,
+		defFloat("default_float", negZero), defInt("default_int64", -1), defString("default_string", "_Unused"),
+		opt("default_tensor", graph.AttrTensor), opt("keys_floats", graph.AttrFloats),
+		opt("keys_int64s", graph.AttrInts), opt("keys_strings", graph.AttrStrings),
+		opt("keys_tensor", graph.AttrTensor), opt("values_floats", graph.AttrFloats),
+		opt("values_int64s", graph.AttrInts), opt("values_strings", graph.AttrStrings),
+		opt("values_tensor", graph.AttrTensor))
+	labelEncoder.Domain = DomainML
+	return append(out, labelEncoder)
+}

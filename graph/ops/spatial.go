@@ -1,0 +1,498 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// Resampling, sampling and assorted ops: Resize, Upsample, CenterCropPad,
+// Col2Im, GridSample, AffineGrid, RoiAlign, NonMaxSuppression, random
+// generators, windows, Det, Einsum, DFT.
+
+func init() {
+	setRule(inferResize, "Resize")
+	setRule(inferUpsample, "Upsample")
+	setRule(inferCenterCropPad, "CenterCropPad")
+	setRule(inferCol2Im, "Col2Im")
+	setRule(inferGridSample, "GridSample")
+	setRule(inferAffineGrid, "AffineGrid")
+	setRule(inferRoiAlign, "RoiAlign")
+	setRule(inferNMS, "NonMaxSuppression")
+	setRule(inferRandom, "RandomNormal", "RandomUniform")
+	setRule(inferRandomLike, "RandomNormalLike", "RandomUniformLike", "Bernoulli")
+	setRule(inferMultinomial, "Multinomial")
+	setRule(inferWindow, "HannWindow", "HammingWindow", "BlackmanWindow")
+	setRule(inferDet, "Det")
+	setRule(inferEinsum, "Einsum")
+	setRule(inferDFT, "DFT")
+}
+
+// floatsIn returns the value of input i as float64s when it is known.
+func (c *InferContext) floatsIn(i int) ([]float64, bool) {
+	v, ok := decode(c.val(i))
+	if !ok {
+		return nil, false
+	}
+	out := make([]float64, v.len())
+	for k := range out {
+		out[k] = v.float(k)
+	}
+	return out, true
+}
+
+// scaledDim is floor(d·scale) computed in float32, as the kernels do.
+func scaledDim(d graph.Dim, scale float64) graph.Dim {
+	if !d.Known() {
+		if scale == 1 {
+			return d
+		}
+		return graph.UnknownDim()
+	}
+	return graph.DimOf(int64(math.Floor(float64(float32(d.Value) * float32(scale)))))
+}
+
+// inferResize is Resize: the output size comes from sizes or from scales
+// (opset 10: inputs X, scales; from 11: X, roi, scales, sizes; from 18 the
+// axes and keep_aspect_ratio_policy attributes).
+func inferResize(c *InferContext) error {
+	dt := c.inElem(0)
+	xs := c.inShape(0)
+	if xs == nil {
+		c.setTensor(0, dt, nil)
+		return nil
+	}
+	scalesIdx, sizesIdx := 2, 3
+	if c.Opset < 11 {
+		scalesIdx, sizesIdx = 1, -1
+	}
+	r := len(xs)
+	axes := make([]int, r)
+	for i := range axes {
+		axes[i] = i
+	}
+	if a := c.attrInts("axes", nil); a != nil {
+		norm, err := normAxes(a, r)
+		if err != nil {
+			return err
+		}
+		axes = norm
+	}
+	out := xs.Clone()
+	if sizesIdx > 0 && c.has(sizesIdx) && c.lenOf1D(sizesIdx) != 0 {
+		sizes, ok := c.intsIn(sizesIdx)
+		if !ok {
+			for _, a := range axes {
+				out[a] = graph.UnknownDim()
+			}
+			c.setTensor(0, dt, out)
+			return nil
+		}
+		if len(sizes) != len(axes) {
+			return fmt.Errorf("sizes %v for %d axes", sizes, len(axes))
+		}
+		policy := c.Node.AttrString("keep_aspect_ratio_policy", "stretch")
+		if policy == "stretch" {
+			for i, a := range axes {
+				out[a] = graph.DimOf(sizes[i])
+			}
+			c.setTensor(0, dt, out)
+			return nil
+		}
+		scale := math.Inf(1)
+		if policy == "not_smaller" {
+			scale = math.Inf(-1)
+		}
+		for i, a := range axes {
+			if !xs[a].Known() {
+				for _, a := range axes {
+					out[a] = graph.UnknownDim()
+				}
+				c.setTensor(0, dt, out)
+				return nil
+			}
+			s := float64(float32(sizes[i]) / float32(xs[a].Value))
+			if policy == "not_smaller" {
+				scale = math.Max(scale, s)
+			} else {
+				scale = math.Min(scale, s)
+			}
+		}
+		for _, a := range axes {
+			out[a] = graph.DimOf(int64(math.Round(float64(float32(scale) * float32(xs[a].Value)))))
+		}
+		c.setTensor(0, dt, out)
+		return nil
+	}
+	if !c.has(scalesIdx) {
+		return fmt.Errorf("neither scales nor sizes given")
+	}
+	scales, ok := c.floatsIn(scalesIdx)
+	if !ok {
+		for _, a := range axes {
+			out[a] = graph.UnknownDim()
+		}
+		c.setTensor(0, dt, out)
+		return nil
+	}
+	if len(scales) != len(axes) {
+		return fmt.Errorf("scales %v for %d axes", scales, len(axes))
+	}
+	for i, a := range axes {
+		out[a] = scaledDim(xs[a], scales[i])
+	}
+	c.setTensor(0, dt, out)
+	return nil
+}
+
+// inferUpsample is Upsample: scales from the attributes (opsets 1 and 7)
+// or the second input (opset 9).
+func inferUpsample(c *InferContext) error {
+	dt := c.inElem(0)
+	xs := c.inShape(0)
+	if xs == nil {
+		c.setTensor(0, dt, nil)
+		return nil
+	}
+	var scales []float64
+	ok := true
+	switch {
+	case c.Opset < 7:
+		if len(xs) != 4 {
+			return fmt.Errorf("input of rank %d, want 4", len(xs))
+		}
+		scales = []float64{1, 1, float64(c.Node.AttrFloat("height_scale", 1)), float64(c.Node.AttrFloat("width_scale", 1))}
+	case c.Opset < 9:
+		for _, s := range c.Node.AttrFloats("scales", nil) {
+			scales = append(scales, float64(s))
+		}
+	default:
+		scales, ok = c.floatsIn(1)
+	}
+	if !ok {
+		c.setTensor(0, dt, unknownShape(len(xs)))
+		return nil
+	}
+	if len(scales) != len(xs) {
+		return fmt.Errorf("scales %v for rank %d", scales, len(xs))
+	}
+	out := make(graph.Shape, len(xs))
+	for i, d := range xs {
+		out[i] = scaledDim(d, scales[i])
+	}
+	c.setTensor(0, dt, out)
+	return nil
+}
+
+// inferCenterCropPad sets the listed axes to the sizes its shape input holds.
+func inferCenterCropPad(c *InferContext) error {
+	dt := c.inElem(0)
+	xs := c.inShape(0)
+	if xs == nil {
+		c.setTensor(0, dt, nil)
+		return nil
+	}
+	axes := c.attrInts("axes", nil)
+	if axes == nil {
+		for i := range xs {
+			axes = append(axes, int64(i))
+		}
+	}
+	norm, err := normAxes(axes, len(xs))
+	if err != nil {
+		return err
+	}
+	out := xs.Clone()
+	sizes, ok := c.intsIn(1)
+	if ok && len(sizes) != len(norm) {
+		return fmt.Errorf("shape %v for %d axes", sizes, len(norm))
+	}
+	for i, a := range norm {
+		if ok {
+			out[a] = graph.DimOf(sizes[i])
+		} else {
+			out[a] = graph.UnknownDim()
+		}
+	}
+	c.setTensor(0, dt, out)
+	return nil
+}
+
+// inferCol2Im is [N, C, image_shape...] with C the input's second dimension
+// divided by the block size.
+func inferCol2Im(c *InferContext) error {
+	dt := c.inElem(0)
+	xs := c.inShape(0)
+	image, ok1 := c.intsIn(1)
+	block, ok2 := c.intsIn(2)
+	n := c.lenOf1D(1)
+	if ok1 {
+		n = len(image)
+	}
+	if n < 0 {
+		c.setTensor(0, dt, nil)
+		return nil
+	}
+	out := graph.Shape{graph.UnknownDim(), graph.UnknownDim()}
+	if len(xs) == 3 {
+		out[0] = xs[0]
+		if ok2 && xs[1].Known() {
+			p := graph.NumElements(block)
+			if p <= 0 || xs[1].Value%p != 0 {
+				return fmt.Errorf("channels %d not divisible by block %v", xs[1].Value, block)
+			}
+			out[1] = graph.DimOf(xs[1].Value / p)
+		}
+	}
+	if ok1 {
+		out = append(out, dimsFromInts(image)...)
+	} else {
+		out = append(out, unknownShape(n)...)
+	}
+	c.setTensor(0, dt, out)
+	return nil
+}
+
+// inferGridSample is [N, C, grid spatial dims...].
+func inferGridSample(c *InferContext) error {
+	dt := c.inElem(0)
+	xs, gs := c.inShape(0), c.inShape(1)
+	if len(gs) < 3 {
+		c.setTensor(0, dt, nil)
+		return nil
+	}
+	out := graph.Shape{gs[0], graph.UnknownDim()}
+	if len(xs) >= 2 {
+		out[1] = xs[1]
+	}
+	c.setTensor(0, dt, append(out, gs[1:len(gs)-1]...))
+	return nil
+}
+
+// inferAffineGrid is [N, H, W, 2] or [N, D, H, W, 3] from the size input.
+func inferAffineGrid(c *InferContext) error {
+	dt := c.inElem(0)
+	size, ok := c.intsIn(1)
+	if !ok || (len(size) != 4 && len(size) != 5) {
+		if n := c.lenOf1D(1); n == 4 || n == 5 {
+			c.setTensor(0, dt, unknownShape(n))
+		} else {
+			c.setTensor(0, dt, nil)
+		}
+		return nil
+	}
+	out := append(graph.ShapeOf(size[0]), dimsFromInts(size[2:])...)
+	c.setTensor(0, dt, append(out, graph.DimOf(int64(len(size)-2))))
+	return nil
+}
+
+// inferRoiAlign is [num_rois, C, output_height, output_width].
+func inferRoiAlign(c *InferContext) error {
+	xs, rs := c.inShape(0), c.inShape(1)
+	out := graph.Shape{graph.UnknownDim(), graph.UnknownDim(),
+		graph.DimOf(c.attrInt("output_height", 1)), graph.DimOf(c.attrInt("output_width", 1))}
+	if len(rs) == 2 {
+		out[0] = rs[0]
+	}
+	if len(xs) == 4 {
+		out[1] = xs[1]
+	}
+	c.setTensor(0, c.inElem(0), out)
+	return nil
+}
+
+// inferNMS gives int64 [?, 3] selected indices.
+func inferNMS(c *InferContext) error {
+	c.setTensor(0, graph.Int64, graph.Shape{graph.UnknownDim(), graph.DimOf(3)})
+	return nil
+}
+
+// inferRandom gives the shape attribute in dtype (float32 by default).
+func inferRandom(c *InferContext) error {
+	c.setTensor(0, graph.DType(c.attrInt("dtype", int64(graph.Float))), dimsFromInts(c.attrInts("shape", nil)))
+	return nil
+}
+
+// inferRandomLike keeps the input's shape, in dtype or the input's type.
+func inferRandomLike(c *InferContext) error {
+	dt := graph.DType(c.attrInt("dtype", int64(c.inElem(0))))
+	c.setTensor(0, dt, c.inShape(0).Clone())
+	return nil
+}
+
+// inferMultinomial is [batch, sample_size] in dtype (int32 by default).
+func inferMultinomial(c *InferContext) error {
+	batch := graph.UnknownDim()
+	if xs := c.inShape(0); len(xs) == 2 {
+		batch = xs[0]
+	}
+	dt := graph.DType(c.attrInt("dtype", int64(graph.Int32)))
+	c.setTensor(0, dt, graph.Shape{batch, graph.DimOf(c.attrInt("sample_size", 1))})
+	return nil
+}
+
+// inferWindow is a 1-D window of the length its scalar input holds.
+func inferWindow(c *InferContext) error {
+	dt := graph.DType(c.attrInt("output_datatype", int64(graph.Float)))
+	n := graph.UnknownDim()
+	if v, ok := c.intsIn(0); ok && len(v) == 1 {
+		n = graph.DimOf(v[0])
+	}
+	c.setTensor(0, dt, graph.Shape{n})
+	return nil
+}
+
+// inferDet drops the two trailing (square) axes.
+func inferDet(c *InferContext) error {
+	xs := c.inShape(0)
+	if xs == nil {
+		c.setTensor(0, c.inElem(0), nil)
+		return nil
+	}
+	if len(xs) < 2 {
+		return fmt.Errorf("input of rank %d", len(xs))
+	}
+	c.setTensor(0, c.inElem(0), xs[:len(xs)-2].Clone())
+	return nil
+}
+
+// inferDFT keeps the input's shape with a last axis of 2 (complex); the
+// transformed axis takes dft_length, or half of it plus one when onesided.
+func inferDFT(c *InferContext) error {
+	dt := c.inElem(0)
+	xs := c.inShape(0)
+	if len(xs) < 2 {
+		c.setTensor(0, dt, nil)
+		return nil
+	}
+	var axis int64 = 1
+	if c.Opset >= 20 {
+		axis = -2
+		if c.has(2) {
+			v, ok := c.intsIn(2)
+			if !ok || len(v) != 1 {
+				c.setTensor(0, dt, unknownShape(len(xs)))
+				return nil
+			}
+			axis = v[0]
+		}
+	} else {
+		axis = c.attrInt("axis", 1)
+	}
+	a, err := normAxis(axis, len(xs)-1)
+	if err != nil {
+		return err
+	}
+	out := xs.Clone()
+	out[len(out)-1] = graph.DimOf(2)
+	if c.has(1) {
+		v, ok := c.intsIn(1)
+		if !ok || len(v) != 1 {
+			out[a] = graph.UnknownDim()
+			c.setTensor(0, dt, out)
+			return nil
+		}
+		out[a] = graph.DimOf(v[0])
+	}
+	if c.attrInt("onesided", 0) != 0 && c.attrInt("inverse", 0) == 0 {
+		if out[a].Known() {
+			out[a] = graph.DimOf(out[a].Value/2 + 1)
+		} else {
+			out[a] = graph.UnknownDim()
+		}
+	}
+	c.setTensor(0, dt, out)
+	return nil
+}
+
+// inferEinsum follows the equation's labels (and ellipsis) to the output.
+func inferEinsum(c *InferContext) error {
+	dt := c.inElem(0)
+	eq := strings.ReplaceAll(c.Node.AttrString("equation", ""), " ", "")
+	lhs, rhs, explicit := strings.Cut(eq, "->")
+	terms := strings.Split(lhs, ",")
+	if len(terms) != len(c.Node.Inputs) {
+		return fmt.Errorf("equation %q has %d operands for %d inputs", eq, len(terms), len(c.Node.Inputs))
+	}
+	dims := map[rune]graph.Dim{}
+	count := map[rune]int{}
+	ellipsis := graph.Shape{}
+	for i, term := range terms {
+		xs := c.inShape(i)
+		if xs == nil {
+			c.setTensor(0, dt, nil)
+			return nil
+		}
+		before, after, hasEll := strings.Cut(term, "...")
+		labels := []rune(before + after)
+		if (!hasEll && len(labels) != len(xs)) || len(labels) > len(xs) {
+			return fmt.Errorf("operand %d: term %q for rank %d", i, term, len(xs))
+		}
+		nb := len([]rune(before))
+		ne := len(xs) - len(labels)
+		if hasEll {
+			e, err := broadcast(ellipsis, xs[nb:nb+ne])
+			if err != nil {
+				return err
+			}
+			ellipsis = e
+		}
+		for j, l := range labels {
+			d := xs[j]
+			if j >= nb {
+				d = xs[j+ne]
+			}
+			count[l]++
+			if old, ok := dims[l]; ok {
+				if old.Known() && d.Known() && old.Value == 1 {
+					dims[l] = d
+					continue
+				}
+				if d.Known() && d.Value == 1 {
+					continue
+				}
+				u, err := unifyDim(old, d)
+				if err != nil {
+					return fmt.Errorf("label %q: %w", l, err)
+				}
+				dims[l] = u
+			} else {
+				dims[l] = d
+			}
+		}
+	}
+	if !explicit {
+		var once []rune
+		for l, n := range count {
+			if n == 1 {
+				once = append(once, l)
+			}
+		}
+		sort.Slice(once, func(i, j int) bool { return once[i] < once[j] })
+		rhs = "..." + string(once)
+	}
+	before, after, hasEll := strings.Cut(rhs, "...")
+	out := graph.Shape{}
+	for _, l := range before {
+		d, ok := dims[l]
+		if !ok {
+			return fmt.Errorf("output label %q not among the inputs", l)
+		}
+		out = append(out, d)
+	}
+	if hasEll {
+		out = append(out, ellipsis...)
+	}
+	for _, l := range after {
+		d, ok := dims[l]
+		if !ok {
+			return fmt.Errorf("output label %q not among the inputs", l)
+		}
+		out = append(out, d)
+	}
+	c.setTensor(0, dt, out)
+	return nil
+}
