@@ -1,0 +1,149 @@
+package onnxvk_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// torchModels are the models testdata/torch/export.py exports by default.
+var torchModels = []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "transformer"}
+
+// torchTolerance is the largest absolute difference allowed between
+// PyTorch's output and the CPU path's.
+const torchTolerance = 1e-4
+
+// torchPython is the interpreter with PyTorch and torchvision (Debian's
+// python3-torch and python3-torchvision).
+const torchPython = "/usr/bin/python3"
+
+// torchExportScript exports the models; see its documentation.
+var torchExportScript = filepath.Join("testdata", "torch", "export.py")
+
+// torchModelCache returns the folder the models exported by the current
+// export script are kept in: a subfolder named after a hash of the script,
+// in $ONNXVK_MODEL_CACHE or else in onnxvk/torch-models in the user's cache
+// folder. Editing the script therefore leads to a fresh export.
+func torchModelCache(t *testing.T) string {
+	script, err := os.ReadFile(torchExportScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(script)
+	version := hex.EncodeToString(sum[:6])
+	if dir := os.Getenv("ONNXVK_MODEL_CACHE"); dir != "" {
+		return filepath.Join(dir, version)
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		t.Skip("no cache folder for the exported models (set ONNXVK_MODEL_CACHE):", err)
+	}
+	return filepath.Join(dir, "onnxvk", "torch-models", version)
+}
+
+// exportTorchModels makes sure every named model has been exported into
+// cache, running the export script for the missing ones only.
+func exportTorchModels(t *testing.T, cache string, names []string) {
+	var missing []string
+	for _, name := range names {
+		for _, f := range []string{"model.onnx", "input.npy", "output.npy"} {
+			if _, err := os.Stat(filepath.Join(cache, name, f)); err != nil {
+				missing = append(missing, name)
+				break
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	if out, err := exec.Command(torchPython, "-c", "import torch, torchvision").CombinedOutput(); err != nil {
+		testenv.Skip(t, fmt.Sprintf("models %v are not exported in %s and %s cannot export them (needs python3-torch and python3-torchvision): %v\n%s",
+			missing, cache, torchPython, err, out))
+	}
+	start := time.Now()
+	args := append([]string{torchExportScript, "--out", cache}, missing...)
+	out, err := exec.Command(torchPython, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("exporting %v: %v\n%s", missing, err, out)
+	}
+	t.Logf("exported %v into %s in %v", missing, cache, time.Since(start).Round(time.Millisecond))
+}
+
+// TestTorchModels runs models exported from PyTorch on the CPU, loaded from
+// their files as the CLI loads them, and compares their outputs with
+// PyTorch's.
+func TestTorchModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exports and runs whole PyTorch models")
+	}
+	cache := torchModelCache(t)
+	exportTorchModels(t, cache, torchModels)
+	for _, name := range torchModels {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(cache, name)
+			in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice("cpu"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			start := time.Now()
+			outs, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			elapsed := time.Since(start)
+			out, ok := outs["output"]
+			if !ok {
+				t.Fatalf("no output named output among %d outputs", len(outs))
+			}
+			if !slices.Equal(out.Shape(), want.Shape) {
+				t.Fatalf("output shape %v, PyTorch's %v", out.Shape(), want.Shape)
+			}
+			got, err := onnxvk.Data[float32](out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantData, err := onnxvk.Data[float32](onnxvk.TensorFrom(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var maxDiff, scale float64
+			worst := 0
+			for i := range got {
+				scale = max(scale, math.Abs(float64(wantData[i])))
+				d := math.Abs(float64(got[i]) - float64(wantData[i]))
+				if d > maxDiff || math.IsNaN(d) {
+					maxDiff, worst = d, i
+				}
+			}
+			if !(scale >= 1e-2) {
+				t.Fatalf("PyTorch's output peaks at %g: too small for an absolute tolerance of %g to mean anything", scale, torchTolerance)
+			}
+			t.Logf("%s: max abs difference %.3g (element %d), run took %v", name, maxDiff, worst, elapsed.Round(time.Millisecond))
+			if !(maxDiff <= torchTolerance) {
+				t.Errorf("max abs difference %.3g at element %d (got %g, PyTorch %g) exceeds %g",
+					maxDiff, worst, got[worst], wantData[worst], torchTolerance)
+			}
+		})
+	}
+}
