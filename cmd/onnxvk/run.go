@@ -66,7 +66,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "input  %s: random %s%v (seed %d)\n", in.Name, t.DType(), t.Shape(), *seed)
+		fmt.Fprintf(stdout, "input  %s: random %s%v (seed %d)\n", in.Name, t.DType, t.Shape, *seed)
 		feeds[in.Name] = t
 	}
 	start := time.Now()
