@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/example"
+	"github.com/onnxvk/onnxvk/internal/npy"
+)
+
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = realMain(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func exampleFile(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "edges.onnx")
+	require.NoError(t, os.WriteFile(path, example.Model(), 0o644))
+	return path
+}
+
+func TestRunExample(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := cli(t, "run", "-o", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "ran the example on cpu")
+	for _, f := range []string{"picture.png", "edges.png"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Greater(t, st.Size(), int64(100))
+	}
+}
+
+func TestRunModelWithInputsAndOutputs(t *testing.T) {
+	model := exampleFile(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.npy")
+	require.NoError(t, npy.WriteFile(in, example.Input()))
+	code, out, errOut := cli(t, "run", model, "--device", "cpu", "-i", "image="+in, "-o", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "output edges: float32[1 1 128 192]")
+	got, err := npy.ReadFile(filepath.Join(dir, "edges.npy"))
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 1, 128, 192}, got.Shape)
+
+	// Random input with a symbolic size bound on the command line.
+	code, out, errOut = cli(t, "run", "--dim", "H=16", "--dim", "W=24", model, "--seed", "3")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "random float32[1 3 16 24] (seed 3)")
+	require.Contains(t, out, "float32[1 1 16 24]")
+}
+
+func TestPlanJSON(t *testing.T) {
+	code, out, errOut := cli(t, "plan", exampleFile(t), "--json", "--dim", "H=64", "--dim", "W=64")
+	require.Equal(t, 0, code, errOut)
+	var r struct {
+		Steps []map[string]any `json:"steps"`
+		Peak  *int64           `json:"peak_bytes"`
+		Total *int64           `json:"unshared_bytes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.NotEmpty(t, r.Steps)
+	require.NotNil(t, r.Peak)
+	require.NotNil(t, r.Total)
+	require.LessOrEqual(t, *r.Peak, *r.Total)
+	for _, s := range r.Steps {
+		require.Contains(t, s, "node")
+		require.Contains(t, s, "op")
+		require.Equal(t, "cpu", s["device"])
+		require.Contains(t, s, "outputs")
+	}
+	code, out, _ = cli(t, "plan", exampleFile(t))
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "peak arena bytes")
+}
+
+func TestInspect(t *testing.T) {
+	code, out, errOut := cli(t, "inspect", exampleFile(t))
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "image: float32[1 3 H W]")
+	require.Contains(t, out, "Conv")
+	code, out, _ = cli(t, "inspect", "--json", exampleFile(t))
+	require.Equal(t, 0, code)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Contains(t, r, "ops")
+	require.Contains(t, r, "parameters")
+}
+
+func TestBenchJSON(t *testing.T) {
+	code, out, errOut := cli(t, "bench", exampleFile(t), "--runs", "3", "--warmup", "1", "--json", "--dim", "H=32", "--dim", "W=32")
+	require.Equal(t, 0, code, errOut)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	for _, k := range []string{"load_ms", "first_run_ms", "median_ms", "p90_ms", "runs", "device", "peak_rss_bytes", "rss_anon_bytes"} {
+		require.Contains(t, r, k)
+	}
+	require.Equal(t, 3.0, r["runs"])
+	require.Equal(t, "cpu", r["device"])
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		says string
+	}{
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"run", "/nonexistent/model.onnx"}, "no such file"},
+		{[]string{"bench"}, "no model given"},
+		{[]string{"run", "-i", "x=y.npy"}, "needs a MODEL"},
+		{[]string{"run", "--device", "tpu"}, `device "tpu"`},
+		{[]string{"plan", "a.onnx", "b.onnx"}, "one model expected"},
+	}
+	for _, c := range cases {
+		code, _, errOut := cli(t, c.args...)
+		require.Equal(t, 1, code, c.args)
+		require.Contains(t, errOut, c.says, c.args)
+	}
+	code, out, _ := cli(t, "run", "--help")
+	require.Equal(t, 0, code)
+	require.Empty(t, out)
+}
+
+func TestOutputFileNames(t *testing.T) {
+	dir := t.TempDir()
+	tt := graph.NewTensor(graph.Float, []int64{1})
+	file, err := writeOutput(dir, "a/b:c d", tt)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "a_b_c_d.npy"), file)
+}
