@@ -1,0 +1,159 @@
+package hostfallback
+
+import (
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+func init() {
+	Register("Pad", padKernel)
+}
+
+// zeroCell returns one cell holding dt's zero value ("" for strings).
+func zeroCell(dt graph.DType) cells {
+	if dt == graph.String {
+		return cells{s: []string{""}}
+	}
+	size := max(dt.Size(), 1)
+	return cells{b: make([]byte, size), size: size}
+}
+
+func padKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	r := x.Rank()
+	fill := zeroCell(x.DType)
+	var pads []int64
+	if c.Opset < 11 {
+		name := "pads"
+		if c.Opset < 2 {
+			name = "paddings"
+		}
+		pads = c.Node.AttrInts(name, nil)
+		if v := c.Node.AttrFloat("value", 0); v != 0 {
+			b, ok := scalarBytes(x.DType, float64(v))
+			if !ok {
+				return c.Unsupported("pad value %g for %s", v, x.DType)
+			}
+			fill = cells{b: b, size: len(b)}
+		}
+	} else {
+		p, ok, err := intsInput(c, 1)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return c.Errorf("pads missing")
+		}
+		pads = p
+		if v := c.Tensor(2); v != nil {
+			if v.DType != x.DType || v.NumElements() != 1 {
+				return c.Errorf("constant_value %s must be one %s", v.ValueType(), x.DType)
+			}
+			fill = inCells(v)
+		}
+		if c.Opset >= 18 {
+			if pads, err = padsForAxes(c, pads, r); err != nil {
+				return err
+			}
+		}
+	}
+	if len(pads) != 2*r {
+		return c.Errorf("%d pads for a rank-%d input", len(pads), r)
+	}
+	mode := c.Node.AttrString("mode", "constant")
+	switch mode {
+	case "constant", "edge", "reflect":
+	case "wrap":
+		if c.Opset < 19 {
+			return c.Errorf("mode wrap needs opset 19")
+		}
+	default:
+		return c.Errorf("unknown mode %q", mode)
+	}
+	shape := make([]int64, r)
+	for k, n := range x.Shape {
+		before, after := pads[k], pads[k+r]
+		if before > maxElements || after > maxElements || before < -n || after < -n || n+before+after < 0 {
+			return c.Errorf("pads %v do not fit axis %d of size %d", pads, k, n)
+		}
+		shape[k] = n + before + after
+	}
+	if err := checkShape(c, shape); err != nil {
+		return err
+	}
+	tabs := make([][]int64, r)
+	strides := stridesOf(x.Shape)
+	for k, n := range x.Shape {
+		before, after := pads[k], pads[k+r]
+		tab := make([]int64, shape[k])
+		if mode == "constant" {
+			for i := range tab {
+				tab[i] = outside
+				if j := int64(i) - before; j >= 0 && j < n {
+					tab[i] = j * strides[k]
+				}
+			}
+			tabs[k] = tab
+			continue
+		}
+		// Negative pads crop first; the other modes then pad the rest.
+		lo := max(0, -before)
+		m := n - lo - max(0, -after)
+		if m <= 0 && shape[k] > 0 {
+			return c.Errorf("mode %s cannot pad empty axis %d", mode, k)
+		}
+		for i := range tab {
+			tab[i] = (lo + padSource(mode, int64(i)-max(before, 0), m)) * strides[k]
+		}
+		tabs[k] = tab
+	}
+	out := c.Output(0, x.DType, shape)
+	dst := outCells(out)
+	gatherTables(dst, inCells(x), shape, tabs, fill)
+	storeCells(out, dst)
+	return nil
+}
+
+// padsForAxes spreads Pad-18's pads, given for the axes input only, over
+// all r axes.
+func padsForAxes(c *Call, pads []int64, r int) ([]int64, error) {
+	axes, ok, err := intsInput(c, 3)
+	if err != nil || !ok {
+		return pads, err
+	}
+	ax, err := resolveAxes(c, axes, r)
+	if err != nil {
+		return nil, err
+	}
+	if len(pads) != 2*len(ax) {
+		return nil, c.Errorf("%d pads for %d axes", len(pads), len(ax))
+	}
+	full := make([]int64, 2*r)
+	for i, a := range ax {
+		full[a], full[a+r] = pads[i], pads[i+len(ax)]
+	}
+	return full, nil
+}
+
+// padSource maps position j (relative to the first kept element, possibly
+// outside [0, m)) to the element of an axis of length m that the edge,
+// reflect or wrap mode reads.
+func padSource(mode string, j, m int64) int64 {
+	switch mode {
+	case "edge":
+		return min(max(j, 0), m-1)
+	case "wrap":
+		return (j%m + m) % m
+	}
+	if m == 1 {
+		return 0
+	}
+	p := 2 * (m - 1)
+	j = (j%p + p) % p
+	if j >= m {
+		j = p - j
+	}
+	return j
+}

@@ -1,0 +1,619 @@
+package hostfallback
+
+import (
+	"math"
+	"slices"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// Resize and the legacy Upsample, following the ONNX reference
+// implementation: every axis is resampled on its own (separably) with n
+// taps per output position; a tap reads the input clamped to its edges
+// ("edge" padding), and its weight comes from the mode's coefficients.
+// Nearest resizing moves elements and works on every type; linear and
+// cubic compute in float64 and convert back (integers truncated).
+
+func init() {
+	Register("Resize", resizeKernel)
+	Register("Upsample", upsampleKernel)
+}
+
+// resizeSpec is a resize with every argument resolved to full rank.
+type resizeSpec struct {
+	mode, coord, nearest string
+	// legacy selects Upsample's and Resize-10's nearest rounding: floor
+	// when enlarging an axis, ceil when shrinking it.
+	legacy         bool
+	cubicA         float64
+	excludeOutside bool
+	antialias      bool
+	extrapolation  float64
+	scales         []float64
+	shape          []int64 // output shape
+	roi            []float64
+}
+
+func resizeKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	r := x.Rank()
+	n := c.Node
+	s := &resizeSpec{
+		mode:   n.AttrString("mode", "nearest"),
+		coord:  "asymmetric",
+		legacy: true,
+		cubicA: -0.75,
+	}
+	if c.Opset < 11 {
+		sc, err := floatsInput(c, 1)
+		if err != nil {
+			return err
+		}
+		if err := s.fromScales(c, x.Shape, sc, nil); err != nil {
+			return err
+		}
+		return s.run(c, x)
+	}
+	s.legacy = false
+	s.coord = n.AttrString("coordinate_transformation_mode", "half_pixel")
+	s.nearest = n.AttrString("nearest_mode", "round_prefer_floor")
+	s.cubicA = float64(n.AttrFloat("cubic_coeff_a", -0.75))
+	s.excludeOutside = n.AttrInt("exclude_outside", 0) != 0
+	s.extrapolation = float64(n.AttrFloat("extrapolation_value", 0))
+	var axes []int
+	if c.Opset >= 18 {
+		s.antialias = n.AttrInt("antialias", 0) != 0
+		if a := n.Attr("axes"); a != nil && a.Type == graph.AttrInts {
+			if axes, err = resolveAxes(c, a.Ints, r); err != nil {
+				return err
+			}
+		}
+	}
+	if axes == nil {
+		axes = make([]int, r)
+		for i := range axes {
+			axes[i] = i
+		}
+	}
+	if s.coord == "tf_crop_and_resize" {
+		roi, err := floatsInput(c, 1)
+		if err != nil {
+			return err
+		}
+		if len(roi) != 2*len(axes) {
+			return c.Errorf("roi has %d values for %d axes", len(roi), len(axes))
+		}
+		s.roi = make([]float64, 2*r)
+		for i := range r {
+			s.roi[r+i] = 1
+		}
+		for i, a := range axes {
+			s.roi[a], s.roi[r+a] = roi[i], roi[len(axes)+i]
+		}
+	}
+	scales, err := floatsInput(c, 2)
+	if err != nil {
+		return err
+	}
+	sizes, _, err := intsInput(c, 3)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(scales) > 0 && len(sizes) > 0:
+		return c.Errorf("both scales and sizes given")
+	case len(scales) > 0:
+		err = s.fromScales(c, x.Shape, scales, axes)
+	case len(sizes) > 0:
+		policy := "stretch"
+		if c.Opset >= 18 {
+			policy = n.AttrString("keep_aspect_ratio_policy", "stretch")
+		}
+		err = s.fromSizes(c, x.Shape, sizes, axes, policy)
+	default:
+		err = c.Errorf("neither scales nor sizes given")
+	}
+	if err != nil {
+		return err
+	}
+	return s.run(c, x)
+}
+
+func upsampleKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	s := &resizeSpec{mode: c.Node.AttrString("mode", "nearest"), coord: "asymmetric", legacy: true}
+	var scales []float64
+	switch {
+	case c.Opset < 7:
+		if x.Rank() != 4 {
+			return c.Errorf("input must have rank 4, has shape %v", x.Shape)
+		}
+		h, w := c.Node.AttrFloat("height_scale", 0), c.Node.AttrFloat("width_scale", 0)
+		scales = []float64{1, 1, float64(h), float64(w)}
+		if s.mode == "bilinear" {
+			s.mode = "linear"
+		}
+	case c.Opset < 9:
+		for _, f := range c.Node.AttrFloats("scales", nil) {
+			scales = append(scales, float64(f))
+		}
+	default:
+		if scales, err = floatsInput(c, 1); err != nil {
+			return err
+		}
+	}
+	if err := s.fromScales(c, x.Shape, scales, nil); err != nil {
+		return err
+	}
+	return s.run(c, x)
+}
+
+// floatsInput returns optional input i (a float tensor) as float64s.
+func floatsInput(c *Call, i int) ([]float64, error) {
+	t := c.Tensor(i)
+	if t == nil {
+		return nil, nil
+	}
+	if !t.DType.IsFloat() {
+		return nil, c.Errorf("input %d must be floating-point, is %s", i, t.DType)
+	}
+	v, ok := toFloat64s(t)
+	if !ok {
+		return nil, c.Unsupported("input %d of type %s", i, t.DType)
+	}
+	return v, nil
+}
+
+// fromScales sets scales and the output shape from per-axis scales (given
+// for axes, or for all axes when axes is nil).
+func (s *resizeSpec) fromScales(c *Call, in []int64, scales []float64, axes []int) error {
+	r := len(in)
+	if axes == nil {
+		axes = make([]int, r)
+		for i := range axes {
+			axes[i] = i
+		}
+	}
+	if len(scales) != len(axes) {
+		return c.Errorf("%d scales for %d axes", len(scales), len(axes))
+	}
+	s.scales = slices.Repeat([]float64{1}, r)
+	for i, a := range axes {
+		if !(scales[i] > 0) || math.IsInf(scales[i], 0) {
+			return c.Errorf("scale %g must be positive", scales[i])
+		}
+		s.scales[a] = scales[i]
+	}
+	s.shape = make([]int64, r)
+	for i, d := range in {
+		f := s.scales[i] * float64(d)
+		if f >= maxElements {
+			return c.Errorf("scale %g makes axis %d too large", s.scales[i], i)
+		}
+		s.shape[i] = int64(f)
+	}
+	return nil
+}
+
+// fromSizes sets scales and the output shape from per-axis output sizes
+// and the keep_aspect_ratio_policy.
+func (s *resizeSpec) fromSizes(c *Call, in, sizes []int64, axes []int, policy string) error {
+	r := len(in)
+	if len(sizes) != len(axes) {
+		return c.Errorf("%d sizes for %d axes", len(sizes), len(axes))
+	}
+	s.shape = append([]int64{}, in...)
+	s.scales = slices.Repeat([]float64{1}, r)
+	for i, a := range axes {
+		if sizes[i] < 0 || (in[a] == 0 && sizes[i] != 0) {
+			return c.Errorf("cannot resize axis %d of size %d to %d", a, in[a], sizes[i])
+		}
+		s.shape[a] = sizes[i]
+		if in[a] > 0 {
+			s.scales[a] = float64(sizes[i]) / float64(in[a])
+		}
+	}
+	if policy == "stretch" {
+		return checkShape(c, s.shape)
+	}
+	scale := s.scales[axes[0]]
+	for _, a := range axes {
+		switch policy {
+		case "not_larger":
+			scale = min(scale, s.scales[a])
+		case "not_smaller":
+			scale = max(scale, s.scales[a])
+		default:
+			return c.Errorf("unknown keep_aspect_ratio_policy %q", policy)
+		}
+	}
+	for _, a := range axes {
+		f := scale*float64(in[a]) + 0.5
+		if f >= maxElements {
+			return c.Errorf("sizes %v make axis %d too large", sizes, a)
+		}
+		s.scales[a] = scale
+		s.shape[a] = int64(f)
+	}
+	return checkShape(c, s.shape)
+}
+
+// run resizes x to output 0.
+func (s *resizeSpec) run(c *Call, x *graph.Tensor) error {
+	switch s.mode {
+	case "nearest", "linear", "cubic":
+	default:
+		return c.Errorf("unknown mode %q", s.mode)
+	}
+	switch s.coord {
+	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+		"tf_crop_and_resize", "tf_half_pixel_for_nn":
+	default:
+		return c.Errorf("unknown coordinate_transformation_mode %q", s.coord)
+	}
+	switch {
+	case s.legacy:
+	case s.nearest == "round_prefer_floor", s.nearest == "round_prefer_ceil", s.nearest == "floor", s.nearest == "ceil":
+	default:
+		return c.Errorf("unknown nearest_mode %q", s.nearest)
+	}
+	if s.mode == "nearest" && s.antialias {
+		return c.Errorf("antialias does not apply to nearest mode")
+	}
+	r := x.Rank()
+	maps := make([]axisMap, r)
+	for d := range r {
+		maps[d] = s.axisMap(d, x.Shape[d], s.shape[d])
+	}
+	if s.mode == "nearest" {
+		return s.nearestResize(c, x, maps)
+	}
+	if x.DType == graph.Float {
+		// float32 is interpolated in float32, straight from the input into
+		// the output: half the memory traffic of the float64 path.
+		out := c.Output(0, x.DType, s.shape)
+		resample(maps, graph.View[float32](x), x.Shape, graph.View[float32](out), float32(s.extrapolation))
+		return nil
+	}
+	data, ok := toFloat64s(x)
+	if !ok {
+		return c.Unsupported("%s resize of %s", s.mode, x.DType)
+	}
+	res := make([]float64, graph.NumElements(s.shape))
+	resample(maps, data, x.Shape, res, s.extrapolation)
+	fromFloat64s(c.Output(0, x.DType, s.shape), res)
+	return nil
+}
+
+// resample applies the axis maps to data, a tensor of the given shape, from
+// the last axis to the first as the reference does, skipping axes the maps
+// leave unchanged, and writes the result to dst.
+func resample[F float32 | float64](maps []axisMap, data []F, shape []int64, dst []F, extrap F) {
+	var axes []int
+	for d := len(maps) - 1; d >= 0; d-- {
+		if !maps[d].identity(shape[d]) {
+			axes = append(axes, d)
+		}
+	}
+	if len(axes) == 0 {
+		copy(dst, data)
+		return
+	}
+	cur := slices.Clone(shape)
+	for j, d := range axes {
+		var into []F
+		if j == len(axes)-1 {
+			into = dst
+		}
+		data = resampleAxis(&maps[d], data, cur, d, extrap, into)
+		cur[d] = int64(len(maps[d].extrap))
+	}
+}
+
+// nearestResize moves elements: axis d's output o reads its map's single
+// tap, or the extrapolation value.
+func (s *resizeSpec) nearestResize(c *Call, x *graph.Tensor, maps []axisMap) error {
+	strides := stridesOf(x.Shape)
+	tabs := make([][]int64, len(maps))
+	needFill := false
+	for d, m := range maps {
+		tabs[d] = make([]int64, len(m.extrap))
+		for o, ex := range m.extrap {
+			if ex {
+				tabs[d][o] = outside
+				needFill = true
+			} else {
+				tabs[d][o] = m.idx[o] * strides[d]
+			}
+		}
+	}
+	var fill cells
+	if needFill {
+		b, ok := scalarBytes(x.DType, s.extrapolation)
+		if !ok {
+			return c.Unsupported("extrapolation value for %s", x.DType)
+		}
+		fill = cells{b: b, size: len(b)}
+	}
+	out := c.Output(0, x.DType, s.shape)
+	dst := outCells(out)
+	gatherTables(dst, inCells(x), s.shape, tabs, fill)
+	storeCells(out, dst)
+	return nil
+}
+
+// axisMap is the resampling of one axis: output o is
+// sum_t w[o*n+t] * in[idx[o*n+t]], or the extrapolation value when
+// extrap[o].
+type axisMap struct {
+	n      int
+	idx    []int64
+	w      []float64
+	extrap []bool
+}
+
+// origin maps output coordinate o of an axis resized from in to out
+// elements by scale to the input coordinate; extrap reports a
+// tf_crop_and_resize coordinate outside the input.
+func (s *resizeSpec) origin(d int, o, in, out int64, scale float64) (x float64, extrap bool) {
+	fo, fin := float64(o), float64(in)
+	outW := scale * fin
+	switch s.coord {
+	case "align_corners":
+		if outW == 1 {
+			return 0, false
+		}
+		return fo * (fin - 1) / (outW - 1), false
+	case "asymmetric":
+		return fo / scale, false
+	case "tf_crop_and_resize":
+		r := len(s.shape)
+		lo, hi := s.roi[d], s.roi[r+d]
+		if outW == 1 {
+			x = (hi - lo) * (fin - 1) / 2
+		} else {
+			x = fo * (hi - lo) * (fin - 1) / (outW - 1)
+		}
+		x += lo * (fin - 1)
+		return x, x < 0 || x > fin-1
+	case "pytorch_half_pixel":
+		if outW == 1 {
+			return -0.5, false
+		}
+		return (fo+0.5)/scale - 0.5, false
+	case "half_pixel_symmetric":
+		adjustment := float64(out) / outW
+		offset := fin / 2 * (1 - adjustment)
+		return offset + (fo+0.5)/scale - 0.5, false
+	case "tf_half_pixel_for_nn":
+		return (fo + 0.5) / scale, false
+	}
+	return (fo+0.5)/scale - 0.5, false
+}
+
+// axisMap computes the resampling of axis d from in to out elements.
+func (s *resizeSpec) axisMap(d int, in, out int64) axisMap {
+	scale := s.scales[d]
+	m := axisMap{extrap: make([]bool, out)}
+	if s.mode == "nearest" {
+		m.n = 1
+		m.idx = make([]int64, out)
+	}
+	var coeffs []float64
+	for o := range out {
+		x, ex := s.origin(d, o, in, out, scale)
+		if ex {
+			m.extrap[o] = true
+			if m.n == 1 {
+				continue
+			}
+		}
+		if s.legacy && s.mode == "nearest" {
+			i := int64(x)
+			if scale < 1 {
+				i = int64(math.Ceil(x))
+			}
+			m.idx[o] = min(max(i, 0), in-1)
+			continue
+		}
+		// ratio is in (0, 1]: an integer x is approached from its left.
+		ratio := x - math.Floor(x)
+		if ratio == 0 {
+			ratio = 1
+		}
+		coeffs = s.coeffs(coeffs[:0], ratio, scale)
+		// The taps are the n integers nearest x, preferring lower ones,
+		// kept within the input padded by ceil(n/2) on each side. Like the
+		// reference, find them around x+pad in padded coordinates, which
+		// can round differently from x.
+		n := int64(len(coeffs))
+		pad := (n + 1) / 2
+		start := int64(math.Ceil(x+float64(pad))) - n/2 - pad
+		start = min(max(start, -pad), in+pad-n)
+		if m.n == 1 {
+			// exclude_outside does not apply: the reference would
+			// renormalise a single zeroed weight into NaN.
+			pick := int64(0)
+			if coeffs[1] != 0 {
+				pick = 1
+			}
+			m.idx[o] = min(max(start+pick, 0), in-1)
+			continue
+		}
+		if m.n == 0 {
+			m.n = len(coeffs)
+			m.idx = make([]int64, out*n)
+			m.w = make([]float64, out*n)
+		}
+		if s.excludeOutside {
+			sum := 0.0
+			for t := range coeffs {
+				if j := start + int64(t); j < 0 || j >= in {
+					coeffs[t] = 0
+				}
+				sum += coeffs[t]
+			}
+			for t := range coeffs {
+				coeffs[t] /= sum
+			}
+		}
+		for t, w := range coeffs {
+			m.idx[o*n+int64(t)] = min(max(start+int64(t), 0), in-1)
+			m.w[o*n+int64(t)] = w
+		}
+	}
+	return m
+}
+
+// coeffs appends the mode's tap weights for an input coordinate ratio in
+// (0, 1] past its left tap, at the given scale.
+func (s *resizeSpec) coeffs(dst []float64, ratio, scale float64) []float64 {
+	switch s.mode {
+	case "nearest":
+		var second bool
+		switch s.nearest {
+		case "round_prefer_floor":
+			second = ratio > 0.5
+		case "round_prefer_ceil":
+			second = ratio >= 0.5
+		case "ceil":
+			second = true
+		}
+		if ratio == 1 {
+			second = true
+		}
+		if second {
+			return append(dst, 0, 1)
+		}
+		return append(dst, 1, 0)
+	case "linear":
+		if !s.antialias {
+			return append(dst, 1-ratio, ratio)
+		}
+		sc := min(scale, 1)
+		start := int64(math.Floor(-1/sc)) + 1
+		sum := 0.0
+		for i := start; i < 2-start; i++ {
+			w := min(max(1-math.Abs((float64(i)-ratio)*sc), 0), 1)
+			dst = append(dst, w)
+			sum += w
+		}
+		return normalize(dst, sum)
+	}
+	a := s.cubicA
+	if !s.antialias {
+		return append(dst,
+			((a*(ratio+1)-5*a)*(ratio+1)+8*a)*(ratio+1)-4*a,
+			((a+2)*ratio-(a+3))*ratio*ratio+1,
+			((a+2)*(1-ratio)-(a+3))*(1-ratio)*(1-ratio)+1,
+			((a*((1-ratio)+1)-5*a)*((1-ratio)+1)+8*a)*((1-ratio)+1)-4*a)
+	}
+	sc := min(scale, 1)
+	start := int64(math.Floor(-2/sc)) + 1
+	sum := 0.0
+	for i := start; i < 2-start; i++ {
+		x := math.Abs(sc * (float64(i) - ratio))
+		var w float64
+		switch {
+		case x <= 1:
+			w = (a+2)*x*x*x - (a+3)*x*x + 1
+		case x < 2:
+			w = a*x*x*x - 5*a*x*x + 8*a*x - 4*a
+		}
+		dst = append(dst, w)
+		sum += w
+	}
+	return normalize(dst, sum)
+}
+
+// normalize divides the weights by their sum.
+func normalize(w []float64, sum float64) []float64 {
+	for i := range w {
+		w[i] /= sum
+	}
+	return w
+}
+
+// identity reports whether the map leaves an axis of length in unchanged.
+func (m *axisMap) identity(in int64) bool {
+	if int64(len(m.extrap)) != in || m.n == 0 {
+		return int64(len(m.extrap)) == in && in == 0
+	}
+	for o := range in {
+		if m.extrap[o] {
+			return false
+		}
+		for t := range m.n {
+			k := o*int64(m.n) + int64(t)
+			if w := m.w[k]; w != 0 && (w != 1 || m.idx[k] != o) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// resampleAxis resamples axis d of data, a tensor of the given shape, into
+// dst (allocated when nil) and returns it.
+func resampleAxis[F float32 | float64](m *axisMap, data []F, shape []int64, d int, extrap F, dst []F) []F {
+	in, out := shape[d], int64(len(m.extrap))
+	outer, inner := graph.NumElements(shape[:d]), graph.NumElements(shape[d+1:])
+	if dst == nil {
+		dst = make([]F, outer*out*inner)
+	}
+	n := int64(m.n)
+	ParallelFor(int(outer*out), int(max(1, 8192/max(inner*n, 1))), func(lo, hi int) {
+		ob, o := int64(lo)/out, int64(lo)%out
+		for row := int64(lo); row < int64(hi); row, o = row+1, o+1 {
+			if o == out {
+				ob, o = ob+1, 0
+			}
+			if inner == 1 {
+				// The last axis: one dot product per output element.
+				if m.extrap[o] {
+					dst[row] = extrap
+					continue
+				}
+				src := data[ob*in : (ob+1)*in]
+				if n == 2 {
+					dst[row] = F(m.w[2*o]*float64(src[m.idx[2*o]]) + m.w[2*o+1]*float64(src[m.idx[2*o+1]]))
+					continue
+				}
+				taps, w := m.idx[o*n:(o+1)*n], m.w[o*n:(o+1)*n]
+				sum := 0.0
+				for t, i := range taps {
+					sum += w[t] * float64(src[i])
+				}
+				dst[row] = F(sum)
+				continue
+			}
+			res := dst[row*inner : (row+1)*inner]
+			if m.extrap[o] {
+				for i := range res {
+					res[i] = extrap
+				}
+				continue
+			}
+			base := ob * in * inner
+			taps, w := m.idx[o*n:(o+1)*n], m.w[o*n:(o+1)*n]
+			src, w0 := data[base+taps[0]*inner:][:len(res)], F(w[0])
+			for i, v := range src {
+				res[i] = w0 * v
+			}
+			for t := 1; t < len(taps); t++ {
+				src := data[base+taps[t]*inner:][:len(res)]
+				wt := F(w[t])
+				for i, v := range src {
+					res[i] += wt * v
+				}
+			}
+		}
+	})
+	return dst
+}

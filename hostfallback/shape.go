@@ -1,0 +1,227 @@
+package hostfallback
+
+import (
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// Shape-only ops: the output holds the input's elements unchanged, under a
+// new shape (Reshape, Flatten, Squeeze, Unsqueeze), or describes the shape
+// (Shape, Size).
+
+func init() {
+	Register("Reshape", reshapeKernel)
+	Register("Flatten", flattenKernel)
+	Register("Squeeze", squeezeKernel)
+	Register("Unsqueeze", unsqueezeKernel)
+	Register("Shape", shapeKernel)
+	Register("Size", sizeKernel)
+}
+
+// reshaped writes x's elements to output 0 with the given shape.
+func reshaped(c *Call, x *graph.Tensor, shape []int64) error {
+	if err := checkShape(c, shape); err != nil {
+		return err
+	}
+	if graph.NumElements(shape) != x.NumElements() {
+		return c.Errorf("cannot reshape %v (%d elements) to %v", x.Shape, x.NumElements(), shape)
+	}
+	copyTensor(c.Output(0, x.DType, shape), x)
+	return nil
+}
+
+func reshapeKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	var spec []int64
+	if c.Opset < 5 {
+		spec = c.Node.AttrInts("shape", nil)
+	} else {
+		s, err := inputTensor(c, 1)
+		if err != nil {
+			return err
+		}
+		if spec, err = s.Int64s(); err != nil {
+			return c.Errorf("shape: %w", err)
+		}
+	}
+	shape, err := reshapeTarget(c, x.Shape, spec, c.Opset >= 14 && c.Node.AttrInt("allowzero", 0) != 0)
+	if err != nil {
+		return err
+	}
+	return reshaped(c, x, shape)
+}
+
+// reshapeTarget resolves Reshape's shape argument against the input shape:
+// 0 copies the input dimension (unless allowZero), -1 is inferred.
+func reshapeTarget(c *Call, in, spec []int64, allowZero bool) ([]int64, error) {
+	shape := make([]int64, len(spec))
+	infer, known := -1, int64(1)
+	for i, d := range spec {
+		switch {
+		case d == -1:
+			if infer >= 0 {
+				return nil, c.Errorf("shape %v has more than one -1", spec)
+			}
+			infer = i
+			continue
+		case d == 0 && !allowZero:
+			if i >= len(in) {
+				return nil, c.Errorf("shape %v copies dimension %d of a rank-%d input", spec, i, len(in))
+			}
+			d = in[i]
+		case d < 0:
+			return nil, c.Errorf("invalid dimension %d in shape %v", d, spec)
+		}
+		shape[i] = d
+		if d > graph.NumElements(in) && graph.NumElements(in) > 0 {
+			return nil, c.Errorf("shape %v does not fit input %v", spec, in)
+		}
+		known *= d
+	}
+	if infer >= 0 {
+		total := graph.NumElements(in)
+		if known == 0 || total%known != 0 {
+			return nil, c.Errorf("cannot infer the -1 of shape %v for input %v", spec, in)
+		}
+		shape[infer] = total / known
+	}
+	return shape, nil
+}
+
+func flattenKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	axis := c.Node.AttrInt("axis", 1)
+	r := int64(x.Rank())
+	if axis < -r || axis > r {
+		return c.Errorf("axis %d out of range for rank %d", axis, r)
+	}
+	if axis < 0 {
+		axis += r
+	}
+	return reshaped(c, x, []int64{graph.NumElements(x.Shape[:axis]), graph.NumElements(x.Shape[axis:])})
+}
+
+// axesArg returns the axes of Squeeze/Unsqueeze/Slice-like ops: an
+// attribute before opset `since`, input 1 from then on; ok is false when
+// they are absent.
+func axesArg(c *Call, since int64, input int) (axes []int64, ok bool, err error) {
+	if c.Opset < since {
+		a := c.Node.Attr("axes")
+		if a == nil || a.Type != graph.AttrInts {
+			return nil, false, nil
+		}
+		return a.Ints, true, nil
+	}
+	return intsInput(c, input)
+}
+
+func squeezeKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	axes, _, err := axesArg(c, 13, 1)
+	if err != nil {
+		return err
+	}
+	// No axes, or an empty list, squeezes every axis of size 1.
+	drop := make([]bool, x.Rank())
+	if len(axes) > 0 {
+		ax, err := resolveAxes(c, axes, x.Rank())
+		if err != nil {
+			return err
+		}
+		for _, a := range ax {
+			if x.Shape[a] != 1 {
+				return c.Errorf("cannot squeeze axis %d of size %d", a, x.Shape[a])
+			}
+			drop[a] = true
+		}
+	} else {
+		for i, d := range x.Shape {
+			drop[i] = d == 1
+		}
+	}
+	shape := make([]int64, 0, x.Rank())
+	for i, d := range x.Shape {
+		if !drop[i] {
+			shape = append(shape, d)
+		}
+	}
+	return reshaped(c, x, shape)
+}
+
+func unsqueezeKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	axes, ok, err := axesArg(c, 13, 1)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.Errorf("axes missing")
+	}
+	r := x.Rank() + len(axes)
+	ax, err := resolveAxes(c, axes, r)
+	if err != nil {
+		return err
+	}
+	inserted := make([]bool, r)
+	for _, a := range ax {
+		inserted[a] = true
+	}
+	shape := make([]int64, r)
+	src := x.Shape
+	for i := range shape {
+		if inserted[i] {
+			shape[i] = 1
+		} else {
+			shape[i], src = src[0], src[1:]
+		}
+	}
+	return reshaped(c, x, shape)
+}
+
+func shapeKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	r := int64(x.Rank())
+	start, end := int64(0), r
+	if c.Opset >= 15 {
+		start = clampShapeBound(c.Node.AttrInt("start", 0), r)
+		end = clampShapeBound(c.Node.AttrInt("end", r), r)
+	}
+	n := max(end-start, 0)
+	out := c.Output(0, graph.Int64, []int64{n})
+	if n > 0 {
+		copy(graph.View[int64](out), x.Shape[start:end])
+	}
+	return nil
+}
+
+// clampShapeBound resolves a Shape start or end: negative counts from the
+// back, then clamp to [0, r].
+func clampShapeBound(v, r int64) int64 {
+	if v < 0 {
+		v += r
+	}
+	return min(max(v, 0), r)
+}
+
+func sizeKernel(c *Call) error {
+	x, err := inputTensor(c, 0)
+	if err != nil {
+		return err
+	}
+	graph.View[int64](c.Output(0, graph.Int64, nil))[0] = x.NumElements()
+	return nil
+}
