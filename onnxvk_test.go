@@ -12,6 +12,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/example"
 )
 
 // mlpModel builds a two-layer perceptron with a symbolic batch dimension N:
@@ -90,17 +91,40 @@ func TestRunMLP(t *testing.T) {
 }
 
 // TestRunConcurrent runs one session from 8 goroutines, 200 runs each, and
-// requires every result to equal the single-threaded one bit for bit.
+// requires every result to equal the single-threaded one bit for bit: for
+// the MLP and for the convolutional example model.
 func TestRunConcurrent(t *testing.T) {
-	sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
-	require.NoError(t, err)
-	defer sess.Close()
-	inputs := []*onnxvk.Tensor{randomInput(t, 1, 2), randomInput(t, 2, 5)}
-	var want [][]byte
-	for _, in := range inputs {
-		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": in})
+	t.Run("mlp", func(t *testing.T) {
+		sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
 		require.NoError(t, err)
-		want = append(want, append([]byte{}, out["probs"].Bytes()...))
+		defer sess.Close()
+		runConcurrently(t, sess, "x", "probs", []*onnxvk.Tensor{randomInput(t, 1, 2), randomInput(t, 2, 5)})
+	})
+	t.Run("example", func(t *testing.T) {
+		sess, err := onnxvk.LoadBytes(example.Model(), onnxvk.WithDevice("cpu"))
+		require.NoError(t, err)
+		defer sess.Close()
+		var inputs []*onnxvk.Tensor
+		for i, hw := range [][2]int64{{24, 32}, {17, 9}} {
+			rng := rand.New(rand.NewPCG(uint64(i), 5))
+			data := make([]float32, 3*hw[0]*hw[1])
+			for k := range data {
+				data[k] = rng.Float32()
+			}
+			x, err := onnxvk.NewTensor([]int64{1, 3, hw[0], hw[1]}, data)
+			require.NoError(t, err)
+			inputs = append(inputs, x)
+		}
+		runConcurrently(t, sess, "image", "edges", inputs)
+	})
+}
+
+func runConcurrently(t *testing.T, sess *onnxvk.Session, in, out string, inputs []*onnxvk.Tensor) {
+	var want [][]byte
+	for _, x := range inputs {
+		res, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{in: x})
+		require.NoError(t, err)
+		want = append(want, append([]byte{}, res[out].Bytes()...))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -110,12 +134,12 @@ func TestRunConcurrent(t *testing.T) {
 			defer wg.Done()
 			for r := range 200 {
 				k := (g + r) % len(inputs)
-				out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": inputs[k]})
+				res, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{in: inputs[k]})
 				if err != nil {
 					errs <- err
 					return
 				}
-				if !bytes.Equal(out["probs"].Bytes(), want[k]) {
+				if !bytes.Equal(res[out].Bytes(), want[k]) {
 					errs <- errors.New("result differs from the single-threaded run")
 					return
 				}

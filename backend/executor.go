@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -87,7 +88,8 @@ func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[
 	for i, t := range p.Constants {
 		f.Values[i] = t
 	}
-	foreign := e.foreign
+	// Clipped so that appending copies: e.foreign is shared by concurrent Runs.
+	foreign := slices.Clip(e.foreign)
 	for _, i := range p.Inputs {
 		v, ok := inputs[p.Values[i]]
 		if !ok {
