@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -70,18 +69,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	defer sess.Close()
 	res := benchResult{Model: filepath.Base(path), Device: sess.Device(), LoadMS: ms(time.Since(start)),
 		Runs: *runs, Warmup: *warmup, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon()}
-	feeds, err := readInputs(sess, inputs)
+	feeds, err := makeInputs(sess, inputs, dims, *seed, nil)
 	if err != nil {
 		return err
-	}
-	rng := rand.New(rand.NewPCG(*seed, 0x6f6e6e78766b))
-	for _, in := range sess.Inputs() {
-		if _, ok := feeds[in.Name]; ok || in.Optional {
-			continue
-		}
-		if feeds[in.Name], err = randomInput(in, dims, rng); err != nil {
-			return err
-		}
 	}
 	ctx := context.Background()
 	run := func() (time.Duration, error) {

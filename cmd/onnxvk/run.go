@@ -53,21 +53,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sess.Close()
-	feeds, err := readInputs(sess, inputs)
+	feeds, err := makeInputs(sess, inputs, dims, *seed, stdout)
 	if err != nil {
 		return err
-	}
-	rng := rand.New(rand.NewPCG(*seed, 0x6f6e6e78766b))
-	for _, in := range sess.Inputs() {
-		if _, ok := feeds[in.Name]; ok || in.Optional {
-			continue
-		}
-		t, err := randomInput(in, dims, rng)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "input  %s: random %s%v (seed %d)\n", in.Name, t.DType, t.Shape, *seed)
-		feeds[in.Name] = t
 	}
 	start := time.Now()
 	out, err := sess.RunValues(context.Background(), feeds)
@@ -94,6 +82,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  wrote %s\n", file)
 	}
 	return nil
+}
+
+// makeInputs reads the -i NAME=FILE flags and fills every other required
+// input with seeded random data, saying so on w when w is not nil.
+func makeInputs(sess *onnxvk.Session, specs []string, dims map[string]int64, seed uint64, w io.Writer) (map[string]graph.Value, error) {
+	feeds, err := readInputs(sess, specs)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6f6e6e78766b))
+	for _, in := range sess.Inputs() {
+		if _, ok := feeds[in.Name]; ok || in.Optional {
+			continue
+		}
+		t, err := randomInput(in, dims, rng)
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
+			fmt.Fprintf(w, "input  %s: random %s%v (seed %d)\n", in.Name, t.DType, t.Shape, seed)
+		}
+		feeds[in.Name] = t
+	}
+	return feeds, nil
 }
 
 // readInputs reads the -i NAME=FILE flags.
