@@ -1,0 +1,393 @@
+package hostfallback
+
+import (
+	"runtime"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+func init() {
+	Register("Conv", convKernel)
+	Register("ConvInteger", convIntegerKernel)
+}
+
+// convIm2colBudget bounds the im2col buffer of one tile, in elements.
+const convIm2colBudget = 1 << 18
+
+// convLayout is a checked convolution: batch n, cin input and m output
+// channels in group groups of cg and mg channels, and the spatial geometry.
+type convLayout struct {
+	*convGeom
+	n, cin, m, group, cg, mg int
+}
+
+// convPlan checks the shapes of X [N, C, D...] and W [M, C/group, k...] and
+// the attributes of a Conv-like node, and sizes its output.
+func convPlan(c *Call, xs, ws []int64) (*convLayout, error) {
+	if len(xs) < 3 || len(ws) != len(xs) {
+		return nil, c.Errorf("X%v and W%v must have the same rank ≥ 3", xs, ws)
+	}
+	group := int(c.Node.AttrInt("group", 1))
+	l := &convLayout{n: int(xs[0]), cin: int(xs[1]), m: int(ws[0]), group: group}
+	if group < 1 || l.cin%group != 0 || l.m%group != 0 || ws[1] != int64(l.cin/group) {
+		return nil, c.Errorf("X%v, W%v and group %d do not match", xs, ws, group)
+	}
+	l.cg, l.mg = l.cin/group, l.m/group
+	in := make([]int, len(xs)-2)
+	for i := range in {
+		in[i] = int(xs[i+2])
+	}
+	g, err := convAttrs(c, in, ws[2:])
+	if err != nil {
+		return nil, err
+	}
+	for d, k := range g.kernel {
+		if int64(k) != ws[d+2] {
+			return nil, c.Errorf("kernel_shape %v does not match W%v", g.kernel, ws)
+		}
+	}
+	l.convGeom = g
+	return l, g.forward(c, false)
+}
+
+// convKernel is ONNX Conv for float32 (float64, float16 and bfloat16 are
+// computed in float32).
+func convKernel(c *Call) error {
+	x, w := c.Tensor(0), c.Tensor(1)
+	if x == nil || w == nil {
+		return c.Errorf("inputs X and W are required")
+	}
+	if !f32Family(x.DType) {
+		return c.Unsupported("Conv of %s", x.DType)
+	}
+	if w.DType != x.DType {
+		return c.Errorf("X is %s but W is %s", x.DType, w.DType)
+	}
+	l, err := convPlan(c, x.Shape, w.Shape)
+	if err != nil {
+		return err
+	}
+	bias := c.Tensor(2)
+	if bias != nil && (bias.DType != x.DType || bias.Rank() != 1 || bias.Shape[0] != int64(l.m)) {
+		return c.Errorf("B %s%v must be %s[%d]", bias.DType, bias.Shape, x.DType, l.m)
+	}
+	y := c.Output(0, x.DType, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
+	out := f32Target(y)
+	if bias != nil {
+		convFillBias(out, f32Data(bias), l.n, l.outSize)
+	}
+	l.runF32(f32Data(x), f32Data(w), out)
+	f32Commit(y, out)
+	return nil
+}
+
+// convFillBias sets every output plane of y ([n, len(b), size]) to its
+// channel's bias.
+func convFillBias(y, b []float32, n, size int) {
+	for i := range n * len(b) {
+		plane := y[i*size : (i+1)*size]
+		v := b[i%len(b)]
+		for j := range plane {
+			plane[j] = v
+		}
+	}
+}
+
+// pointwise reports whether the convolution is a plain matrix product: a
+// 1×…×1 kernel with unit strides and no padding.
+func (l *convLayout) pointwise() bool {
+	for d := range l.rank {
+		if l.kernel[d] != 1 || l.stride[d] != 1 || l.padBegin[d] != 0 || l.padEnd[d] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// runF32 adds the convolution of x by w into y.
+func (l *convLayout) runF32(x, w, y []float32) {
+	switch {
+	case l.n == 0 || l.m == 0 || l.outSize == 0:
+	case l.cg == 1 && l.rank == 2:
+		l.depthwise2D(x, w, y)
+	case l.pointwise():
+		units := l.n * l.group
+		S := l.outSize
+		mm := func(u int, serial bool) {
+			n, grp := u/l.group, u%l.group
+			wg := w[grp*l.mg*l.cg:]
+			xg := x[(n*l.cin+grp*l.cg)*S:]
+			yg := y[(n*l.m+grp*l.mg)*S:]
+			if serial {
+				sgemmSerial(false, false, l.mg, S, l.cg, 1, wg, l.cg, xg, S, 1, yg, S)
+			} else {
+				sgemm(false, false, l.mg, S, l.cg, 1, wg, l.cg, xg, S, 1, yg, S)
+			}
+		}
+		convUnits(units, mm)
+	default:
+		convGeneral(l, x, w, y, func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, serial bool) {
+			if serial {
+				sgemmSerial(false, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
+			} else {
+				sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
+			}
+		}, false)
+	}
+}
+
+// convUnits runs f over independent work units: spread over goroutines
+// (f's serial flag set) when there are enough of them to balance, else one
+// after the other with f free to go parallel inside.
+func convUnits(units int, f func(u int, serial bool)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers > 1 && (units >= 4*workers || (units >= workers && units%workers == 0)) {
+		ParallelFor(units, 1, func(lo, hi int) {
+			for u := lo; u < hi; u++ {
+				f(u, true)
+			}
+		})
+		return
+	}
+	for u := range units {
+		f(u, false)
+	}
+}
+
+// convMatMul adds (or, for types without a bias, stores) the product of
+// an m×k and a k×n matrix into c; serial asks it not to spawn goroutines.
+type convMatMul[T float32 | int32] func(m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, serial bool)
+
+// convGeneral is the im2col convolution: for each image and group, tiles
+// of output positions are expanded into a (cg·kernel)×tile patch matrix
+// and multiplied by the group's filters. alwaysSerial asks for units on
+// goroutines even when there are few (for a mm that is serial anyway).
+func convGeneral[T float32 | int32](l *convLayout, x, w, y []T, mm convMatMul[T], alwaysSerial bool) {
+	S := l.outSize
+	rows := l.cg * l.kernelSize
+	if rows == 0 {
+		return
+	}
+	workers := runtime.GOMAXPROCS(0)
+	tile := min(S, max(convIm2colBudget/rows, 16))
+	tiles := (S + tile - 1) / tile
+	if images := l.n * l.group; images < workers && S >= 64*workers {
+		// Few images: split the positions so that every worker gets
+		// whole tiles of the same size.
+		per := (workers + images - 1) / images
+		tiles = (tiles + per - 1) / per * per
+	}
+	tile = (S + tiles - 1) / tiles
+	tiles = (S + tile - 1) / tile
+	taps := l.taps()
+	units := l.n * l.group * tiles
+	run := func(u int, serial bool, col []T) {
+		ng, t := u/tiles, u%tiles
+		n, grp := ng/l.group, ng%l.group
+		s0 := t * tile
+		s1 := min(s0+tile, S)
+		convIm2col(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, col)
+		mm(l.mg, s1-s0, rows, w[grp*l.mg*rows:], rows, col, s1-s0, y[(n*l.m+grp*l.mg)*S+s0:], S, serial)
+	}
+	if workers > 1 && (alwaysSerial || units >= 4*workers || units%workers == 0) {
+		ParallelFor(units, 1, func(lo, hi int) {
+			col := make([]T, rows*tile)
+			for u := lo; u < hi; u++ {
+				run(u, true, col)
+			}
+		})
+		return
+	}
+	col := make([]T, rows*tile)
+	for u := range units {
+		run(u, false, col)
+	}
+}
+
+// convIm2col fills col, a rows×(s1−s0) row-major matrix with a row per
+// (channel, kernel tap), with the input values under each tap for the
+// output positions [s0, s1); x holds cg input planes. Taps in the padding
+// read as zero.
+func convIm2col[T float32 | int32](g *convGeom, taps [][]int, x []T, cg, s0, s1 int, col []T) {
+	r := g.rank
+	last := r - 1
+	width := s1 - s0
+	outStrides, inStrides := convStrides(g.out), convStrides(g.in)
+	oc := make([]int, r)
+	st := g.stride[last]
+	for s := s0; s < s1; {
+		rem := s
+		for d := range r {
+			oc[d] = rem / outStrides[d]
+			rem %= outStrides[d]
+		}
+		o0 := oc[last]
+		o1 := min(g.out[last], o0+s1-s)
+		seg := s - s0
+		for t, off := range taps {
+			base, inside := 0, true
+			for d := range last {
+				i := oc[d]*g.stride[d] + off[d]
+				if i < 0 || i >= g.in[d] {
+					inside = false
+					break
+				}
+				base += i * inStrides[d]
+			}
+			of := off[last]
+			lo, hi := lastAxisRange(o0, o1, of, st, g.in[last])
+			for ch := range cg {
+				row := (ch*len(taps) + t) * width
+				dst := col[row+seg : row+seg+o1-o0]
+				if !inside {
+					clear(dst)
+					continue
+				}
+				clear(dst[:lo-o0])
+				clear(dst[hi-o0:])
+				src := x[ch*g.inSize+base:]
+				if st == 1 {
+					copy(dst[lo-o0:hi-o0], src[lo+of:hi+of])
+					continue
+				}
+				for o := lo; o < hi; o++ {
+					dst[o-o0] = src[o*st+of]
+				}
+			}
+		}
+		s += o1 - o0
+	}
+}
+
+// depthwise2D is the direct convolution of a 2-D layout with one input
+// channel per group (depthwise, possibly with a channel multiplier).
+func (l *convLayout) depthwise2D(x, w, y []float32) {
+	S, K := l.outSize, l.kernelSize
+	ParallelFor(l.n*l.m, max(1, 4096/max(S*K, 1)), func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			n, m := u/l.m, u%l.m
+			l.depthwisePlane(x[(n*l.cin+m/l.mg)*l.inSize:], w[m*K:(m+1)*K], y[u*S:(u+1)*S])
+		}
+	})
+}
+
+// depthwisePlane adds the 2-D convolution of one input plane by one
+// kernel into one output plane.
+func (l *convLayout) depthwisePlane(x, w, y []float32) {
+	H, W := l.in[0], l.in[1]
+	OH, OW := l.out[0], l.out[1]
+	KH, KW := l.kernel[0], l.kernel[1]
+	sh, sw := l.stride[0], l.stride[1]
+	offs := make([]int, KW)
+	spans := make([][2]int, KW)
+	// Three unit-stride taps of a row are applied in one pass over the
+	// output positions where all three are inside the input.
+	fused := sw == 1 && KW == 3
+	inLo, inHi := 0, OW
+	for kw := range KW {
+		offs[kw] = kw*l.dil[1] - l.padBegin[1]
+		lo, hi := lastAxisRange(0, OW, offs[kw], sw, W)
+		spans[kw] = [2]int{lo, hi}
+		inLo, inHi = max(inLo, lo), min(inHi, hi)
+	}
+	if !fused || inHi < inLo {
+		inLo, inHi = 0, 0
+	}
+	for oh := range OH {
+		yrow := y[oh*OW : (oh+1)*OW]
+		for kh := range KH {
+			ih := oh*sh + kh*l.dil[0] - l.padBegin[0]
+			if ih < 0 || ih >= H {
+				continue
+			}
+			xrow := x[ih*W : (ih+1)*W]
+			taps := w[kh*KW : (kh+1)*KW]
+			if inHi > inLo {
+				w0, w1, w2 := taps[0], taps[1], taps[2]
+				dst := yrow[inLo:inHi]
+				x0 := xrow[inLo+offs[0] : inHi+offs[0]][:len(dst)]
+				x1 := xrow[inLo+offs[1] : inHi+offs[1]][:len(dst)]
+				x2 := xrow[inLo+offs[2] : inHi+offs[2]][:len(dst)]
+				for i := range dst {
+					dst[i] += w0*x0[i] + w1*x1[i] + w2*x2[i]
+				}
+			}
+			for kw, span := range spans {
+				wv, off := taps[kw], offs[kw]
+				for _, r := range [2][2]int{{span[0], min(span[1], inLo)}, {max(span[0], inHi), span[1]}} {
+					if r[1] <= r[0] {
+						continue
+					}
+					if sw == 1 {
+						src := xrow[r[0]+off : r[1]+off]
+						dst := yrow[r[0]:r[1]][:len(src)]
+						for i, v := range src {
+							dst[i] += wv * v
+						}
+						continue
+					}
+					for o := r[0]; o < r[1]; o++ {
+						yrow[o] += wv * xrow[o*sw+off]
+					}
+				}
+			}
+		}
+	}
+}
+
+// convIntegerKernel is ONNX ConvInteger: the convolution of (X −
+// x_zero_point) by (W − w_zero_point) for 8-bit X and W, accumulated in
+// int32. x_zero_point is a scalar; w_zero_point a scalar or one value per
+// output channel. Padding reads as the zero point, that is as 0 after the
+// subtraction.
+func convIntegerKernel(c *Call) error {
+	x, w := c.Tensor(0), c.Tensor(1)
+	if x == nil || w == nil {
+		return c.Errorf("inputs x and w are required")
+	}
+	l, err := convPlan(c, x.Shape, w.Shape)
+	if err != nil {
+		return err
+	}
+	xv, err := int8Values(c, x)
+	if err != nil {
+		return err
+	}
+	wv, err := int8Values(c, w)
+	if err != nil {
+		return err
+	}
+	if zp := c.Tensor(2); zp != nil {
+		z, err := int8Values(c, zp)
+		if err != nil {
+			return err
+		}
+		if len(z) != 1 {
+			return c.Errorf("x_zero_point%v must be a scalar", zp.Shape)
+		}
+		for i := range xv {
+			xv[i] -= z[0]
+		}
+	}
+	if zp := c.Tensor(3); zp != nil {
+		z, err := int8Values(c, zp)
+		if err != nil {
+			return err
+		}
+		if len(z) != 1 && len(z) != l.m {
+			return c.Errorf("w_zero_point%v must be a scalar or hold %d values", zp.Shape, l.m)
+		}
+		per := l.cg * l.kernelSize
+		for i := range wv {
+			wv[i] -= z[(i/per)%len(z)]
+		}
+	}
+	y := c.Output(0, graph.Int32, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
+	if l.n == 0 || l.m == 0 || l.outSize == 0 {
+		return nil
+	}
+	convGeneral(l, xv, wv, graph.View[int32](y), func(m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, ldc int, _ bool) {
+		matmulLoop(false, false, m, n, k, a, lda, b, ldb, c, ldc)
+	}, true)
+	return nil
+}

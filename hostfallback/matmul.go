@@ -1,0 +1,269 @@
+package hostfallback
+
+import (
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+func init() {
+	Register("MatMul", matmulKernel)
+	Register("MatMulInteger", matmulIntegerKernel)
+}
+
+// matmulNum are the element types of the plain (unpacked) product loop.
+type matmulNum interface {
+	~float64 | ~int32 | ~int64 | ~uint32 | ~uint64
+}
+
+// matmulLoop sets C (m×n, row stride ldc) to op(A)·op(B) in T's own
+// arithmetic, with the same conventions as sgemm.
+func matmulLoop[T matmulNum](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	for i := range m {
+		crow := c[i*ldc : i*ldc+n]
+		clear(crow)
+		for p := range k {
+			av := a[i*lda+p]
+			if transA {
+				av = a[p*lda+i]
+			}
+			if transB {
+				for j := range crow {
+					crow[j] += av * b[j*ldb+p]
+				}
+				continue
+			}
+			for j, bv := range b[p*ldb : p*ldb+n] {
+				crow[j] += av * bv
+			}
+		}
+	}
+}
+
+// matmulShape is the layout of a numpy-style batched matrix product.
+type matmulShape struct {
+	m, n, k int
+	// out is the output shape.
+	out []int64
+	// offA and offB are, for each output matrix, the element offsets of
+	// its A and B operands.
+	offA, offB []int
+	// foldA is set when B is a single matrix, so that A's matrices can be
+	// stacked into one (batch·m)×k operand.
+	foldA bool
+}
+
+// matmulPlan checks and lays out numpy.matmul of shapes sa and sb: 1-D
+// operands are promoted to matrices (and the added dimension dropped from
+// the result) and the batch dimensions broadcast.
+func matmulPlan(c *Call, sa, sb []int64) (*matmulShape, error) {
+	if len(sa) == 0 || len(sb) == 0 {
+		return nil, c.Errorf("operands must have rank ≥ 1, got %v and %v", sa, sb)
+	}
+	ea, eb := sa, sb
+	if len(sa) == 1 {
+		ea = []int64{1, sa[0]}
+	}
+	if len(sb) == 1 {
+		eb = []int64{sb[0], 1}
+	}
+	ra, rb := len(ea), len(eb)
+	p := &matmulShape{m: int(ea[ra-2]), k: int(ea[ra-1]), n: int(eb[rb-1])}
+	if eb[rb-2] != int64(p.k) {
+		return nil, c.Errorf("shapes %v and %v do not multiply", sa, sb)
+	}
+	ba, bb := ea[:ra-2], eb[:rb-2]
+	rank := max(len(ba), len(bb))
+	batch := make([]int64, rank)
+	for i := range rank {
+		da, db := int64(1), int64(1)
+		if j := i - rank + len(ba); j >= 0 {
+			da = ba[j]
+		}
+		if j := i - rank + len(bb); j >= 0 {
+			db = bb[j]
+		}
+		switch {
+		case da == db || db == 1:
+			batch[i] = da
+		case da == 1:
+			batch[i] = db
+		default:
+			return nil, c.Errorf("batch dimensions of %v and %v do not broadcast", sa, sb)
+		}
+	}
+	p.out = append([]int64{}, batch...)
+	if len(sa) > 1 {
+		p.out = append(p.out, int64(p.m))
+	}
+	if len(sb) > 1 {
+		p.out = append(p.out, int64(p.n))
+	}
+	count := int(graph.NumElements(batch))
+	p.foldA = graph.NumElements(bb) == 1
+	p.offA, p.offB = make([]int, count), make([]int, count)
+	idx := make([]int64, rank)
+	for o := range count {
+		ia, ib := 0, 0
+		for i := range rank {
+			if j := i - rank + len(ba); j >= 0 {
+				ia = ia*int(ba[j]) + int(min(idx[i], ba[j]-1))
+			}
+			if j := i - rank + len(bb); j >= 0 {
+				ib = ib*int(bb[j]) + int(min(idx[i], bb[j]-1))
+			}
+		}
+		p.offA[o], p.offB[o] = ia*p.m*p.k, ib*p.k*p.n
+		for i := rank - 1; i >= 0; i-- {
+			if idx[i]++; idx[i] < batch[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return p, nil
+}
+
+// matmulKernel is ONNX MatMul, numpy.matmul semantics.
+func matmulKernel(c *Call) error {
+	a, b := c.Tensor(0), c.Tensor(1)
+	if a == nil || b == nil {
+		return c.Errorf("inputs A and B are required")
+	}
+	if a.DType != b.DType {
+		return c.Errorf("A is %s but B is %s", a.DType, b.DType)
+	}
+	p, err := matmulPlan(c, a.Shape, b.Shape)
+	if err != nil {
+		return err
+	}
+	y := c.Output(0, a.DType, p.out)
+	switch a.DType {
+	case graph.Double:
+		matmulBatched(p, graph.View[float64](a), graph.View[float64](b), graph.View[float64](y))
+	case graph.Int32:
+		matmulBatched(p, graph.View[int32](a), graph.View[int32](b), graph.View[int32](y))
+	case graph.Int64:
+		matmulBatched(p, graph.View[int64](a), graph.View[int64](b), graph.View[int64](y))
+	case graph.Uint32:
+		matmulBatched(p, graph.View[uint32](a), graph.View[uint32](b), graph.View[uint32](y))
+	case graph.Uint64:
+		matmulBatched(p, graph.View[uint64](a), graph.View[uint64](b), graph.View[uint64](y))
+	case graph.Float, graph.Float16, graph.BFloat16:
+		out := f32Target(y)
+		matmulF32(p, f32Data(a), f32Data(b), out)
+		f32Commit(y, out)
+	default:
+		return c.Unsupported("MatMul of %s", a.DType)
+	}
+	return nil
+}
+
+// matmulF32 runs a planned product on float32 data with sgemm.
+func matmulF32(p *matmulShape, a, b, y []float32) {
+	m, n, k := p.m, p.n, p.k
+	count := len(p.offA)
+	if p.foldA {
+		sgemm(false, false, count*m, n, k, 1, a, k, b, n, 0, y, n)
+		return
+	}
+	if count >= 2 && m*n*k < 4*gemmParallelWork {
+		ParallelFor(count, 1, func(lo, hi int) {
+			for o := lo; o < hi; o++ {
+				sgemmSerial(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, 0, y[o*m*n:], n)
+			}
+		})
+		return
+	}
+	for o := range count {
+		sgemm(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, 0, y[o*m*n:], n)
+	}
+}
+
+// matmulBatched runs a planned product with matmulLoop, one output matrix
+// per goroutine.
+func matmulBatched[T matmulNum](p *matmulShape, a, b, y []T) {
+	m, n, k := p.m, p.n, p.k
+	ParallelFor(len(p.offA), 1, func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			matmulLoop(false, false, m, n, k, a[p.offA[o]:], k, b[p.offB[o]:], n, y[o*m*n:], n)
+		}
+	})
+}
+
+// matmulIntegerKernel is ONNX MatMulInteger: (A − a_zero_point)·(B −
+// b_zero_point) in int32 for 8-bit A and B, with per-tensor zero points or
+// per-row (A) and per-column (B) ones.
+func matmulIntegerKernel(c *Call) error {
+	a, b := c.Tensor(0), c.Tensor(1)
+	if a == nil || b == nil {
+		return c.Errorf("inputs A and B are required")
+	}
+	p, err := matmulPlan(c, a.Shape, b.Shape)
+	if err != nil {
+		return err
+	}
+	av, err := int8Operand(c, a, c.Tensor(2), "a_zero_point", p.k, p.n, false)
+	if err != nil {
+		return err
+	}
+	bv, err := int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true)
+	if err != nil {
+		return err
+	}
+	y := c.Output(0, graph.Int32, p.out)
+	matmulBatched(p, av, bv, graph.View[int32](y))
+	return nil
+}
+
+// int8Operand widens an int8 or uint8 operand of a k-deep product with n
+// columns to int32, its zero point subtracted. The zero point is a scalar,
+// or holds one value per row of A (M values, or M for every matrix of A) or,
+// when perColumn is set, one per column of B (N values, or N for every
+// matrix of B).
+func int8Operand(c *Call, t, zp *graph.Tensor, name string, k, n int, perColumn bool) ([]int32, error) {
+	x, err := int8Values(c, t)
+	if err != nil || zp == nil || len(x) == 0 {
+		return x, err
+	}
+	if zp.DType != t.DType {
+		return nil, c.Errorf("%s is %s but its operand is %s", name, zp.DType, t.DType)
+	}
+	z, err := int8Values(c, zp)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(z) == 1:
+		for i := range x {
+			x[i] -= z[0]
+		}
+	case !perColumn && len(z) > 0 && (len(x)/k)%len(z) == 0:
+		for i := range x {
+			x[i] -= z[(i/k)%len(z)]
+		}
+	case perColumn && len(z) > 0 && len(z)%n == 0 && (len(x)/k)%len(z) == 0:
+		for i := range x {
+			x[i] -= z[(i/(k*n)*n+i%n)%len(z)]
+		}
+	default:
+		return nil, c.Errorf("%s%v does not match its operand %v", name, zp.Shape, t.Shape)
+	}
+	return x, nil
+}
+
+// int8Values widens an int8 or uint8 tensor to int32.
+func int8Values(c *Call, t *graph.Tensor) ([]int32, error) {
+	out := make([]int32, t.NumElements())
+	switch t.DType {
+	case graph.Int8:
+		for i, v := range graph.View[int8](t)[:len(out)] {
+			out[i] = int32(v)
+		}
+	case graph.Uint8:
+		for i, v := range t.Data[:len(out)] {
+			out[i] = int32(v)
+		}
+	default:
+		return nil, c.Unsupported("%s input", t.DType)
+	}
+	return out, nil
+}
