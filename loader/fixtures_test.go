@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader/onnxpb"
 )
 
@@ -157,7 +158,7 @@ func TestPythonModelFixture(t *testing.T) {
 func TestPythonReadsSavedModel(t *testing.T) {
 	const python = "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import onnx").Run(); err != nil {
-		t.Skip("needs /usr/bin/python3 with the onnx package to cross-check the writer")
+		testenv.Skip(t, "needs /usr/bin/python3 with the onnx package to cross-check the writer")
 	}
 	m, err := Load("testdata/pymodel/model.onnx")
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 // findPlugin looks for protoc-gen-go in PATH, then in $(go env GOPATH)/bin.
@@ -45,11 +47,11 @@ func withoutProtocVersion(src []byte) []byte {
 func TestGeneratedCodeIsCurrent(t *testing.T) {
 	protoc, err := exec.LookPath("protoc")
 	if err != nil {
-		t.Skip("protoc not in PATH: cannot check that onnx.pb.go is current")
+		testenv.Skip(t, "protoc not in PATH: cannot check that onnx.pb.go is current")
 	}
 	plugin := findPlugin(t)
 	if plugin == "" {
-		t.Skip("protoc-gen-go not in PATH nor in $(go env GOPATH)/bin: cannot check that onnx.pb.go is current")
+		testenv.Skip(t, "protoc-gen-go not in PATH nor in $(go env GOPATH)/bin: cannot check that onnx.pb.go is current")
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(protoc, "--plugin=protoc-gen-go="+plugin, "--go_out="+dir,
