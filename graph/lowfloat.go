@@ -280,3 +280,17 @@ func init() {
 	smallFloatDecoders[Uint2] = func(d []byte, i int64) float32 { return float32(Uint2At(d, i)) }
 	smallFloatDecoders[Int2] = func(d []byte, i int64) float32 { return float32(Int2At(d, i)) }
 }
+
+// BFloat16ToFloat32 widens a bfloat16 bit pattern (exact).
+func BFloat16ToFloat32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
+
+// Float32ToBFloat16 rounds f to the nearest bfloat16, ties to even; NaNs
+// stay quiet NaNs.
+func Float32ToBFloat16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7FFF + (b>>16)&1
+	return uint16(b >> 16)
+}

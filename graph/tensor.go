@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"unsafe"
 
@@ -133,7 +132,7 @@ func (t *Tensor) Float64At(i int64) float64 {
 	case Float16:
 		return float64(float16.Frombits(View[uint16](t)[i]).Float32())
 	case BFloat16:
-		return float64(math.Float32frombits(uint32(View[uint16](t)[i]) << 16))
+		return float64(BFloat16ToFloat32(View[uint16](t)[i]))
 	case Int8:
 		return float64(View[int8](t)[i])
 	case Int16:

@@ -402,7 +402,7 @@ func shortestDecimal(v float64, dt graph.DType) float64 {
 		case graph.Float16:
 			return float16.Fromfloat32(f).Bits()
 		case graph.BFloat16:
-			return bfloat16FromFloat32(f)
+			return graph.Float32ToBFloat16(f)
 		case graph.Float8E8M0:
 			return uint16(graph.Float32ToFloat8E8M0(f, true, graph.E8M0RoundNearest))
 		case graph.Float4E2M1:
@@ -423,17 +423,6 @@ func shortestDecimal(v float64, dt graph.DType) float64 {
 // isHalf reports whether dt is one of the 16-bit float types that kernels
 // compute in float32.
 func isHalf(dt graph.DType) bool { return dt == graph.Float16 || dt == graph.BFloat16 }
-
-// bfloat16FromFloat32 rounds f to bfloat16, to nearest even, keeping NaNs
-// quiet NaNs.
-func bfloat16FromFloat32(f float32) uint16 {
-	b := math.Float32bits(f)
-	if b&0x7FFFFFFF > 0x7F800000 {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7FFF + (b>>16)&1
-	return uint16(b >> 16)
-}
 
 // halfToFloat32 decodes s, Float16 or BFloat16 bits as dt says, into d.
 func halfToFloat32(dt graph.DType, d []float32, s []uint16) {
@@ -458,7 +447,7 @@ func float32ToHalf(dt graph.DType, d []uint16, s []float32) {
 		d, s := d[lo:hi], s[lo:hi]
 		if dt == graph.BFloat16 {
 			for i, v := range s {
-				d[i] = bfloat16FromFloat32(v)
+				d[i] = graph.Float32ToBFloat16(v)
 			}
 			return
 		}

@@ -177,7 +177,7 @@ func TestArithHalfTypes(t *testing.T) {
 	bf := func(v ...float32) *graph.Tensor {
 		b := make([]uint16, len(v))
 		for i, f := range v {
-			b[i] = bfloat16FromFloat32(f)
+			b[i] = graph.Float32ToBFloat16(f)
 		}
 		return ewT(graph.BFloat16, ewShape(int64(len(v))), b...)
 	}

@@ -28,18 +28,6 @@ func typedView[T any](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// bf16ToF32 widens a bfloat16 bit pattern.
-func bf16ToF32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
-
-// f32ToBF16 rounds to the nearest bfloat16, ties to even, keeping NaNs.
-func f32ToBF16(f float32) uint16 {
-	u := math.Float32bits(f)
-	if f != f {
-		return uint16(u>>16) | 0x40
-	}
-	return uint16((u + 0x7fff + (u >> 16 & 1)) >> 16)
-}
-
 // f16ToF32 widens a float16 bit pattern.
 func f16ToF32(b uint16) float32 { return float16.Frombits(b).Float32() }
 
@@ -78,7 +66,7 @@ func toFloat64s(t *graph.Tensor) (v []float64, ok bool) {
 		}
 	case graph.BFloat16:
 		for i, b := range typedView[uint16](t.Data)[:n] {
-			v[i] = float64(bf16ToF32(b))
+			v[i] = float64(graph.BFloat16ToFloat32(b))
 		}
 	default:
 		return nil, false
@@ -113,7 +101,7 @@ func fromFloat64s(t *graph.Tensor, v []float64) (ok bool) {
 	case graph.BFloat16:
 		d := typedView[uint16](t.Data)
 		for i, x := range v {
-			d[i] = f32ToBF16(float32(x))
+			d[i] = graph.Float32ToBFloat16(float32(x))
 		}
 	case graph.Bool:
 		for i, x := range v {

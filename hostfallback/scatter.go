@@ -157,7 +157,7 @@ func reducer(dt graph.DType, op string) func(dst, src []byte) {
 	case graph.Float16:
 		return reduceHalf(op, f16ToF32, f32ToF16)
 	case graph.BFloat16:
-		return reduceHalf(op, bf16ToF32, f32ToBF16)
+		return reduceHalf(op, graph.BFloat16ToFloat32, graph.Float32ToBFloat16)
 	}
 	return nil
 }

@@ -77,19 +77,9 @@ func f32Commit(t *graph.Tensor, v []float32) {
 	case graph.BFloat16:
 		out := graph.View[uint16](t)
 		for i, x := range v {
-			out[i] = bfloat16Bits(x)
+			out[i] = graph.Float32ToBFloat16(x)
 		}
 	}
-}
-
-// bfloat16Bits rounds f to bfloat16, to nearest even, keeping NaNs quiet.
-func bfloat16Bits(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7FFF + (b>>16)&1
-	return uint16(b >> 16)
 }
 
 // outputWanted reports whether the node asks for output i.
