@@ -34,11 +34,14 @@ type Program interface {
 	Run(ctx context.Context, f *Frame) error
 }
 
-// Frame is the state of one Run: every value by plan index and the
-// per-device arenas.
+// Frame is the state of one Run: each device's values by plan index and
+// the per-device arenas.
 type Frame struct {
-	Plan   *planner.Plan
-	Values []graph.Value
+	Plan *planner.Plan
+	// Values holds, for each device of the plan, the values present on it
+	// by plan index: a transfer step copies a value from one device's table
+	// to another's, and a value can be on several devices at once.
+	Values map[string][]graph.Value
 	// Arenas holds each device's arena memory for this run, sized by
 	// Plan.ArenaBytes.
 	Arenas map[string][]byte

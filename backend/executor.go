@@ -84,21 +84,29 @@ func (e *Executor) Plan() *planner.Plan { return e.plan }
 // steps.
 func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
 	p := e.plan
-	f := &Frame{Plan: p, Values: make([]graph.Value, len(p.Values)), Arenas: map[string][]byte{}}
+	f := &Frame{Plan: p, Values: map[string][]graph.Value{}, Arenas: map[string][]byte{}}
+	for name := range e.devices {
+		f.Values[name] = make([]graph.Value, len(p.Values))
+	}
+	host := f.Values[planner.HostDevice]
+	if host == nil {
+		host = make([]graph.Value, len(p.Values))
+		f.Values[planner.HostDevice] = host
+	}
 	for i, t := range p.Constants {
-		f.Values[i] = t
+		host[i] = t
 	}
 	// Clipped so that appending copies: e.foreign is shared by concurrent Runs.
 	foreign := slices.Clip(e.foreign)
 	for _, i := range p.Inputs {
 		v, ok := inputs[p.Values[i]]
 		if !ok {
-			if f.Values[i] == nil {
+			if host[i] == nil {
 				return nil, fmt.Errorf("backend: model %q: input %q: %w", p.Model.Name, p.Values[i], ErrMissingInput)
 			}
 			continue
 		}
-		f.Values[i] = v
+		host[i] = v
 		if t, ok := v.(*graph.Tensor); ok {
 			foreign = append(foreign, t.Data)
 		}
@@ -130,7 +138,7 @@ func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[
 	}
 	out := make(map[string]graph.Value, len(p.Outputs))
 	for _, i := range p.Outputs {
-		v := f.Values[i]
+		v := host[i]
 		if v == nil {
 			return nil, fmt.Errorf("backend: model %q: output %q was not computed", p.Model.Name, p.Values[i])
 		}
@@ -140,7 +148,7 @@ func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[
 }
 
 func (e *Executor) transfer(f *Frame, st *planner.Step) error {
-	v := f.Values[st.In[0]]
+	v := f.Values[st.From][st.In[0]]
 	if v == nil {
 		return nil
 	}
@@ -153,7 +161,7 @@ func (e *Executor) transfer(f *Frame, st *planner.Step) error {
 	if err != nil {
 		return fmt.Errorf("backend: moving %q from %s to %s: %w", f.Plan.Values[st.In[0]], st.From, st.To, err)
 	}
-	f.Values[st.In[0]] = v
+	f.Values[st.To][st.In[0]] = v
 	return nil
 }
 

@@ -67,12 +67,13 @@ type program struct {
 // Run executes the steps in order, checking ctx before each.
 func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	arena := f.Arenas[planner.HostDevice]
+	values := f.Values[planner.HostDevice]
 	outer := func(name string) (graph.Value, bool) {
 		i, ok := pr.plan.ValueIndex[name]
-		if !ok || f.Values[i] == nil {
+		if !ok || values[i] == nil {
 			return nil, false
 		}
-		return f.Values[i], true
+		return values[i], true
 	}
 	for i := range pr.steps {
 		if err := ctx.Err(); err != nil {
@@ -82,7 +83,7 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		c := &Call{Node: st.Node, Opset: st.Opset, In: make([]graph.Value, len(st.In)), Out: make([]graph.Value, len(st.Out))}
 		for k, v := range st.In {
 			if v >= 0 {
-				c.In[k] = f.Values[v]
+				c.In[k] = values[v]
 			}
 		}
 		c.Alloc = func(k int, dt graph.DType, shape []int64) *graph.Tensor {
@@ -105,10 +106,10 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 			if c.Out[k] == nil {
 				return fmt.Errorf("hostfallback: %s: kernel produced no output %d (%q)", st.Node, k, st.Node.Outputs[k])
 			}
-			f.Values[v] = ownSlot(c.Out[k], st.slots[k], arena)
+			values[v] = ownSlot(c.Out[k], st.slots[k], arena)
 		}
 		for _, v := range st.Release {
-			f.Values[v] = nil
+			values[v] = nil
 		}
 	}
 	return nil
