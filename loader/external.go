@@ -33,6 +33,9 @@ type externalData struct {
 	// computed on first use.
 	realBase string
 	files    map[string]*extFile
+	// archive, when the model comes from an ONNX zip archive, resolves
+	// locations to its entries instead of files.
+	archive *archive
 }
 
 // extFile is one opened external data file.
@@ -43,7 +46,7 @@ type extFile struct {
 }
 
 func newExternalData(m *graph.Model, o options) *externalData {
-	return &externalData{m: m, baseDir: o.baseDir, noMmap: o.noMmap, files: map[string]*extFile{}}
+	return &externalData{m: m, baseDir: o.baseDir, noMmap: o.noMmap, files: map[string]*extFile{}, archive: o.archive}
 }
 
 // finish closes the files that were read without mapping; mapped files stay
@@ -185,7 +188,12 @@ func (x *externalData) read(tp *onnxpb.TensorProto, size int64) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	ef, err := x.open(info.location)
+	var ef *extFile
+	if x.archive != nil {
+		ef, err = x.archive.entry(info, size)
+	} else {
+		ef, err = x.open(info.location)
+	}
 	if err != nil {
 		return nil, err
 	}

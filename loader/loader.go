@@ -1,5 +1,6 @@
 // Package loader reads ONNX models (protobuf files up to IR version 11, with
-// their external data) into graph.Model and writes them back.
+// their external data, and ONNX zip archives) into graph.Model and writes
+// them back.
 //
 // Loading decodes every message into the graph IR, maps external weight
 // files read-only into memory and uses them in place, inlines model-local
@@ -9,6 +10,7 @@
 package loader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +49,11 @@ type Option func(*options)
 type options struct {
 	baseDir string
 	noMmap  bool
+	// unalignedArchive accepts archive data entries that are not 64-byte
+	// aligned; archive, when set, holds the entries external tensors
+	// reference.
+	unalignedArchive bool
+	archive          *archive
 }
 
 // WithBaseDir sets the folder that external data locations are relative to.
@@ -68,8 +75,10 @@ func buildOptions(opts []Option) options {
 }
 
 // Load reads the ONNX model at path, with its external data, into a
-// validated graph.Model named after the file. The caller should Close the
-// model when done with it to release mapped weight files.
+// validated graph.Model named after the file. A file that starts like a zip
+// archive (PK\x03\x04), whatever its extension, is read as an ONNX archive
+// and mapped whole. The caller should Close the model when done with it to
+// release mapped weight files.
 func Load(path string, opts ...Option) (*graph.Model, error) {
 	o := buildOptions(opts)
 	if o.baseDir == "" {
@@ -81,6 +90,9 @@ func Load(path string, opts ...Option) (*graph.Model, error) {
 		return nil, fmt.Errorf("loader: %w", err)
 	}
 	defer f.Close()
+	if IsArchive(f) {
+		return loadArchiveFile(f, name, o)
+	}
 	data, release, err := readWhole(f)
 	if err != nil {
 		return nil, fmt.Errorf("loader: model %q: %w", name, err)
@@ -95,11 +107,14 @@ func Load(path string, opts ...Option) (*graph.Model, error) {
 	return fromProto(mp, name, o)
 }
 
-// LoadBytes decodes a serialized ModelProto into a validated graph.Model
-// called name. The model does not keep data, which the caller may reuse.
-// External data is read relative to the folder given with WithBaseDir, and
-// refused without one.
+// LoadBytes decodes a serialized ModelProto, or an ONNX zip archive, into a
+// validated graph.Model called name. The model does not keep data, which
+// the caller may reuse. External data is read relative to the folder given
+// with WithBaseDir, and refused without one.
 func LoadBytes(data []byte, name string, opts ...Option) (*graph.Model, error) {
+	if bytes.HasPrefix(data, zipMagic) {
+		return LoadReaderAt(bytes.NewReader(data), int64(len(data)), name, opts...)
+	}
 	mp := &onnxpb.ModelProto{}
 	if err := proto.Unmarshal(data, mp); err != nil {
 		return nil, fmt.Errorf("loader: %w %q: protobuf: %w", ErrInvalidModel, name, err)

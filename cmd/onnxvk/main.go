@@ -4,6 +4,7 @@
 //	onnxvk bench MODEL [--device ...] [--warmup N] [--runs N] [--json]
 //	onnxvk inspect MODEL [--json]
 //	onnxvk plan MODEL [--device ...] [--json]
+//	onnxvk convert IN OUT [--to archive|protobuf]
 package main
 
 import (
@@ -27,6 +28,7 @@ var commands = []command{
 	{"bench", "time a model: load, first run, median and p90 per run", cmdBench},
 	{"inspect", "describe a model: opsets, inputs, outputs, ops, parameters", cmdInspect},
 	{"plan", "show the execution plan: steps, devices, transfers, memory", cmdPlan},
+	{"convert", "convert a model between protobuf and the ONNX zip archive", cmdConvert},
 }
 
 func main() {
@@ -61,7 +63,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nUsage: onnxvk COMMAND [arguments]; onnxvk COMMAND --help for details.")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 }
 

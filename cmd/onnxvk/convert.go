@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxvk/onnxvk/loader"
+)
+
+const convertHelp = `Converts a model between the ONNX protobuf format (.onnx, with its
+external data) and the ONNX zip archive (one file, weights 64-byte aligned
+and memory-mapped at load). The default --to is protobuf when IN is an
+archive and OUT ends in .onnx, and archive otherwise. A protobuf model past
+protobuf's 2 GiB limit gets its tensors of 1 KiB and more in OUT.data, beside
+OUT, 4096-byte aligned.`
+
+func cmdConvert(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("convert", "convert IN OUT [--to archive|protobuf]", stderr)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintf(fs.Output(), "\n%s\n", convertHelp)
+	}
+	to := fs.String("to", "", "output format: archive or protobuf (default: see below)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return fmt.Errorf("want IN and OUT, got %d arguments", len(pos))
+	}
+	in, out := pos[0], pos[1]
+	format := *to
+	if format == "" {
+		format = "archive"
+		if strings.EqualFold(filepath.Ext(out), ".onnx") {
+			if archive, err := isArchiveFile(in); err != nil {
+				return err
+			} else if archive {
+				format = "protobuf"
+			}
+		}
+	}
+	if format != "archive" && format != "protobuf" {
+		return fmt.Errorf("--to %q: want archive or protobuf", format)
+	}
+	m, err := loader.Load(in)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if format == "archive" {
+		if err := loader.SaveArchive(m, out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s: ONNX archive\n", out)
+		return nil
+	}
+	mp, err := loader.ToProto(m)
+	if err != nil {
+		return err
+	}
+	if proto.Size(mp) <= math.MaxInt32 {
+		if err := loader.Save(m, out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s: ONNX protobuf\n", out)
+		return nil
+	}
+	data := filepath.Base(out) + ".data"
+	if err := loader.Save(m, out, loader.WithExternalData(data, 1024, 4096)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: ONNX protobuf, weights in %s\n", out, data)
+	return nil
+}
+
+// isArchiveFile reports whether the file at path is a zip archive.
+func isArchiveFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return loader.IsArchive(f), nil
+}
