@@ -3,6 +3,7 @@ module github.com/onnxvk/onnxvk
 go 1.26
 
 require (
+	github.com/ebitengine/purego v0.11.1
 	github.com/stretchr/testify v1.11.1
 	github.com/x448/float16 v0.8.4
 	google.golang.org/protobuf v1.36.10

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 
 	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/hostfallback"
 	"github.com/onnxvk/onnxvk/loader"
@@ -182,13 +183,27 @@ func valueInfo(vi *graph.ValueInfo, optional bool) ValueInfo {
 }
 
 // openDevices returns the devices for a device option, best first, the CPU
-// last as the fallback.
+// last as the fallback. "auto" takes the Vulkan device vulkan.AutoIndex
+// picks and the CPU alone when there is none (vulkan.Open("auto") says
+// why in one line, for the CLI); "vulkan" and "vulkan:N" fail when that
+// device does not open.
 func openDevices(name string) ([]backend.Device, error) {
+	cpu := hostfallback.NewDevice()
 	switch {
-	case name == "" || name == "auto" || name == "cpu":
-		return []backend.Device{hostfallback.NewDevice()}, nil
+	case name == "cpu":
+		return []backend.Device{cpu}, nil
+	case name == "" || name == "auto":
+		d, err := vulkan.Open("auto")
+		if err != nil {
+			return []backend.Device{cpu}, nil
+		}
+		return []backend.Device{d, cpu}, nil
 	case name == "vulkan" || strings.HasPrefix(name, "vulkan:"):
-		return nil, fmt.Errorf("device %q: this build has no Vulkan backend: %w", name, ErrDeviceUnavailable)
+		d, err := vulkan.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("device %q: %w", name, err)
+		}
+		return []backend.Device{d, cpu}, nil
 	}
 	return nil, fmt.Errorf("device %q: unknown device (want auto, cpu, vulkan or vulkan:N): %w", name, ErrDeviceUnavailable)
 }

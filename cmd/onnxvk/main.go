@@ -5,6 +5,7 @@
 //	onnxvk inspect MODEL [--json]
 //	onnxvk plan MODEL [--device ...] [--json]
 //	onnxvk convert IN OUT [--to archive|protobuf]
+//	onnxvk devices [--json]
 package main
 
 import (
@@ -29,6 +30,7 @@ var commands = []command{
 	{"inspect", "describe a model: opsets, inputs, outputs, ops, parameters", cmdInspect},
 	{"plan", "show the execution plan: steps, devices, transfers, memory", cmdPlan},
 	{"convert", "convert a model between protobuf and the ONNX zip archive", cmdConvert},
+	{"devices", "list the Vulkan devices and their capabilities", cmdDevices},
 }
 
 func main() {

@@ -1,0 +1,359 @@
+// Package vulkan is onnxvk's GPU backend: a backend.Device that runs
+// kernels compiled to SPIR-V (package shaders) through Vulkan compute,
+// called with the purego binding in internal/vk.
+//
+// A Program records the dispatches of a plan segment into one command
+// buffer, once per execution context; a context owns its arena buffer (the
+// plan's arena offsets are used as they are), a host-visible buffer for
+// the values that enter or leave the segment, descriptor sets and a fence.
+// Contexts are pooled, so concurrent Runs each get their own. Weights are
+// uploaded once per device.
+package vulkan
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// Device is one Vulkan device with a compute queue. It implements
+// backend.Device.
+type Device struct {
+	name string
+	info Info
+	dev  uintptr
+
+	// queueMu serializes vkQueueSubmit on the one queue.
+	queueMu sync.Mutex
+	queue   uintptr
+
+	mu        sync.Mutex
+	closed    bool
+	modules   map[string]uintptr
+	pipelines map[pipelineKey]*pipeline
+	weights   map[*graph.Tensor]*buffer
+	programs  []*program
+}
+
+var (
+	autoOnce sync.Once
+	// autoReason is why "auto" has no Vulkan device in this process, or nil.
+	autoReason error
+)
+
+// Open opens the device named "vulkan" (the default device, see
+// DefaultIndex), "vulkan:N" (the N-th device of Devices) or "auto" (see
+// AutoIndex; the answer that there is none is remembered for the life of
+// the process). It wraps backend.ErrDeviceUnavailable when Vulkan or the
+// device is missing.
+func Open(name string) (*Device, error) {
+	if name == "auto" {
+		// Sessions open "auto" often; where it means the CPU, say so
+		// without creating an instance every time.
+		autoOnce.Do(func() {
+			infos, err := Devices()
+			if err == nil {
+				_, err = AutoIndex(infos)
+			}
+			autoReason = err
+		})
+		if autoReason != nil {
+			return nil, autoReason
+		}
+	}
+	inst, err := acquireInstance()
+	if err != nil {
+		return nil, err
+	}
+	d, err := open(inst, name)
+	if err != nil {
+		releaseInstance()
+		return nil, err
+	}
+	return d, nil
+}
+
+func open(inst uintptr, name string) (*Device, error) {
+	infos, err := enumerate(inst)
+	if err != nil {
+		return nil, err
+	}
+	index := DefaultIndex(infos)
+	if name == "auto" {
+		if index, err = AutoIndex(infos); err != nil {
+			return nil, err
+		}
+	} else if rest, ok := strings.CutPrefix(name, "vulkan:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("vulkan: device %q: want vulkan:N with N a device index: %w", name, backend.ErrDeviceUnavailable)
+		}
+		index = -1
+		for i := range infos {
+			if infos[i].Index == n {
+				index = i
+			}
+		}
+		if index < 0 {
+			return nil, fmt.Errorf("vulkan: device %q: no such device (%d present): %w", name, len(infos), backend.ErrDeviceUnavailable)
+		}
+	} else if name != "vulkan" {
+		return nil, fmt.Errorf("vulkan: device %q: want auto, vulkan or vulkan:N: %w", name, backend.ErrDeviceUnavailable)
+	}
+	info := infos[index]
+	priority := float32(1)
+	qci := &vk.DeviceQueueCreateInfo{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: info.queueFamily,
+		QueueCount: 1, PQueuePriorities: unsafe.Pointer(&priority)}
+	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
+	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, modules: map[string]uintptr{},
+		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]*buffer{}}
+	if err := vk.CreateDevice(info.physical, dci, &d.dev); err != nil {
+		return nil, fmt.Errorf("vulkan: vkCreateDevice (%s): %w: %w", info.Name, backend.ErrDeviceUnavailable, err)
+	}
+	d.queue = vk.GetDeviceQueue(d.dev, info.queueFamily, 0)
+	return d, nil
+}
+
+// Name returns "vulkan:N".
+func (d *Device) Name() string { return d.name }
+
+// Info describes the device.
+func (d *Device) Info() Info { return d.info }
+
+// Upload wraps a host tensor as a value of this device; its bytes are
+// copied into device memory by the Program that reads it. Weights are
+// uploaded once, when a Program that uses them is compiled.
+func (d *Device) Upload(v graph.Value) (graph.Value, error) {
+	t, ok := v.(*graph.Tensor)
+	if !ok {
+		return nil, fmt.Errorf("vulkan: cannot upload a %s to %s", v.ValueType(), d.name)
+	}
+	return &Tensor{t: t}, nil
+}
+
+// Download returns the host tensor of a value of this device.
+func (d *Device) Download(v graph.Value) (graph.Value, error) {
+	t, ok := v.(*Tensor)
+	if !ok {
+		return nil, fmt.Errorf("vulkan: %s holds no %s value to download", d.name, v.ValueType())
+	}
+	return t.t, nil
+}
+
+// Tensor is a tensor value of a Vulkan device, as it crosses from one
+// segment of a plan to another. Its bytes are on the host: the device's
+// copy lives only while a Program runs.
+type Tensor struct {
+	t *graph.Tensor
+}
+
+// ValueType describes the tensor.
+func (t *Tensor) ValueType() *graph.Type { return t.t.ValueType() }
+
+// Close waits for the device to go idle and destroys every Vulkan object
+// it created: programs, pipelines, shader modules, weights and the device
+// itself. Runs in progress must have returned.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var errs []error
+	if err := vk.DeviceWaitIdle(d.dev); err != nil {
+		errs = append(errs, fmt.Errorf("vulkan: vkDeviceWaitIdle: %w", err))
+	}
+	for _, p := range d.programs {
+		p.destroy()
+	}
+	for _, pl := range d.pipelines {
+		vk.DestroyPipeline(d.dev, pl.pipeline)
+		vk.DestroyPipelineLayout(d.dev, pl.layout)
+		vk.DestroyDescriptorSetLayout(d.dev, pl.setLayout)
+	}
+	for _, m := range d.modules {
+		vk.DestroyShaderModule(d.dev, m)
+	}
+	for _, b := range d.weights {
+		b.free(d.dev)
+	}
+	d.programs, d.pipelines, d.modules, d.weights = nil, nil, nil, nil
+	vk.DestroyDevice(d.dev)
+	releaseInstance()
+	return errors.Join(errs...)
+}
+
+// buffer is a VkBuffer with its own memory; mapped is the host view of
+// host-visible memory, nil otherwise.
+type buffer struct {
+	buf, mem uintptr
+	size     uint64
+	mapped   []byte
+}
+
+// newBuffer creates a storage buffer of size bytes (at least 16). With
+// host set, the memory must be host-visible and coherent (device-local
+// too where there is such a type); otherwise it is device-local, and
+// mapped anyway when that memory is also host-visible.
+func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
+	size = max(size, 16)
+	b := &buffer{size: size}
+	ci := &vk.BufferCreateInfo{SType: vk.StructureTypeBufferCreateInfo, Size: size,
+		Usage:       vk.BufferUsageStorageBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit,
+		SharingMode: vk.SharingModeExclusive}
+	if err := vk.CreateBuffer(d.dev, ci, &b.buf); err != nil {
+		return nil, fmt.Errorf("vulkan: vkCreateBuffer (%d bytes): %w", size, err)
+	}
+	var req vk.MemoryRequirements
+	vk.GetBufferMemoryRequirements(d.dev, b.buf, &req)
+	const hostBits = vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit
+	var prefs []uint32
+	if host {
+		prefs = []uint32{hostBits | vk.MemoryPropertyDeviceLocalBit, hostBits}
+	} else {
+		prefs = []uint32{vk.MemoryPropertyDeviceLocalBit, 0}
+	}
+	typeIndex := -1
+	m := &d.info.memory
+	for _, want := range prefs {
+		for i := range m.MemoryTypeCount {
+			if req.MemoryTypeBits&(1<<i) != 0 && m.MemoryTypes[i].PropertyFlags&want == want {
+				typeIndex = int(i)
+				break
+			}
+		}
+		if typeIndex >= 0 {
+			break
+		}
+	}
+	if typeIndex < 0 {
+		vk.DestroyBuffer(d.dev, b.buf)
+		return nil, fmt.Errorf("vulkan: no memory type for a %d-byte buffer (host-visible: %v)", size, host)
+	}
+	ai := &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: uint32(typeIndex)}
+	if err := vk.AllocateMemory(d.dev, ai, &b.mem); err != nil {
+		vk.DestroyBuffer(d.dev, b.buf)
+		return nil, fmt.Errorf("vulkan: vkAllocateMemory (%d bytes): %w", req.Size, err)
+	}
+	if err := vk.BindBufferMemory(d.dev, b.buf, b.mem, 0); err != nil {
+		b.free(d.dev)
+		return nil, fmt.Errorf("vulkan: vkBindBufferMemory: %w", err)
+	}
+	if m.MemoryTypes[typeIndex].PropertyFlags&hostBits == hostBits {
+		var p unsafe.Pointer
+		if err := vk.MapMemory(d.dev, b.mem, &p); err != nil {
+			b.free(d.dev)
+			return nil, fmt.Errorf("vulkan: vkMapMemory: %w", err)
+		}
+		b.mapped = unsafe.Slice((*byte)(p), size)
+	}
+	return b, nil
+}
+
+func (b *buffer) free(dev uintptr) {
+	vk.DestroyBuffer(dev, b.buf)
+	vk.FreeMemory(dev, b.mem)
+}
+
+// weight returns the device buffer holding constant t, uploading it on
+// first use. d.mu must be held.
+func (d *Device) weight(t *graph.Tensor) (*buffer, error) {
+	if b, ok := d.weights[t]; ok {
+		return b, nil
+	}
+	b, err := d.newBuffer(uint64(len(t.Data)), false)
+	if err != nil {
+		return nil, err
+	}
+	if b.mapped != nil {
+		copy(b.mapped, t.Data)
+	} else if err := d.stage(b, t.Data); err != nil {
+		b.free(d.dev)
+		return nil, err
+	}
+	d.weights[t] = b
+	return b, nil
+}
+
+// stage copies data into device-local dst through a host-visible staging
+// buffer and waits for the copy.
+func (d *Device) stage(dst *buffer, data []byte) error {
+	src, err := d.newBuffer(uint64(len(data)), true)
+	if err != nil {
+		return err
+	}
+	defer src.free(d.dev)
+	copy(src.mapped, data)
+	c, err := d.newCommands()
+	if err != nil {
+		return err
+	}
+	defer c.destroy(d.dev)
+	bi := &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageOneTimeSubmitBit}
+	if err := vk.BeginCommandBuffer(c.cmd, bi); err != nil {
+		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
+	}
+	vk.CmdCopyBuffer(c.cmd, src.buf, dst.buf, &vk.BufferCopy{Size: uint64(len(data))})
+	vk.CmdPipelineBarrier(c.cmd, vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessTransferWriteBit, DstAccessMask: vk.AccessShaderReadBit})
+	if err := vk.EndCommandBuffer(c.cmd); err != nil {
+		return fmt.Errorf("vulkan: vkEndCommandBuffer: %w", err)
+	}
+	return d.submit(c)
+}
+
+// commands is a command pool with one primary command buffer and a fence.
+type commands struct {
+	pool, cmd, fence uintptr
+	submitInfo       *vk.SubmitInfo
+}
+
+func (d *Device) newCommands() (*commands, error) {
+	c := &commands{}
+	pci := &vk.CommandPoolCreateInfo{SType: vk.StructureTypeCommandPoolCreateInfo, QueueFamilyIndex: d.info.queueFamily}
+	if err := vk.CreateCommandPool(d.dev, pci, &c.pool); err != nil {
+		return nil, fmt.Errorf("vulkan: vkCreateCommandPool: %w", err)
+	}
+	ai := &vk.CommandBufferAllocateInfo{SType: vk.StructureTypeCommandBufferAllocateInfo, CommandPool: c.pool,
+		Level: vk.CommandBufferLevelPrimary, CommandBufferCount: 1}
+	if err := vk.AllocateCommandBuffers(d.dev, ai, &c.cmd); err != nil {
+		vk.DestroyCommandPool(d.dev, c.pool)
+		return nil, fmt.Errorf("vulkan: vkAllocateCommandBuffers: %w", err)
+	}
+	if err := vk.CreateFence(d.dev, &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}, &c.fence); err != nil {
+		vk.DestroyCommandPool(d.dev, c.pool)
+		return nil, fmt.Errorf("vulkan: vkCreateFence: %w", err)
+	}
+	c.submitInfo = &vk.SubmitInfo{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: unsafe.Pointer(&c.cmd)}
+	return c, nil
+}
+
+func (c *commands) destroy(dev uintptr) {
+	vk.DestroyFence(dev, c.fence)
+	vk.DestroyCommandPool(dev, c.pool)
+}
+
+// submit runs c's command buffer and waits for it to finish.
+func (d *Device) submit(c *commands) error {
+	d.queueMu.Lock()
+	err := vk.QueueSubmit(d.queue, c.submitInfo, c.fence)
+	d.queueMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("vulkan: vkQueueSubmit: %w", err)
+	}
+	if err := vk.WaitForFence(d.dev, &c.fence, ^uint64(0)); err != nil {
+		return fmt.Errorf("vulkan: vkWaitForFences: %w", err)
+	}
+	if err := vk.ResetFence(d.dev, &c.fence); err != nil {
+		return fmt.Errorf("vulkan: vkResetFences: %w", err)
+	}
+	return nil
+}

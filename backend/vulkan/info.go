@@ -1,0 +1,180 @@
+package vulkan
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+)
+
+// Info describes one Vulkan physical device.
+type Info struct {
+	// Index is the device's position in the loader's enumeration: the N of
+	// "vulkan:N".
+	Index int
+	Name  string
+	// Type is "discrete", "integrated", "virtual", "cpu" or "other".
+	Type string
+	// Driver and DriverInfo are the driver's name and version text.
+	Driver, DriverInfo string
+	// APIVersion is the Vulkan version the device supports (major.minor.patch).
+	APIVersion string
+	Heaps      []Heap
+	// SubgroupSize is the default subgroup (warp, wave) width.
+	SubgroupSize uint32
+	// Float16 and Int8 report shader arithmetic on those types; Storage16Bit
+	// and Storage8Bit report 16- and 8-bit values in storage buffers.
+	Float16, Int8, Storage16Bit, Storage8Bit bool
+	// CooperativeMatrix reports VK_KHR_cooperative_matrix or
+	// VK_NV_cooperative_matrix (extension presence only).
+	CooperativeMatrix bool
+	// Timestamps reports timestamp queries on the compute queue;
+	// TimestampPeriod is the nanoseconds per tick.
+	Timestamps      bool
+	TimestampPeriod float32
+	// UnifiedMemory reports a memory type that is both device-local and
+	// host-visible and coherent, which the backend maps directly.
+	UnifiedMemory bool
+
+	physical    uintptr
+	queueFamily uint32
+	limits      vk.PhysicalDeviceLimits
+	memory      vk.PhysicalDeviceMemoryProperties
+}
+
+// Heap is one memory heap of a device.
+type Heap struct {
+	Size        uint64
+	DeviceLocal bool
+}
+
+var typeRank = map[string]int{"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
+
+// Devices lists the Vulkan devices that have a compute queue. It wraps
+// backend.ErrDeviceUnavailable when there is no loader or no driver.
+func Devices() ([]Info, error) {
+	inst, err := acquireInstance()
+	if err != nil {
+		return nil, err
+	}
+	defer releaseInstance()
+	return enumerate(inst)
+}
+
+// DefaultIndex returns the index in infos of the preferred device:
+// discrete before integrated before virtual before CPU, the first of a kind
+// winning; -1 when infos is empty.
+func DefaultIndex(infos []Info) int {
+	best := -1
+	for i := range infos {
+		if best < 0 || typeRank[infos[i].Type] < typeRank[infos[best].Type] {
+			best = i
+		}
+	}
+	return best
+}
+
+// AutoIndex returns the index in infos of the device that the "auto"
+// device option uses: the default device unless it is a CPU implementation
+// (lavapipe, SwiftShader), which the host fallback outruns. The error says
+// in one line why there is none; it wraps backend.ErrDeviceUnavailable.
+func AutoIndex(infos []Info) (int, error) {
+	i := DefaultIndex(infos)
+	if i < 0 {
+		return -1, fmt.Errorf("vulkan: no device: %w", backend.ErrDeviceUnavailable)
+	}
+	if infos[i].Type == "cpu" {
+		return -1, fmt.Errorf("vulkan: the best device, vulkan:%d (%s), is a CPU implementation, slower than the host fallback; choose it with --device vulkan: %w",
+			infos[i].Index, infos[i].Name, backend.ErrDeviceUnavailable)
+	}
+	return i, nil
+}
+
+func enumerate(inst uintptr) ([]Info, error) {
+	pds, err := vk.EnumeratePhysicalDevices(inst)
+	if err != nil {
+		return nil, fmt.Errorf("vulkan: vkEnumeratePhysicalDevices: %w", err)
+	}
+	var out []Info
+	for i, pd := range pds {
+		info, ok, err := describe(i, pd)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, info)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("vulkan: no device with a compute queue (%d physical devices): %w", len(pds), backend.ErrDeviceUnavailable)
+	}
+	return out, nil
+}
+
+// describe queries one physical device; ok is false when it has no compute
+// queue.
+func describe(index int, pd uintptr) (Info, bool, error) {
+	info := Info{Index: index, physical: pd}
+	families := vk.GetPhysicalDeviceQueueFamilyProperties(pd)
+	found := false
+	for i, f := range families {
+		if f.QueueFlags&vk.QueueComputeBit != 0 {
+			info.queueFamily, found = uint32(i), true
+			info.Timestamps = f.TimestampValidBits > 0
+			break
+		}
+	}
+	if !found {
+		return info, false, nil
+	}
+	driver := &vk.PhysicalDeviceDriverProperties{SType: vk.StructureTypePhysicalDeviceDriverProperties}
+	subgroup := &vk.PhysicalDeviceSubgroupProperties{SType: vk.StructureTypePhysicalDeviceSubgroupProperties, PNext: unsafe.Pointer(driver)}
+	props := &vk.PhysicalDeviceProperties2{SType: vk.StructureTypePhysicalDeviceProperties2, PNext: unsafe.Pointer(subgroup)}
+	vk.GetPhysicalDeviceProperties2(pd, props)
+	p := &props.Properties
+	info.Name = vk.GoString(p.DeviceName[:])
+	info.Type = map[int32]string{vk.PhysicalDeviceTypeDiscreteGpu: "discrete", vk.PhysicalDeviceTypeIntegratedGpu: "integrated",
+		vk.PhysicalDeviceTypeVirtualGpu: "virtual", vk.PhysicalDeviceTypeCpu: "cpu"}[p.DeviceType]
+	if info.Type == "" {
+		info.Type = "other"
+	}
+	info.APIVersion = vk.APIVersionString(p.ApiVersion)
+	info.Driver, info.DriverInfo = vk.GoString(driver.DriverName[:]), vk.GoString(driver.DriverInfo[:])
+	info.SubgroupSize = subgroup.SubgroupSize
+	info.limits = p.Limits
+	info.TimestampPeriod = p.Limits.TimestampPeriod
+	info.Timestamps = info.Timestamps && p.Limits.TimestampComputeAndGraphics != 0
+
+	s8 := &vk.PhysicalDevice8BitStorageFeatures{SType: vk.StructureTypePhysicalDevice8bitStorageFeatures}
+	s16 := &vk.PhysicalDevice16BitStorageFeatures{SType: vk.StructureTypePhysicalDevice16bitStorageFeatures, PNext: unsafe.Pointer(s8)}
+	f16 := &vk.PhysicalDeviceShaderFloat16Int8Features{SType: vk.StructureTypePhysicalDeviceShaderFloat16Int8Features, PNext: unsafe.Pointer(s16)}
+	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: unsafe.Pointer(f16)}
+	vk.GetPhysicalDeviceFeatures2(pd, feats)
+	info.Float16, info.Int8 = f16.ShaderFloat16 != 0, f16.ShaderInt8 != 0
+	info.Storage16Bit, info.Storage8Bit = s16.StorageBuffer16BitAccess != 0, s8.StorageBuffer8BitAccess != 0
+
+	exts, err := vk.EnumerateDeviceExtensionProperties(pd)
+	if err != nil {
+		return info, false, fmt.Errorf("vulkan: vkEnumerateDeviceExtensionProperties: %w", err)
+	}
+	for i := range exts {
+		switch vk.GoString(exts[i].ExtensionName[:]) {
+		case "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix":
+			info.CooperativeMatrix = true
+		}
+	}
+
+	vk.GetPhysicalDeviceMemoryProperties(pd, &info.memory)
+	m := &info.memory
+	for _, h := range m.MemoryHeaps[:m.MemoryHeapCount] {
+		info.Heaps = append(info.Heaps, Heap{Size: h.Size, DeviceLocal: h.Flags&vk.MemoryHeapDeviceLocalBit != 0})
+	}
+	unified := uint32(vk.MemoryPropertyDeviceLocalBit | vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
+	for _, t := range m.MemoryTypes[:m.MemoryTypeCount] {
+		if t.PropertyFlags&unified == unified {
+			info.UnifiedMemory = true
+		}
+	}
+	return info, true, nil
+}

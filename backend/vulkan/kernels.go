@@ -1,0 +1,261 @@
+package vulkan
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/shaders"
+)
+
+// workgroupSize is local_size_x of every shader.
+const workgroupSize = 256
+
+// maxRank is the highest rank binary.comp broadcasts over.
+const maxRank = 8
+
+// unaryOps maps ONNX ops to the OP specialization constant of unary.comp.
+var unaryOps = map[string]int32{
+	"Relu": 0, "Sigmoid": 1, "Tanh": 2, "Exp": 3, "Abs": 4, "Neg": 5, "Sqrt": 6, "Erf": 7, "HardSwish": 8,
+	"LeakyRelu": 9, "Elu": 10, "Selu": 11, "HardSigmoid": 12, "Log": 13, "Reciprocal": 14, "Floor": 15,
+	"Ceil": 16, "Softplus": 17, "Softsign": 18, "Sin": 19, "Cos": 20,
+}
+
+// binaryOps maps ONNX ops to the OP specialization constant of binary.comp.
+var binaryOps = map[string]int32{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
+
+// slot names an input (In) or output of a node bound to a shader binding.
+type slot struct {
+	out bool
+	k   int
+}
+
+// launch is one node lowered to a shader dispatch.
+type launch struct {
+	shader   string
+	op       int32
+	bindings []slot
+	push     []byte
+	elems    int64
+	outShape []int64
+}
+
+// lower maps node n, imported at opset, with input types in, to a
+// dispatch; ok is false when no kernel handles it.
+func lower(n *graph.Node, opset int64, in []*graph.Type, maxElems int64) (l *launch, ok bool) {
+	if n.Domain != graph.DefaultDomain || len(n.Outputs) != 1 || len(in) == 0 {
+		return nil, false
+	}
+	shapes := make([][]int64, len(in))
+	for i, t := range in {
+		if t == nil {
+			if i == 0 || n.OpType != "Clip" {
+				return nil, false
+			}
+			continue
+		}
+		if t.Kind != graph.TensorKind || t.Elem != graph.Float || t.Shape == nil || !t.Shape.Known() {
+			return nil, false
+		}
+		shapes[i] = t.Shape.Ints()
+		if e := graph.NumElements(shapes[i]); e <= 0 || e > maxElems {
+			return nil, false
+		}
+	}
+	if code, ok := unaryOps[n.OpType]; ok && len(in) == 1 {
+		var alpha, beta float32
+		switch n.OpType {
+		case "LeakyRelu":
+			alpha = n.AttrFloat("alpha", 0.01)
+		case "Elu":
+			alpha = n.AttrFloat("alpha", 1)
+		case "Selu":
+			alpha, beta = n.AttrFloat("alpha", 1.67326319217681884765625), n.AttrFloat("gamma", 1.05070102214813232421875)
+		case "HardSigmoid":
+			alpha, beta = n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
+		}
+		elems := graph.NumElements(shapes[0])
+		return &launch{shader: "unary", op: code, bindings: []slot{{false, 0}, {true, 0}},
+			push: words(uint32(elems), math.Float32bits(alpha), math.Float32bits(beta)), elems: elems, outShape: shapes[0]}, true
+	}
+	if n.OpType == "Clip" && opset >= 6 {
+		return lowerClip(n, opset, in, shapes)
+	}
+	if code, ok := binaryOps[n.OpType]; ok && len(in) == 2 && in[1] != nil && opset >= 7 {
+		out, ok := broadcast(shapes[0], shapes[1])
+		if !ok || len(out) > maxRank || (n.OpType == "PRelu" && len(out) != len(shapes[0])) {
+			return nil, false
+		}
+		elems := graph.NumElements(out)
+		if elems > maxElems {
+			return nil, false
+		}
+		vals := []uint32{uint32(elems), uint32(len(out))}
+		dims, sa, sb := make([]uint32, maxRank), make([]uint32, maxRank), make([]uint32, maxRank)
+		sa0, sb0 := strides(shapes[0], out), strides(shapes[1], out)
+		for i, d := range out {
+			dims[i], sa[i], sb[i] = uint32(d), uint32(sa0[i]), uint32(sb0[i])
+		}
+		vals = append(append(append(vals, dims...), sa...), sb...)
+		return &launch{shader: "binary", op: code, bindings: []slot{{false, 0}, {false, 1}, {true, 0}},
+			push: words(vals...), elems: elems, outShape: out}, true
+	}
+	return nil, false
+}
+
+func lowerClip(n *graph.Node, opset int64, in []*graph.Type, shapes [][]int64) (*launch, bool) {
+	lo, hi := float32(-math.MaxFloat32), float32(math.MaxFloat32)
+	var flags uint32
+	bindings := []slot{{false, 0}, {true, 0}, {false, 0}, {false, 0}}
+	if opset < 11 {
+		if len(in) != 1 {
+			return nil, false
+		}
+		lo, hi = n.AttrFloat("min", lo), n.AttrFloat("max", hi)
+	} else {
+		if len(in) > 3 {
+			return nil, false
+		}
+		for k := 1; k < len(in); k++ {
+			if in[k] == nil {
+				continue
+			}
+			if graph.NumElements(shapes[k]) != 1 {
+				return nil, false
+			}
+			flags |= 1 << (k - 1)
+			bindings[k+1] = slot{false, k}
+		}
+	}
+	elems := graph.NumElements(shapes[0])
+	return &launch{shader: "clip", bindings: bindings, push: words(uint32(elems), flags, math.Float32bits(lo), math.Float32bits(hi)),
+		elems: elems, outShape: shapes[0]}, true
+}
+
+// broadcast returns the numpy broadcast of two shapes.
+func broadcast(a, b []int64) ([]int64, bool) {
+	r := max(len(a), len(b))
+	out := make([]int64, r)
+	for i := range r {
+		da, db := int64(1), int64(1)
+		if j := i - (r - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (r - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// strides returns the element strides of shape s read as the broadcast
+// shape out: 0 along broadcast dimensions.
+func strides(s, out []int64) []int64 {
+	st := make([]int64, len(out))
+	step := int64(1)
+	for i := len(out) - 1; i >= 0; i-- {
+		j := i - (len(out) - len(s))
+		if j < 0 {
+			continue
+		}
+		if s[j] != 1 {
+			st[i] = step
+		}
+		step *= s[j]
+	}
+	return st
+}
+
+func words(v ...uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+// pipelineKey identifies a compute pipeline: a shader and its OP constant.
+type pipelineKey struct {
+	shader string
+	op     int32
+}
+
+// pipeline is a compute pipeline with its layouts.
+type pipeline struct {
+	setLayout, layout, pipeline uintptr
+	bindings                    int
+}
+
+// pipelineFor returns the pipeline of l's shader and op, creating it on
+// first use. d.mu must be held.
+func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
+	key := pipelineKey{l.shader, l.op}
+	if p, ok := d.pipelines[key]; ok {
+		return p, nil
+	}
+	module, err := d.module(l.shader)
+	if err != nil {
+		return nil, err
+	}
+	p := &pipeline{bindings: len(l.bindings)}
+	binds := make([]vk.DescriptorSetLayoutBinding, p.bindings)
+	for i := range binds {
+		binds[i] = vk.DescriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: vk.DescriptorTypeStorageBuffer,
+			DescriptorCount: 1, StageFlags: vk.ShaderStageComputeBit}
+	}
+	sci := &vk.DescriptorSetLayoutCreateInfo{SType: vk.StructureTypeDescriptorSetLayoutCreateInfo,
+		BindingCount: uint32(len(binds)), PBindings: unsafe.Pointer(&binds[0])}
+	if err := vk.CreateDescriptorSetLayout(d.dev, sci, &p.setLayout); err != nil {
+		return nil, fmt.Errorf("vulkan: vkCreateDescriptorSetLayout: %w", err)
+	}
+	push := &vk.PushConstantRange{StageFlags: vk.ShaderStageComputeBit, Size: uint32(len(l.push))}
+	lci := &vk.PipelineLayoutCreateInfo{SType: vk.StructureTypePipelineLayoutCreateInfo, SetLayoutCount: 1,
+		PSetLayouts: unsafe.Pointer(&p.setLayout), PushConstantRangeCount: 1, PPushConstantRanges: unsafe.Pointer(push)}
+	if err := vk.CreatePipelineLayout(d.dev, lci, &p.layout); err != nil {
+		vk.DestroyDescriptorSetLayout(d.dev, p.setLayout)
+		return nil, fmt.Errorf("vulkan: vkCreatePipelineLayout: %w", err)
+	}
+	op := l.op
+	entry := &vk.SpecializationMapEntry{ConstantID: 0, Offset: 0, Size: 4}
+	spec := &vk.SpecializationInfo{MapEntryCount: 1, PMapEntries: unsafe.Pointer(entry), DataSize: 4, PData: unsafe.Pointer(&op)}
+	main := vk.Cstr("main")
+	ci := &vk.ComputePipelineCreateInfo{SType: vk.StructureTypeComputePipelineCreateInfo, Layout: p.layout,
+		Stage: vk.PipelineShaderStageCreateInfo{SType: vk.StructureTypePipelineShaderStageCreateInfo,
+			Stage: vk.ShaderStageComputeBit, Module: module, PName: unsafe.Pointer(&main[0]), PSpecializationInfo: unsafe.Pointer(spec)}}
+	if err := vk.CreateComputePipeline(d.dev, ci, &p.pipeline); err != nil {
+		vk.DestroyPipelineLayout(d.dev, p.layout)
+		vk.DestroyDescriptorSetLayout(d.dev, p.setLayout)
+		return nil, fmt.Errorf("vulkan: vkCreateComputePipelines (%s, op %d): %w", l.shader, l.op, err)
+	}
+	d.pipelines[key] = p
+	return p, nil
+}
+
+// module returns the shader module of the named shader. d.mu must be held.
+func (d *Device) module(name string) (uintptr, error) {
+	if m, ok := d.modules[name]; ok {
+		return m, nil
+	}
+	code, err := shaders.SPIRV(name)
+	if err != nil {
+		return 0, fmt.Errorf("vulkan: %w", err)
+	}
+	ci := &vk.ShaderModuleCreateInfo{SType: vk.StructureTypeShaderModuleCreateInfo, CodeSize: uintptr(4 * len(code)), PCode: unsafe.Pointer(&code[0])}
+	var m uintptr
+	if err := vk.CreateShaderModule(d.dev, ci, &m); err != nil {
+		return 0, fmt.Errorf("vulkan: vkCreateShaderModule (%s): %w", name, err)
+	}
+	d.modules[name] = m
+	return m, nil
+}

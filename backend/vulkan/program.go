@@ -1,0 +1,458 @@
+package vulkan
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// Supports reports whether a kernel handles n with these input types: the
+// ops of unary.comp, clip.comp and binary.comp on float32 tensors of known,
+// non-empty shape that fit a storage buffer binding.
+func (d *Device) Supports(n *graph.Node, opset int64, inputs []*graph.Type) bool {
+	_, ok := lower(n, opset, inputs, d.maxElems())
+	return ok
+}
+
+func (d *Device) maxElems() int64 {
+	return min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32)
+}
+
+// region tells where a bound value lives.
+type region uint8
+
+const (
+	inArena region = iota
+	inIO
+	inWeight
+)
+
+// loc is a value's place in device memory.
+type loc struct {
+	region    region
+	off, size uint64
+	weight    *buffer
+}
+
+func (l loc) overlaps(m loc) bool {
+	return l.region == m.region && l.region != inWeight && l.off < m.off+m.size && m.off < l.off+l.size
+}
+
+// ioValue is a value copied into or out of the io buffer by Run.
+type ioValue struct {
+	v         int
+	off, size uint64
+	shape     []int64
+}
+
+type dispatch struct {
+	pipe     *pipeline
+	bindings []loc
+	push     []byte
+	groups   uint32
+	// barrier: a dependency on earlier dispatches precedes this one.
+	barrier bool
+}
+
+// program is the compiled form of a plan segment; it implements
+// backend.Program.
+type program struct {
+	d          *Device
+	dispatches []dispatch
+	arenaSize  uint64
+	ioSize     uint64
+	ins, outs  []ioValue
+	release    []int
+
+	mu     sync.Mutex
+	closed bool
+	free   []*execContext
+	all    []*execContext
+	// lastNs is the device time of the latest Run in nanoseconds.
+	lastNs atomic.Int64
+}
+
+// Compile lowers every step to a dispatch and fixes where each value
+// lives: in the arena at the plan's offset, in the weights uploaded once
+// per device, or in the io buffer for values that enter or leave the
+// segment. Command buffers are recorded when a Run first needs one.
+func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("vulkan: %s is closed", d.name)
+	}
+	inSegment := make(map[*planner.Step]bool, len(steps))
+	for i := range steps {
+		inSegment[&steps[i]] = true
+	}
+	escapes := map[int]bool{}
+	for _, v := range p.Outputs {
+		escapes[v] = true
+	}
+	for i := range p.Steps {
+		if !inSegment[&p.Steps[i]] {
+			for _, v := range append(append([]int{}, p.Steps[i].In...), p.Steps[i].Captured...) {
+				escapes[v] = true
+			}
+		}
+	}
+	align := max(d.info.limits.MinStorageBufferOffsetAlignment, 256)
+	pr := &program{d: d}
+	where := map[int]loc{}
+	ioSlot := func(size uint64) loc {
+		l := loc{region: inIO, off: pr.ioSize, size: size}
+		pr.ioSize += (size + align - 1) / align * align
+		return l
+	}
+	for i := range steps {
+		st := &steps[i]
+		types := make([]*graph.Type, len(st.In))
+		for k, v := range st.In {
+			if v >= 0 {
+				types[k] = p.Types[v]
+			}
+		}
+		l, ok := lower(st.Node, st.Opset, types, d.maxElems())
+		if !ok {
+			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
+		}
+		pipe, err := d.pipelineFor(l)
+		if err != nil {
+			return nil, err
+		}
+		ds := dispatch{pipe: pipe, push: l.push, groups: uint32(min((l.elems+workgroupSize-1)/workgroupSize, 65535,
+			int64(d.info.limits.MaxComputeWorkGroupCount[0])))}
+		for _, s := range l.bindings {
+			if s.out {
+				continue
+			}
+			v := st.In[s.k]
+			if _, ok := where[v]; ok {
+				continue
+			}
+			size := uint64(graph.Float.ByteSize(graph.NumElements(types[s.k].Shape.Ints())))
+			if c := p.Constants[v]; c != nil {
+				w, err := d.weight(c)
+				if err != nil {
+					return nil, err
+				}
+				where[v] = loc{region: inWeight, size: size, weight: w}
+				continue
+			}
+			where[v] = ioSlot(size)
+			pr.ins = append(pr.ins, ioValue{v: v, off: where[v].off, size: size})
+		}
+		out := st.Out[0]
+		size := uint64(graph.Float.ByteSize(l.elems))
+		b := p.Buffers[out]
+		switch {
+		case escapes[out] || b == nil || b.AliasOf >= 0 || b.Device != d.name || uint64(b.Offset)%align != 0:
+			where[out] = ioSlot(size)
+			if escapes[out] {
+				pr.outs = append(pr.outs, ioValue{v: out, off: where[out].off, size: size, shape: l.outShape})
+			}
+		default:
+			where[out] = loc{region: inArena, off: uint64(b.Offset), size: size}
+			pr.arenaSize = max(pr.arenaSize, uint64(b.Offset)+size)
+		}
+		for _, s := range l.bindings {
+			if s.out {
+				ds.bindings = append(ds.bindings, where[st.Out[s.k]])
+			} else {
+				ds.bindings = append(ds.bindings, where[st.In[s.k]])
+			}
+		}
+		pr.dispatches = append(pr.dispatches, ds)
+		pr.release = append(pr.release, st.Release...)
+	}
+	pr.placeBarriers()
+	d.programs = append(d.programs, pr)
+	return pr, nil
+}
+
+// placeBarriers marks each dispatch that reads or writes memory an earlier
+// dispatch wrote, or writes memory an earlier one read, since the last
+// barrier. The last binding of every kernel is its output.
+func (pr *program) placeBarriers() {
+	var reads, writes []loc
+	hits := func(l loc, set []loc) bool {
+		for _, m := range set {
+			if l.overlaps(m) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range pr.dispatches {
+		ds := &pr.dispatches[i]
+		out, ins := ds.bindings[outBinding(ds)], ds.bindings
+		need := hits(out, writes) || hits(out, reads)
+		for k, l := range ins {
+			if k != outBinding(ds) && hits(l, writes) {
+				need = true
+			}
+		}
+		if need {
+			ds.barrier = true
+			reads, writes = nil, nil
+		}
+		for k, l := range ins {
+			if k != outBinding(ds) {
+				reads = append(reads, l)
+			}
+		}
+		writes = append(writes, out)
+	}
+}
+
+// outBinding is the binding index of a dispatch's output: 1 for unary and
+// clip, 2 for binary.
+func outBinding(ds *dispatch) int {
+	if ds.pipe.bindings == 3 {
+		return 2
+	}
+	return 1
+}
+
+// execContext is what one Run at a time uses: memory, descriptor sets and
+// the command buffer recorded for them.
+type execContext struct {
+	arena, io *buffer
+	cmds      *commands
+	descPool  uintptr
+	query     uintptr
+}
+
+// Run copies the segment's inputs into the io buffer, submits the recorded
+// command buffer, waits for it, and copies the outputs that later steps or
+// the caller need back to the host.
+func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ec, err := pr.acquire()
+	if err != nil {
+		return err
+	}
+	defer pr.put(ec)
+	vals := f.Values[pr.d.name]
+	for _, in := range pr.ins {
+		var data []byte
+		switch v := vals[in.v].(type) {
+		case *Tensor:
+			data = v.t.Data
+		case *graph.Tensor:
+			data = v.Data
+		default:
+			return fmt.Errorf("vulkan: input %q of %s is not a tensor", f.Plan.Values[in.v], pr.d.name)
+		}
+		if uint64(len(data)) != in.size {
+			return fmt.Errorf("vulkan: input %q has %d bytes, the plan expects %d", f.Plan.Values[in.v], len(data), in.size)
+		}
+		copy(ec.io.mapped[in.off:], data)
+	}
+	if err := pr.d.submit(ec.cmds); err != nil {
+		return err
+	}
+	if ec.query != 0 {
+		var ts [2]uint64
+		if err := vk.GetQueryPoolResults(pr.d.dev, ec.query, 0, ts[:]); err != nil {
+			return fmt.Errorf("vulkan: vkGetQueryPoolResults: %w", err)
+		}
+		pr.lastNs.Store(int64(float64(ts[1]-ts[0]) * float64(pr.d.info.TimestampPeriod)))
+	}
+	for _, out := range pr.outs {
+		t := graph.NewTensor(graph.Float, out.shape)
+		copy(t.Data, ec.io.mapped[out.off:out.off+out.size])
+		vals[out.v] = &Tensor{t: t}
+	}
+	for _, v := range pr.release {
+		vals[v] = nil
+	}
+	return nil
+}
+
+// DeviceTime returns the time the device spent on the latest Run, measured
+// with timestamp queries; 0 when the device has none.
+func (pr *program) DeviceTime() time.Duration { return time.Duration(pr.lastNs.Load()) }
+
+func (pr *program) acquire() (*execContext, error) {
+	pr.mu.Lock()
+	if pr.closed {
+		pr.mu.Unlock()
+		return nil, fmt.Errorf("vulkan: %s is closed", pr.d.name)
+	}
+	if n := len(pr.free); n > 0 {
+		ec := pr.free[n-1]
+		pr.free = pr.free[:n-1]
+		pr.mu.Unlock()
+		return ec, nil
+	}
+	pr.mu.Unlock()
+	ec, err := pr.newContext()
+	if err != nil {
+		return nil, err
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.closed {
+		ec.destroy(pr.d.dev)
+		return nil, fmt.Errorf("vulkan: %s is closed", pr.d.name)
+	}
+	pr.all = append(pr.all, ec)
+	return ec, nil
+}
+
+func (pr *program) put(ec *execContext) {
+	pr.mu.Lock()
+	pr.free = append(pr.free, ec)
+	pr.mu.Unlock()
+}
+
+// destroy frees every context. The device's mu is held and it is idle.
+func (pr *program) destroy() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for _, ec := range pr.all {
+		ec.destroy(pr.d.dev)
+	}
+	pr.all, pr.free, pr.closed = nil, nil, true
+}
+
+func (ec *execContext) destroy(dev uintptr) {
+	if ec.cmds != nil {
+		ec.cmds.destroy(dev)
+	}
+	if ec.descPool != 0 {
+		vk.DestroyDescriptorPool(dev, ec.descPool)
+	}
+	if ec.query != 0 {
+		vk.DestroyQueryPool(dev, ec.query)
+	}
+	for _, b := range []*buffer{ec.arena, ec.io} {
+		if b != nil {
+			b.free(dev)
+		}
+	}
+}
+
+// newContext allocates a context's memory and descriptor sets and records
+// its command buffer.
+func (pr *program) newContext() (ec *execContext, err error) {
+	d := pr.d
+	ec = &execContext{}
+	defer func() {
+		if err != nil {
+			ec.destroy(d.dev)
+		}
+	}()
+	if ec.arena, err = d.newBuffer(pr.arenaSize, false); err != nil {
+		return nil, err
+	}
+	if ec.io, err = d.newBuffer(pr.ioSize, true); err != nil {
+		return nil, err
+	}
+	if ec.cmds, err = d.newCommands(); err != nil {
+		return nil, err
+	}
+	nbind := 0
+	for _, ds := range pr.dispatches {
+		nbind += len(ds.bindings)
+	}
+	size := &vk.DescriptorPoolSize{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(nbind)}
+	pci := &vk.DescriptorPoolCreateInfo{SType: vk.StructureTypeDescriptorPoolCreateInfo, MaxSets: uint32(len(pr.dispatches)),
+		PoolSizeCount: 1, PPoolSizes: unsafe.Pointer(size)}
+	if err := vk.CreateDescriptorPool(d.dev, pci, &ec.descPool); err != nil {
+		return nil, fmt.Errorf("vulkan: vkCreateDescriptorPool: %w", err)
+	}
+	layouts := make([]uintptr, len(pr.dispatches))
+	for i, ds := range pr.dispatches {
+		layouts[i] = ds.pipe.setLayout
+	}
+	sets := make([]uintptr, len(pr.dispatches))
+	ai := &vk.DescriptorSetAllocateInfo{SType: vk.StructureTypeDescriptorSetAllocateInfo, DescriptorPool: ec.descPool,
+		DescriptorSetCount: uint32(len(layouts)), PSetLayouts: unsafe.Pointer(&layouts[0])}
+	if err := vk.AllocateDescriptorSets(d.dev, ai, &sets[0]); err != nil {
+		return nil, fmt.Errorf("vulkan: vkAllocateDescriptorSets: %w", err)
+	}
+	infos := make([]vk.DescriptorBufferInfo, 0, nbind)
+	writes := make([]vk.WriteDescriptorSet, 0, nbind)
+	for i, ds := range pr.dispatches {
+		for k, l := range ds.bindings {
+			info := vk.DescriptorBufferInfo{Offset: l.off, Range: l.size}
+			switch l.region {
+			case inArena:
+				info.Buffer = ec.arena.buf
+			case inIO:
+				info.Buffer = ec.io.buf
+			case inWeight:
+				info.Buffer = l.weight.buf
+			}
+			infos = append(infos, info)
+			writes = append(writes, vk.WriteDescriptorSet{SType: vk.StructureTypeWriteDescriptorSet, DstSet: sets[i],
+				DstBinding: uint32(k), DescriptorCount: 1, DescriptorType: vk.DescriptorTypeStorageBuffer,
+				PBufferInfo: unsafe.Pointer(&infos[len(infos)-1])})
+		}
+	}
+	vk.UpdateDescriptorSets(d.dev, writes)
+	if d.info.Timestamps {
+		qci := &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: 2}
+		if err := vk.CreateQueryPool(d.dev, qci, &ec.query); err != nil {
+			return nil, fmt.Errorf("vulkan: vkCreateQueryPool: %w", err)
+		}
+	}
+	if err := pr.record(ec, sets); err != nil {
+		return nil, err
+	}
+	return ec, nil
+}
+
+// record fills ec's command buffer: a barrier against the previous use of
+// the context's memory, the dispatches with barriers where placeBarriers
+// put them, and a barrier that makes the results visible to the host.
+func (pr *program) record(ec *execContext, sets []uintptr) error {
+	cb := ec.cmds.cmd
+	if err := vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}); err != nil {
+		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
+	}
+	if ec.query != 0 {
+		vk.CmdResetQueryPool(cb, ec.query, 0, 2)
+		vk.CmdWriteTimestamp(cb, vk.PipelineStageTopOfPipeBit, ec.query, 0)
+	}
+	vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit|vk.PipelineStageHostBit, vk.PipelineStageComputeShaderBit,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessHostWriteBit,
+			DstAccessMask: vk.AccessShaderReadBit | vk.AccessShaderWriteBit})
+	between := &vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit,
+		DstAccessMask: vk.AccessShaderReadBit | vk.AccessShaderWriteBit}
+	for i := range pr.dispatches {
+		ds := &pr.dispatches[i]
+		if ds.barrier {
+			vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit, between)
+		}
+		vk.CmdBindPipeline(cb, ds.pipe.pipeline)
+		vk.CmdBindDescriptorSet(cb, ds.pipe.layout, &sets[i])
+		vk.CmdPushConstants(cb, ds.pipe.layout, ds.push)
+		vk.CmdDispatch(cb, ds.groups, 1, 1)
+	}
+	vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageHostBit,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit, DstAccessMask: vk.AccessHostReadBit})
+	if ec.query != 0 {
+		vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, ec.query, 1)
+	}
+	if err := vk.EndCommandBuffer(cb); err != nil {
+		return fmt.Errorf("vulkan: vkEndCommandBuffer: %w", err)
+	}
+	return nil
+}
+
+var _ backend.Device = (*Device)(nil)

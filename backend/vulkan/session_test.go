@@ -1,0 +1,217 @@
+package vulkan_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// chainModel computes y = Sigmoid(Transpose(Transpose(Relu(x + b))) * x)
+// and also returns r = Relu(x + b). The Transposes run on the CPU, so the
+// Vulkan device runs two segments and values cross between them.
+func chainModel() *graph.Model {
+	g := graph.NewGraph("chain")
+	f32 := func(dims ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(dims...)) }
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: f32(4, 33)}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: f32(4, 33)}, {Name: "r", Type: f32(4, 33)}}
+	b := graph.NewTensor(graph.Float, []int64{33})
+	bs := graph.View[float32](b)
+	for i := range bs {
+		bs[i] = float32(i%7) - 3
+	}
+	g.Initializers["b"] = b
+	perm := map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: []int64{1, 0}}}
+	g.Nodes = []*graph.Node{
+		{OpType: "Add", Inputs: []string{"x", "b"}, Outputs: []string{"a"}},
+		{OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"r"}},
+		{OpType: "Transpose", Inputs: []string{"r"}, Outputs: []string{"t"}, Attrs: perm},
+		{OpType: "Transpose", Inputs: []string{"t"}, Outputs: []string{"u"}, Attrs: perm},
+		{OpType: "Mul", Inputs: []string{"u", "x"}, Outputs: []string{"m"}},
+		{OpType: "Sigmoid", Inputs: []string{"m"}, Outputs: []string{"y"}},
+	}
+	for i, n := range g.Nodes {
+		n.Index = i
+	}
+	return &graph.Model{Name: "chain", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}
+
+func newSession(t *testing.T, device string) *onnxvk.Session {
+	t.Helper()
+	s, err := onnxvk.NewSession(chainModel(), onnxvk.WithDevice(device))
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func input(t *testing.T, seed uint64) map[string]*onnxvk.Tensor {
+	r := rand.New(rand.NewPCG(seed, 3))
+	data := make([]float32, 4*33)
+	for i := range data {
+		data[i] = 8*r.Float32() - 4
+	}
+	x, err := onnxvk.NewTensor([]int64{4, 33}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*onnxvk.Tensor{"x": x}
+}
+
+func match(t *testing.T, got, want map[string]*onnxvk.Tensor) {
+	t.Helper()
+	for name, w := range want {
+		gv, _ := got[name].Float32s()
+		wv, _ := w.Float32s()
+		if len(gv) != len(wv) {
+			t.Fatalf("%s: %d elements, want %d", name, len(gv), len(wv))
+		}
+		for i := range wv {
+			if d := math.Abs(float64(gv[i] - wv[i])); d > 2e-5+5e-4*math.Abs(float64(wv[i])) {
+				t.Fatalf("%s[%d] = %v, want %v", name, i, gv[i], wv[i])
+			}
+		}
+	}
+}
+
+// TestSessionMatchesCPU runs a model end to end on Vulkan, from several
+// goroutines at once, and compares with the CPU.
+func TestSessionMatchesCPU(t *testing.T) {
+	gpu, cpu := newSession(t, "vulkan"), newSession(t, "cpu")
+	if gpu.Device() != "vulkan:0" && gpu.Device()[:7] != "vulkan:" {
+		t.Fatalf("device %s", gpu.Device())
+	}
+	p, err := gpu.Plan(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onGPU := 0
+	for _, st := range p.Steps {
+		if st.Kind == planner.Compute && st.Device == gpu.Device() {
+			onGPU++
+		}
+	}
+	if onGPU != 4 {
+		t.Fatalf("%d steps on %s, want 4", onGPU, gpu.Device())
+	}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			for i := range 10 {
+				in := input(t, uint64(100*g+i))
+				want, err := cpu.Run(context.Background(), in)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := gpu.Run(context.Background(), in)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				match(t, got, want)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestCloseDestroysEverything counts Vulkan objects: after Close, every
+// object the device created, the shared instance included, is destroyed.
+func TestCloseDestroysEverything(t *testing.T) {
+	before := vk.Live()
+	d, err := vulkan.Open("vulkan")
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := chainModel()
+	cpu := hostfallback.NewDevice()
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, cpu}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := backend.NewExecutor(p, []backend.Device{d, cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := ex.Run(context.Background(), map[string]graph.Value{"x": input(t, 1)["x"].Graph()}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if vk.Live() <= before+1 {
+		t.Fatalf("%d live objects after runs, want more than %d", vk.Live(), before+1)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := vk.Live(); got != before {
+		t.Fatalf("%d Vulkan objects live after Close, want %d", got, before)
+	}
+	if _, err := ex.Run(context.Background(), map[string]graph.Value{"x": input(t, 1)["x"].Graph()}); err == nil {
+		t.Fatal("Run after Close succeeded")
+	}
+}
+
+// TestDeviceTime checks the timestamp queries of a Program.
+func TestDeviceTime(t *testing.T) {
+	d, err := vulkan.Open("vulkan")
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !d.Info().Timestamps {
+		t.Skipf("%s has no timestamp queries", d.Info().Name)
+	}
+	p, err := planner.New(chainModel(), planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []planner.Step
+	for _, st := range p.Steps {
+		if st.Kind == planner.Compute && st.Device == d.Name() {
+			steps = append(steps, st)
+			break
+		}
+	}
+	prog, err := d.Compile(p, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &backend.Frame{Plan: p, Values: map[string][]graph.Value{d.Name(): make([]graph.Value, len(p.Values))}}
+	f.Values[d.Name()][p.ValueIndex["x"]] = input(t, 2)["x"].Graph()
+	if err := prog.Run(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	timed, ok := prog.(interface{ DeviceTime() time.Duration })
+	if !ok || timed.DeviceTime() <= 0 {
+		t.Fatalf("no device time after a run (%v)", ok)
+	}
+}

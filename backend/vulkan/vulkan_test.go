@@ -1,0 +1,284 @@
+package vulkan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// openTest opens the default Vulkan device or skips (fails under
+// ONNXVK_REQUIRE_TOOLS) when there is none.
+func openTest(t *testing.T) *Device {
+	t.Helper()
+	d, err := Open("vulkan")
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return d
+}
+
+// input is one input of a test node: a runtime value or a weight.
+type input struct {
+	shape  []int64
+	weight bool
+}
+
+// runBoth runs node n on seeded random inputs through a Vulkan-first plan
+// and through the CPU kernel, and returns both outputs. ok is false when
+// the Vulkan device does not support the node.
+func runBoth(t *testing.T, d *Device, n *graph.Node, opset int64, ins []input, gen func(*rand.Rand) float32, seed uint64) (gpu, cpu *graph.Tensor, ok bool) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	g := graph.NewGraph("test")
+	vals := make([]graph.Value, len(ins))
+	feeds := map[string]graph.Value{}
+	types := make([]*graph.Type, len(ins))
+	for i, in := range ins {
+		name := n.Inputs[i]
+		if name == "" {
+			continue
+		}
+		x := graph.NewTensor(graph.Float, in.shape)
+		xs := graph.View[float32](x)
+		for j := range xs {
+			xs[j] = gen(r)
+		}
+		vals[i] = x
+		types[i] = graph.TensorType(graph.Float, graph.ShapeOf(in.shape...))
+		if in.weight {
+			g.Initializers[name] = x
+		} else {
+			g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: name, Type: types[i]})
+			feeds[name] = x
+		}
+	}
+	if !d.Supports(n, opset, types) {
+		return nil, nil, false
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: n.Outputs[0]}}
+	g.Nodes = []*graph.Node{n}
+	m := &graph.Model{Name: n.OpType, IRVersion: 8, Opsets: map[string]int64{"": opset}, Graph: g}
+	cpuDev := hostfallback.NewDevice()
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, cpuDev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Steps[len(p.Steps)-2].Device != d.Name() {
+		t.Fatalf("%s planned on %s", n, p.Steps[len(p.Steps)-2].Device)
+	}
+	ex, err := backend.NewExecutor(p, []backend.Device{d, cpuDev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ex.Run(context.Background(), feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &hostfallback.Call{Node: n, Opset: opset, In: vals, Out: make([]graph.Value, 1)}
+	if err := hostfallback.Lookup("", n.OpType)(c); err != nil {
+		t.Fatal(err)
+	}
+	return out[n.Outputs[0]].(*graph.Tensor), c.Out[0].(*graph.Tensor), true
+}
+
+// compare checks got against want within the op's tolerance; NaNs must
+// match NaNs.
+func compare(t *testing.T, what string, got, want *graph.Tensor, tol ops.Tolerance) {
+	t.Helper()
+	if fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
+		t.Fatalf("%s: shape %v, want %v", what, got.Shape, want.Shape)
+	}
+	g, w := graph.View[float32](got), graph.View[float32](want)
+	bad := 0
+	for i := range w {
+		a, b := float64(g[i]), float64(w[i])
+		if math.IsNaN(b) && math.IsNaN(a) || a == b {
+			continue
+		}
+		if math.IsNaN(a) || math.IsNaN(b) || math.Abs(a-b) > tol.Abs+tol.Rel*math.Abs(b) {
+			if bad < 3 {
+				t.Errorf("%s: element %d = %v, want %v", what, i, a, b)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements out of tolerance %+v", what, bad, len(w), tol)
+	}
+}
+
+func uniform(lo, hi float32) func(*rand.Rand) float32 {
+	return func(r *rand.Rand) float32 { return lo + (hi-lo)*r.Float32() }
+}
+
+var oddShapes = [][]int64{{}, {1}, {13}, {127}, {3, 5}, {2, 3, 7}, {1, 2, 3, 4}, {2, 1, 3, 1, 5}, {1, 2, 1, 3, 2, 3}, {70000}}
+
+// TestUnaryMatchesCPU checks every op of unary.comp and Clip against the
+// CPU kernels.
+func TestUnaryMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	domain := map[string]func(*rand.Rand) float32{"Sqrt": uniform(0, 10), "Log": uniform(0.01, 10), "Reciprocal": uniform(0.5, 4)}
+	attrs := map[string]map[string]*graph.Attribute{
+		"LeakyRelu":   {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.3}},
+		"Elu":         {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.7}},
+		"HardSigmoid": {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.3}, "beta": {Name: "beta", Type: graph.AttrFloat, F: 0.4}},
+	}
+	for op := range unaryOps {
+		t.Run(op, func(t *testing.T) {
+			if hostfallback.Lookup("", op) == nil {
+				t.Skipf("%s has no CPU kernel to compare with", op)
+			}
+			gen := domain[op]
+			if gen == nil {
+				gen = uniform(-4, 4)
+			}
+			for i, shape := range oddShapes {
+				n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: attrs[op]}
+				gpu, cpu, ok := runBoth(t, d, n, 17, []input{{shape: shape}}, gen, uint64(i))
+				if !ok {
+					t.Fatalf("%s %v unsupported", op, shape)
+				}
+				compare(t, fmt.Sprintf("%s %v", op, shape), gpu, cpu, ops.Lookup("", op, 17).Tolerance())
+			}
+		})
+	}
+}
+
+// broadcastPairs are input shape pairs for binary ops: equal, scalar,
+// numpy broadcasting both ways, rank 0 to 6.
+var broadcastPairs = [][2][]int64{
+	{{}, {}}, {{1}, {1}}, {{13}, {13}}, {{127}, {}}, {{}, {127}}, {{3, 1}, {1, 5}}, {{2, 3, 7}, {7}},
+	{{2, 1, 7}, {3, 1}}, {{1, 2, 3, 4}, {2, 1, 4}}, {{2, 1, 3, 1, 5}, {3, 4, 1}}, {{1, 2, 1, 3, 2, 3}, {2, 2, 1, 1, 3}},
+	{{70000}, {1}},
+}
+
+// TestBinaryMatchesCPU checks every op of binary.comp against the CPU
+// kernels over broadcast shapes, with the second input a runtime value and
+// a weight.
+func TestBinaryMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	for op := range binaryOps {
+		t.Run(op, func(t *testing.T) {
+			gen := uniform(-4, 4)
+			if op == "Div" {
+				gen = func(r *rand.Rand) float32 { return (0.5 + 3*r.Float32()) * float32(1-2*r.IntN(2)) }
+			}
+			for i, pair := range broadcastPairs {
+				a, b := pair[0], pair[1]
+				if op == "PRelu" {
+					if out, _ := broadcast(a, b); len(out) != len(a) || fmt.Sprint(out) != fmt.Sprint(a) {
+						continue
+					}
+				}
+				for _, weight := range []bool{false, true} {
+					n := &graph.Node{OpType: op, Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
+					gpu, cpu, ok := runBoth(t, d, n, 17, []input{{shape: a}, {shape: b, weight: weight}}, gen, uint64(i))
+					if !ok {
+						t.Fatalf("%s %v %v unsupported", op, a, b)
+					}
+					compare(t, fmt.Sprintf("%s %v %v", op, a, b), gpu, cpu, ops.Lookup("", op, 17).Tolerance())
+				}
+			}
+		})
+	}
+}
+
+// TestClipMatchesCPU checks Clip with attribute bounds (opset 6) and with
+// optional input bounds (opset 13).
+func TestClipMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	tol := ops.Lookup("", "Clip", 13).Tolerance()
+	for i, shape := range oddShapes {
+		n := &graph.Node{OpType: "Clip", Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{
+			"min": {Name: "min", Type: graph.AttrFloat, F: -1}, "max": {Name: "max", Type: graph.AttrFloat, F: 2}}}
+		gpu, cpu, ok := runBoth(t, d, n, 6, []input{{shape: shape}}, uniform(-4, 4), uint64(i))
+		if !ok {
+			t.Fatalf("Clip-6 %v unsupported", shape)
+		}
+		compare(t, fmt.Sprintf("Clip-6 %v", shape), gpu, cpu, tol)
+		for _, names := range [][]string{{"x", "lo", "hi"}, {"x", "lo"}, {"x", "", "hi"}, {"x"}} {
+			ins := []input{{shape: shape}, {shape: []int64{}, weight: true}, {shape: []int64{}}}[:len(names)]
+			n := &graph.Node{OpType: "Clip", Inputs: names, Outputs: []string{"y"}}
+			gpu, cpu, ok := runBoth(t, d, n, 13, ins, uniform(-4, 4), uint64(i))
+			if !ok {
+				t.Fatalf("Clip-13 %v %q unsupported", shape, names)
+			}
+			compare(t, fmt.Sprintf("Clip-13 %v %q", shape, names), gpu, cpu, tol)
+		}
+	}
+}
+
+// TestUnsupported checks that nodes without a kernel for their types or
+// attributes are refused.
+func TestUnsupported(t *testing.T) {
+	d := openTest(t)
+	f32 := func(dims ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(dims...)) }
+	cases := []struct {
+		n     *graph.Node
+		opset int64
+		in    []*graph.Type
+	}{
+		{&graph.Node{OpType: "Relu"}, 17, []*graph.Type{graph.TensorType(graph.Int64, graph.ShapeOf(3))}},
+		{&graph.Node{OpType: "Relu"}, 17, []*graph.Type{graph.TensorType(graph.Float, graph.Shape{graph.SymDim("N")})}},
+		{&graph.Node{OpType: "Relu"}, 17, []*graph.Type{f32(0)}},
+		{&graph.Node{OpType: "Add"}, 6, []*graph.Type{f32(3), f32(3)}},
+		{&graph.Node{OpType: "Add"}, 17, []*graph.Type{f32(3), f32(4)}},
+		{&graph.Node{OpType: "Add"}, 17, []*graph.Type{f32(1, 1, 1, 1, 1, 1, 1, 1, 2), f32(2)}},
+		{&graph.Node{OpType: "Max"}, 17, []*graph.Type{f32(3), f32(3), f32(3)}},
+		{&graph.Node{OpType: "PRelu"}, 17, []*graph.Type{f32(3), f32(2, 3)}},
+		{&graph.Node{OpType: "Clip"}, 13, []*graph.Type{f32(3), f32(2)}},
+		{&graph.Node{OpType: "MatMul"}, 17, []*graph.Type{f32(3, 3), f32(3, 3)}},
+		{&graph.Node{OpType: "Relu", Domain: "com.example"}, 1, []*graph.Type{f32(3)}},
+	}
+	for _, c := range cases {
+		c.n.Outputs = []string{"y"}
+		if d.Supports(c.n, c.opset, c.in) {
+			t.Errorf("%s-%d on %v: supported, want unsupported", c.n.OpType, c.opset, c.in)
+		}
+	}
+}
+
+// TestStage checks the staging upload that weights take on devices whose
+// device-local memory the host cannot map. On unified memory the result is
+// read back through the mapping.
+func TestStage(t *testing.T) {
+	d := openTest(t)
+	b, err := d.newBuffer(1000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.free(d.dev)
+	data := make([]byte, 1000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := d.stage(b, data); err != nil {
+		t.Fatal(err)
+	}
+	if b.mapped == nil {
+		t.Skip("device-local memory is not host-visible here: the copy cannot be read back")
+	}
+	for i := range data {
+		if b.mapped[i] != data[i] {
+			t.Fatalf("byte %d = %d, want %d", i, b.mapped[i], data[i])
+		}
+	}
+}

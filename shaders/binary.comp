@@ -1,0 +1,77 @@
+// Elementwise binary ops on fp32 with numpy broadcasting: y = f(a, b).
+// The op is chosen by the specialization constant OP. Output dims and the
+// element strides of a and b (0 along broadcast dims) come as push
+// constants, up to rank 8.
+#version 450
+
+layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const int OP = 0;
+
+const int ADD = 0;
+const int SUB = 1;
+const int MUL = 2;
+const int DIV = 3;
+const int POW = 4;
+const int MAX = 5;
+const int MIN = 6;
+const int PRELU = 7;
+
+layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
+
+layout(push_constant) uniform Params {
+    uint n;
+    uint rank;
+    uint dims[8];
+    uint sa[8];
+    uint sb[8];
+} p;
+
+float pow_(float x, float e) {
+    if (e == 0.0) {
+        return 1.0;
+    }
+    if (x == 0.0) {
+        return e < 0.0 ? 1.0 / 0.0 : 0.0;
+    }
+    if (x > 0.0) {
+        return pow(x, e);
+    }
+    if (e != floor(e)) {
+        return 0.0 / 0.0;
+    }
+    float r = pow(-x, e);
+    return mod(e, 2.0) == 1.0 ? -r : r;
+}
+
+float f(float x, float v) {
+    switch (OP) {
+    case ADD: return x + v;
+    case SUB: return x - v;
+    case MUL: return x * v;
+    case DIV: return x / v;
+    case POW: return pow_(x, v);
+    case MAX: return max(x, v);
+    case MIN: return min(x, v);
+    case PRELU: return x < 0.0 ? v * x : x;
+    }
+    return x;
+}
+
+void main() {
+    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
+        uint rest = i;
+        uint ia = 0u;
+        uint ib = 0u;
+        for (int d = int(p.rank) - 1; d >= 0; d--) {
+            uint c = rest % p.dims[d];
+            rest /= p.dims[d];
+            ia += c * p.sa[d];
+            ib += c * p.sb[d];
+        }
+        y[i] = f(a[ia], b[ib]);
+    }
+}

@@ -1,0 +1,28 @@
+// Clip on fp32: y[i] = min(max(x[i], lo), hi). The bounds come from the
+// attributes (push constants) or from one-element input buffers, as the
+// flags say.
+#version 450
+
+layout(local_size_x = 256) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Lo { float lo[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Hi { float hi[]; };
+
+layout(push_constant) uniform Params {
+    uint n;
+    // flags: bit 0, the lower bound is lo[0]; bit 1, the upper bound is hi[0].
+    uint flags;
+    float fmin;
+    float fmax;
+} p;
+
+void main() {
+    float a = (p.flags & 1u) != 0u ? lo[0] : p.fmin;
+    float b = (p.flags & 2u) != 0u ? hi[0] : p.fmax;
+    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
+        y[i] = min(max(x[i], a), b);
+    }
+}

@@ -1,0 +1,37 @@
+// Package shaders holds onnxvk's GLSL compute shaders and their SPIR-V,
+// compiled by glslc and committed beside the sources. Run go generate after
+// editing a .comp file; a test fails when a .spv is stale.
+package shaders
+
+import (
+	"embed"
+	"fmt"
+)
+
+//go:generate glslc --target-env=vulkan1.1 -O -o binary.spv binary.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o unary.spv unary.comp
+
+//go:embed *.spv
+var spirv embed.FS
+
+// GlslcFlags are the flags go generate passes to glslc (besides -o).
+var GlslcFlags = []string{"--target-env=vulkan1.1", "-O"}
+
+// SPIRV returns the SPIR-V words of the named shader ("unary" for
+// unary.comp), copied into a []uint32: embedded bytes are not 4-byte
+// aligned.
+func SPIRV(name string) ([]uint32, error) {
+	b, err := spirv.ReadFile(name + ".spv")
+	if err != nil {
+		return nil, fmt.Errorf("shaders: %w", err)
+	}
+	if len(b)%4 != 0 || len(b) == 0 {
+		return nil, fmt.Errorf("shaders: %s.spv: %d bytes is not a whole number of words", name, len(b))
+	}
+	words := make([]uint32, len(b)/4)
+	for i := range words {
+		words[i] = uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24
+	}
+	return words, nil
+}
