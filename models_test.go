@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/loader"
 )
 
 // torchModels are the models testdata/torch/export.py exports by default.
@@ -144,6 +147,38 @@ func TestTorchModels(t *testing.T) {
 				t.Errorf("max abs difference %.3g at element %d (got %g, PyTorch %g) exceeds %g",
 					maxDiff, worst, got[worst], wantData[worst], torchTolerance)
 			}
+		})
+	}
+}
+
+// TestTorchModelsFromArchive converts each exported model to a zip archive
+// and requires the archive to give the protobuf model's output bit for bit.
+func TestTorchModelsFromArchive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exports and runs whole PyTorch models")
+	}
+	cache := torchModelCache(t)
+	exportTorchModels(t, cache, torchModels)
+	for _, name := range torchModels {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(cache, name)
+			in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
+			require.NoError(t, err)
+			m, err := loader.Load(filepath.Join(dir, "model.onnx"))
+			require.NoError(t, err)
+			archive := filepath.Join(t.TempDir(), "model.onnx")
+			require.NoError(t, loader.SaveArchive(m, archive))
+			require.NoError(t, m.Close())
+			var outs [][]byte
+			for _, path := range []string{filepath.Join(dir, "model.onnx"), archive} {
+				sess, err := onnxvk.Load(path, onnxvk.WithDevice("cpu"))
+				require.NoError(t, err)
+				res, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
+				require.NoError(t, err)
+				outs = append(outs, res["output"].Bytes())
+				require.NoError(t, sess.Close())
+			}
+			require.Equal(t, outs[0], outs[1])
 		})
 	}
 }
