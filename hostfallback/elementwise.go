@@ -396,6 +396,15 @@ func preluKernel(c *Call) error {
 	if isHalf(x.DType) {
 		return viaFloat32(c, x.DType, preluKernel)
 	}
+	// Before opset 7 a 1-D slope of the channel count applies along axis 1.
+	if c.Opset < 7 && slope.Rank() == 1 && x.Rank() > 2 && slope.Shape[0] == x.Shape[1] {
+		shape := make([]int64, x.Rank()-1)
+		for i := range shape {
+			shape[i] = 1
+		}
+		shape[0] = slope.Shape[0]
+		slope = &graph.Tensor{DType: slope.DType, Shape: shape, Data: slope.Data}
+	}
 	p, err := newBroadcastPlan(x.Shape, x.Shape, slope.Shape)
 	if err != nil {
 		return c.Errorf("slope: %w", err)
