@@ -273,7 +273,7 @@ func (c *checker) schema(n *graph.Node, nw string, s *ops.Schema) {
 		c.add(nw, "%d inputs, %s takes at most %d", len(n.Inputs), op, s.MaxInputs)
 	}
 	for i := range min(s.MinInputs, len(n.Inputs)) {
-		if n.Inputs[i] == "" {
+		if n.Inputs[i] == "" && !slices.Contains(s.OptionalInputs, i) {
 			c.add(nw, "required input #%d of %s is omitted", i, op)
 		}
 	}

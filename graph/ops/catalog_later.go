@@ -8,6 +8,12 @@ func schema(name string, since int64, minIn, maxIn, minOut, maxOut int, attrs ..
 		MinOutputs: minOut, MaxOutputs: maxOut, Attrs: attrs}
 }
 
+// optionalInputs marks inputs of s below its minimum that may be omitted.
+func optionalInputs(s *Schema, idx ...int) *Schema {
+	s.OptionalInputs = idx
+	return s
+}
+
 // laterSchemas returns the operator versions of ai.onnx opsets 18 to 21
 // (ONNX 1.13 to 1.16) and ai.onnx.ml opset 4, which the generator's onnx
 // package predates. Where a version only widened the accepted types, its
@@ -76,7 +82,7 @@ func laterSchemas() []*Schema {
 		schema("Equal", 19, 2, 2, 1, 1),
 		schema("Identity", 19, 1, 1, 1, 1),
 		schema("If", 19, 1, 1, 1, -1, ifAttrs...),
-		schema("Loop", 19, 2, -1, 1, -1, loopAttrs...),
+		optionalInputs(schema("Loop", 19, 2, -1, 1, -1, loopAttrs...), 0, 1),
 		schema("Pad", 19, 2, 4, 1, 1, padAttrs...),
 		schema("QuantizeLinear", 19, 2, 3, 1, 1, defInt("axis", 1), defInt("saturate", 1)),
 		schema("Reshape", 19, 2, 2, 1, 1, defInt("allowzero", 0)),
@@ -114,7 +120,7 @@ func laterSchemas() []*Schema {
 			defInt("stash_type", 1)),
 		schema("Identity", 21, 1, 1, 1, 1),
 		schema("If", 21, 1, 1, 1, -1, ifAttrs...),
-		schema("Loop", 21, 2, -1, 1, -1, loopAttrs...),
+		optionalInputs(schema("Loop", 21, 2, -1, 1, -1, loopAttrs...), 0, 1),
 		schema("Pad", 21, 2, 4, 1, 1, padAttrs...),
 		schema("QLinearMatMul", 21, 8, 8, 1, 1),
 		schema("QuantizeLinear", 21, 2, 3, 1, 1, defInt("axis", 1), defInt("block_size", 0),

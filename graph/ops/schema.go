@@ -39,6 +39,10 @@ type Schema struct {
 	Since  int64
 	// MinInputs and MaxInputs bound the input count (MaxInputs < 0: any).
 	MinInputs, MaxInputs int
+	// OptionalInputs lists the inputs below MinInputs that may still be
+	// omitted (""): ONNX counts Loop's M and cond and Scan-8's
+	// sequence_lens in its minimum.
+	OptionalInputs []int
 	// MinOutputs and MaxOutputs bound the output count (MaxOutputs < 0: any).
 	MinOutputs, MaxOutputs int
 	Attrs                  []AttrSpec

@@ -404,6 +404,144 @@ func (TensorProto_DataLocation) EnumDescriptor() ([]byte, []int) {
 	return file_onnx_proto_rawDescGZIP(), []int{14, 1}
 }
 
+// DataType says which of the value lists holds the elements.
+type SequenceProto_DataType int32
+
+const (
+	SequenceProto_UNDEFINED     SequenceProto_DataType = 0
+	SequenceProto_TENSOR        SequenceProto_DataType = 1
+	SequenceProto_SPARSE_TENSOR SequenceProto_DataType = 2
+	SequenceProto_SEQUENCE      SequenceProto_DataType = 3
+	SequenceProto_MAP           SequenceProto_DataType = 4
+	SequenceProto_OPTIONAL      SequenceProto_DataType = 5
+)
+
+// Enum value maps for SequenceProto_DataType.
+var (
+	SequenceProto_DataType_name = map[int32]string{
+		0: "UNDEFINED",
+		1: "TENSOR",
+		2: "SPARSE_TENSOR",
+		3: "SEQUENCE",
+		4: "MAP",
+		5: "OPTIONAL",
+	}
+	SequenceProto_DataType_value = map[string]int32{
+		"UNDEFINED":     0,
+		"TENSOR":        1,
+		"SPARSE_TENSOR": 2,
+		"SEQUENCE":      3,
+		"MAP":           4,
+		"OPTIONAL":      5,
+	}
+)
+
+func (x SequenceProto_DataType) Enum() *SequenceProto_DataType {
+	p := new(SequenceProto_DataType)
+	*p = x
+	return p
+}
+
+func (x SequenceProto_DataType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SequenceProto_DataType) Descriptor() protoreflect.EnumDescriptor {
+	return file_onnx_proto_enumTypes[4].Descriptor()
+}
+
+func (SequenceProto_DataType) Type() protoreflect.EnumType {
+	return &file_onnx_proto_enumTypes[4]
+}
+
+func (x SequenceProto_DataType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *SequenceProto_DataType) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = SequenceProto_DataType(num)
+	return nil
+}
+
+// Deprecated: Use SequenceProto_DataType.Descriptor instead.
+func (SequenceProto_DataType) EnumDescriptor() ([]byte, []int) {
+	return file_onnx_proto_rawDescGZIP(), []int{20, 0}
+}
+
+// DataType says which value field holds the element.
+type OptionalProto_DataType int32
+
+const (
+	OptionalProto_UNDEFINED     OptionalProto_DataType = 0
+	OptionalProto_TENSOR        OptionalProto_DataType = 1
+	OptionalProto_SPARSE_TENSOR OptionalProto_DataType = 2
+	OptionalProto_SEQUENCE      OptionalProto_DataType = 3
+	OptionalProto_MAP           OptionalProto_DataType = 4
+	OptionalProto_OPTIONAL      OptionalProto_DataType = 5
+)
+
+// Enum value maps for OptionalProto_DataType.
+var (
+	OptionalProto_DataType_name = map[int32]string{
+		0: "UNDEFINED",
+		1: "TENSOR",
+		2: "SPARSE_TENSOR",
+		3: "SEQUENCE",
+		4: "MAP",
+		5: "OPTIONAL",
+	}
+	OptionalProto_DataType_value = map[string]int32{
+		"UNDEFINED":     0,
+		"TENSOR":        1,
+		"SPARSE_TENSOR": 2,
+		"SEQUENCE":      3,
+		"MAP":           4,
+		"OPTIONAL":      5,
+	}
+)
+
+func (x OptionalProto_DataType) Enum() *OptionalProto_DataType {
+	p := new(OptionalProto_DataType)
+	*p = x
+	return p
+}
+
+func (x OptionalProto_DataType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OptionalProto_DataType) Descriptor() protoreflect.EnumDescriptor {
+	return file_onnx_proto_enumTypes[5].Descriptor()
+}
+
+func (OptionalProto_DataType) Type() protoreflect.EnumType {
+	return &file_onnx_proto_enumTypes[5]
+}
+
+func (x OptionalProto_DataType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *OptionalProto_DataType) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = OptionalProto_DataType(num)
+	return nil
+}
+
+// Deprecated: Use OptionalProto_DataType.Descriptor instead.
+func (OptionalProto_DataType) EnumDescriptor() ([]byte, []int) {
+	return file_onnx_proto_rawDescGZIP(), []int{22, 0}
+}
+
 // AttributeProto is a named attribute of a node or a function.
 type AttributeProto struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2190,6 +2328,272 @@ func (x *FunctionProto) GetMetadataProps() []*StringStringEntryProto {
 	return nil
 }
 
+// SequenceProto is a serialized sequence value (onnx-data.proto), as the
+// ONNX backend test data stores sequence inputs and outputs.
+type SequenceProto struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Name               *string                `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	ElemType           *int32                 `protobuf:"varint,2,opt,name=elem_type,json=elemType" json:"elem_type,omitempty"`
+	TensorValues       []*TensorProto         `protobuf:"bytes,3,rep,name=tensor_values,json=tensorValues" json:"tensor_values,omitempty"`
+	SparseTensorValues []*SparseTensorProto   `protobuf:"bytes,4,rep,name=sparse_tensor_values,json=sparseTensorValues" json:"sparse_tensor_values,omitempty"`
+	SequenceValues     []*SequenceProto       `protobuf:"bytes,5,rep,name=sequence_values,json=sequenceValues" json:"sequence_values,omitempty"`
+	MapValues          []*MapProto            `protobuf:"bytes,6,rep,name=map_values,json=mapValues" json:"map_values,omitempty"`
+	OptionalValues     []*OptionalProto       `protobuf:"bytes,7,rep,name=optional_values,json=optionalValues" json:"optional_values,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SequenceProto) Reset() {
+	*x = SequenceProto{}
+	mi := &file_onnx_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SequenceProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SequenceProto) ProtoMessage() {}
+
+func (x *SequenceProto) ProtoReflect() protoreflect.Message {
+	mi := &file_onnx_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SequenceProto.ProtoReflect.Descriptor instead.
+func (*SequenceProto) Descriptor() ([]byte, []int) {
+	return file_onnx_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SequenceProto) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *SequenceProto) GetElemType() int32 {
+	if x != nil && x.ElemType != nil {
+		return *x.ElemType
+	}
+	return 0
+}
+
+func (x *SequenceProto) GetTensorValues() []*TensorProto {
+	if x != nil {
+		return x.TensorValues
+	}
+	return nil
+}
+
+func (x *SequenceProto) GetSparseTensorValues() []*SparseTensorProto {
+	if x != nil {
+		return x.SparseTensorValues
+	}
+	return nil
+}
+
+func (x *SequenceProto) GetSequenceValues() []*SequenceProto {
+	if x != nil {
+		return x.SequenceValues
+	}
+	return nil
+}
+
+func (x *SequenceProto) GetMapValues() []*MapProto {
+	if x != nil {
+		return x.MapValues
+	}
+	return nil
+}
+
+func (x *SequenceProto) GetOptionalValues() []*OptionalProto {
+	if x != nil {
+		return x.OptionalValues
+	}
+	return nil
+}
+
+// MapProto is a serialized map value (onnx-data.proto): keys paired
+// position by position with the elements of values.
+type MapProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	KeyType       *int32                 `protobuf:"varint,2,opt,name=key_type,json=keyType" json:"key_type,omitempty"`
+	Keys          []int64                `protobuf:"varint,3,rep,name=keys" json:"keys,omitempty"`
+	StringKeys    [][]byte               `protobuf:"bytes,4,rep,name=string_keys,json=stringKeys" json:"string_keys,omitempty"`
+	Values        *SequenceProto         `protobuf:"bytes,5,opt,name=values" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapProto) Reset() {
+	*x = MapProto{}
+	mi := &file_onnx_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapProto) ProtoMessage() {}
+
+func (x *MapProto) ProtoReflect() protoreflect.Message {
+	mi := &file_onnx_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapProto.ProtoReflect.Descriptor instead.
+func (*MapProto) Descriptor() ([]byte, []int) {
+	return file_onnx_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *MapProto) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *MapProto) GetKeyType() int32 {
+	if x != nil && x.KeyType != nil {
+		return *x.KeyType
+	}
+	return 0
+}
+
+func (x *MapProto) GetKeys() []int64 {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *MapProto) GetStringKeys() [][]byte {
+	if x != nil {
+		return x.StringKeys
+	}
+	return nil
+}
+
+func (x *MapProto) GetValues() *SequenceProto {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// OptionalProto is a serialized optional value (onnx-data.proto); an empty
+// optional sets no value field.
+type OptionalProto struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Name              *string                `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	ElemType          *int32                 `protobuf:"varint,2,opt,name=elem_type,json=elemType" json:"elem_type,omitempty"`
+	TensorValue       *TensorProto           `protobuf:"bytes,3,opt,name=tensor_value,json=tensorValue" json:"tensor_value,omitempty"`
+	SparseTensorValue *SparseTensorProto     `protobuf:"bytes,4,opt,name=sparse_tensor_value,json=sparseTensorValue" json:"sparse_tensor_value,omitempty"`
+	SequenceValue     *SequenceProto         `protobuf:"bytes,5,opt,name=sequence_value,json=sequenceValue" json:"sequence_value,omitempty"`
+	MapValue          *MapProto              `protobuf:"bytes,6,opt,name=map_value,json=mapValue" json:"map_value,omitempty"`
+	OptionalValue     *OptionalProto         `protobuf:"bytes,7,opt,name=optional_value,json=optionalValue" json:"optional_value,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *OptionalProto) Reset() {
+	*x = OptionalProto{}
+	mi := &file_onnx_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OptionalProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OptionalProto) ProtoMessage() {}
+
+func (x *OptionalProto) ProtoReflect() protoreflect.Message {
+	mi := &file_onnx_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OptionalProto.ProtoReflect.Descriptor instead.
+func (*OptionalProto) Descriptor() ([]byte, []int) {
+	return file_onnx_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *OptionalProto) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *OptionalProto) GetElemType() int32 {
+	if x != nil && x.ElemType != nil {
+		return *x.ElemType
+	}
+	return 0
+}
+
+func (x *OptionalProto) GetTensorValue() *TensorProto {
+	if x != nil {
+		return x.TensorValue
+	}
+	return nil
+}
+
+func (x *OptionalProto) GetSparseTensorValue() *SparseTensorProto {
+	if x != nil {
+		return x.SparseTensorValue
+	}
+	return nil
+}
+
+func (x *OptionalProto) GetSequenceValue() *SequenceProto {
+	if x != nil {
+		return x.SequenceValue
+	}
+	return nil
+}
+
+func (x *OptionalProto) GetMapValue() *MapProto {
+	if x != nil {
+		return x.MapValue
+	}
+	return nil
+}
+
+func (x *OptionalProto) GetOptionalValue() *OptionalProto {
+	if x != nil {
+		return x.OptionalValue
+	}
+	return nil
+}
+
 // Segment marks a chunk of a tensor split across several TensorProtos.
 type TensorProto_Segment struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2201,7 +2605,7 @@ type TensorProto_Segment struct {
 
 func (x *TensorProto_Segment) Reset() {
 	*x = TensorProto_Segment{}
-	mi := &file_onnx_proto_msgTypes[20]
+	mi := &file_onnx_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2213,7 +2617,7 @@ func (x *TensorProto_Segment) String() string {
 func (*TensorProto_Segment) ProtoMessage() {}
 
 func (x *TensorProto_Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[20]
+	mi := &file_onnx_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2662,7 @@ type TensorShapeProto_Dimension struct {
 
 func (x *TensorShapeProto_Dimension) Reset() {
 	*x = TensorShapeProto_Dimension{}
-	mi := &file_onnx_proto_msgTypes[21]
+	mi := &file_onnx_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2674,7 @@ func (x *TensorShapeProto_Dimension) String() string {
 func (*TensorShapeProto_Dimension) ProtoMessage() {}
 
 func (x *TensorShapeProto_Dimension) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[21]
+	mi := &file_onnx_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2749,7 @@ type TypeProto_Tensor struct {
 
 func (x *TypeProto_Tensor) Reset() {
 	*x = TypeProto_Tensor{}
-	mi := &file_onnx_proto_msgTypes[22]
+	mi := &file_onnx_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2761,7 @@ func (x *TypeProto_Tensor) String() string {
 func (*TypeProto_Tensor) ProtoMessage() {}
 
 func (x *TypeProto_Tensor) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[22]
+	mi := &file_onnx_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2397,7 +2801,7 @@ type TypeProto_Sequence struct {
 
 func (x *TypeProto_Sequence) Reset() {
 	*x = TypeProto_Sequence{}
-	mi := &file_onnx_proto_msgTypes[23]
+	mi := &file_onnx_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2409,7 +2813,7 @@ func (x *TypeProto_Sequence) String() string {
 func (*TypeProto_Sequence) ProtoMessage() {}
 
 func (x *TypeProto_Sequence) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[23]
+	mi := &file_onnx_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2443,7 +2847,7 @@ type TypeProto_Map struct {
 
 func (x *TypeProto_Map) Reset() {
 	*x = TypeProto_Map{}
-	mi := &file_onnx_proto_msgTypes[24]
+	mi := &file_onnx_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2455,7 +2859,7 @@ func (x *TypeProto_Map) String() string {
 func (*TypeProto_Map) ProtoMessage() {}
 
 func (x *TypeProto_Map) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[24]
+	mi := &file_onnx_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2899,7 @@ type TypeProto_Optional struct {
 
 func (x *TypeProto_Optional) Reset() {
 	*x = TypeProto_Optional{}
-	mi := &file_onnx_proto_msgTypes[25]
+	mi := &file_onnx_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2507,7 +2911,7 @@ func (x *TypeProto_Optional) String() string {
 func (*TypeProto_Optional) ProtoMessage() {}
 
 func (x *TypeProto_Optional) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[25]
+	mi := &file_onnx_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2541,7 +2945,7 @@ type TypeProto_SparseTensor struct {
 
 func (x *TypeProto_SparseTensor) Reset() {
 	*x = TypeProto_SparseTensor{}
-	mi := &file_onnx_proto_msgTypes[26]
+	mi := &file_onnx_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2553,7 +2957,7 @@ func (x *TypeProto_SparseTensor) String() string {
 func (*TypeProto_SparseTensor) ProtoMessage() {}
 
 func (x *TypeProto_SparseTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[26]
+	mi := &file_onnx_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2998,7 @@ type TypeProto_Opaque struct {
 
 func (x *TypeProto_Opaque) Reset() {
 	*x = TypeProto_Opaque{}
-	mi := &file_onnx_proto_msgTypes[27]
+	mi := &file_onnx_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2606,7 +3010,7 @@ func (x *TypeProto_Opaque) String() string {
 func (*TypeProto_Opaque) ProtoMessage() {}
 
 func (x *TypeProto_Opaque) ProtoReflect() protoreflect.Message {
-	mi := &file_onnx_proto_msgTypes[27]
+	mi := &file_onnx_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2907,7 +3311,47 @@ const file_onnx_proto_rawDesc = "" +
 	"\boverload\x18\r \x01(\tR\boverload\x123\n" +
 	"\n" +
 	"value_info\x18\f \x03(\v2\x14.onnx.ValueInfoProtoR\tvalueInfo\x12C\n" +
-	"\x0emetadata_props\x18\x0e \x03(\v2\x1c.onnx.StringStringEntryProtoR\rmetadataPropsJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04R\rsince_versionR\x06status*\xd0\x02\n" +
+	"\x0emetadata_props\x18\x0e \x03(\v2\x1c.onnx.StringStringEntryProtoR\rmetadataPropsJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04R\rsince_versionR\x06status\"\xcd\x03\n" +
+	"\rSequenceProto\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\telem_type\x18\x02 \x01(\x05R\belemType\x126\n" +
+	"\rtensor_values\x18\x03 \x03(\v2\x11.onnx.TensorProtoR\ftensorValues\x12I\n" +
+	"\x14sparse_tensor_values\x18\x04 \x03(\v2\x17.onnx.SparseTensorProtoR\x12sparseTensorValues\x12<\n" +
+	"\x0fsequence_values\x18\x05 \x03(\v2\x13.onnx.SequenceProtoR\x0esequenceValues\x12-\n" +
+	"\n" +
+	"map_values\x18\x06 \x03(\v2\x0e.onnx.MapProtoR\tmapValues\x12<\n" +
+	"\x0foptional_values\x18\a \x03(\v2\x13.onnx.OptionalProtoR\x0eoptionalValues\"]\n" +
+	"\bDataType\x12\r\n" +
+	"\tUNDEFINED\x10\x00\x12\n" +
+	"\n" +
+	"\x06TENSOR\x10\x01\x12\x11\n" +
+	"\rSPARSE_TENSOR\x10\x02\x12\f\n" +
+	"\bSEQUENCE\x10\x03\x12\a\n" +
+	"\x03MAP\x10\x04\x12\f\n" +
+	"\bOPTIONAL\x10\x05\"\x9b\x01\n" +
+	"\bMapProto\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\bkey_type\x18\x02 \x01(\x05R\akeyType\x12\x12\n" +
+	"\x04keys\x18\x03 \x03(\x03R\x04keys\x12\x1f\n" +
+	"\vstring_keys\x18\x04 \x03(\fR\n" +
+	"stringKeys\x12+\n" +
+	"\x06values\x18\x05 \x01(\v2\x13.onnx.SequenceProtoR\x06values\"\xc3\x03\n" +
+	"\rOptionalProto\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\telem_type\x18\x02 \x01(\x05R\belemType\x124\n" +
+	"\ftensor_value\x18\x03 \x01(\v2\x11.onnx.TensorProtoR\vtensorValue\x12G\n" +
+	"\x13sparse_tensor_value\x18\x04 \x01(\v2\x17.onnx.SparseTensorProtoR\x11sparseTensorValue\x12:\n" +
+	"\x0esequence_value\x18\x05 \x01(\v2\x13.onnx.SequenceProtoR\rsequenceValue\x12+\n" +
+	"\tmap_value\x18\x06 \x01(\v2\x0e.onnx.MapProtoR\bmapValue\x12:\n" +
+	"\x0eoptional_value\x18\a \x01(\v2\x13.onnx.OptionalProtoR\roptionalValue\"]\n" +
+	"\bDataType\x12\r\n" +
+	"\tUNDEFINED\x10\x00\x12\n" +
+	"\n" +
+	"\x06TENSOR\x10\x01\x12\x11\n" +
+	"\rSPARSE_TENSOR\x10\x02\x12\f\n" +
+	"\bSEQUENCE\x10\x03\x12\a\n" +
+	"\x03MAP\x10\x04\x12\f\n" +
+	"\bOPTIONAL\x10\x05*\xd0\x02\n" +
 	"\aVersion\x12\x12\n" +
 	"\x0e_START_VERSION\x10\x00\x12\x19\n" +
 	"\x15IR_VERSION_2017_10_10\x10\x01\x12\x19\n" +
@@ -2937,108 +3381,124 @@ func file_onnx_proto_rawDescGZIP() []byte {
 	return file_onnx_proto_rawDescData
 }
 
-var file_onnx_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_onnx_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_onnx_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_onnx_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_onnx_proto_goTypes = []any{
 	(Version)(0),                         // 0: onnx.Version
 	(AttributeProto_AttributeType)(0),    // 1: onnx.AttributeProto.AttributeType
 	(TensorProto_DataType)(0),            // 2: onnx.TensorProto.DataType
 	(TensorProto_DataLocation)(0),        // 3: onnx.TensorProto.DataLocation
-	(*AttributeProto)(nil),               // 4: onnx.AttributeProto
-	(*ValueInfoProto)(nil),               // 5: onnx.ValueInfoProto
-	(*NodeProto)(nil),                    // 6: onnx.NodeProto
-	(*IntIntListEntryProto)(nil),         // 7: onnx.IntIntListEntryProto
-	(*NodeDeviceConfigurationProto)(nil), // 8: onnx.NodeDeviceConfigurationProto
-	(*ShardingSpecProto)(nil),            // 9: onnx.ShardingSpecProto
-	(*ShardedDimProto)(nil),              // 10: onnx.ShardedDimProto
-	(*SimpleShardedDimProto)(nil),        // 11: onnx.SimpleShardedDimProto
-	(*TrainingInfoProto)(nil),            // 12: onnx.TrainingInfoProto
-	(*ModelProto)(nil),                   // 13: onnx.ModelProto
-	(*DeviceConfigurationProto)(nil),     // 14: onnx.DeviceConfigurationProto
-	(*StringStringEntryProto)(nil),       // 15: onnx.StringStringEntryProto
-	(*TensorAnnotation)(nil),             // 16: onnx.TensorAnnotation
-	(*GraphProto)(nil),                   // 17: onnx.GraphProto
-	(*TensorProto)(nil),                  // 18: onnx.TensorProto
-	(*SparseTensorProto)(nil),            // 19: onnx.SparseTensorProto
-	(*TensorShapeProto)(nil),             // 20: onnx.TensorShapeProto
-	(*TypeProto)(nil),                    // 21: onnx.TypeProto
-	(*OperatorSetIdProto)(nil),           // 22: onnx.OperatorSetIdProto
-	(*FunctionProto)(nil),                // 23: onnx.FunctionProto
-	(*TensorProto_Segment)(nil),          // 24: onnx.TensorProto.Segment
-	(*TensorShapeProto_Dimension)(nil),   // 25: onnx.TensorShapeProto.Dimension
-	(*TypeProto_Tensor)(nil),             // 26: onnx.TypeProto.Tensor
-	(*TypeProto_Sequence)(nil),           // 27: onnx.TypeProto.Sequence
-	(*TypeProto_Map)(nil),                // 28: onnx.TypeProto.Map
-	(*TypeProto_Optional)(nil),           // 29: onnx.TypeProto.Optional
-	(*TypeProto_SparseTensor)(nil),       // 30: onnx.TypeProto.SparseTensor
-	(*TypeProto_Opaque)(nil),             // 31: onnx.TypeProto.Opaque
+	(SequenceProto_DataType)(0),          // 4: onnx.SequenceProto.DataType
+	(OptionalProto_DataType)(0),          // 5: onnx.OptionalProto.DataType
+	(*AttributeProto)(nil),               // 6: onnx.AttributeProto
+	(*ValueInfoProto)(nil),               // 7: onnx.ValueInfoProto
+	(*NodeProto)(nil),                    // 8: onnx.NodeProto
+	(*IntIntListEntryProto)(nil),         // 9: onnx.IntIntListEntryProto
+	(*NodeDeviceConfigurationProto)(nil), // 10: onnx.NodeDeviceConfigurationProto
+	(*ShardingSpecProto)(nil),            // 11: onnx.ShardingSpecProto
+	(*ShardedDimProto)(nil),              // 12: onnx.ShardedDimProto
+	(*SimpleShardedDimProto)(nil),        // 13: onnx.SimpleShardedDimProto
+	(*TrainingInfoProto)(nil),            // 14: onnx.TrainingInfoProto
+	(*ModelProto)(nil),                   // 15: onnx.ModelProto
+	(*DeviceConfigurationProto)(nil),     // 16: onnx.DeviceConfigurationProto
+	(*StringStringEntryProto)(nil),       // 17: onnx.StringStringEntryProto
+	(*TensorAnnotation)(nil),             // 18: onnx.TensorAnnotation
+	(*GraphProto)(nil),                   // 19: onnx.GraphProto
+	(*TensorProto)(nil),                  // 20: onnx.TensorProto
+	(*SparseTensorProto)(nil),            // 21: onnx.SparseTensorProto
+	(*TensorShapeProto)(nil),             // 22: onnx.TensorShapeProto
+	(*TypeProto)(nil),                    // 23: onnx.TypeProto
+	(*OperatorSetIdProto)(nil),           // 24: onnx.OperatorSetIdProto
+	(*FunctionProto)(nil),                // 25: onnx.FunctionProto
+	(*SequenceProto)(nil),                // 26: onnx.SequenceProto
+	(*MapProto)(nil),                     // 27: onnx.MapProto
+	(*OptionalProto)(nil),                // 28: onnx.OptionalProto
+	(*TensorProto_Segment)(nil),          // 29: onnx.TensorProto.Segment
+	(*TensorShapeProto_Dimension)(nil),   // 30: onnx.TensorShapeProto.Dimension
+	(*TypeProto_Tensor)(nil),             // 31: onnx.TypeProto.Tensor
+	(*TypeProto_Sequence)(nil),           // 32: onnx.TypeProto.Sequence
+	(*TypeProto_Map)(nil),                // 33: onnx.TypeProto.Map
+	(*TypeProto_Optional)(nil),           // 34: onnx.TypeProto.Optional
+	(*TypeProto_SparseTensor)(nil),       // 35: onnx.TypeProto.SparseTensor
+	(*TypeProto_Opaque)(nil),             // 36: onnx.TypeProto.Opaque
 }
 var file_onnx_proto_depIdxs = []int32{
 	1,  // 0: onnx.AttributeProto.type:type_name -> onnx.AttributeProto.AttributeType
-	18, // 1: onnx.AttributeProto.t:type_name -> onnx.TensorProto
-	17, // 2: onnx.AttributeProto.g:type_name -> onnx.GraphProto
-	19, // 3: onnx.AttributeProto.sparse_tensor:type_name -> onnx.SparseTensorProto
-	21, // 4: onnx.AttributeProto.tp:type_name -> onnx.TypeProto
-	18, // 5: onnx.AttributeProto.tensors:type_name -> onnx.TensorProto
-	17, // 6: onnx.AttributeProto.graphs:type_name -> onnx.GraphProto
-	19, // 7: onnx.AttributeProto.sparse_tensors:type_name -> onnx.SparseTensorProto
-	21, // 8: onnx.AttributeProto.type_protos:type_name -> onnx.TypeProto
-	21, // 9: onnx.ValueInfoProto.type:type_name -> onnx.TypeProto
-	15, // 10: onnx.ValueInfoProto.metadata_props:type_name -> onnx.StringStringEntryProto
-	4,  // 11: onnx.NodeProto.attribute:type_name -> onnx.AttributeProto
-	15, // 12: onnx.NodeProto.metadata_props:type_name -> onnx.StringStringEntryProto
-	8,  // 13: onnx.NodeProto.device_configurations:type_name -> onnx.NodeDeviceConfigurationProto
-	9,  // 14: onnx.NodeDeviceConfigurationProto.sharding_spec:type_name -> onnx.ShardingSpecProto
-	7,  // 15: onnx.ShardingSpecProto.index_to_device_group_map:type_name -> onnx.IntIntListEntryProto
-	10, // 16: onnx.ShardingSpecProto.sharded_dim:type_name -> onnx.ShardedDimProto
-	11, // 17: onnx.ShardedDimProto.simple_sharding:type_name -> onnx.SimpleShardedDimProto
-	17, // 18: onnx.TrainingInfoProto.initialization:type_name -> onnx.GraphProto
-	17, // 19: onnx.TrainingInfoProto.algorithm:type_name -> onnx.GraphProto
-	15, // 20: onnx.TrainingInfoProto.initialization_binding:type_name -> onnx.StringStringEntryProto
-	15, // 21: onnx.TrainingInfoProto.update_binding:type_name -> onnx.StringStringEntryProto
-	22, // 22: onnx.ModelProto.opset_import:type_name -> onnx.OperatorSetIdProto
-	17, // 23: onnx.ModelProto.graph:type_name -> onnx.GraphProto
-	15, // 24: onnx.ModelProto.metadata_props:type_name -> onnx.StringStringEntryProto
-	12, // 25: onnx.ModelProto.training_info:type_name -> onnx.TrainingInfoProto
-	23, // 26: onnx.ModelProto.functions:type_name -> onnx.FunctionProto
-	14, // 27: onnx.ModelProto.configuration:type_name -> onnx.DeviceConfigurationProto
-	15, // 28: onnx.TensorAnnotation.quant_parameter_tensor_names:type_name -> onnx.StringStringEntryProto
-	6,  // 29: onnx.GraphProto.node:type_name -> onnx.NodeProto
-	18, // 30: onnx.GraphProto.initializer:type_name -> onnx.TensorProto
-	19, // 31: onnx.GraphProto.sparse_initializer:type_name -> onnx.SparseTensorProto
-	5,  // 32: onnx.GraphProto.input:type_name -> onnx.ValueInfoProto
-	5,  // 33: onnx.GraphProto.output:type_name -> onnx.ValueInfoProto
-	5,  // 34: onnx.GraphProto.value_info:type_name -> onnx.ValueInfoProto
-	16, // 35: onnx.GraphProto.quantization_annotation:type_name -> onnx.TensorAnnotation
-	15, // 36: onnx.GraphProto.metadata_props:type_name -> onnx.StringStringEntryProto
-	24, // 37: onnx.TensorProto.segment:type_name -> onnx.TensorProto.Segment
-	15, // 38: onnx.TensorProto.external_data:type_name -> onnx.StringStringEntryProto
+	20, // 1: onnx.AttributeProto.t:type_name -> onnx.TensorProto
+	19, // 2: onnx.AttributeProto.g:type_name -> onnx.GraphProto
+	21, // 3: onnx.AttributeProto.sparse_tensor:type_name -> onnx.SparseTensorProto
+	23, // 4: onnx.AttributeProto.tp:type_name -> onnx.TypeProto
+	20, // 5: onnx.AttributeProto.tensors:type_name -> onnx.TensorProto
+	19, // 6: onnx.AttributeProto.graphs:type_name -> onnx.GraphProto
+	21, // 7: onnx.AttributeProto.sparse_tensors:type_name -> onnx.SparseTensorProto
+	23, // 8: onnx.AttributeProto.type_protos:type_name -> onnx.TypeProto
+	23, // 9: onnx.ValueInfoProto.type:type_name -> onnx.TypeProto
+	17, // 10: onnx.ValueInfoProto.metadata_props:type_name -> onnx.StringStringEntryProto
+	6,  // 11: onnx.NodeProto.attribute:type_name -> onnx.AttributeProto
+	17, // 12: onnx.NodeProto.metadata_props:type_name -> onnx.StringStringEntryProto
+	10, // 13: onnx.NodeProto.device_configurations:type_name -> onnx.NodeDeviceConfigurationProto
+	11, // 14: onnx.NodeDeviceConfigurationProto.sharding_spec:type_name -> onnx.ShardingSpecProto
+	9,  // 15: onnx.ShardingSpecProto.index_to_device_group_map:type_name -> onnx.IntIntListEntryProto
+	12, // 16: onnx.ShardingSpecProto.sharded_dim:type_name -> onnx.ShardedDimProto
+	13, // 17: onnx.ShardedDimProto.simple_sharding:type_name -> onnx.SimpleShardedDimProto
+	19, // 18: onnx.TrainingInfoProto.initialization:type_name -> onnx.GraphProto
+	19, // 19: onnx.TrainingInfoProto.algorithm:type_name -> onnx.GraphProto
+	17, // 20: onnx.TrainingInfoProto.initialization_binding:type_name -> onnx.StringStringEntryProto
+	17, // 21: onnx.TrainingInfoProto.update_binding:type_name -> onnx.StringStringEntryProto
+	24, // 22: onnx.ModelProto.opset_import:type_name -> onnx.OperatorSetIdProto
+	19, // 23: onnx.ModelProto.graph:type_name -> onnx.GraphProto
+	17, // 24: onnx.ModelProto.metadata_props:type_name -> onnx.StringStringEntryProto
+	14, // 25: onnx.ModelProto.training_info:type_name -> onnx.TrainingInfoProto
+	25, // 26: onnx.ModelProto.functions:type_name -> onnx.FunctionProto
+	16, // 27: onnx.ModelProto.configuration:type_name -> onnx.DeviceConfigurationProto
+	17, // 28: onnx.TensorAnnotation.quant_parameter_tensor_names:type_name -> onnx.StringStringEntryProto
+	8,  // 29: onnx.GraphProto.node:type_name -> onnx.NodeProto
+	20, // 30: onnx.GraphProto.initializer:type_name -> onnx.TensorProto
+	21, // 31: onnx.GraphProto.sparse_initializer:type_name -> onnx.SparseTensorProto
+	7,  // 32: onnx.GraphProto.input:type_name -> onnx.ValueInfoProto
+	7,  // 33: onnx.GraphProto.output:type_name -> onnx.ValueInfoProto
+	7,  // 34: onnx.GraphProto.value_info:type_name -> onnx.ValueInfoProto
+	18, // 35: onnx.GraphProto.quantization_annotation:type_name -> onnx.TensorAnnotation
+	17, // 36: onnx.GraphProto.metadata_props:type_name -> onnx.StringStringEntryProto
+	29, // 37: onnx.TensorProto.segment:type_name -> onnx.TensorProto.Segment
+	17, // 38: onnx.TensorProto.external_data:type_name -> onnx.StringStringEntryProto
 	3,  // 39: onnx.TensorProto.data_location:type_name -> onnx.TensorProto.DataLocation
-	15, // 40: onnx.TensorProto.metadata_props:type_name -> onnx.StringStringEntryProto
-	18, // 41: onnx.SparseTensorProto.values:type_name -> onnx.TensorProto
-	18, // 42: onnx.SparseTensorProto.indices:type_name -> onnx.TensorProto
-	25, // 43: onnx.TensorShapeProto.dim:type_name -> onnx.TensorShapeProto.Dimension
-	26, // 44: onnx.TypeProto.tensor_type:type_name -> onnx.TypeProto.Tensor
-	27, // 45: onnx.TypeProto.sequence_type:type_name -> onnx.TypeProto.Sequence
-	28, // 46: onnx.TypeProto.map_type:type_name -> onnx.TypeProto.Map
-	29, // 47: onnx.TypeProto.optional_type:type_name -> onnx.TypeProto.Optional
-	30, // 48: onnx.TypeProto.sparse_tensor_type:type_name -> onnx.TypeProto.SparseTensor
-	31, // 49: onnx.TypeProto.opaque_type:type_name -> onnx.TypeProto.Opaque
-	4,  // 50: onnx.FunctionProto.attribute_proto:type_name -> onnx.AttributeProto
-	6,  // 51: onnx.FunctionProto.node:type_name -> onnx.NodeProto
-	22, // 52: onnx.FunctionProto.opset_import:type_name -> onnx.OperatorSetIdProto
-	5,  // 53: onnx.FunctionProto.value_info:type_name -> onnx.ValueInfoProto
-	15, // 54: onnx.FunctionProto.metadata_props:type_name -> onnx.StringStringEntryProto
-	20, // 55: onnx.TypeProto.Tensor.shape:type_name -> onnx.TensorShapeProto
-	21, // 56: onnx.TypeProto.Sequence.elem_type:type_name -> onnx.TypeProto
-	21, // 57: onnx.TypeProto.Map.value_type:type_name -> onnx.TypeProto
-	21, // 58: onnx.TypeProto.Optional.elem_type:type_name -> onnx.TypeProto
-	20, // 59: onnx.TypeProto.SparseTensor.shape:type_name -> onnx.TensorShapeProto
-	60, // [60:60] is the sub-list for method output_type
-	60, // [60:60] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	17, // 40: onnx.TensorProto.metadata_props:type_name -> onnx.StringStringEntryProto
+	20, // 41: onnx.SparseTensorProto.values:type_name -> onnx.TensorProto
+	20, // 42: onnx.SparseTensorProto.indices:type_name -> onnx.TensorProto
+	30, // 43: onnx.TensorShapeProto.dim:type_name -> onnx.TensorShapeProto.Dimension
+	31, // 44: onnx.TypeProto.tensor_type:type_name -> onnx.TypeProto.Tensor
+	32, // 45: onnx.TypeProto.sequence_type:type_name -> onnx.TypeProto.Sequence
+	33, // 46: onnx.TypeProto.map_type:type_name -> onnx.TypeProto.Map
+	34, // 47: onnx.TypeProto.optional_type:type_name -> onnx.TypeProto.Optional
+	35, // 48: onnx.TypeProto.sparse_tensor_type:type_name -> onnx.TypeProto.SparseTensor
+	36, // 49: onnx.TypeProto.opaque_type:type_name -> onnx.TypeProto.Opaque
+	6,  // 50: onnx.FunctionProto.attribute_proto:type_name -> onnx.AttributeProto
+	8,  // 51: onnx.FunctionProto.node:type_name -> onnx.NodeProto
+	24, // 52: onnx.FunctionProto.opset_import:type_name -> onnx.OperatorSetIdProto
+	7,  // 53: onnx.FunctionProto.value_info:type_name -> onnx.ValueInfoProto
+	17, // 54: onnx.FunctionProto.metadata_props:type_name -> onnx.StringStringEntryProto
+	20, // 55: onnx.SequenceProto.tensor_values:type_name -> onnx.TensorProto
+	21, // 56: onnx.SequenceProto.sparse_tensor_values:type_name -> onnx.SparseTensorProto
+	26, // 57: onnx.SequenceProto.sequence_values:type_name -> onnx.SequenceProto
+	27, // 58: onnx.SequenceProto.map_values:type_name -> onnx.MapProto
+	28, // 59: onnx.SequenceProto.optional_values:type_name -> onnx.OptionalProto
+	26, // 60: onnx.MapProto.values:type_name -> onnx.SequenceProto
+	20, // 61: onnx.OptionalProto.tensor_value:type_name -> onnx.TensorProto
+	21, // 62: onnx.OptionalProto.sparse_tensor_value:type_name -> onnx.SparseTensorProto
+	26, // 63: onnx.OptionalProto.sequence_value:type_name -> onnx.SequenceProto
+	27, // 64: onnx.OptionalProto.map_value:type_name -> onnx.MapProto
+	28, // 65: onnx.OptionalProto.optional_value:type_name -> onnx.OptionalProto
+	22, // 66: onnx.TypeProto.Tensor.shape:type_name -> onnx.TensorShapeProto
+	23, // 67: onnx.TypeProto.Sequence.elem_type:type_name -> onnx.TypeProto
+	23, // 68: onnx.TypeProto.Map.value_type:type_name -> onnx.TypeProto
+	23, // 69: onnx.TypeProto.Optional.elem_type:type_name -> onnx.TypeProto
+	22, // 70: onnx.TypeProto.SparseTensor.shape:type_name -> onnx.TensorShapeProto
+	71, // [71:71] is the sub-list for method output_type
+	71, // [71:71] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_onnx_proto_init() }
@@ -3058,7 +3518,7 @@ func file_onnx_proto_init() {
 		(*TypeProto_SparseTensorType)(nil),
 		(*TypeProto_OpaqueType)(nil),
 	}
-	file_onnx_proto_msgTypes[21].OneofWrappers = []any{
+	file_onnx_proto_msgTypes[24].OneofWrappers = []any{
 		(*TensorShapeProto_Dimension_DimValue)(nil),
 		(*TensorShapeProto_Dimension_DimParam)(nil),
 	}
@@ -3067,8 +3527,8 @@ func file_onnx_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_onnx_proto_rawDesc), len(file_onnx_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   28,
+			NumEnums:      6,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

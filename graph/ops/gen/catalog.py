@@ -102,6 +102,10 @@ def main():
             "MinOutputs: %d" % s.min_output,
             "MaxOutputs: %d" % bound(s.max_output),
         ]
+        optional = [str(i) for i, p in enumerate(s.inputs)
+                    if i < s.min_input and p.option == defs.OpSchema.FormalParameterOption.Optional]
+        if optional:
+            fields.append("OptionalInputs: []int{%s}" % ", ".join(optional))
         if attrs:
             fields.append("Attrs: []AttrSpec{%s}" % ", ".join(attrs))
         if s.deprecated:
