@@ -4,7 +4,7 @@
 //	onnxvk bench MODEL [--device ...] [--warmup N] [--runs N] [--json]
 //	onnxvk inspect MODEL [--json]
 //	onnxvk plan MODEL [--device ...] [--json]
-//	onnxvk convert IN OUT [--to archive|protobuf]
+//	onnxvk conformance [--device ...] [--filter REGEX] [--json] DIR...
 //	onnxvk devices [--json]
 package main
 
@@ -30,6 +30,7 @@ var commands = []command{
 	{"inspect", "describe a model: opsets, inputs, outputs, ops, parameters", cmdInspect},
 	{"plan", "show the execution plan: steps, devices, transfers, memory", cmdPlan},
 	{"convert", "convert a model between protobuf and the ONNX zip archive", cmdConvert},
+	{"conformance", "run ONNX backend test folders and compare with their outputs", cmdConformance},
 	{"devices", "list the Vulkan devices and their capabilities", cmdDevices},
 }
 

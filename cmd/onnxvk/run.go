@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/example"
 	"github.com/onnxvk/onnxvk/internal/npy"
@@ -124,7 +125,7 @@ func readInputs(sess *onnxvk.Session, specs []string) (map[string]graph.Value, e
 		case ".npy":
 			v, err = npy.ReadFile(file)
 		case ".pb":
-			v, err = loader.ReadValueFile(file)
+			v, err = loader.ReadValueFile(file, inputType(sess, name))
 		default:
 			err = errors.New("unknown file type (want .npy or .pb)")
 		}
@@ -134,6 +135,16 @@ func readInputs(sess *onnxvk.Session, specs []string) (map[string]graph.Value, e
 		feeds[name] = v
 	}
 	return feeds, nil
+}
+
+// inputType returns the declared type of the named input, or nil.
+func inputType(sess *onnxvk.Session, name string) *graph.Type {
+	for _, in := range sess.Inputs() {
+		if in.Name == name {
+			return in.Type
+		}
+	}
+	return nil
 }
 
 // randomInput makes seeded data for an input: uniform [0, 1) for floats,
@@ -241,6 +252,16 @@ func firstValues(t *graph.Tensor, k int64) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
+// autoReason says why --device auto chose the CPU.
+func autoReason() string {
+	d, err := vulkan.Open("auto")
+	if err != nil {
+		return err.Error()
+	}
+	d.Close()
+	return "the CPU was chosen"
+}
+
 // runExample runs the built-in edge-detection model on the built-in picture
 // and writes the picture and the result as PNG files.
 func runExample(device, outDir string, stdout io.Writer) error {
@@ -254,7 +275,7 @@ func runExample(device, outDir string, stdout io.Writer) error {
 	defer sess.Close()
 	fmt.Fprintln(stdout, example.Description)
 	if device == "auto" && sess.Device() == "cpu" {
-		fmt.Fprintln(stdout, "no Vulkan device here: running on the CPU")
+		fmt.Fprintln(stdout, "running on the CPU: "+autoReason())
 	}
 	in := example.Input()
 	start := time.Now()

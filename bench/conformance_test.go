@@ -1,0 +1,316 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/loader/onnxpb"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/conformance_{pass,excluded}.txt from this run")
+
+// onnxTestData is where Debian's libonnx-testdata installs the ONNX backend
+// tests.
+const onnxTestData = "/usr/share/libonnx-testdata/data"
+
+// conformanceSuites are the suites the CPU must pass. The "real" suite (whole
+// downloaded models such as resnet50) is left out, as the issue says: it is
+// slow and belongs to the model tests.
+var conformanceSuites = []string{"node", "pytorch-converted", "pytorch-operator", "simple"}
+
+const (
+	passList       = "testdata/conformance_pass.txt"
+	excludedList   = "testdata/conformance_excluded.txt"
+	passHeader     = "# ONNX backend tests that pass on the CPU (TestConformanceCPU); this list only grows.\n# Update: go test ./bench -run TestConformanceCPU -update"
+	excludedHeader = "# ONNX backend tests that do not pass on the CPU: NAME<TAB>REASON, a reason on every line.\n# Update: go test ./bench -run TestConformanceCPU -update (new entries get the failure as reason)"
+)
+
+// readList reads a list file: one test name per line, optionally followed
+// by a tab and a reason; blank lines and lines starting with # are ignored.
+func readList(t *testing.T, path string, wantReason bool) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		name, reason, _ := strings.Cut(text, "\t")
+		if wantReason && strings.TrimSpace(reason) == "" {
+			t.Errorf("%s:%d: %s has no reason (want NAME<TAB>REASON)", path, line, name)
+		}
+		if _, dup := out[name]; dup {
+			t.Errorf("%s:%d: %s is listed twice", path, line, name)
+		}
+		out[name] = reason
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// oneLine shortens a failure message to one line for the excluded list.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// TestConformanceCPU runs the ONNX backend tests on the CPU and checks the
+// results against the committed lists: every listed pass must pass, every
+// other test must be excluded with a reason, and an excluded test that now
+// passes is reported so that it moves to the pass list. Run with -update to
+// rewrite the lists from the results: the pass list only grows, and
+// excluded tests keep their written reasons.
+func TestConformanceCPU(t *testing.T) {
+	var dirs []string
+	for _, s := range conformanceSuites {
+		dirs = append(dirs, filepath.Join(onnxTestData, s))
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			testenv.Skip(t, "ONNX backend test data not installed (Debian package libonnx-testdata): "+err.Error())
+		}
+	}
+	results, err := RunConformance(context.Background(), dirs, ConformanceOptions{Device: "cpu", Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := readList(t, passList, false)
+	excluded := readList(t, excludedList, true)
+	seen := map[string]bool{}
+	var newPass, newExcluded []string
+	for _, r := range results {
+		seen[r.Name] = true
+		_, listedPass := pass[r.Name]
+		_, listedExcluded := excluded[r.Name]
+		switch {
+		case r.Status == Pass:
+			newPass = append(newPass, r.Name)
+			if !listedPass && !*update {
+				t.Errorf("%s passes now: add it to %s (and drop it from %s), or run with -update", r.Name, passList, excludedList)
+			}
+		case listedPass:
+			newPass = append(newPass, r.Name)
+			t.Errorf("%s is on the pass list but does not pass: %s %s", r.Name, r.Status, r.Reason)
+		default:
+			reason := excluded[r.Name]
+			if !listedExcluded {
+				reason = fmt.Sprintf("%s: %s", r.Status, oneLine(r.Reason))
+			}
+			newExcluded = append(newExcluded, r.Name+"\t"+reason)
+			if !listedExcluded && !*update {
+				t.Errorf("%s neither passes nor is excluded: %s %s", r.Name, r.Status, r.Reason)
+			}
+		}
+	}
+	for name := range pass {
+		if !seen[name] {
+			t.Errorf("%s is on the pass list but was not found in %s", name, onnxTestData)
+		}
+		if _, ok := excluded[name]; ok {
+			t.Errorf("%s is on both lists", name)
+		}
+	}
+	for name := range excluded {
+		if !seen[name] && !*update {
+			t.Errorf("%s is excluded but was not found in %s: drop it from %s", name, onnxTestData, excludedList)
+		}
+	}
+	s := Summarize(results)
+	t.Logf("conformance on the CPU: %s", s)
+	if *update {
+		writeList(t, passList, passHeader, newPass)
+		writeList(t, excludedList, excludedHeader, newExcluded)
+	}
+}
+
+func writeList(t *testing.T, path, header string, lines []string) {
+	t.Helper()
+	slices.Sort(lines)
+	data := header + "\n" + strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompareValues(t *testing.T) {
+	f32 := func(v ...float32) *graph.Tensor {
+		x, err := graph.FromSlice(graph.Float, []int64{int64(len(v))}, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	i64 := func(v ...int64) *graph.Tensor {
+		x, err := graph.FromSlice(graph.Int64, []int64{int64(len(v))}, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	seq := func(v ...graph.Value) *graph.Sequence {
+		return &graph.Sequence{Elem: graph.TensorType(graph.Float, nil), Items: v}
+	}
+	cases := []struct {
+		name      string
+		got, want graph.Value
+		ok        bool
+	}{
+		{"equal", f32(1, 2), f32(1, 2), true},
+		{"within rtol", f32(1000.5), f32(1000), true},
+		{"outside rtol", f32(1002), f32(1000), false},
+		{"nan equals nan", f32(nan), f32(nan), true},
+		{"nan vs number", f32(nan), f32(1), false},
+		{"inf", f32(inf), f32(inf), true},
+		{"inf vs -inf", f32(-inf), f32(inf), false},
+		{"shape", f32(1, 2), f32(1), false},
+		{"dtype", i64(1), f32(1), false},
+		{"ints exact", i64(1 << 60), i64(1<<60 + 1), false},
+		{"ints equal", i64(7, -3), i64(7, -3), true},
+		{"strings", &graph.Tensor{DType: graph.String, Shape: []int64{1}, Strings: []string{"a"}}, &graph.Tensor{DType: graph.String, Shape: []int64{1}, Strings: []string{"b"}}, false},
+		{"sequence", seq(f32(1), f32(2)), seq(f32(1), f32(2)), true},
+		{"sequence length", seq(f32(1)), seq(f32(1), f32(2)), false},
+		{"sequence vs tensor", f32(1), seq(f32(1)), false},
+		{"empty optionals", &graph.Optional{}, &graph.Optional{}, true},
+		{"optional presence", &graph.Optional{V: f32(1)}, &graph.Optional{}, false},
+		{"missing", nil, f32(1), false},
+	}
+	for _, c := range cases {
+		err := CompareValues(c.got, c.want, DefaultRTol, DefaultATol)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: CompareValues = %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+}
+
+func TestFindConformanceTests(t *testing.T) {
+	suite := t.TempDir()
+	for _, d := range []string{"test_b", "test_a/test_data_set_0", "other"} {
+		if err := os.MkdirAll(filepath.Join(suite, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests, err := FindConformanceTests(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(suite, "test_a"), filepath.Join(suite, "test_b")}
+	if !slices.Equal(tests, want) {
+		t.Fatalf("FindConformanceTests = %v, want %v", tests, want)
+	}
+	rs, err := RunConformance(context.Background(), []string{suite}, ConformanceOptions{Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := Summarize(rs); s.String() != "0 passed, 0 failed, 2 skipped" {
+		t.Fatalf("summary %q", s)
+	}
+	if _, err := FindConformanceTests(filepath.Join(suite, "other")); err == nil {
+		t.Fatal("a folder without tests was accepted")
+	}
+}
+
+// writeTestFolder writes an ONNX backend test folder: model.onnx and
+// test_data_set_0 with the given serialized inputs and outputs.
+func writeTestFolder(t *testing.T, dir string, m *graph.Model, ins, outs []proto.Message) {
+	t.Helper()
+	set := filepath.Join(dir, "test_data_set_0")
+	if err := os.MkdirAll(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := loader.Save(m, filepath.Join(dir, "model.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	write := func(prefix string, msgs []proto.Message) {
+		for k, msg := range msgs {
+			raw, err := proto.Marshal(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(set, fmt.Sprintf("%s_%d.pb", prefix, k)), raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("input", ins)
+	write("output", outs)
+}
+
+// splitModel splits a float32[4] input into a sequence of four [1] pieces.
+func splitModel() *graph.Model {
+	g := graph.NewGraph("split")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(4))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "s", Type: &graph.Type{Kind: graph.SequenceKind, Inner: graph.TensorType(graph.Float, nil)}}}
+	g.Nodes = []*graph.Node{{OpType: "SplitToSequence", Inputs: []string{"x"}, Outputs: []string{"s"}}}
+	return &graph.Model{Name: "split", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}
+
+func TestRunConformanceSequences(t *testing.T) {
+	suite := t.TempDir()
+	x := &onnxpb.TensorProto{Name: proto.String("x"), Dims: []int64{4}, DataType: proto.Int32(int32(graph.Float)), FloatData: []float32{1, 2, 3, 4}}
+	piece := func(v float32) *onnxpb.TensorProto {
+		return &onnxpb.TensorProto{Dims: []int64{1}, DataType: proto.Int32(int32(graph.Float)), FloatData: []float32{v}}
+	}
+	seq := func(v ...float32) *onnxpb.SequenceProto {
+		s := &onnxpb.SequenceProto{Name: proto.String("s"), ElemType: proto.Int32(int32(onnxpb.SequenceProto_TENSOR))}
+		for _, f := range v {
+			s.TensorValues = append(s.TensorValues, piece(f))
+		}
+		return s
+	}
+	writeTestFolder(t, filepath.Join(suite, "test_split_ok"), splitModel(), []proto.Message{x}, []proto.Message{seq(1, 2, 3, 4)})
+	writeTestFolder(t, filepath.Join(suite, "test_split_wrong"), splitModel(), []proto.Message{x}, []proto.Message{seq(1, 2, 3, 5)})
+	writeTestFolder(t, filepath.Join(suite, "test_split_short"), splitModel(), []proto.Message{x}, []proto.Message{seq(1, 2)})
+	var progress []int
+	rs, err := RunConformance(context.Background(), []string{suite}, ConformanceOptions{Device: "cpu",
+		Progress: func(done, total int, _ ConformanceResult) { progress = append(progress, done, total) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ConformanceResult{}
+	for _, r := range rs {
+		got[strings.TrimPrefix(r.Name, filepath.Base(suite)+"/")] = r
+	}
+	if r := got["test_split_ok"]; r.Status != Pass {
+		t.Errorf("test_split_ok: %s %s", r.Status, r.Reason)
+	}
+	if r := got["test_split_wrong"]; r.Status != Fail || !strings.Contains(r.Reason, "sequence element 3") {
+		t.Errorf("test_split_wrong: %s %s", r.Status, r.Reason)
+	}
+	if r := got["test_split_short"]; r.Status != Fail || !strings.Contains(r.Reason, "sequence of 4 values, want 2") {
+		t.Errorf("test_split_short: %s %s", r.Status, r.Reason)
+	}
+	if !slices.Equal(progress, []int{1, 3, 2, 3, 3, 3}) {
+		t.Errorf("progress calls %v", progress)
+	}
+	rs, err = RunConformance(context.Background(), []string{suite}, ConformanceOptions{Device: "cpu", Filter: regexp.MustCompile("_ok$")})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("filtered run: %v, %d results", err, len(rs))
+	}
+}
