@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"runtime"
+	"sync/atomic"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -73,10 +74,16 @@ func convKernel(c *Call) error {
 	}
 	y := c.Output(0, x.DType, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
 	out := f32Target(y)
+	var b []float32
 	if bias != nil {
-		convFillBias(out, f32Data(bias), l.n, l.outSize)
+		b = f32Data(bias)
+	} else {
+		buf := gemmBuf(l.m)
+		defer gemmBufs.Put(buf)
+		b = *buf
+		clear(b)
 	}
-	l.runF32(f32Data(x), f32Data(w), out)
+	l.runF32(f32Data(x), f32Data(w), b, out)
 	f32Commit(y, out)
 	return nil
 }
@@ -104,34 +111,26 @@ func (l *convLayout) pointwise() bool {
 	return true
 }
 
-// runF32 adds the convolution of x by w into y.
-func (l *convLayout) runF32(x, w, y []float32) {
+// runF32 sets y to the convolution of x by w plus the bias b (one value
+// per output channel), the bias added in the GEMM's store.
+func (l *convLayout) runF32(x, w, b, y []float32) {
 	switch {
 	case l.n == 0 || l.m == 0 || l.outSize == 0:
 	case l.cg == 1 && l.rank == 2:
-		l.depthwise2D(x, w, y)
+		l.depthwise2D(x, w, b, y)
 	case l.pointwise():
 		units := l.n * l.group
 		S := l.outSize
 		mm := func(u int, serial bool) {
 			n, grp := u/l.group, u%l.group
-			wg := w[grp*l.mg*l.cg:]
-			xg := x[(n*l.cin+grp*l.cg)*S:]
-			yg := y[(n*l.m+grp*l.mg)*S:]
-			if serial {
-				sgemmSerial(false, false, l.mg, S, l.cg, 1, wg, l.cg, xg, S, 1, yg, S)
-			} else {
-				sgemm(false, false, l.mg, S, l.cg, 1, wg, l.cg, xg, S, 1, yg, S)
-			}
+			sgemmBias(serial, l.mg, S, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S:], S, b[grp*l.mg:], y[(n*l.m+grp*l.mg)*S:], S)
 		}
 		convUnits(units, mm)
+	case convPackedUsable():
+		convPackedF32(l, x, w, b, y)
 	default:
-		convGeneral(l, x, w, y, func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, serial bool) {
-			if serial {
-				sgemmSerial(false, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
-			} else {
-				sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
-			}
+		convGeneral(l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, ldc int, serial bool) {
+			sgemmBias(serial, m, n, k, a, lda, col, ldb, b[row0:], c, ldc)
 		}, false)
 	}
 }
@@ -142,8 +141,9 @@ func (l *convLayout) runF32(x, w, y []float32) {
 func convUnits(units int, f func(u int, serial bool)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 1 && (units >= 4*workers || (units >= workers && units%workers == 0)) {
-		ParallelFor(units, 1, func(lo, hi int) {
-			for u := lo; u < hi; u++ {
+		var next atomic.Int64
+		ParallelFor(workers, 1, func(_, _ int) {
+			for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {
 				f(u, true)
 			}
 		})
@@ -154,9 +154,10 @@ func convUnits(units int, f func(u int, serial bool)) {
 	}
 }
 
-// convMatMul adds (or, for types without a bias, stores) the product of
-// an m×k and a k×n matrix into c; serial asks it not to spawn goroutines.
-type convMatMul[T float32 | int32] func(m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, serial bool)
+// convMatMul stores into c the product of an m×k and a k×n matrix, the
+// filters of output channels [row0, row0+m), plus their bias where the
+// type has one; serial asks it not to spawn goroutines.
+type convMatMul[T float32 | int32] func(row0, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, serial bool)
 
 // convGeneral is the im2col convolution: for each image and group, tiles
 // of output positions are expanded into a (cg·kernel)×tile patch matrix
@@ -187,21 +188,34 @@ func convGeneral[T float32 | int32](l *convLayout, x, w, y []T, mm convMatMul[T]
 		s0 := t * tile
 		s1 := min(s0+tile, S)
 		convIm2col(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, col)
-		mm(l.mg, s1-s0, rows, w[grp*l.mg*rows:], rows, col, s1-s0, y[(n*l.m+grp*l.mg)*S+s0:], S, serial)
+		mm(grp*l.mg, l.mg, s1-s0, rows, w[grp*l.mg*rows:], rows, col, s1-s0, y[(n*l.m+grp*l.mg)*S+s0:], S, serial)
 	}
 	if workers > 1 && (alwaysSerial || units >= 4*workers || units%workers == 0) {
 		ParallelFor(units, 1, func(lo, hi int) {
-			col := make([]T, rows*tile)
+			col, release := convScratch[T](rows * tile)
+			defer release()
 			for u := lo; u < hi; u++ {
 				run(u, true, col)
 			}
 		})
 		return
 	}
-	col := make([]T, rows*tile)
+	col, release := convScratch[T](rows * tile)
+	defer release()
 	for u := range units {
 		run(u, false, col)
 	}
+}
+
+// convScratch returns n Ts of scratch space (of any content), pooled for
+// float32, and the function that gives it back.
+func convScratch[T float32 | int32](n int) ([]T, func()) {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		p := gemmBuf(n)
+		return any(*p).([]T), func() { gemmBufs.Put(p) }
+	}
+	return make([]T, n), func() {}
 }
 
 // convIm2col fills col, a rows×(s1−s0) row-major matrix with a row per
@@ -260,13 +274,18 @@ func convIm2col[T float32 | int32](g *convGeom, taps [][]int, x []T, cg, s0, s1 
 }
 
 // depthwise2D is the direct convolution of a 2-D layout with one input
-// channel per group (depthwise, possibly with a channel multiplier).
-func (l *convLayout) depthwise2D(x, w, y []float32) {
+// channel per group (depthwise, possibly with a channel multiplier), plus
+// the bias b.
+func (l *convLayout) depthwise2D(x, w, b, y []float32) {
 	S, K := l.outSize, l.kernelSize
 	ParallelFor(l.n*l.m, max(1, 4096/max(S*K, 1)), func(lo, hi int) {
 		for u := lo; u < hi; u++ {
 			n, m := u/l.m, u%l.m
-			l.depthwisePlane(x[(n*l.cin+m/l.mg)*l.inSize:], w[m*K:(m+1)*K], y[u*S:(u+1)*S])
+			plane := y[u*S : (u+1)*S]
+			for i := range plane {
+				plane[i] = b[m]
+			}
+			l.depthwisePlane(x[(n*l.cin+m/l.mg)*l.inSize:], w[m*K:(m+1)*K], plane)
 		}
 	})
 }
@@ -280,9 +299,9 @@ func (l *convLayout) depthwisePlane(x, w, y []float32) {
 	sh, sw := l.stride[0], l.stride[1]
 	offs := make([]int, KW)
 	spans := make([][2]int, KW)
-	// Three unit-stride taps of a row are applied in one pass over the
+	// Three taps of a row are applied in one pass (dwRow3) over the
 	// output positions where all three are inside the input.
-	fused := sw == 1 && KW == 3
+	fused := KW == 3
 	inLo, inHi := 0, OW
 	for kw := range KW {
 		offs[kw] = kw*l.dil[1] - l.padBegin[1]
@@ -293,8 +312,20 @@ func (l *convLayout) depthwisePlane(x, w, y []float32) {
 	if !fused || inHi < inLo {
 		inLo, inHi = 0, 0
 	}
+	// A 3×3 kernel whose three rows are inside the input goes in one pass
+	// (dwRow9).
+	fused9 := inHi > inLo && KH == 3 && l.dil[0] == 1 && l.dil[1] == 1
 	for oh := range OH {
 		yrow := y[oh*OW : (oh+1)*OW]
+		if ih := oh*sh - l.padBegin[0]; fused9 && ih >= 0 && ih+2 < H {
+			x0, x1, x2 := x[ih*W:(ih+1)*W], x[(ih+1)*W:(ih+2)*W], x[(ih+2)*W:(ih+3)*W]
+			at := inLo*sw + offs[0]
+			dwRow9(yrow[inLo:inHi], x0[at:], x1[at:], x2[at:], sw, (*[9]float32)(w))
+			for kh, xrow := range [3][]float32{x0, x1, x2} {
+				l.depthwiseBorder(yrow, xrow, w[3*kh:3*kh+3], offs, inLo, inHi)
+			}
+			continue
+		}
 		for kh := range KH {
 			ih := oh*sh + kh*l.dil[0] - l.padBegin[0]
 			if ih < 0 || ih >= H {
@@ -303,35 +334,79 @@ func (l *convLayout) depthwisePlane(x, w, y []float32) {
 			xrow := x[ih*W : (ih+1)*W]
 			taps := w[kh*KW : (kh+1)*KW]
 			if inHi > inLo {
-				w0, w1, w2 := taps[0], taps[1], taps[2]
-				dst := yrow[inLo:inHi]
-				x0 := xrow[inLo+offs[0] : inHi+offs[0]][:len(dst)]
-				x1 := xrow[inLo+offs[1] : inHi+offs[1]][:len(dst)]
-				x2 := xrow[inLo+offs[2] : inHi+offs[2]][:len(dst)]
-				for i := range dst {
-					dst[i] += w0*x0[i] + w1*x1[i] + w2*x2[i]
-				}
+				l.depthwiseRow3(yrow, xrow, (*[3]float32)(taps), offs, inLo, inHi)
+				continue
 			}
 			for kw, span := range spans {
 				wv, off := taps[kw], offs[kw]
-				for _, r := range [2][2]int{{span[0], min(span[1], inLo)}, {max(span[0], inHi), span[1]}} {
-					if r[1] <= r[0] {
-						continue
+				if sw == 1 {
+					src := xrow[span[0]+off : span[1]+off]
+					dst := yrow[span[0]:span[1]][:len(src)]
+					for i, v := range src {
+						dst[i] += wv * v
 					}
-					if sw == 1 {
-						src := xrow[r[0]+off : r[1]+off]
-						dst := yrow[r[0]:r[1]][:len(src)]
-						for i, v := range src {
-							dst[i] += wv * v
-						}
-						continue
-					}
-					for o := r[0]; o < r[1]; o++ {
-						yrow[o] += wv * xrow[o*sw+off]
-					}
+					continue
+				}
+				for o := span[0]; o < span[1]; o++ {
+					yrow[o] += wv * xrow[o*sw+off]
 				}
 			}
 		}
+	}
+}
+
+// depthwiseRow3 adds one row of three taps (input offsets offs) of a
+// depthwise kernel into an output row: dwRow3 over [inLo, inHi), where
+// every tap is inside the input row, and the taps that are inside at the
+// positions on either side.
+func (l *convLayout) depthwiseRow3(yrow, xrow []float32, taps *[3]float32, offs []int, inLo, inHi int) {
+	sw := l.stride[1]
+	if l.dil[1] == 1 {
+		dwRow3(yrow[inLo:inHi], xrow[inLo*sw+offs[0]:], sw, taps)
+	} else {
+		for o := inLo; o < inHi; o++ {
+			yrow[o] += taps[0]*xrow[o*sw+offs[0]] + taps[1]*xrow[o*sw+offs[1]] + taps[2]*xrow[o*sw+offs[2]]
+		}
+	}
+	l.depthwiseBorder(yrow, xrow, taps[:], offs, inLo, inHi)
+}
+
+// depthwiseBorder adds the taps of one kernel row that are inside the
+// input row at the output positions outside [inLo, inHi).
+func (l *convLayout) depthwiseBorder(yrow, xrow, taps []float32, offs []int, inLo, inHi int) {
+	sw := l.stride[1]
+	for o := 0; o < len(yrow); o++ {
+		if o == inLo {
+			if o = inHi; o >= len(yrow) {
+				break
+			}
+		}
+		var sum float32
+		for kw, off := range offs {
+			if i := o*sw + off; i >= 0 && i < len(xrow) {
+				sum += taps[kw] * xrow[i]
+			}
+		}
+		yrow[o] += sum
+	}
+}
+
+// dwRow3Go is the portable dwRow3.
+func dwRow3Go(dst, x []float32, stride int, w *[3]float32) {
+	w0, w1, w2 := w[0], w[1], w[2]
+	for i := range dst {
+		j := i * stride
+		dst[i] += w0*x[j] + w1*x[j+1] + w2*x[j+2]
+	}
+}
+
+// dwRow9Go is the portable dwRow9.
+func dwRow9Go(dst, x0, x1, x2 []float32, stride int, w *[9]float32) {
+	for i := range dst {
+		j := i * stride
+		dst[i] += w[0]*x0[j] + w[1]*x0[j+1] + w[2]*x0[j+2] +
+			w[3]*x1[j] + w[4]*x1[j+1] + w[5]*x1[j+2] +
+			w[6]*x2[j] + w[7]*x2[j+1] + w[8]*x2[j+2]
 	}
 }
 
@@ -386,7 +461,7 @@ func convIntegerKernel(c *Call) error {
 	if l.n == 0 || l.m == 0 || l.outSize == 0 {
 		return nil
 	}
-	convGeneral(l, xv, wv, graph.View[int32](y), func(m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, ldc int, _ bool) {
+	convGeneral(l, xv, wv, graph.View[int32](y), func(_, m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, ldc int, _ bool) {
 		matmulLoop(false, false, m, n, k, a, lda, b, ldb, c, ldc)
 	}, true)
 	return nil

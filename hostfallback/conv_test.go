@@ -214,12 +214,31 @@ func TestConvRandom(t *testing.T) {
 		{x: []int64{1, 4, 5, 5, 5}, w: []int64{4, 1, 3, 3, 3}, group: 4, dil: []int64{2, 1, 1}, autoPad: "SAME_UPPER", bias: true},
 		{x: []int64{2, 2, 9}, w: []int64{2, 2, 1}, autoPad: "VALID"},
 		{x: []int64{0, 2, 9}, w: []int64{2, 2, 1}},
+		// Depthwise 3×3 rows wide enough for the vector kernels.
+		{x: []int64{1, 4, 9, 37}, w: []int64{4, 1, 3, 3}, group: 4, pads: []int64{1, 1, 1, 1}, bias: true},
+		{x: []int64{1, 3, 12, 56}, w: []int64{3, 1, 3, 3}, group: 3, stride: []int64{2, 2}, pads: []int64{1, 1, 1, 1}},
+		{x: []int64{1, 2, 7, 41}, w: []int64{4, 1, 3, 3}, group: 2, stride: []int64{1, 2}, pads: []int64{0, 2, 1, 0}},
+		{x: []int64{1, 2, 5, 30}, w: []int64{2, 1, 3, 3}, group: 2, pads: []int64{0, 3, 0, 3}},
 	}
 	for _, tc := range cases {
 		if tc.group == 0 {
 			tc.group = 1
 		}
 		convExpect(t, r, tc)
+	}
+}
+
+// TestConvKernels runs the random and tiled cases with each GEMM kernel
+// this CPU has, the packed-panel im2col path included.
+func TestConvKernels(t *testing.T) {
+	best := gemmBest
+	defer func() { gemmBest = best }()
+	for _, kn := range sgemmKernels() {
+		gemmBest = kn
+		t.Run(kn.name, func(t *testing.T) {
+			TestConvRandom(t)
+			TestConvTiled(t)
+		})
 	}
 }
 

@@ -165,8 +165,11 @@ func matmulF32(p *matmulShape, a, b, y []float32) {
 		sgemm(false, false, count*m, n, k, 1, a, k, b, n, 0, y, n)
 		return
 	}
+	// Small products go one per goroutine, and all on this one when the
+	// whole batch is too little work to share.
 	if count >= 2 && m*n*k < 4*gemmParallelWork {
-		ParallelFor(count, 1, func(lo, hi int) {
+		grain := max(1, gemmParallelWork/max(m*n*k, 1))
+		ParallelFor(count, grain, func(lo, hi int) {
 			for o := lo; o < hi; o++ {
 				sgemmSerial(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, 0, y[o*m*n:], n)
 			}

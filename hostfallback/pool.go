@@ -215,8 +215,41 @@ func maxPool[T poolOrdered](p *poolLayout, x, y []T, indices []int64, colMajor b
 		if indices != nil {
 			idx = indices[i*p.outSize : (i+1)*p.outSize]
 		}
+		if p.rank == 2 && idx == nil {
+			maxPlane2D(p, x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize], lowest)
+			return
+		}
 		maxPlane(p, x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize], idx, int64(i*p.inSize), colMajor, lowest)
 	})
+}
+
+// maxPlane2D is maxPlane for two spatial axes without indices, with the
+// windows walked directly (same taps, same order, same NaN rule).
+func maxPlane2D[T poolOrdered](p *poolLayout, x, y []T, lowest T) {
+	W, OW := p.in[1], p.out[1]
+	dh, dw := p.dil[0]*W, p.dil[1]
+	for oh := range p.out[0] {
+		r0, rn := p.first[0][oh], p.count[0][oh]
+		yrow := y[oh*OW : (oh+1)*OW]
+		for ow := range yrow {
+			c0, cn := p.first[1][ow], p.count[1][ow]
+			if rn == 0 || cn == 0 {
+				yrow[ow] = lowest
+				continue
+			}
+			win := x[r0*W+c0:]
+			best := win[0]
+			for i := range rn {
+				row := win[i*dh : i*dh+(cn-1)*dw+1]
+				for j := 0; j < len(row); j += dw {
+					if v := row[j]; v > best || best != best {
+						best = v
+					}
+				}
+			}
+			yrow[ow] = best
+		}
+	}
 }
 
 // averagePoolKernel is ONNX AveragePool: the mean over each window of the

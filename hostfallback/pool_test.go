@@ -220,8 +220,14 @@ func TestPoolRandom(t *testing.T) {
 				t.Fatalf("max %+v: index %d = %d, want %d", tc, i, v, wantIdx[i])
 			}
 		}
+		// Without Indices, 2-D pooling takes its own path.
+		y, err := nnRun("MaxPool", 12, tc.attrs(), x)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		nnCheck(t, fmt.Sprintf("max without indices %+v", tc), y, shape, want, 0, 0)
 		shape, want, _ = naivePool(x, tc, "avg")
-		y, err := nnRun("AveragePool", 19, tc.attrs(), x)
+		y, err = nnRun("AveragePool", 19, tc.attrs(), x)
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}

@@ -8,27 +8,56 @@ import (
 )
 
 // Blocking of sgemm, after Goto and van de Geijn's layout (as in BLIS and
-// gonum): a KC×NC slab of op(B) is packed into NR-wide strips, an MC×KC block
-// of op(A) (scaled by alpha) into MR-tall strips, and a register-blocked
-// MR×NR micro-kernel runs over a KC-long pair of strips. A B strip (KC×NR)
-// stays in L1 while the A block (MC×KC) streams from L2.
-//
-// The micro-kernel is 4×2 with its k loop unrolled gemmKU times: eight
+// gonum): a KC×NC slab of op(B) is packed into NR-wide strips and the
+// matching m×KC slab of op(A) (scaled by alpha) into MR-tall strips; a
+// register-blocked MR×NR micro-kernel (a sgemmKernel) then runs over a
+// KC-long pair of strips. A B strip (KC×NR) stays in L1 while an A block
+// (MC×KC) streams from L2.
+const (
+	gemmKC = 256
+	gemmNC = 2048
+	// gemmSmallWork is the m·n·k below which packing does not pay.
+	gemmSmallWork = 8 * 8 * 8
+	// gemmParallelWork is the m·n·k from which a call is split over
+	// goroutines.
+	gemmParallelWork = 64 * 64 * 64
+)
+
+// The portable kernel is 4×2 with its k loop unrolled gemmKU times: eight
 // accumulators leave room in amd64's sixteen SSE registers for the
 // operands (4×3, 4×4 and 6×2 tiles measured slower).
 const (
 	gemmMR = 4
 	gemmNR = 2
 	gemmKU = 4
-	gemmKC = 256
-	gemmMC = 64
-	gemmNC = 2048
-	// gemmSmallWork is the m·n·k below which packing does not pay.
-	gemmSmallWork = 24 * 24 * 24
-	// gemmParallelWork is the m·n·k from which a call is split over
-	// goroutines.
-	gemmParallelWork = 64 * 64 * 64
 )
+
+// sgemmKernel is a micro-kernel and the blocking that suits it.
+type sgemmKernel struct {
+	name   string
+	mr, nr int
+	// ku is the multiple of k-steps that tile consumes; packed strips are
+	// zero-padded to it.
+	ku int
+	// mc is the height of an A block, a multiple of mr.
+	mc int
+	// tile computes a full mr×nr tile of C at c (row stride ldc) from kc
+	// k-steps (a positive multiple of ku) of packed strips a (mr values a
+	// step) and b (nr values a step): it stores the tile, or adds it to C
+	// when add is set. Storing, it adds bias[i] to row i unless bias is
+	// nil.
+	tile func(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
+	// direct, when set, is tile reading A unpacked: mr rows of op(A) at a,
+	// lda floats apart, for ku = 1 and alpha = 1. It spares packing A, whose
+	// rows are read only once a B strip in any case.
+	direct func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+}
+
+// gemmGo is the portable kernel, in pure Go.
+var gemmGo = &sgemmKernel{name: "go4x2", mr: gemmMR, nr: gemmNR, ku: gemmKU, mc: 64, tile: gemmTileGo}
+
+// gemmBest is the fastest kernel that this CPU runs.
+var gemmBest = sgemmKernels()[0]
 
 var gemmBufs = sync.Pool{New: func() any { return new([]float32) }}
 
@@ -50,20 +79,42 @@ func gemmBuf(n int) *[]float32 {
 // beta is 0, C is overwritten and need not hold numbers. The slices must
 // cover the matrices; the work is spread over GOMAXPROCS goroutines.
 func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemmRun(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, runtime.GOMAXPROCS(0))
+	gemmRun(gemmBest, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, runtime.GOMAXPROCS(0))
 }
 
 // sgemmSerial is sgemm on the calling goroutine alone, for callers that
 // already run one product per goroutine.
 func sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemmRun(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1)
+	gemmRun(gemmBest, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, 1)
 }
 
-// gemmRun is sgemm on up to workers goroutines: degenerate shapes scale C,
-// small or thin ones take the unpacked loops, the rest the packed kernel.
-func gemmRun(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
+// sgemmBias sets C (m×n, row stride ldc) to A·B plus bias[i] on each row
+// i, for row-major A (m×k) and B (k×n); serial keeps it on the calling
+// goroutine.
+func sgemmBias(serial bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int) {
+	workers := runtime.GOMAXPROCS(0)
+	if serial {
+		workers = 1
+	}
+	gemmRun(gemmBest, false, false, m, n, k, 1, a, lda, b, ldb, 0, bias[:m], c, ldc, workers)
+}
+
+// gemmRun is sgemm with kernel kn on up to workers goroutines, plus
+// bias[i] on each row i when bias is not nil (then beta must be 0):
+// degenerate shapes scale C, small or thin ones take the unpacked loops,
+// the rest the packed kernel.
+func gemmRun(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, workers int) {
 	if m <= 0 || n <= 0 {
 		return
+	}
+	if bias != nil && (k <= 0 || alpha == 0 || m < 2 || n < 4 || m*n*k < gemmSmallWork) {
+		for i := range m {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] = bias[i]
+			}
+		}
+		bias, beta = nil, 1
 	}
 	if k <= 0 || alpha == 0 {
 		for i := range m {
@@ -75,7 +126,7 @@ func gemmRun(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	if work < gemmParallelWork {
 		workers = 1
 	}
-	if m < gemmMR || n < gemmNR || work < gemmSmallWork {
+	if m < 2 || n < 4 || work < gemmSmallWork {
 		g := &gemmSmall{transA, transB, k, alpha, a, lda, b, ldb, beta, c, ldc}
 		if workers == 1 {
 			g.run(0, m, 0, n)
@@ -88,7 +139,7 @@ func gemmRun(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 		ParallelFor(n, 16, func(lo, hi int) { g.run(0, m, lo, hi) })
 		return
 	}
-	gemmPacked(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workers)
+	gemmPacked(kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, bias, c, ldc, workers)
 }
 
 // gemmScaleRow sets row to beta·row; beta 0 clears it, NaNs included.
@@ -181,186 +232,285 @@ func gemmDot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// gemmPacked is the blocked, packed product.
-func gemmPacked(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
-	kcMax := min(gemmKC, k)
-	kcPad := (kcMax + gemmKU - 1) / gemmKU * gemmKU
-	ncMax := min(gemmNC, n)
-	bufB := gemmBuf(kcPad * ((ncMax + gemmNR - 1) / gemmNR * gemmNR))
-	defer gemmBufs.Put(bufB)
-	bp := *bufB
+// gemmMaxTile bounds mr·nr over the kernels (the scratch tile for edges)
+// and gemmMaxMR bounds mr.
+const (
+	gemmMaxTile = 256
+	gemmMaxMR   = 16
+)
 
-	mc := min(gemmMC, (m+gemmMR-1)/gemmMR*gemmMR)
-	mBlocks := (m + mc - 1) / mc
-	for jc := 0; jc < n; jc += gemmNC {
-		nc := min(gemmNC, n-jc)
-		strips := (nc + gemmNR - 1) / gemmNR
+// gemmCeil is ⌈a/b⌉ for positive b.
+func gemmCeil(a, b int) int { return (a + b - 1) / b }
+
+// gemmPacked is the blocked, packed product with kernel kn, plus bias[i]
+// on each row i when bias is not nil and beta is 0. When bPre is not nil,
+// it is op(B) already packed whole (see gemmPanelIndex; ku must be 1) and
+// b is not used.
+func gemmPacked(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bPre []float32, beta float32, bias, c []float32, ldc int, workers int) {
+	mr, nr := kn.mr, kn.nr
+	// With a direct kernel only the last, partial strip of A is packed.
+	direct := kn.direct != nil && !transA && alpha == 1
+	if beta != 0 && beta != 1 {
+		for i := range m {
+			gemmScaleRow(c[i*ldc:i*ldc+n], beta)
+		}
+		beta = 1
+	}
+	kcMax := gemmCeil(min(gemmKC, k), kn.ku) * kn.ku
+	aStrips := gemmCeil(m, mr)
+	bufA := gemmBuf(aStrips * mr * kcMax)
+	defer gemmBufs.Put(bufA)
+	ap := *bufA
+	ncBlock := gemmNC
+	var bp []float32
+	if bPre == nil {
+		bufB := gemmBuf(gemmCeil(min(gemmNC, n), nr) * nr * kcMax)
+		defer gemmBufs.Put(bufB)
+		bp = *bufB
+	} else {
+		ncBlock = n
+	}
+
+	// Row blocks of at most mc rows, in a count that the workers share
+	// evenly where the strips allow.
+	per := kn.mc / mr
+	mBlocks := gemmCeil(aStrips, per)
+	if workers > 1 {
+		mBlocks = min(gemmCeil(mBlocks, workers)*workers, aStrips)
+	}
+	per = gemmCeil(aStrips, mBlocks)
+	mBlocks = gemmCeil(aStrips, per)
+	for jc := 0; jc < n; jc += ncBlock {
+		nc := min(ncBlock, n-jc)
+		bStrips := gemmCeil(nc, nr)
 		// Split the columns too when there are too few row blocks to
-		// keep every worker busy (each tile repacks its A block), into a
-		// tile count that the workers share evenly where possible.
+		// balance the workers dynamically, into a tile count that they
+		// share evenly where possible, at least four strips a tile.
 		nSplit := 1
 		if workers > 1 && mBlocks < 4*workers {
-			most := max(strips/16, 1)
-			nSplit = min((4*workers+mBlocks-1)/mBlocks, most)
+			most := max(bStrips/4, 1)
+			nSplit = min(gemmCeil(4*workers, mBlocks), most)
 			for nSplit < most && mBlocks*nSplit%workers != 0 {
 				nSplit++
 			}
 		}
-		stripsPerTile := (strips + nSplit - 1) / nSplit
+		perTile := gemmCeil(bStrips, nSplit)
+		nSplit = gemmCeil(bStrips, perTile)
 		tiles := mBlocks * nSplit
 		for pc := 0; pc < k; pc += gemmKC {
 			kc := min(gemmKC, k-pc)
-			kcp := (kc + gemmKU - 1) / gemmKU * gemmKU
-			packB := func(lo, hi int) {
+			kcs := gemmCeil(kc, kn.ku) * kn.ku
+			packs := aStrips + bStrips
+			if bPre != nil {
+				packs = aStrips
+				bp = bPre[pc*bStrips*nr:]
+			}
+			pack := func(lo, hi int) {
 				for s := lo; s < hi; s++ {
-					j := s * gemmNR
-					gemmPackB(transB, b, ldb, pc, kc, jc+j, min(gemmNR, nc-j), bp[s*kcp*gemmNR:(s+1)*kcp*gemmNR])
+					if s < aStrips {
+						i := s * mr
+						if direct && i+mr <= m {
+							continue
+						}
+						gemmPackA(transA, a, lda, i, min(mr, m-i), mr, pc, kc, alpha, ap[s*mr*kcs:(s+1)*mr*kcs])
+						continue
+					}
+					t := s - aStrips
+					j := t * nr
+					gemmPackB(transB, b, ldb, pc, kc, jc+j, min(nr, nc-j), nr, bp[t*nr*kcs:(t+1)*nr*kcs])
 				}
 			}
-			first := pc == 0
+			add := pc > 0 || beta == 1
+			var rowBias []float32
+			if !add {
+				rowBias = bias
+			}
 			var next atomic.Int64
-			tile := func(ap []float32) {
+			run := func() {
+				buf := gemmBuf(gemmMaxTile + gemmMaxMR)
+				defer gemmBufs.Put(buf)
+				tmp := *buf
 				for {
 					t := int(next.Add(1) - 1)
 					if t >= tiles {
 						return
 					}
 					ib, jb := t/nSplit, t%nSplit
-					i0 := ib * mc
-					rows := min(mc, m-i0)
-					gemmPackA(transA, a, lda, i0, rows, pc, kc, kcp, alpha, ap)
-					s0 := jb * stripsPerTile
-					s1 := min(s0+stripsPerTile, strips)
-					gemmMacro(ap, bp, kcp, i0, rows, jc, nc, s0, s1, first, beta, c, ldc)
+					r0, s0 := ib*per, jb*perTile
+					var da []float32
+					if direct {
+						da = a[pc:]
+					}
+					gemmMacro(kn, ap, da, lda, bp, kcs, m, r0, min(r0+per, aStrips), jc, nc, s0, min(s0+perTile, bStrips), add, rowBias, c, ldc, tmp)
 				}
 			}
+			if bPre != nil && direct && m%mr == 0 {
+				packs = 0 // nothing to pack
+			}
 			if workers == 1 {
-				packB(0, strips)
-				bufA := gemmBuf(mc * kcp)
-				tile(*bufA)
-				gemmBufs.Put(bufA)
+				pack(0, packs)
+				run()
 				continue
 			}
-			ParallelFor(strips, 64, packB)
-			ParallelFor(workers, 1, func(_, _ int) {
-				bufA := gemmBuf(mc * kcp)
-				tile(*bufA)
-				gemmBufs.Put(bufA)
-			})
+			ParallelFor(packs, 4, pack)
+			ParallelFor(workers, 1, func(_, _ int) { run() })
+		}
+	}
+}
+
+// gemmPanelIndex is where element (p, q) of a k×n op(B) goes when packed
+// whole for a kernel with ku 1 and nr a power of two (1<<shift): per
+// gemmKC-row slab, nr-wide strips of the slab's rows, row by row.
+func gemmPanelIndex(p, q, k, n, shift int) int {
+	nr := 1 << shift
+	pc := p / gemmKC * gemmKC
+	kcs := min(gemmKC, k-pc)
+	return pc*gemmCeil(n, nr)*nr + (q>>shift)*kcs*nr + (p-pc)*nr + q&(nr-1)
+}
+
+// gemmPackA packs rows [i, i+rows) and columns [pc, pc+kc) of op(A), times
+// alpha, into dst as one mr-tall strip stored column by column, zero-padded
+// to len(dst)/mr columns and mr rows.
+func gemmPackA(transA bool, a []float32, lda, i, rows, mr, pc, kc int, alpha float32, dst []float32) {
+	if rows < mr {
+		clear(dst)
+	} else {
+		clear(dst[kc*mr:])
+	}
+	if transA {
+		for p := range kc {
+			col := a[(pc+p)*lda+i:][:rows]
+			d := dst[p*mr:][:rows]
+			for q, v := range col {
+				d[q] = alpha * v
+			}
+		}
+		return
+	}
+	for q := range rows {
+		row := a[(i+q)*lda+pc:][:kc]
+		d := dst[q:]
+		for p, v := range row {
+			d[p*mr] = alpha * v
 		}
 	}
 }
 
 // gemmPackB packs rows [pc, pc+kc) of columns [j, j+cols) of op(B) into dst
-// as rows of gemmNR values, zero-padding the missing columns and the rows
-// past kc.
-func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols int, dst []float32) {
-	clear(dst[kc*gemmNR:])
-	if cols == gemmNR {
-		if transB {
-			r0 := b[j*ldb+pc : j*ldb+pc+kc]
-			r1 := b[(j+1)*ldb+pc : (j+1)*ldb+pc+kc]
-			for p := range r0 {
-				dst[2*p] = r0[p]
-				dst[2*p+1] = r1[p]
-			}
-			return
+// as rows of nr values, zero-padding the missing columns and the rows up
+// to len(dst)/nr.
+func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []float32) {
+	clear(dst[kc*nr:])
+	if transB {
+		if cols < nr {
+			clear(dst[:kc*nr])
 		}
-		for p := range kc {
-			row := b[(pc+p)*ldb+j : (pc+p)*ldb+j+2]
-			dst[2*p] = row[0]
-			dst[2*p+1] = row[1]
+		for q := range cols {
+			row := b[(j+q)*ldb+pc:][:kc]
+			d := dst[q:]
+			for p, v := range row {
+				d[p*nr] = v
+			}
 		}
 		return
 	}
-	clear(dst[:kc*gemmNR])
 	for p := range kc {
-		for q := range cols {
-			if transB {
-				dst[p*gemmNR+q] = b[(j+q)*ldb+pc+p]
-			} else {
-				dst[p*gemmNR+q] = b[(pc+p)*ldb+j+q]
-			}
-		}
+		d := dst[p*nr:][:nr]
+		copy(d, b[(pc+p)*ldb+j:][:cols])
+		clear(d[cols:])
 	}
 }
 
-// gemmPackA packs rows [i0, i0+rows) and columns [pc, pc+kc) of op(A),
-// times alpha, into dst as gemmMR-tall strips of kcp columns each, stored
-// column by column and zero-padded.
-func gemmPackA(transA bool, a []float32, lda, i0, rows, pc, kc, kcp int, alpha float32, dst []float32) {
-	for r := 0; r < rows; r += gemmMR {
-		d := dst[r*kcp : (r+gemmMR)*kcp]
-		clear(d[kc*gemmMR:])
-		i := i0 + r
-		if rows-r < gemmMR {
-			clear(d[:kc*gemmMR])
-			for p := range kc {
-				for q := range rows - r {
-					if transA {
-						d[p*gemmMR+q] = alpha * a[(pc+p)*lda+i+q]
-					} else {
-						d[p*gemmMR+q] = alpha * a[(i+q)*lda+pc+p]
-					}
+// gemmMacro multiplies the packed A strips [r0, r1) by the packed B strips
+// [s0, s1) of the slab starting at column jc (nc columns wide), kcs
+// k-steps each, and stores the product into C or, with add, adds it. When
+// da is set, the full strips of A are read from it (the k-slab's first
+// column of op(A), rows lda apart) by kn.direct. Storing, it adds bias[i]
+// to row i unless bias is nil. Edge tiles go through tmp, gemmMaxTile
+// values, and the bias of a partial strip through the gemmMaxMR after them.
+func gemmMacro(kn *sgemmKernel, ap, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32) {
+	mr, nr := kn.mr, kn.nr
+	padded := tmp[gemmMaxTile : gemmMaxTile+gemmMaxMR]
+	tmp = tmp[:gemmMaxTile]
+	for s := s0; s < s1; s++ {
+		j := jc + s*nr
+		cols := min(nr, jc+nc-j)
+		bs := &bp[s*nr*kcs : (s+1)*nr*kcs][0]
+		for r := r0; r < r1; r++ {
+			i := r * mr
+			rows := min(mr, m-i)
+			var bi *float32
+			if bias != nil {
+				// The kernel reads mr values: pad the last strip's.
+				if rows < mr {
+					clear(padded)
+					copy(padded, bias[i:m])
+					bi = &padded[0]
+				} else {
+					bi = &bias[i : i+mr][0]
 				}
 			}
-			continue
-		}
-		if transA {
-			for p := range kc {
-				col := a[(pc+p)*lda+i : (pc+p)*lda+i+gemmMR]
-				d[4*p] = alpha * col[0]
-				d[4*p+1] = alpha * col[1]
-				d[4*p+2] = alpha * col[2]
-				d[4*p+3] = alpha * col[3]
+			if rows == mr && da != nil {
+				// The kernel reads unchecked: check the block's last
+				// element.
+				_ = da[(i+mr-1)*lda+kcs-1]
+				if cols == nr {
+					_ = c[(i+mr-1)*ldc+j+nr-1]
+					kn.direct(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
+					continue
+				}
+				kn.direct(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
+				gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
+				continue
 			}
-			continue
-		}
-		r0 := a[i*lda+pc : i*lda+pc+kc]
-		r1 := a[(i+1)*lda+pc : (i+1)*lda+pc+kc]
-		r2 := a[(i+2)*lda+pc : (i+2)*lda+pc+kc]
-		r3 := a[(i+3)*lda+pc : (i+3)*lda+pc+kc]
-		for p := range r0 {
-			d[4*p] = alpha * r0[p]
-			d[4*p+1] = alpha * r1[p]
-			d[4*p+2] = alpha * r2[p]
-			d[4*p+3] = alpha * r3[p]
+			as := &ap[r*mr*kcs : (r+1)*mr*kcs][0]
+			if rows == mr && cols == nr {
+				// The kernel writes unchecked: check the tile's last
+				// element.
+				_ = c[(i+mr-1)*ldc+j+nr-1]
+				kn.tile(kcs, as, bs, &c[i*ldc+j], ldc, add, bi)
+				continue
+			}
+			kn.tile(kcs, as, bs, &tmp[0], nr, false, bi)
+			gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
 		}
 	}
 }
 
-// gemmMacro multiplies a packed A block (rows×kcp) by the packed B strips
-// [s0, s1) of the slab starting at column jc (nc columns wide) and adds the
-// product into C at row i0. On the first k-slab C is first scaled by beta.
-func gemmMacro(ap, bp []float32, kcp, i0, rows, jc, nc, s0, s1 int, first bool, beta float32, c []float32, ldc int) {
+// gemmEdge stores (or, with add, adds) the top-left rows×cols corner of a
+// tile held in tmp with row stride nr into c.
+func gemmEdge(tmp []float32, nr int, c []float32, ldc, rows, cols int, add bool) {
+	for q := range rows {
+		row := c[q*ldc:][:cols]
+		src := tmp[q*nr:][:cols]
+		if !add {
+			copy(row, src)
+			continue
+		}
+		for x, v := range src {
+			row[x] += v
+		}
+	}
+}
+
+// gemmTileGo is gemmGo's tile function: gemmMicro, then the store.
+func gemmTileGo(kc int, a, b, c *float32, ldc int, add bool, bias *float32) {
 	var acc [gemmMR * gemmNR]float32
-	for s := s0; s < s1; s++ {
-		j := jc + s*gemmNR
-		cols := min(gemmNR, jc+nc-j)
-		bs := bp[s*kcp*gemmNR : (s+1)*kcp*gemmNR]
-		for r := 0; r < rows; r += gemmMR {
-			gemmMicro(ap[r*kcp:(r+gemmMR)*kcp], bs, &acc)
-			gemmStore(&acc, c[(i0+r)*ldc+j:], ldc, min(gemmMR, rows-r), cols, first, beta)
+	gemmMicro(unsafe.Slice(a, kc*gemmMR), unsafe.Slice(b, kc*gemmNR), &acc)
+	if bias != nil && !add {
+		for i, v := range unsafe.Slice(bias, gemmMR) {
+			acc[i*gemmNR] += v
+			acc[i*gemmNR+1] += v
 		}
 	}
-}
-
-// gemmStore adds a micro-tile into the top-left rows×cols corner of c, or
-// on the first k-slab sets it to acc + beta·c.
-func gemmStore(acc *[gemmMR * gemmNR]float32, c []float32, ldc, rows, cols int, first bool, beta float32) {
-	for i := range rows {
-		row := c[i*ldc : i*ldc+cols]
-		for j := range row {
-			v := acc[i*gemmNR+j]
-			switch {
-			case !first:
-				row[j] += v
-			case beta == 0:
-				row[j] = v
-			default:
-				row[j] = beta*row[j] + v
-			}
+	for i := range gemmMR {
+		row := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(c), 4*i*ldc)), gemmNR)
+		if add {
+			row[0] += acc[i*gemmNR]
+			row[1] += acc[i*gemmNR+1]
+			continue
 		}
+		row[0], row[1] = acc[i*gemmNR], acc[i*gemmNR+1]
 	}
 }
 

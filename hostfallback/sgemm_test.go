@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -143,5 +144,74 @@ func BenchmarkSgemm(b *testing.B) {
 			}
 			b.ReportMetric(2*float64(s*s*s)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// TestSgemmKernels checks every micro-kernel this CPU runs against the
+// naive product over odd shapes, transposes and scalings, serial and split
+// over goroutines.
+func TestSgemmKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	shapes := [][3]int{{2, 4, 1}, {5, 7, 3}, {6, 16, 1}, {8, 32, 2}, {13, 17, 19}, {31, 33, 35}, {64, 64, 64}, {97, 130, 257}, {7, 300, 530}, {129, 65, 600}, {300, 2100, 9}}
+	scales := [][2]float32{{1, 0}, {1, 1}, {0.5, 1}, {-1.5, 0.25}}
+	for _, kn := range sgemmKernels() {
+		for si, s := range shapes {
+			for ti, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+				ab := scales[(si+ti)%len(scales)]
+				m, n, k := s[0], s[1], s[2]
+				lda, ldb, ldc := k+1, n+3, n+2
+				rowsA, rowsB := m, k
+				if tr[0] {
+					lda, rowsA = m+2, k
+				}
+				if tr[1] {
+					ldb, rowsB = k+1, n
+				}
+				a := nnRandFloats(r, rowsA*lda)
+				b := nnRandFloats(r, rowsB*ldb)
+				c := nnRandFloats(r, m*ldc)
+				want := append([]float32{}, c...)
+				naiveGemm(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
+				for _, workers := range []int{1, 2, 3} {
+					got := append([]float32{}, c...)
+					gemmPacked(kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, nil, ab[1], nil, got, ldc, workers)
+					if i := nnClose(got, want, 1e-4*float64(k), 1e-4); i >= 0 {
+						t.Fatalf("%s %d workers m=%d n=%d k=%d trans=%v alpha,beta=%v: C[%d] = %v, want %v", kn.name, workers, m, n, k, tr, ab, i, got[i], want[i])
+					}
+				}
+				if ab[1] != 0 {
+					continue
+				}
+				// The bias epilogue: C = alpha·op(A)·op(B) + bias[i].
+				bias := nnRandFloats(r, m)
+				for i := range m {
+					for j := range n {
+						want[i*ldc+j] += bias[i]
+					}
+				}
+				got := append([]float32{}, c...)
+				gemmRun(kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, 0, bias, got, ldc, 2)
+				if i := nnClose(got, want, 1e-4*float64(k), 1e-4); i >= 0 {
+					t.Fatalf("%s with bias m=%d n=%d k=%d trans=%v alpha=%v: C[%d] = %v, want %v", kn.name, m, n, k, tr, ab[0], i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkSgemmKernels(b *testing.B) {
+	for _, kn := range sgemmKernels() {
+		for _, s := range []int{256, 1024} {
+			b.Run(fmt.Sprintf("%s/%d", kn.name, s), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				x, y, z := nnRandFloats(r, s*s), nnRandFloats(r, s*s), make([]float32, s*s)
+				workers := runtime.GOMAXPROCS(0)
+				b.ResetTimer()
+				for range b.N {
+					gemmRun(kn, false, false, s, s, s, 1, x, s, y, s, 0, nil, z, s, workers)
+				}
+				b.ReportMetric(2*float64(s*s*s)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

@@ -1,0 +1,71 @@
+package hostfallback
+
+// The amd64 micro-kernels are in sgemm_amd64.s; the CPU features that they
+// need are probed here with CPUID and XGETBV (the OS must save the wider
+// registers on a context switch, which XCR0 tells).
+
+// cpuid executes CPUID for a leaf and sub-leaf.
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+
+// xgetbv reads XCR0, the OS-enabled register state; call it only where
+// CPUID reports OSXSAVE.
+func xgetbv() (eax, edx uint32)
+
+// gemmAVX2 is the 6×16 AVX2+FMA tile (twelve ymm accumulators).
+//
+//go:noescape
+func gemmAVX2(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
+
+// gemmAVX512 is the 8×32 AVX-512F tile (sixteen zmm accumulators, A
+// broadcast from memory).
+//
+//go:noescape
+func gemmAVX512(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
+
+// gemmAVX2Direct is gemmAVX2 reading A unpacked, rows lda floats apart.
+//
+//go:noescape
+func gemmAVX2Direct(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+
+// gemmAVX512Direct is gemmAVX512 reading A unpacked, rows lda floats apart.
+//
+//go:noescape
+func gemmAVX512Direct(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+
+// cpuFeatures reports whether the CPU and OS support AVX2 with FMA, and
+// AVX-512F.
+func cpuFeatures() (avx2, avx512 bool) {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false, false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false, false
+	}
+	xcr0, _ := xgetbv()
+	_, ebx7, _, _ := cpuid(7, 0)
+	const ymmState, zmmState = 0x6, 0xe0
+	const avx2Bit, avx512fBit = 1 << 5, 1 << 16
+	avx2 = xcr0&ymmState == ymmState && ebx7&avx2Bit != 0
+	avx512 = avx2 && xcr0&zmmState == zmmState && ebx7&avx512fBit != 0
+	return avx2, avx512
+}
+
+// hasAVX2 and hasAVX512 report the CPU features: AVX2 with FMA, and
+// AVX-512F.
+var hasAVX2, hasAVX512 = cpuFeatures()
+
+// sgemmKernels returns the kernels that this CPU runs, fastest first; the
+// portable one is always last.
+func sgemmKernels() []*sgemmKernel {
+	var ks []*sgemmKernel
+	if hasAVX512 {
+		ks = append(ks, &sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct})
+	}
+	if hasAVX2 {
+		ks = append(ks, &sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct})
+	}
+	return append(ks, gemmGo)
+}
