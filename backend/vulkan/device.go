@@ -29,6 +29,9 @@ type Device struct {
 	name string
 	info Info
 	dev  uintptr
+	// tiledMatMul selects the shared-memory schedule of matmul.comp; set
+	// on GPUs, clear on CPU implementations where shared memory is slow.
+	tiledMatMul bool
 
 	// queueMu serializes vkQueueSubmit on the one queue.
 	queueMu sync.Mutex
@@ -112,7 +115,7 @@ func open(inst uintptr, name string) (*Device, error) {
 	qci := &vk.DeviceQueueCreateInfo{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: info.queueFamily,
 		QueueCount: 1, PQueuePriorities: unsafe.Pointer(&priority)}
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
-	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, modules: map[string]uintptr{},
+	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", modules: map[string]uintptr{},
 		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]*buffer{}}
 	if err := vk.CreateDevice(info.physical, dci, &d.dev); err != nil {
 		return nil, fmt.Errorf("vulkan: vkCreateDevice (%s): %w: %w", info.Name, backend.ErrDeviceUnavailable, err)

@@ -35,24 +35,80 @@ type slot struct {
 
 // launch is one node lowered to a shader dispatch.
 type launch struct {
-	shader   string
+	shader string
+	// op is the shader's specialization constant 0.
 	op       int32
 	bindings []slot
 	push     []byte
-	elems    int64
-	outShape []int64
+	// elems is the number of elements of output 0.
+	elems int64
+	// outShapes holds the shape of each output the kernel can write.
+	outShapes [][]int64
+	// groups is the number of workgroups wanted; 0 means one invocation
+	// per output element.
+	groups int64
+}
+
+// caps is what lowering needs to know about the device.
+type caps struct {
+	// maxElems is the most elements a bound tensor may have.
+	maxElems int64
+	// tiledMatMul selects the shared-memory schedule of matmul.comp.
+	tiledMatMul bool
+}
+
+// lowerFunc lowers a node whose float32 inputs have the given shapes (nil
+// for absent optional inputs) to a dispatch; ok is false when the kernel
+// does not handle these attributes or shapes.
+type lowerFunc func(n *graph.Node, opset int64, shapes [][]int64, c caps) (l *launch, ok bool)
+
+// lowerers holds the kernels registered by op name (default domain).
+var lowerers = map[string]lowerFunc{}
+
+// register adds the kernel of op; it panics on a duplicate.
+func register(op string, f lowerFunc) {
+	if _, dup := lowerers[op]; dup {
+		panic("vulkan: kernel " + op + " registered twice")
+	}
+	lowerers[op] = f
 }
 
 // lower maps node n, imported at opset, with input types in, to a
-// dispatch; ok is false when no kernel handles it.
-func lower(n *graph.Node, opset int64, in []*graph.Type, maxElems int64) (l *launch, ok bool) {
-	if n.Domain != graph.DefaultDomain || len(n.Outputs) != 1 || len(in) == 0 {
+// dispatch; ok is false when no kernel handles it, or when the node names
+// an output the kernel does not bind.
+func lower(n *graph.Node, opset int64, in []*graph.Type, c caps) (*launch, bool) {
+	if n.Domain != graph.DefaultDomain || len(n.Outputs) == 0 || n.Outputs[0] == "" {
 		return nil, false
 	}
+	l, ok := lowerAny(n, opset, in, c)
+	if !ok {
+		return nil, false
+	}
+	bound := make([]bool, len(n.Outputs))
+	for _, s := range l.bindings {
+		if s.out && s.k < len(bound) {
+			bound[s.k] = true
+		}
+	}
+	for k, o := range n.Outputs {
+		if o != "" && !bound[k] {
+			return nil, false
+		}
+	}
+	return l, true
+}
+
+// lowerAny lowers n with a registered kernel or one of unary.comp,
+// binary.comp and clip.comp.
+func lowerAny(n *graph.Node, opset int64, in []*graph.Type, c caps) (l *launch, ok bool) {
+	if len(in) == 0 {
+		return nil, false
+	}
+	maxElems := c.maxElems
 	shapes := make([][]int64, len(in))
 	for i, t := range in {
 		if t == nil {
-			if i == 0 || n.OpType != "Clip" {
+			if i == 0 {
 				return nil, false
 			}
 			continue
@@ -64,6 +120,13 @@ func lower(n *graph.Node, opset int64, in []*graph.Type, maxElems int64) (l *lau
 		if e := graph.NumElements(shapes[i]); e <= 0 || e > maxElems {
 			return nil, false
 		}
+	}
+	if f, ok := lowerers[n.OpType]; ok {
+		l, ok := f(n, opset, shapes, c)
+		if !ok || l.elems <= 0 || l.elems > maxElems {
+			return nil, false
+		}
+		return l, true
 	}
 	if code, ok := unaryOps[n.OpType]; ok && len(in) == 1 {
 		var alpha, beta float32
@@ -79,7 +142,7 @@ func lower(n *graph.Node, opset int64, in []*graph.Type, maxElems int64) (l *lau
 		}
 		elems := graph.NumElements(shapes[0])
 		return &launch{shader: "unary", op: code, bindings: []slot{{false, 0}, {true, 0}},
-			push: words(uint32(elems), math.Float32bits(alpha), math.Float32bits(beta)), elems: elems, outShape: shapes[0]}, true
+			push: words(uint32(elems), math.Float32bits(alpha), math.Float32bits(beta)), elems: elems, outShapes: [][]int64{shapes[0]}}, true
 	}
 	if n.OpType == "Clip" && opset >= 6 {
 		return lowerClip(n, opset, in, shapes)
@@ -101,7 +164,7 @@ func lower(n *graph.Node, opset int64, in []*graph.Type, maxElems int64) (l *lau
 		}
 		vals = append(append(append(vals, dims...), sa...), sb...)
 		return &launch{shader: "binary", op: code, bindings: []slot{{false, 0}, {false, 1}, {true, 0}},
-			push: words(vals...), elems: elems, outShape: out}, true
+			push: words(vals...), elems: elems, outShapes: [][]int64{out}}, true
 	}
 	return nil, false
 }
@@ -132,7 +195,7 @@ func lowerClip(n *graph.Node, opset int64, in []*graph.Type, shapes [][]int64) (
 	}
 	elems := graph.NumElements(shapes[0])
 	return &launch{shader: "clip", bindings: bindings, push: words(uint32(elems), flags, math.Float32bits(lo), math.Float32bits(hi)),
-		elems: elems, outShape: shapes[0]}, true
+		elems: elems, outShapes: [][]int64{shapes[0]}}, true
 }
 
 // broadcast returns the numpy broadcast of two shapes.
@@ -195,6 +258,8 @@ type pipelineKey struct {
 type pipeline struct {
 	setLayout, layout, pipeline uintptr
 	bindings                    int
+	// writes tells, per binding, whether the shader writes it.
+	writes []bool
 }
 
 // pipelineFor returns the pipeline of l's shader and op, creating it on
@@ -209,6 +274,9 @@ func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
 		return nil, err
 	}
 	p := &pipeline{bindings: len(l.bindings)}
+	for _, s := range l.bindings {
+		p.writes = append(p.writes, s.out)
+	}
 	binds := make([]vk.DescriptorSetLayoutBinding, p.bindings)
 	for i := range binds {
 		binds[i] = vk.DescriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: vk.DescriptorTypeStorageBuffer,

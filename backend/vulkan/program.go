@@ -16,15 +16,19 @@ import (
 )
 
 // Supports reports whether a kernel handles n with these input types: the
-// ops of unary.comp, clip.comp and binary.comp on float32 tensors of known,
-// non-empty shape that fit a storage buffer binding.
+// ops of the shaders in package shaders on float32 tensors of known,
+// non-empty shape that fit a storage buffer binding, with the attributes
+// and shapes each kernel's lowering accepts.
 func (d *Device) Supports(n *graph.Node, opset int64, inputs []*graph.Type) bool {
-	_, ok := lower(n, opset, inputs, d.maxElems())
+	_, ok := lower(n, opset, inputs, d.caps())
 	return ok
 }
 
-func (d *Device) maxElems() int64 {
-	return min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32)
+// caps returns the device's limits for lowering. Matrix products use the
+// shared-memory schedule everywhere but on CPU implementations.
+func (d *Device) caps() caps {
+	return caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
+		tiledMatMul: d.tiledMatMul}
 }
 
 // region tells where a bound value lives.
@@ -122,7 +126,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 				types[k] = p.Types[v]
 			}
 		}
-		l, ok := lower(st.Node, st.Opset, types, d.maxElems())
+		l, ok := lower(st.Node, st.Opset, types, d.caps())
 		if !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
 		}
@@ -130,8 +134,12 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 		if err != nil {
 			return nil, err
 		}
-		ds := dispatch{pipe: pipe, push: l.push, groups: uint32(min((l.elems+workgroupSize-1)/workgroupSize, 65535,
-			int64(d.info.limits.MaxComputeWorkGroupCount[0])))}
+		groups := l.groups
+		if groups == 0 {
+			groups = (l.elems + workgroupSize - 1) / workgroupSize
+		}
+		ds := dispatch{pipe: pipe, push: l.push, groups: uint32(max(1, min(groups, 65535,
+			int64(d.info.limits.MaxComputeWorkGroupCount[0]))))}
 		for _, s := range l.bindings {
 			if s.out {
 				continue
@@ -152,18 +160,26 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 			where[v] = ioSlot(size)
 			pr.ins = append(pr.ins, ioValue{v: v, off: where[v].off, size: size})
 		}
-		out := st.Out[0]
-		size := uint64(graph.Float.ByteSize(l.elems))
-		b := p.Buffers[out]
-		switch {
-		case escapes[out] || b == nil || b.AliasOf >= 0 || b.Device != d.name || uint64(b.Offset)%align != 0:
-			where[out] = ioSlot(size)
-			if escapes[out] {
-				pr.outs = append(pr.outs, ioValue{v: out, off: where[out].off, size: size, shape: l.outShape})
+		for _, s := range l.bindings {
+			if !s.out {
+				continue
 			}
-		default:
-			where[out] = loc{region: inArena, off: uint64(b.Offset), size: size}
-			pr.arenaSize = max(pr.arenaSize, uint64(b.Offset)+size)
+			out := st.Out[s.k]
+			if _, ok := where[out]; ok {
+				continue
+			}
+			size := uint64(graph.Float.ByteSize(graph.NumElements(l.outShapes[s.k])))
+			b := p.Buffers[out]
+			switch {
+			case escapes[out] || b == nil || b.AliasOf >= 0 || b.Device != d.name || uint64(b.Offset)%align != 0:
+				where[out] = ioSlot(size)
+				if escapes[out] {
+					pr.outs = append(pr.outs, ioValue{v: out, off: where[out].off, size: size, shape: l.outShapes[s.k]})
+				}
+			default:
+				where[out] = loc{region: inArena, off: uint64(b.Offset), size: size}
+				pr.arenaSize = max(pr.arenaSize, uint64(b.Offset)+size)
+			}
 		}
 		for _, s := range l.bindings {
 			if s.out {
@@ -182,7 +198,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 
 // placeBarriers marks each dispatch that reads or writes memory an earlier
 // dispatch wrote, or writes memory an earlier one read, since the last
-// barrier. The last binding of every kernel is its output.
+// barrier.
 func (pr *program) placeBarriers() {
 	var reads, writes []loc
 	hits := func(l loc, set []loc) bool {
@@ -195,10 +211,9 @@ func (pr *program) placeBarriers() {
 	}
 	for i := range pr.dispatches {
 		ds := &pr.dispatches[i]
-		out, ins := ds.bindings[outBinding(ds)], ds.bindings
-		need := hits(out, writes) || hits(out, reads)
-		for k, l := range ins {
-			if k != outBinding(ds) && hits(l, writes) {
+		need := false
+		for k, l := range ds.bindings {
+			if hits(l, writes) || ds.pipe.writes[k] && hits(l, reads) {
 				need = true
 			}
 		}
@@ -206,22 +221,14 @@ func (pr *program) placeBarriers() {
 			ds.barrier = true
 			reads, writes = nil, nil
 		}
-		for k, l := range ins {
-			if k != outBinding(ds) {
+		for k, l := range ds.bindings {
+			if ds.pipe.writes[k] {
+				writes = append(writes, l)
+			} else {
 				reads = append(reads, l)
 			}
 		}
-		writes = append(writes, out)
 	}
-}
-
-// outBinding is the binding index of a dispatch's output: 1 for unary and
-// clip, 2 for binary.
-func outBinding(ds *dispatch) int {
-	if ds.pipe.bindings == 3 {
-		return 2
-	}
-	return 1
 }
 
 // execContext is what one Run at a time uses: memory, descriptor sets and

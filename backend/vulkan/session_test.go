@@ -15,14 +15,16 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
-// chainModel computes y = Sigmoid(Transpose(Transpose(Relu(x + b))) * x)
-// and also returns r = Relu(x + b). The Transposes run on the CPU, so the
-// Vulkan device runs two segments and values cross between them.
+// chainModel computes y = Sigmoid(Round(Round(Relu(x + b))) * x) and also
+// returns r = Relu(x + b). The Rounds run on the CPU, which is why they
+// are there: the Vulkan device runs two segments and values cross between
+// them.
 func chainModel() *graph.Model {
 	g := graph.NewGraph("chain")
 	f32 := func(dims ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(dims...)) }
@@ -34,12 +36,11 @@ func chainModel() *graph.Model {
 		bs[i] = float32(i%7) - 3
 	}
 	g.Initializers["b"] = b
-	perm := map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: []int64{1, 0}}}
 	g.Nodes = []*graph.Node{
 		{OpType: "Add", Inputs: []string{"x", "b"}, Outputs: []string{"a"}},
 		{OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"r"}},
-		{OpType: "Transpose", Inputs: []string{"r"}, Outputs: []string{"t"}, Attrs: perm},
-		{OpType: "Transpose", Inputs: []string{"t"}, Outputs: []string{"u"}, Attrs: perm},
+		{OpType: "Round", Inputs: []string{"r"}, Outputs: []string{"t"}},
+		{OpType: "Round", Inputs: []string{"t"}, Outputs: []string{"u"}},
 		{OpType: "Mul", Inputs: []string{"u", "x"}, Outputs: []string{"m"}},
 		{OpType: "Sigmoid", Inputs: []string{"m"}, Outputs: []string{"y"}},
 	}
@@ -213,5 +214,125 @@ func TestDeviceTime(t *testing.T) {
 	timed, ok := prog.(interface{ DeviceTime() time.Duration })
 	if !ok || timed.DeviceTime() <= 0 {
 		t.Fatalf("no device time after a run (%v)", ok)
+	}
+}
+
+// attentionModel is a transformer-like block on x [2, 5, 16]:
+// h = LayerNormalization(x); q, k, v = h·Wq + bq, h·Wk, h·Wv;
+// y = Softmax(q·Transpose(k) * scale)·v, m = ReduceMean(y, -1) and
+// z = Gemm(m, W2, b2, transB) are the outputs.
+func attentionModel() *graph.Model {
+	g := graph.NewGraph("attention")
+	f32 := func(dims ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(dims...)) }
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: f32(2, 5, 16)}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}, {Name: "m"}, {Name: "z"}}
+	r := rand.New(rand.NewPCG(5, 5))
+	weight := func(name string, dims ...int64) {
+		w := graph.NewTensor(graph.Float, dims)
+		ws := graph.View[float32](w)
+		for i := range ws {
+			ws[i] = r.Float32() - 0.5
+		}
+		g.Initializers[name] = w
+	}
+	weight("gamma", 16)
+	weight("beta", 16)
+	weight("wq", 16, 16)
+	weight("bq", 16)
+	weight("wk", 16, 16)
+	weight("wv", 16, 16)
+	weight("scale")
+	weight("w2", 7, 5)
+	weight("b2", 7)
+	attrs := func(kv ...any) map[string]*graph.Attribute {
+		m := map[string]*graph.Attribute{}
+		for i := 0; i < len(kv); i += 2 {
+			name := kv[i].(string)
+			switch v := kv[i+1].(type) {
+			case int64:
+				m[name] = &graph.Attribute{Name: name, Type: graph.AttrInt, I: v}
+			case []int64:
+				m[name] = &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}
+			}
+		}
+		return m
+	}
+	g.Nodes = []*graph.Node{
+		{OpType: "LayerNormalization", Inputs: []string{"x", "gamma", "beta"}, Outputs: []string{"h"}, Attrs: attrs("axis", int64(-1))},
+		{OpType: "MatMul", Inputs: []string{"h", "wq"}, Outputs: []string{"q0"}},
+		{OpType: "Add", Inputs: []string{"q0", "bq"}, Outputs: []string{"q"}},
+		{OpType: "MatMul", Inputs: []string{"h", "wk"}, Outputs: []string{"k"}},
+		{OpType: "MatMul", Inputs: []string{"h", "wv"}, Outputs: []string{"v"}},
+		{OpType: "Transpose", Inputs: []string{"k"}, Outputs: []string{"kt"}, Attrs: attrs("perm", []int64{0, 2, 1})},
+		{OpType: "MatMul", Inputs: []string{"q", "kt"}, Outputs: []string{"s0"}},
+		{OpType: "Mul", Inputs: []string{"s0", "scale"}, Outputs: []string{"s"}},
+		{OpType: "Softmax", Inputs: []string{"s"}, Outputs: []string{"p"}, Attrs: attrs("axis", int64(-1))},
+		{OpType: "MatMul", Inputs: []string{"p", "v"}, Outputs: []string{"y"}},
+		{OpType: "ReduceMean", Inputs: []string{"y"}, Outputs: []string{"m"}, Attrs: attrs("axes", []int64{-1}, "keepdims", int64(0))},
+		{OpType: "Gemm", Inputs: []string{"m", "w2", "b2"}, Outputs: []string{"z"}, Attrs: attrs("transB", int64(1))},
+	}
+	for i, n := range g.Nodes {
+		n.Index = i
+	}
+	return &graph.Model{Name: "attention", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}
+
+// TestAttentionMatchesCPU runs attentionModel through sessions on Vulkan
+// and on the CPU: every node must be placed on Vulkan and the outputs must
+// agree within MatMul's tolerance.
+func TestAttentionMatchesCPU(t *testing.T) {
+	open := func(device string) *onnxvk.Session {
+		s, err := onnxvk.NewSession(attentionModel(), onnxvk.WithDevice(device))
+		if errors.Is(err, backend.ErrDeviceUnavailable) {
+			testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	gpu, cpu := open("vulkan"), open("cpu")
+	p, err := gpu.Plan(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range p.Steps {
+		if st.Kind == planner.Compute && st.Device != gpu.Device() {
+			t.Errorf("%s placed on %s", st.Node, st.Device)
+		}
+	}
+	tol := ops.Lookup("", "MatMul", 17).Tolerance()
+	for seed := range uint64(3) {
+		r := rand.New(rand.NewPCG(seed, 9))
+		data := make([]float32, 2*5*16)
+		for i := range data {
+			data[i] = 4*r.Float32() - 2
+		}
+		x, err := onnxvk.NewTensor([]int64{2, 5, 16}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := map[string]*onnxvk.Tensor{"x": x}
+		want, err := cpu.Run(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := gpu.Run(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, w := range want {
+			gv, _ := got[name].Float32s()
+			wv, _ := w.Float32s()
+			if fmt.Sprint(got[name].Shape()) != fmt.Sprint(w.Shape()) {
+				t.Fatalf("%s: shape %v, want %v", name, got[name].Shape(), w.Shape())
+			}
+			for i := range wv {
+				if d := math.Abs(float64(gv[i] - wv[i])); d > tol.Abs+tol.Rel*math.Abs(float64(wv[i])) {
+					t.Fatalf("%s[%d] = %v, want %v", name, i, gv[i], wv[i])
+				}
+			}
+		}
 	}
 }

@@ -245,11 +245,27 @@ func TestUnsupported(t *testing.T) {
 		{&graph.Node{OpType: "Max"}, 17, []*graph.Type{f32(3), f32(3), f32(3)}},
 		{&graph.Node{OpType: "PRelu"}, 17, []*graph.Type{f32(3), f32(2, 3)}},
 		{&graph.Node{OpType: "Clip"}, 13, []*graph.Type{f32(3), f32(2)}},
-		{&graph.Node{OpType: "MatMul"}, 17, []*graph.Type{f32(3, 3), f32(3, 3)}},
+		{&graph.Node{OpType: "MatMul"}, 17, []*graph.Type{f32(3, 4), f32(3, 4)}},
+		{&graph.Node{OpType: "MatMul"}, 17, []*graph.Type{f32(2, 1, 1, 1, 1, 3, 4), f32(4, 3)}},
+		{&graph.Node{OpType: "MatMul"}, 17, []*graph.Type{f32(), f32(3)}},
+		{&graph.Node{OpType: "Gemm"}, 6, []*graph.Type{f32(3, 4), f32(4, 3)}},
+		{&graph.Node{OpType: "Gemm"}, 13, []*graph.Type{f32(3, 4), f32(4, 5), f32(4, 5)}},
 		{&graph.Node{OpType: "Relu", Domain: "com.example"}, 1, []*graph.Type{f32(3)}},
+		{&graph.Node{OpType: "Softmax"}, 13, []*graph.Type{f32()}},
+		{&graph.Node{OpType: "Softmax", Attrs: map[string]*graph.Attribute{"axis": {Name: "axis", Type: graph.AttrInt, I: 2}}}, 13, []*graph.Type{f32(3, 4)}},
+		{&graph.Node{OpType: "ReduceSum"}, 13, []*graph.Type{f32(3, 4), graph.TensorType(graph.Int64, graph.ShapeOf(1))}},
+		{&graph.Node{OpType: "ReduceMax", Attrs: map[string]*graph.Attribute{"axes": {Name: "axes", Type: graph.AttrInts, Ints: []int64{0, 2}}}}, 13, []*graph.Type{f32(3, 4, 5)}},
+		{&graph.Node{OpType: "ReduceMean", Attrs: map[string]*graph.Attribute{"noop_with_empty_axes": {Name: "noop_with_empty_axes", Type: graph.AttrInt, I: 1}}}, 18, []*graph.Type{f32(3)}},
+		{&graph.Node{OpType: "LayerNormalization", Attrs: map[string]*graph.Attribute{"stash_type": {Name: "stash_type", Type: graph.AttrInt, I: int64(graph.Double)}}}, 17, []*graph.Type{f32(3, 4), f32(4)}},
+		{&graph.Node{OpType: "LayerNormalization"}, 17, []*graph.Type{f32(3, 4), f32(2)}},
+		{&graph.Node{OpType: "LayerNormalization"}, 17, []*graph.Type{f32(3, 4), f32(3, 4)}},
+		{&graph.Node{OpType: "Transpose"}, 13, []*graph.Type{f32(1, 1, 1, 1, 1, 1, 2)}},
+		{&graph.Node{OpType: "Transpose", Attrs: map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: []int64{0, 0}}}}, 13, []*graph.Type{f32(2, 2)}},
 	}
 	for _, c := range cases {
-		c.n.Outputs = []string{"y"}
+		if c.n.Outputs == nil {
+			c.n.Outputs = []string{"y"}
+		}
 		if d.Supports(c.n, c.opset, c.in) {
 			t.Errorf("%s-%d on %v: supported, want unsupported", c.n.OpType, c.opset, c.in)
 		}

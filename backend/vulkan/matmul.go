@@ -1,0 +1,131 @@
+package vulkan
+
+import (
+	"math"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// maxBatchRank is the highest batch rank matmul.comp broadcasts over.
+const maxBatchRank = 4
+
+func init() {
+	register("MatMul", lowerMatMul)
+	register("Gemm", lowerGemm)
+}
+
+// matmulGeom is a batched matrix product as matmul.comp reads it: y is
+// [batch..., m, n], contiguous; the other strides are in elements.
+type matmulGeom struct {
+	m, n, k int64
+	// sam, sak: strides of a along m and k; sbk, sbn: of b along k and n.
+	sam, sak, sbk, sbn int64
+	// batch is the broadcast batch shape; bsa and bsb are the strides of
+	// a's and b's matrices along it (0 where broadcast).
+	batch, bsa, bsb []int64
+	alpha, beta     float32
+	// bias tells that beta * c is added; scm and scn are c's strides
+	// along m and n (0 where broadcast).
+	bias     bool
+	scm, scn int64
+	outShape []int64
+}
+
+// lowerMatMul lowers MatMul with numpy semantics: 1-D operands are
+// promoted to matrices and the promoted dimension dropped from the result;
+// batch dimensions broadcast, up to maxBatchRank of them.
+func lowerMatMul(n *graph.Node, opset int64, shapes [][]int64, c caps) (*launch, bool) {
+	if len(shapes) != 2 || shapes[1] == nil || len(shapes[0]) == 0 || len(shapes[1]) == 0 {
+		return nil, false
+	}
+	a, b := shapes[0], shapes[1]
+	if len(a) == 1 {
+		a = []int64{1, a[0]}
+	}
+	if len(b) == 1 {
+		b = []int64{b[0], 1}
+	}
+	g := matmulGeom{m: a[len(a)-2], k: a[len(a)-1], n: b[len(b)-1], alpha: 1}
+	if b[len(b)-2] != g.k {
+		return nil, false
+	}
+	ab, bb := a[:len(a)-2], b[:len(b)-2]
+	batch, ok := broadcast(ab, bb)
+	if !ok || len(batch) > maxBatchRank {
+		return nil, false
+	}
+	g.batch, g.bsa, g.bsb = batch, strides(ab, batch), strides(bb, batch)
+	for i := range batch {
+		g.bsa[i] *= g.m * g.k
+		g.bsb[i] *= g.k * g.n
+	}
+	g.sam, g.sak, g.sbk, g.sbn = g.k, 1, g.n, 1
+	g.outShape = append([]int64{}, batch...)
+	if len(shapes[0]) > 1 {
+		g.outShape = append(g.outShape, g.m)
+	}
+	if len(shapes[1]) > 1 {
+		g.outShape = append(g.outShape, g.n)
+	}
+	return g.launch(c, []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}), true
+}
+
+// lowerGemm lowers Gemm from opset 7: optional transposes of the 2-D
+// operands, alpha and beta, and an optional C that broadcasts to the
+// result.
+func lowerGemm(n *graph.Node, opset int64, shapes [][]int64, c caps) (*launch, bool) {
+	if opset < 7 || len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil || len(shapes[0]) != 2 || len(shapes[1]) != 2 {
+		return nil, false
+	}
+	a, b := shapes[0], shapes[1]
+	g := matmulGeom{m: a[0], k: a[1], sam: a[1], sak: 1, n: b[1], sbk: b[1], sbn: 1,
+		alpha: n.AttrFloat("alpha", 1), beta: n.AttrFloat("beta", 1)}
+	if n.AttrInt("transA", 0) != 0 {
+		g.m, g.k, g.sam, g.sak = a[1], a[0], 1, a[1]
+	}
+	kb := b[0]
+	if n.AttrInt("transB", 0) != 0 {
+		g.n, kb, g.sbk, g.sbn = b[0], b[1], 1, b[1]
+	}
+	if kb != g.k {
+		return nil, false
+	}
+	g.outShape = []int64{g.m, g.n}
+	bindings := []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}
+	if len(shapes) == 3 && shapes[2] != nil {
+		cs := shapes[2]
+		if out, ok := broadcast(cs, g.outShape); !ok || len(out) != 2 || out[0] != g.m || out[1] != g.n {
+			return nil, false
+		}
+		st := strides(cs, g.outShape)
+		g.scm, g.scn, g.bias = st[0], st[1], true
+		bindings[2] = slot{false, 2}
+	}
+	return g.launch(c, bindings), true
+}
+
+// launch returns the dispatch of matmul.comp for g with these bindings
+// (a, b, c, y).
+func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
+	batches := graph.NumElements(g.batch)
+	var flags uint32
+	if g.bias {
+		flags = 1
+	}
+	vals := []uint32{uint32(g.m), uint32(g.n), uint32(g.k), uint32(batches), uint32(len(g.batch)), flags,
+		math.Float32bits(g.alpha), math.Float32bits(g.beta), uint32(g.sam), uint32(g.sak), uint32(g.sbk), uint32(g.sbn),
+		uint32(g.scm), uint32(g.scn)}
+	dims, sa, sb := make([]uint32, maxBatchRank), make([]uint32, maxBatchRank), make([]uint32, maxBatchRank)
+	for i, d := range g.batch {
+		dims[i], sa[i], sb[i] = uint32(d), uint32(g.bsa[i]), uint32(g.bsb[i])
+	}
+	vals = append(append(append(vals, dims...), sa...), sb...)
+	l := &launch{shader: "matmul", bindings: bindings, push: words(vals...), elems: batches * g.m * g.n, outShapes: [][]int64{g.outShape}}
+	if c.tiledMatMul {
+		l.op = 1
+		l.groups = batches * ((g.m + 63) / 64) * ((g.n + 63) / 64)
+	} else {
+		l.groups = batches * ((g.m + 31) / 32) * ((g.n + 255) / 256)
+	}
+	return l
+}

@@ -1,0 +1,93 @@
+package vulkan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// matmulPairs are MatMul input shapes: 1-D promotion on either side, odd
+// sizes, batch broadcasting up to rank 6, results wider than a workgroup's
+// tile and more tiles than a dispatch has workgroups.
+var matmulPairs = [][2][]int64{
+	{{1, 1}, {1, 1}}, {{13}, {13}}, {{13}, {13, 5}}, {{7, 13}, {13}}, {{13, 127}, {127, 3}}, {{127, 1}, {1, 13}},
+	{{2, 3, 5}, {5, 7}}, {{5, 7}, {2, 7, 3}}, {{2, 1, 3, 5}, {4, 5, 6}}, {{1, 2, 1, 3, 4, 5}, {2, 1, 3, 5, 2}},
+	{{2, 1, 2, 1, 3, 5}, {1, 2, 1, 2, 5, 9}}, {{3, 70, 65}, {3, 65, 129}}, {{4}, {2, 3, 4, 5}}, {{5, 33}, {33, 600}},
+	{{70000, 1, 1}, {1, 1}},
+}
+
+// forEachSchedule runs f with matmul.comp's register-blocked schedule and
+// again with its shared-memory one.
+func forEachSchedule(t *testing.T, d *Device, f func(t *testing.T)) {
+	old := d.tiledMatMul
+	t.Cleanup(func() { d.tiledMatMul = old })
+	for _, tiled := range []bool{false, true} {
+		d.tiledMatMul = tiled
+		t.Run(fmt.Sprintf("tiled=%v", tiled), f)
+	}
+}
+
+// TestMatMulMatchesCPU checks MatMul against the CPU kernel, with B a
+// runtime value and a weight.
+func TestMatMulMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	tol := ops.Lookup("", "MatMul", 13).Tolerance()
+	forEachSchedule(t, d, func(t *testing.T) {
+		for i, pair := range matmulPairs {
+			if d.tiledMatMul && d.info.Type == "cpu" && graph.NumElements(pair[0]) > 65535 {
+				// Barriers make the tiled schedule slow on CPU
+				// implementations; the blocked one covers the same loop
+				// over more tiles than workgroups.
+				continue
+			}
+			for _, weight := range []bool{false, true} {
+				n := &graph.Node{OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
+				gpu, cpu, ok := runBoth(t, d, n, 13, []input{{shape: pair[0]}, {shape: pair[1], weight: weight}}, uniform(-2, 2), uint64(i))
+				if !ok {
+					t.Fatalf("MatMul %v %v unsupported", pair[0], pair[1])
+				}
+				compare(t, fmt.Sprintf("MatMul %v %v", pair[0], pair[1]), gpu, cpu, tol)
+			}
+		}
+	})
+}
+
+// TestGemmMatchesCPU checks Gemm over transposes, alpha and beta, and the
+// shapes C broadcasts from, with C absent too.
+func TestGemmMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	tol := ops.Lookup("", "Gemm", 13).Tolerance()
+	forEachSchedule(t, d, func(t *testing.T) {
+		for i, mnk := range [][3]int64{{1, 1, 1}, {13, 7, 5}, {127, 13, 66}, {3, 127, 1}, {70, 65, 129}} {
+			m, nn, k := mnk[0], mnk[1], mnk[2]
+			for _, c := range [][]int64{nil, {}, {1}, {nn}, {1, nn}, {m, 1}, {m, nn}} {
+				for tr := range 4 {
+					ta, tb := int64(tr&1), int64(tr>>1)
+					a, b := []int64{m, k}, []int64{k, nn}
+					if ta != 0 {
+						a = []int64{k, m}
+					}
+					if tb != 0 {
+						b = []int64{nn, k}
+					}
+					n := &graph.Node{OpType: "Gemm", Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{
+						"transA": {Name: "transA", Type: graph.AttrInt, I: ta}, "transB": {Name: "transB", Type: graph.AttrInt, I: tb},
+						"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.75}, "beta": {Name: "beta", Type: graph.AttrFloat, F: -1.5}}}
+					ins := []input{{shape: a}, {shape: b, weight: true}}
+					if c != nil {
+						n.Inputs = append(n.Inputs, "c")
+						ins = append(ins, input{shape: c, weight: tr == 1})
+					}
+					what := fmt.Sprintf("Gemm transA=%d transB=%d %v %v C %v", ta, tb, a, b, c)
+					gpu, cpu, ok := runBoth(t, d, n, 13, ins, uniform(-2, 2), uint64(i))
+					if !ok {
+						t.Fatalf("%s unsupported", what)
+					}
+					compare(t, what, gpu, cpu, tol)
+				}
+			}
+		}
+	})
+}

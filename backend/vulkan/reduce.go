@@ -1,0 +1,81 @@
+package vulkan
+
+import (
+	"slices"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// reduceOps maps ONNX ops to the OP specialization constant of
+// reduce.comp and the opset from which their axes are an input.
+var reduceOps = map[string]struct {
+	code           int32
+	axesInputSince int64
+}{"ReduceSum": {0, 13}, "ReduceMean": {1, 18}, "ReduceMax": {2, 18}, "ReduceMin": {3, 18}}
+
+func init() {
+	for op, r := range reduceOps {
+		register(op, func(n *graph.Node, opset int64, shapes [][]int64, _ caps) (*launch, bool) {
+			return lowerReduce(n, opset, shapes, r.code, r.axesInputSince)
+		})
+	}
+}
+
+// lowerReduce lowers a Reduce op whose axes, from the attribute or absent,
+// form one run of adjacent axes (axes of size 1 inside the run may be
+// left out). Axes given as an input are not handled: Supports sees types,
+// not values. Absent axes reduce every axis; noop_with_empty_axes is not
+// handled.
+func lowerReduce(n *graph.Node, opset int64, shapes [][]int64, code int32, axesInputSince int64) (*launch, bool) {
+	x := shapes[0]
+	var axes []int64
+	if opset >= axesInputSince {
+		if len(shapes) > 1 && shapes[1] != nil || n.AttrInt("noop_with_empty_axes", 0) != 0 {
+			return nil, false
+		}
+	} else {
+		if len(shapes) != 1 {
+			return nil, false
+		}
+		axes = n.AttrInts("axes", nil)
+	}
+	reduced := make([]bool, len(x))
+	for _, a := range axes {
+		i, ok := normAxis(a, len(x))
+		if !ok {
+			return nil, false
+		}
+		reduced[i] = true
+	}
+	if len(axes) == 0 {
+		for i := range reduced {
+			reduced[i] = true
+		}
+	}
+	first, last := slices.Index(reduced, true), len(x)-1
+	if first < 0 {
+		first = len(x)
+	}
+	for last >= first && !reduced[last] {
+		last--
+	}
+	for i := first; i <= last; i++ {
+		if !reduced[i] && x[i] != 1 {
+			return nil, false
+		}
+	}
+	outer, length, inner := graph.NumElements(x[:first]), graph.NumElements(x[first:last+1]), graph.NumElements(x[last+1:])
+	keep := n.AttrInt("keepdims", 1) != 0
+	out := []int64{}
+	for i, d := range x {
+		switch {
+		case !reduced[i]:
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	rows := outer * inner
+	return &launch{shader: "reduce", op: code, bindings: []slot{{false, 0}, {true, 0}},
+		push: words(uint32(rows), uint32(length), uint32(inner)), elems: rows, outShapes: [][]int64{out}, groups: rows}, true
+}

@@ -1,0 +1,205 @@
+package vulkan
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+func intAttr(name string, v int64) *graph.Attribute {
+	return &graph.Attribute{Name: name, Type: graph.AttrInt, I: v}
+}
+
+// rowShapes are inputs of the row-wise kernels: rank 1 to 6, odd sizes,
+// rows longer than a workgroup and more rows than a dispatch has
+// workgroups.
+var rowShapes = [][]int64{{1}, {13}, {127}, {3, 5}, {2, 3, 7}, {1, 2, 3, 4}, {2, 1, 3, 1, 5}, {1, 2, 1, 3, 2, 3}, {3, 1000}, {70000, 2}}
+
+// TestSoftmaxMatchesCPU checks Softmax and LogSoftmax on every axis, with
+// the single-axis semantics of opset 13 and the 2-D coercion of opset 11.
+func TestSoftmaxMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	for op := range softmaxOps {
+		t.Run(op, func(t *testing.T) {
+			for i, shape := range rowShapes {
+				for axis := -len(shape); axis < len(shape); axis++ {
+					for _, opset := range []int64{11, 13} {
+						n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
+							Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", int64(axis))}}
+						what := fmt.Sprintf("%s-%d %v axis %d", op, opset, shape, axis)
+						gpu, cpu, ok := runBoth(t, d, n, opset, []input{{shape: shape}}, uniform(-8, 8), uint64(i))
+						if !ok {
+							t.Fatalf("%s unsupported", what)
+						}
+						compare(t, what, gpu, cpu, ops.Lookup("", op, opset).Tolerance())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestReduceMatchesCPU checks the Reduce ops over runs of adjacent axes,
+// all axes and rank 0, with and without keepdims, at an opset with axes as
+// an attribute and one without axes.
+func TestReduceMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	cases := []struct {
+		shape []int64
+		axes  []int64
+	}{
+		{[]int64{}, nil}, {[]int64{1}, []int64{0}}, {[]int64{13}, nil}, {[]int64{127}, []int64{-1}}, {[]int64{3, 5}, []int64{0}},
+		{[]int64{2, 3, 7}, []int64{1}}, {[]int64{2, 3, 7}, []int64{2, 1}}, {[]int64{1, 2, 3, 4}, []int64{-1}},
+		{[]int64{2, 1, 3, 1, 5}, []int64{0, 2}}, {[]int64{1, 2, 1, 3, 2, 3}, []int64{3, 4, 5}}, {[]int64{3, 1000}, []int64{1}},
+		{[]int64{70000, 2}, []int64{1}}, {[]int64{5, 700}, nil},
+	}
+	for op := range reduceOps {
+		t.Run(op, func(t *testing.T) {
+			for i, c := range cases {
+				for _, keep := range []int64{0, 1} {
+					n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
+						Attrs: map[string]*graph.Attribute{"keepdims": intAttr("keepdims", keep)}}
+					opset := int64(18)
+					if c.axes != nil {
+						opset = 11
+						n.Attrs["axes"] = &graph.Attribute{Name: "axes", Type: graph.AttrInts, Ints: c.axes}
+					}
+					what := fmt.Sprintf("%s-%d %v axes %v keepdims %d", op, opset, c.shape, c.axes, keep)
+					gpu, cpu, ok := runBoth(t, d, n, opset, []input{{shape: c.shape}}, uniform(-4, 4), uint64(i))
+					if !ok {
+						t.Fatalf("%s unsupported", what)
+					}
+					compare(t, what, gpu, cpu, ops.Lookup("", op, opset).Tolerance())
+				}
+			}
+		})
+	}
+}
+
+// TestLayerNormMatchesCPU checks LayerNormalization on every axis, with
+// and without B, with Scale and B as weights and as runtime values.
+func TestLayerNormMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	tol := ops.Lookup("", "LayerNormalization", 17).Tolerance()
+	for i, shape := range rowShapes {
+		for axis := -len(shape); axis < len(shape); axis++ {
+			a, _ := normAxis(int64(axis), len(shape))
+			for _, bias := range []bool{false, true} {
+				n := &graph.Node{OpType: "LayerNormalization", Inputs: []string{"x", "scale"}, Outputs: []string{"y"},
+					Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", int64(axis)),
+						"epsilon": {Name: "epsilon", Type: graph.AttrFloat, F: 1e-3}}}
+				ins := []input{{shape: shape}, {shape: shape[a:], weight: bias}}
+				if bias {
+					n.Inputs = append(n.Inputs, "b")
+					ins = append(ins, input{shape: shape[a:]})
+				}
+				what := fmt.Sprintf("LayerNormalization %v axis %d bias %v", shape, axis, bias)
+				gpu, cpu, ok := runBoth(t, d, n, 17, ins, uniform(-3, 3), uint64(i))
+				if !ok {
+					t.Fatalf("%s unsupported", what)
+				}
+				compare(t, what, gpu, cpu, tol)
+			}
+		}
+	}
+}
+
+// TestTransposeMatchesCPU checks Transpose with the default permutation
+// and with rotations and swaps of every rank up to 6.
+func TestTransposeMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	for i, shape := range append(oddShapes, []int64{2, 3, 1, 4, 5, 3}) {
+		r := len(shape)
+		perms := [][]int64{nil}
+		for s := 1; s < r; s++ {
+			rot, swap := make([]int64, r), make([]int64, r)
+			for k := range r {
+				rot[k], swap[k] = int64((k+s)%r), int64(k)
+			}
+			swap[0], swap[s] = int64(s), 0
+			perms = append(perms, rot, swap)
+		}
+		for _, perm := range perms {
+			n := &graph.Node{OpType: "Transpose", Inputs: []string{"x"}, Outputs: []string{"y"}}
+			if perm != nil {
+				n.Attrs = map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: perm}}
+			}
+			what := fmt.Sprintf("Transpose %v perm %v", shape, perm)
+			gpu, cpu, ok := runBoth(t, d, n, 13, []input{{shape: shape}}, uniform(-4, 4), uint64(i))
+			if !ok {
+				t.Fatalf("%s unsupported", what)
+			}
+			compare(t, what, gpu, cpu, ops.Lookup("", "Transpose", 13).Tolerance())
+		}
+	}
+}
+
+// TestLayerNormStatsMatchCPU checks the optional Mean and InvStdDev
+// outputs of LayerNormalization, each alone and together, and Scale and B
+// that broadcast from a suffix of the normalized shape.
+func TestLayerNormStatsMatchCPU(t *testing.T) {
+	d := openTest(t)
+	tol := ops.Lookup("", "LayerNormalization", 17).Tolerance()
+	x := []int64{3, 4, 5}
+	for i, outs := range [][]string{{"y", "mean", "inv"}, {"y", "mean"}, {"y", "", "inv"}} {
+		for axis := range int64(3) {
+			g := graph.NewGraph("ln")
+			r := rand.New(rand.NewPCG(uint64(i), uint64(axis)))
+			vals := map[string]*graph.Tensor{}
+			for name, shape := range map[string][]int64{"x": x, "scale": x[2:], "b": {1}} {
+				v := graph.NewTensor(graph.Float, shape)
+				for j, vs := 0, graph.View[float32](v); j < len(vs); j++ {
+					vs[j] = 4*r.Float32() - 2
+				}
+				vals[name] = v
+				if name != "x" {
+					g.Initializers[name] = v
+				}
+			}
+			g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(x...))}}
+			n := &graph.Node{OpType: "LayerNormalization", Inputs: []string{"x", "scale", "b"}, Outputs: outs,
+				Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", axis)}}
+			g.Nodes = []*graph.Node{n}
+			for _, o := range outs {
+				if o != "" {
+					g.Outputs = append(g.Outputs, &graph.ValueInfo{Name: o})
+				}
+			}
+			m := &graph.Model{Name: "ln", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+			cpuDev := hostfallback.NewDevice()
+			p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, cpuDev}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range p.Steps {
+				if st.Kind == planner.Compute && st.Device != d.Name() {
+					t.Fatalf("%v axis %d placed on %s", outs, axis, st.Device)
+				}
+			}
+			ex, err := backend.NewExecutor(p, []backend.Device{d, cpuDev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ex.Run(context.Background(), map[string]graph.Value{"x": vals["x"]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &hostfallback.Call{Node: n, Opset: 17, In: []graph.Value{vals["x"], vals["scale"], vals["b"]}, Out: make([]graph.Value, len(outs))}
+			if err := hostfallback.Lookup("", n.OpType)(c); err != nil {
+				t.Fatal(err)
+			}
+			for k, o := range outs {
+				if o != "" {
+					compare(t, fmt.Sprintf("LayerNormalization %v axis %d output %s", outs, axis, o), got[o].(*graph.Tensor), c.Out[k].(*graph.Tensor), tol)
+				}
+			}
+		}
+	}
+}

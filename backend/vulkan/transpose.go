@@ -1,0 +1,46 @@
+package vulkan
+
+import "github.com/onnxvk/onnxvk/graph"
+
+// maxTransposeRank is the highest rank transpose.comp handles.
+const maxTransposeRank = 6
+
+func init() { register("Transpose", lowerTranspose) }
+
+// lowerTranspose lowers Transpose with any permutation (default: the axes
+// reversed) up to rank maxTransposeRank.
+func lowerTranspose(n *graph.Node, _ int64, shapes [][]int64, _ caps) (*launch, bool) {
+	x := shapes[0]
+	if len(shapes) != 1 || len(x) > maxTransposeRank {
+		return nil, false
+	}
+	perm := n.AttrInts("perm", nil)
+	if perm == nil {
+		for i := len(x) - 1; i >= 0; i-- {
+			perm = append(perm, int64(i))
+		}
+	}
+	if len(perm) != len(x) {
+		return nil, false
+	}
+	in := make([]int64, len(x))
+	step := int64(1)
+	for i := len(x) - 1; i >= 0; i-- {
+		in[i] = step
+		step *= x[i]
+	}
+	seen := make([]bool, len(x))
+	out := make([]int64, len(x))
+	dims, st := make([]uint32, maxTransposeRank), make([]uint32, maxTransposeRank)
+	for i, p := range perm {
+		if p < 0 || p >= int64(len(x)) || seen[p] {
+			return nil, false
+		}
+		seen[p] = true
+		out[i] = x[p]
+		dims[i], st[i] = uint32(x[p]), uint32(in[p])
+	}
+	elems := graph.NumElements(x)
+	vals := append(append([]uint32{uint32(elems), uint32(len(x))}, dims...), st...)
+	return &launch{shader: "transpose", bindings: []slot{{false, 0}, {true, 0}}, push: words(vals...), elems: elems, outShapes: [][]int64{out}}, true
+}

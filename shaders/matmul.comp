@@ -1,0 +1,173 @@
+// Batched fp32 matrix product with an optional bias, for MatMul and Gemm:
+// y[b, m, n] = alpha * sum_k a[b, m, k] * b[b, k, n] + beta * c[m, n].
+// Every operand is read through element strides (push constants), so
+// transposes, 1-D promotion, batch broadcasting and the broadcast of c cost
+// nothing. y is contiguous, batch by batch.
+//
+// The specialization constant TILED picks the schedule. 0 (the default):
+// each invocation computes 8 rows by 4 columns of y in registers with no
+// shared memory, which suits CPU implementations such as lavapipe. 1: each
+// workgroup of 16x16 invocations computes a 64x64 tile of y from 16-deep
+// slices of a and b staged in shared memory, which suits GPUs.
+#version 450
+
+layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const int TILED = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(std430, set = 0, binding = 2) readonly buffer C { float c[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+
+layout(push_constant) uniform Params {
+    uint m;
+    uint n;
+    uint k;
+    // batches is the number of output matrices, brank the rank of their
+    // batch shape bdims; bsa and bsb are the batch strides of a and b.
+    uint batches;
+    uint brank;
+    // flags: bit 0, c is bound and beta * c is added.
+    uint flags;
+    float alpha;
+    float beta;
+    uint sam;
+    uint sak;
+    uint sbk;
+    uint sbn;
+    uint scm;
+    uint scn;
+    uint bdims[4];
+    uint bsa[4];
+    uint bsb[4];
+} p;
+
+shared float ta[16][64];
+shared float tb[16][64];
+
+// offsets returns the offsets of batch bi's matrices in a and b.
+uvec2 offsets(uint bi) {
+    uvec2 o = uvec2(0u);
+    for (int d = int(p.brank) - 1; d >= 0; d--) {
+        uint i = bi % p.bdims[d];
+        bi /= p.bdims[d];
+        o += i * uvec2(p.bsa[d], p.bsb[d]);
+    }
+    return o;
+}
+
+void store(uint bi, uint row, uint col, float acc) {
+    float v = p.alpha * acc;
+    if ((p.flags & 1u) != 0u) {
+        v += p.beta * c[row * p.scm + col * p.scn];
+    }
+    y[(bi * p.m + row) * p.n + col] = v;
+}
+
+void blocked() {
+    // A workgroup covers 32 rows and 256 columns of y: invocation lid
+    // computes rows 8 * (lid / 64) + i and columns lid % 64 + 64 * j, so
+    // neighbouring invocations read neighbouring elements of b and the
+    // same elements of a.
+    uint tm = (p.m + 31u) / 32u;
+    uint tn = (p.n + 255u) / 256u;
+    uint total = p.batches * tm * tn;
+    uint lid = gl_LocalInvocationID.x;
+    for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
+        uint bi = t / (tm * tn);
+        uint r = t % (tm * tn);
+        uint m0 = (r / tn) * 32u + (lid / 64u) * 8u;
+        uint n0 = (r % tn) * 256u + lid % 64u;
+        if (m0 >= p.m || n0 >= p.n) {
+            continue;
+        }
+        uvec2 o = offsets(bi);
+        uint ra[8];
+        uint cb[4];
+        for (uint i = 0u; i < 8u; i++) {
+            ra[i] = o.x + min(m0 + i, p.m - 1u) * p.sam;
+        }
+        for (uint j = 0u; j < 4u; j++) {
+            cb[j] = o.y + min(n0 + 64u * j, p.n - 1u) * p.sbn;
+        }
+        vec4 acc[8];
+        for (uint i = 0u; i < 8u; i++) {
+            acc[i] = vec4(0.0);
+        }
+        for (uint kk = 0u; kk < p.k; kk++) {
+            vec4 bv = vec4(b[cb[0] + kk * p.sbk], b[cb[1] + kk * p.sbk], b[cb[2] + kk * p.sbk], b[cb[3] + kk * p.sbk]);
+            for (uint i = 0u; i < 8u; i++) {
+                acc[i] += a[ra[i] + kk * p.sak] * bv;
+            }
+        }
+        for (uint i = 0u; i < 8u && m0 + i < p.m; i++) {
+            for (uint j = 0u; j < 4u && n0 + 64u * j < p.n; j++) {
+                store(bi, m0 + i, n0 + 64u * j, acc[i][j]);
+            }
+        }
+    }
+}
+
+void tiled() {
+    uint tm = (p.m + 63u) / 64u;
+    uint tn = (p.n + 63u) / 64u;
+    uint total = p.batches * tm * tn;
+    uint lid = gl_LocalInvocationID.x;
+    uint tx = lid % 16u;
+    uint ty = lid / 16u;
+    for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
+        uint bi = t / (tm * tn);
+        uint r = t % (tm * tn);
+        uint m0 = (r / tn) * 64u;
+        uint n0 = (r % tn) * 64u;
+        uvec2 o = offsets(bi);
+        float acc[4][4];
+        for (uint i = 0u; i < 4u; i++) {
+            for (uint j = 0u; j < 4u; j++) {
+                acc[i][j] = 0.0;
+            }
+        }
+        for (uint k0 = 0u; k0 < p.k; k0 += 16u) {
+            for (uint q = lid; q < 1024u; q += 256u) {
+                uint kk = q / 64u;
+                uint e = q % 64u;
+                bool ink = k0 + kk < p.k;
+                ta[kk][e] = ink && m0 + e < p.m ? a[o.x + (m0 + e) * p.sam + (k0 + kk) * p.sak] : 0.0;
+                tb[kk][e] = ink && n0 + e < p.n ? b[o.y + (k0 + kk) * p.sbk + (n0 + e) * p.sbn] : 0.0;
+            }
+            barrier();
+            for (uint kk = 0u; kk < 16u; kk++) {
+                float av[4];
+                float bv[4];
+                for (uint i = 0u; i < 4u; i++) {
+                    av[i] = ta[kk][ty + 16u * i];
+                    bv[i] = tb[kk][tx + 16u * i];
+                }
+                for (uint i = 0u; i < 4u; i++) {
+                    for (uint j = 0u; j < 4u; j++) {
+                        acc[i][j] += av[i] * bv[j];
+                    }
+                }
+            }
+            barrier();
+        }
+        for (uint i = 0u; i < 4u; i++) {
+            for (uint j = 0u; j < 4u; j++) {
+                uint row = m0 + ty + 16u * i;
+                uint col = n0 + tx + 16u * j;
+                if (row < p.m && col < p.n) {
+                    store(bi, row, col, acc[i][j]);
+                }
+            }
+        }
+    }
+}
+
+void main() {
+    if (TILED != 0) {
+        tiled();
+    } else {
+        blocked();
+    }
+}

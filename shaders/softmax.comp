@@ -1,0 +1,60 @@
+// Softmax (OP 0) and LogSoftmax (OP 1) on fp32 along one axis. The input
+// is read as [outer, len, inner]: row r = o * inner + i holds the len
+// elements at o * len * inner + i + j * inner. One workgroup normalizes a
+// row at a time, reducing its maximum and its sum of exponentials in
+// shared memory.
+#version 450
+
+layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const int OP = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+
+layout(push_constant) uniform Params {
+    uint rows;
+    uint len;
+    uint inner;
+} p;
+
+shared float part[256];
+
+// reduce combines the part of every invocation with max (OP 0) or + (1)
+// and returns the result to all of them.
+float reduce(float v, int op) {
+    uint lid = gl_LocalInvocationID.x;
+    part[lid] = v;
+    barrier();
+    for (uint s = 128u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            part[lid] = op == 0 ? max(part[lid], part[lid + s]) : part[lid] + part[lid + s];
+        }
+        barrier();
+    }
+    float r = part[0];
+    barrier();
+    return r;
+}
+
+void main() {
+    uint lid = gl_LocalInvocationID.x;
+    for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
+        uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
+        float mx = -1.0 / 0.0;
+        for (uint j = lid; j < p.len; j += 256u) {
+            mx = max(mx, x[base + j * p.inner]);
+        }
+        mx = reduce(mx, 0);
+        float sum = 0.0;
+        for (uint j = lid; j < p.len; j += 256u) {
+            sum += exp(x[base + j * p.inner] - mx);
+        }
+        sum = reduce(sum, 1);
+        float lsum = log(sum);
+        for (uint j = lid; j < p.len; j += 256u) {
+            float d = x[base + j * p.inner] - mx;
+            y[base + j * p.inner] = OP == 0 ? exp(d) / sum : d - lsum;
+        }
+    }
+}
