@@ -220,7 +220,7 @@ func clipKernel(c *Call) error {
 	if isHalf(x.DType) {
 		return viaFloat32(c, x.DType, clipKernel)
 	}
-	y := c.Output(0, x.DType, x.Shape)
+	y := c.OutputUninit(0, x.DType, x.Shape) // clipTyped writes every element
 	switch x.DType {
 	case graph.Float:
 		return clipTyped[float32](c, y, x)

@@ -64,7 +64,10 @@ type program struct {
 	steps []cpuStep
 }
 
-// Run executes the steps in order, checking ctx before each.
+// Run executes the steps in order, checking ctx before each. The Calls,
+// their In and Out slices and the callbacks are made once per Run (the
+// program is shared by concurrent Runs) and reused by the steps, which run
+// one after the other.
 func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	arena := f.Arenas[planner.HostDevice]
 	values := f.Values[planner.HostDevice]
@@ -75,26 +78,36 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		}
 		return values[i], true
 	}
+	var st *cpuStep
+	alloc := func(k int, dt graph.DType, shape []int64) *graph.Tensor {
+		b := st.slots[k]
+		if b == nil || b.AliasOf >= 0 || dt.ByteSize(graph.NumElements(shape)) != b.Size {
+			return nil
+		}
+		return &graph.Tensor{DType: dt, Shape: append([]int64{}, shape...), Data: arena[b.Offset : b.Offset+b.Size : b.Offset+b.Size]}
+	}
+	runGraph := func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error) {
+		return RunGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer)
+	}
+	slots := 0
+	for i := range pr.steps {
+		slots += len(pr.steps[i].In) + len(pr.steps[i].Out)
+	}
+	io := make([]graph.Value, slots)
+	c := &Call{Alloc: alloc, RunGraph: runGraph}
 	for i := range pr.steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st := &pr.steps[i]
-		c := &Call{Node: st.Node, Opset: st.Opset, In: make([]graph.Value, len(st.In)), Out: make([]graph.Value, len(st.Out))}
+		st = &pr.steps[i]
+		nIn, nOut := len(st.In), len(st.Out)
+		c.Node, c.Opset = st.Node, st.Opset
+		c.In, c.Out = io[:nIn:nIn], io[nIn:nIn+nOut:nIn+nOut]
+		io = io[nIn+nOut:]
 		for k, v := range st.In {
 			if v >= 0 {
 				c.In[k] = values[v]
 			}
-		}
-		c.Alloc = func(k int, dt graph.DType, shape []int64) *graph.Tensor {
-			b := st.slots[k]
-			if b == nil || b.AliasOf >= 0 || dt.ByteSize(graph.NumElements(shape)) != b.Size {
-				return nil
-			}
-			return &graph.Tensor{DType: dt, Shape: append([]int64{}, shape...), Data: arena[b.Offset : b.Offset+b.Size : b.Offset+b.Size]}
-		}
-		c.RunGraph = func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error) {
-			return RunGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer)
 		}
 		if err := st.kernel(c); err != nil {
 			return fmt.Errorf("hostfallback: %w", err)
@@ -108,6 +121,7 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 			}
 			values[v] = ownSlot(c.Out[k], st.slots[k], arena)
 		}
+		clear(c.In)
 		for _, v := range st.Release {
 			values[v] = nil
 		}

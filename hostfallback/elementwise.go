@@ -94,7 +94,7 @@ func arithKernel(op binaryOp) Kernel {
 		if isHalf(a.DType) {
 			return viaFloat32(c, a.DType, k)
 		}
-		return arith(c, op, p, c.Output(0, a.DType, out), a, b)
+		return arith(c, op, p, c.OutputUninit(0, a.DType, out), a, b)
 	}
 	return k
 }

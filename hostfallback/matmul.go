@@ -135,7 +135,12 @@ func matmulKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	y := c.Output(0, a.DType, p.out)
+	var y *graph.Tensor
+	if f32Family(a.DType) {
+		y = c.OutputUninit(0, a.DType, p.out) // sgemm with beta 0 overwrites
+	} else {
+		y = c.Output(0, a.DType, p.out)
+	}
 	switch a.DType {
 	case graph.Double:
 		matmulBatched(p, graph.View[float64](a), graph.View[float64](b), graph.View[float64](y))

@@ -65,6 +65,22 @@ func (c *Call) Output(i int, dt graph.DType, shape []int64) *graph.Tensor {
 	return t
 }
 
+// OutputUninit is Output without the zero-fill of arena storage: the
+// tensor may hold a previous value's bytes, so the kernel must write every
+// element. Kernels whose loops provably do (GEMM with beta 0, elementwise
+// maps, activations, transposes) use it to skip a pass over the output.
+func (c *Call) OutputUninit(i int, dt graph.DType, shape []int64) *graph.Tensor {
+	var t *graph.Tensor
+	if c.Alloc != nil && dt != graph.String {
+		t = c.Alloc(i, dt, shape)
+	}
+	if t == nil {
+		t = graph.NewTensor(dt, shape)
+	}
+	c.Out[i] = t
+	return t
+}
+
 // Errorf returns an error naming the call's node.
 func (c *Call) Errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", c.Node, fmt.Errorf(format, args...))

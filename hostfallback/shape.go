@@ -17,7 +17,9 @@ func init() {
 	Register("Size", sizeKernel)
 }
 
-// reshaped writes x's elements to output 0 with the given shape.
+// reshaped sets output 0 to x's elements under the given shape: a view
+// sharing x's storage, as kernels never modify their inputs (the executor
+// copies a view of an arena slot the output does not own).
 func reshaped(c *Call, x *graph.Tensor, shape []int64) error {
 	if err := checkShape(c, shape); err != nil {
 		return err
@@ -25,7 +27,7 @@ func reshaped(c *Call, x *graph.Tensor, shape []int64) error {
 	if graph.NumElements(shape) != x.NumElements() {
 		return c.Errorf("cannot reshape %v (%d elements) to %v", x.Shape, x.NumElements(), shape)
 	}
-	copyTensor(c.Output(0, x.DType, shape), x)
+	c.Out[0] = &graph.Tensor{DType: x.DType, Shape: shape, Data: x.Data, Strings: x.Strings}
 	return nil
 }
 

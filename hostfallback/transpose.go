@@ -41,7 +41,12 @@ func transposeKernel(c *Call) error {
 	for i, a := range perm {
 		shape[i] = x.Shape[a]
 	}
+	// Whole-byte elements are each written once; packed 4-bit ones are
+	// merged into zeroed bytes.
 	out := c.Output(0, x.DType, shape)
+	if x.DType.Bits() >= 8 {
+		out = c.OutputUninit(0, x.DType, shape)
+	}
 	dst := outCells(out)
 	transposeCells(dst, inCells(x), x.Shape, perm)
 	storeCells(out, dst)

@@ -91,9 +91,9 @@ func unaryKernel(u unaryOp) Kernel {
 		}
 		switch {
 		case x.DType == graph.Float && u.f32 != nil:
-			parallelUnary(graph.View[float32](c.Output(0, x.DType, x.Shape)), graph.View[float32](x), u.f32, &p)
+			parallelUnary(graph.View[float32](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float32](x), u.f32, &p)
 		case x.DType == graph.Double && u.f64 != nil:
-			parallelUnary(graph.View[float64](c.Output(0, x.DType, x.Shape)), graph.View[float64](x), u.f64, &p)
+			parallelUnary(graph.View[float64](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float64](x), u.f64, &p)
 		case x.DType.IsInt() && u.ints != intNone:
 			return intUnary(c, u.ints, x, &p)
 		default:
@@ -406,17 +406,18 @@ func isInfKernel(c *Call) error {
 	return nil
 }
 
-// identityKernel is Identity: a copy of a tensor; sequences and optionals
-// (Identity-14+) pass through unchanged, as kernels never modify inputs.
+// identityKernel is Identity: a tensor is a view sharing the input's
+// storage, as kernels never modify their inputs (the executor copies one
+// that shares an arena slot the output does not own); sequences and
+// optionals (Identity-14+) pass through unchanged.
 func identityKernel(c *Call) error {
 	if len(c.In) == 0 || c.In[0] == nil {
 		return c.Errorf("missing input")
 	}
-	x, ok := c.In[0].(*graph.Tensor)
-	if !ok {
-		c.Out[0] = c.In[0]
+	if x, ok := c.In[0].(*graph.Tensor); ok {
+		c.Out[0] = &graph.Tensor{DType: x.DType, Shape: x.Shape, Data: x.Data, Strings: x.Strings}
 		return nil
 	}
-	copyTensor(c.Output(0, x.DType, x.Shape), x)
+	c.Out[0] = c.In[0]
 	return nil
 }
