@@ -53,7 +53,11 @@ func convPlan(c *Call, xs, ws []int64) (*convLayout, error) {
 
 // convKernel is ONNX Conv for float32 (float64, float16 and bfloat16 are
 // computed in float32).
-func convKernel(c *Call) error {
+func convKernel(c *Call) error { return convWith(c, nil) }
+
+// convWith is Conv followed by the activation act (nil: none), applied to
+// each block of output while it is in cache.
+func convWith(c *Call, act *convAct) error {
 	x, w := c.Tensor(0), c.Tensor(1)
 	if x == nil || w == nil {
 		return c.Errorf("inputs X and W are required")
@@ -72,7 +76,7 @@ func convKernel(c *Call) error {
 	if bias != nil && (bias.DType != x.DType || bias.Rank() != 1 || bias.Shape[0] != int64(l.m)) {
 		return c.Errorf("B %s%v must be %s[%d]", bias.DType, bias.Shape, x.DType, l.m)
 	}
-	y := c.Output(0, x.DType, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
+	y := c.OutputUninit(0, x.DType, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
 	out := f32Target(y)
 	var b []float32
 	if bias != nil {
@@ -83,7 +87,7 @@ func convKernel(c *Call) error {
 		b = *buf
 		clear(b)
 	}
-	l.runF32(f32Data(x), f32Data(w), b, out)
+	l.runF32(f32Data(x), f32Data(w), b, out, act)
 	f32Commit(y, out)
 	return nil
 }
@@ -112,25 +116,33 @@ func (l *convLayout) pointwise() bool {
 }
 
 // runF32 sets y to the convolution of x by w plus the bias b (one value
-// per output channel), the bias added in the GEMM's store.
-func (l *convLayout) runF32(x, w, b, y []float32) {
+// per output channel), the bias added in the GEMM's store, then applies
+// act (nil: none) to each block of y just written. It writes every
+// element of y.
+func (l *convLayout) runF32(x, w, b, y []float32, act *convAct) {
 	switch {
 	case l.n == 0 || l.m == 0 || l.outSize == 0:
+	case l.cg*l.kernelSize == 0:
+		convFillBias(y, b, l.n, l.outSize)
+		act.apply(y, 1, len(y), len(y))
 	case l.cg == 1 && l.rank == 2:
-		l.depthwise2D(x, w, b, y)
+		l.depthwise2D(x, w, b, y, act)
 	case l.pointwise():
 		units := l.n * l.group
 		S := l.outSize
 		mm := func(u int, serial bool) {
 			n, grp := u/l.group, u%l.group
-			sgemmBias(serial, l.mg, S, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S:], S, b[grp*l.mg:], y[(n*l.m+grp*l.mg)*S:], S)
+			out := y[(n*l.m+grp*l.mg)*S:]
+			sgemmBias(serial, l.mg, S, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S:], S, b[grp*l.mg:], out, S)
+			act.apply(out, l.mg, S, S)
 		}
 		convUnits(units, mm)
 	case convPackedUsable():
-		convPackedF32(l, x, w, b, y)
+		convPackedF32(l, x, w, b, y, act)
 	default:
 		convGeneral(l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, ldc int, serial bool) {
 			sgemmBias(serial, m, n, k, a, lda, col, ldb, b[row0:], c, ldc)
+			act.apply(c, m, n, ldc)
 		}, false)
 	}
 }
@@ -275,8 +287,8 @@ func convIm2col[T float32 | int32](g *convGeom, taps [][]int, x []T, cg, s0, s1 
 
 // depthwise2D is the direct convolution of a 2-D layout with one input
 // channel per group (depthwise, possibly with a channel multiplier), plus
-// the bias b.
-func (l *convLayout) depthwise2D(x, w, b, y []float32) {
+// the bias b, then act (nil: none) on each plane.
+func (l *convLayout) depthwise2D(x, w, b, y []float32, act *convAct) {
 	S, K := l.outSize, l.kernelSize
 	ParallelFor(l.n*l.m, max(1, 4096/max(S*K, 1)), func(lo, hi int) {
 		for u := lo; u < hi; u++ {
@@ -286,6 +298,7 @@ func (l *convLayout) depthwise2D(x, w, b, y []float32) {
 				plane[i] = b[m]
 			}
 			l.depthwisePlane(x[(n*l.cin+m/l.mg)*l.inSize:], w[m*K:(m+1)*K], plane)
+			act.apply(plane, 1, S, S)
 		}
 	})
 }

@@ -44,8 +44,8 @@ func convPackedUsable() bool {
 
 // convPackedF32 is the float32 im2col convolution (see convGeneral) with
 // the patch matrix written in the GEMM's packed layout and the bias b
-// added in its store.
-func convPackedF32(l *convLayout, x, w, b, y []float32) {
+// added in its store, then act (nil: none) on each tile of output.
+func convPackedF32(l *convLayout, x, w, b, y []float32, act *convAct) {
 	S := l.outSize
 	rows := l.cg * l.kernelSize
 	workers := runtime.GOMAXPROCS(0)
@@ -68,7 +68,9 @@ func convPackedF32(l *convLayout, x, w, b, y []float32) {
 		s1 := min(s0+tile, S)
 		p := &convPanel{buf: buf, rows: rows, width: s1 - s0, shift: shift}
 		convIm2colPacked(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, p)
-		gemmPacked(kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[(n*l.m+grp*l.mg)*S+s0:], S, workers)
+		out := y[(n*l.m+grp*l.mg)*S+s0:]
+		gemmPacked(kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], out, S, workers)
+		act.apply(out, l.mg, s1-s0, S)
 	}
 	size := rows * gemmCeil(tile, kn.nr) * kn.nr
 	if workers > 1 && (units >= 4*workers || units%workers == 0) {

@@ -117,6 +117,10 @@ type Plan struct {
 	UnsharedBytes int64
 	// Folded is the number of nodes replaced by constants at plan time.
 	Folded int
+	// Fused is the number of nodes that fusion removed at plan time (an
+	// activation merged into its Conv, a written-out LayerNormalization
+	// into one node).
+	Fused int
 }
 
 // New plans m. It never modifies m except for recording inferred types of
@@ -138,6 +142,7 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	if !opts.NoFolding {
 		p.Folded = ops.FoldConstants(pm, known)
 	}
+	p.Fused = fuse(pm, g, opts.Devices)
 	for name, t := range g.Initializers {
 		p.Constants[p.index(name)] = t
 	}

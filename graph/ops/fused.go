@@ -1,0 +1,37 @@
+package ops
+
+import "github.com/onnxvk/onnxvk/graph"
+
+// FusedDomain is the operator domain of the nodes that the planner's
+// fusion passes create. Models never import it and the loader never sees
+// its ops; the planner imports it at version 1 in the graphs it rewrites.
+const FusedDomain = "onnxvk"
+
+// Fused activations: the values of a fused node's "activation" attribute,
+// each the ONNX op of that name applied to the node's output. Clip's
+// bounds are the "alpha" (min) and "beta" (max) attributes, LeakyRelu's
+// slope is "alpha".
+const (
+	ActRelu      = "Relu"
+	ActClip      = "Clip"
+	ActLeakyRelu = "LeakyRelu"
+	ActSigmoid   = "Sigmoid"
+)
+
+func init() {
+	// FusedConv is Conv (opset 11 semantics) followed by an activation.
+	Register(&Schema{Domain: FusedDomain, Name: "FusedConv", Since: 1, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
+		Attrs: []AttrSpec{defString("auto_pad", "NOTSET"), opt("dilations", graph.AttrInts), defInt("group", 1),
+			opt("kernel_shape", graph.AttrInts), opt("pads", graph.AttrInts), opt("strides", graph.AttrInts),
+			{Name: "activation", Type: graph.AttrString, Required: true}, defFloat("alpha", 0), defFloat("beta", 0)},
+		Infer: inferConv, Tol: accumulating})
+	// FusedMatMul is MatMul(A, B) + Bias, Bias a vector along the last
+	// dimension of the product.
+	Register(&Schema{Domain: FusedDomain, Name: "FusedMatMul", Since: 1, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
+		Infer: inferMatMul, Tol: accumulating})
+	// LayerNormalization is ONNX LayerNormalization-17, for models that
+	// import an older opset and spell it out in elementwise ops.
+	Register(&Schema{Domain: FusedDomain, Name: "LayerNormalization", Since: 1, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
+		Attrs: []AttrSpec{defInt("axis", -1), defFloat("epsilon", 1e-05), defInt("stash_type", 1)},
+		Infer: inferLayerNorm, Tol: accumulating})
+}

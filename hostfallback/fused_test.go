@@ -1,0 +1,97 @@
+package hostfallback
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// TestFusedConv checks FusedConv against Conv followed by the activation
+// kernel, on depthwise, pointwise and general convolutions, with output
+// storage that starts as NaN so that every element must be written.
+func TestFusedConv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	random := func(shape ...int64) *graph.Tensor {
+		x := graph.NewTensor(graph.Float, shape)
+		for i := range graph.View[float32](x) {
+			graph.View[float32](x)[i] = float32(rng.NormFloat64() * 4)
+		}
+		return x
+	}
+	nanAlloc := func(_ int, dt graph.DType, shape []int64) *graph.Tensor {
+		y := graph.NewTensor(dt, shape)
+		for i := range graph.View[float32](y) {
+			graph.View[float32](y)[i] = float32(math.NaN())
+		}
+		return y
+	}
+	convs := []struct {
+		name  string
+		x, w  []int64
+		group int64
+		pads  []int64
+	}{
+		{"depthwise", []int64{1, 6, 9, 9}, []int64{6, 1, 3, 3}, 6, []int64{1, 1, 1, 1}},
+		{"pointwise", []int64{1, 5, 7, 7}, []int64{12, 5, 1, 1}, 1, []int64{0, 0, 0, 0}},
+		{"general", []int64{2, 3, 11, 11}, []int64{17, 3, 3, 3}, 1, []int64{1, 1, 1, 1}},
+	}
+	acts := []struct {
+		op           string
+		alpha, beta  float32
+		attrs        ewAttrs
+		extra        []graph.Value
+		unfusedOpset int64
+	}{
+		{op: "Relu", unfusedOpset: 14},
+		{op: "Clip", alpha: 0, beta: 6, extra: []graph.Value{ewT(graph.Float, nil, float32(0)), ewT(graph.Float, nil, float32(6))}, unfusedOpset: 13},
+		{op: "LeakyRelu", alpha: 0.1, attrs: ewWith(ewFloat("alpha", 0.1)), unfusedOpset: 16},
+		{op: "Sigmoid", unfusedOpset: 13},
+	}
+	for _, cv := range convs {
+		x, w, b := random(cv.x...), random(cv.w...), random(cv.w[0])
+		attrs := ewWith(ewInt("group", cv.group), ewInts("pads", cv.pads...))
+		conv := ewRun(t, "Conv", 11, attrs, x, w, b)
+		for _, a := range acts {
+			want := ewRun(t, a.op, a.unfusedOpset, a.attrs, append([]graph.Value{conv}, a.extra...)...)
+			n := &graph.Node{Name: "f", OpType: "FusedConv", Domain: ops.FusedDomain, Outputs: []string{"y"},
+				Attrs: ewWith(ewInt("group", cv.group), ewInts("pads", cv.pads...), ewString("activation", a.op),
+					ewFloat("alpha", a.alpha), ewFloat("beta", a.beta))}
+			c := &Call{Node: n, Opset: 1, In: []graph.Value{x, w, b}, Out: make([]graph.Value, 1), Alloc: nanAlloc}
+			if err := Lookup(ops.FusedDomain, "FusedConv")(c); err != nil {
+				t.Fatalf("%s+%s: %v", cv.name, a.op, err)
+			}
+			got := graph.View[float32](c.Out[0].(*graph.Tensor))
+			for i, v := range graph.View[float32](want) {
+				if d := math.Abs(float64(got[i] - v)); !(d <= 1e-5*(1+math.Abs(float64(v)))) {
+					t.Fatalf("%s+%s: element %d is %g, want %g", cv.name, a.op, i, got[i], v)
+				}
+			}
+		}
+	}
+}
+
+// TestFusedMatMul checks FusedMatMul against MatMul then Add.
+func TestFusedMatMul(t *testing.T) {
+	a := ewT(graph.Float, []int64{2, 2, 3}, float32(1), 2, 3, 4, 5, 6, -1, -2, -3, 0, 1, 0)
+	b := ewT(graph.Float, []int64{3, 2}, float32(1), 0, 0, 1, 2, 2)
+	bias := ewT(graph.Float, []int64{2}, float32(10), -10)
+	want := ewRun(t, "Add", 14, nil, ewRun(t, "MatMul", 13, nil, a, b), bias)
+	n := &graph.Node{Name: "f", OpType: "FusedMatMul", Domain: ops.FusedDomain, Outputs: []string{"y"}}
+	c := &Call{Node: n, Opset: 1, In: []graph.Value{a, b, bias}, Out: make([]graph.Value, 1)}
+	if err := Lookup(ops.FusedDomain, "FusedMatMul")(c); err != nil {
+		t.Fatal(err)
+	}
+	got := graph.View[float32](c.Out[0].(*graph.Tensor))
+	for i, v := range graph.View[float32](want) {
+		if got[i] != v {
+			t.Fatalf("element %d is %g, want %g", i, got[i], v)
+		}
+	}
+	c = &Call{Node: n, Opset: 1, In: []graph.Value{a, b, ewT(graph.Float, []int64{3}, float32(1), 2, 3)}, Out: make([]graph.Value, 1)}
+	if err := Lookup(ops.FusedDomain, "FusedMatMul")(c); err == nil {
+		t.Fatal("a bias of the wrong length was accepted")
+	}
+}

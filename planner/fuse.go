@@ -1,0 +1,337 @@
+package planner
+
+import (
+	"maps"
+	"math"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// fusedActivations maps the activations the fusion pass folds into the op
+// before them to the fused node's activation attribute.
+var fusedActivations = map[string]string{
+	"Relu": ops.ActRelu, "Clip": ops.ActClip, "LeakyRelu": ops.ActLeakyRelu, "Sigmoid": ops.ActSigmoid,
+}
+
+// fuse rewrites pm's graph g (the planner's own copy: nodes are replaced,
+// never modified) where the device that would run a pattern's first node
+// runs the fused node too, and the values fused away have no other
+// reader (another node, a subgraph, the graph's outputs):
+//
+//   - a float32 Conv followed by Relu, Clip (constant bounds), LeakyRelu
+//     or Sigmoid becomes one FusedConv of ops.FusedDomain;
+//   - a float32 MatMul followed by the Add of a constant vector along the
+//     product's last dimension becomes one FusedMatMul;
+//   - LayerNormalization over the last axis written out in nine nodes (as
+//     PyTorch exports it before opset 17: ReduceMean, Sub, Pow 2,
+//     ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β) becomes one
+//     LayerNormalization of ops.FusedDomain.
+//
+// It returns the number of nodes removed. A model that imports
+// ops.FusedDomain itself is left alone.
+func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
+	if _, ok := pm.Opsets[ops.FusedDomain]; ok {
+		return 0
+	}
+	uses := map[string]int{}
+	consumers := map[string][]int{}
+	for i, n := range g.Nodes {
+		for _, name := range n.Inputs {
+			uses[name]++
+			consumers[name] = append(consumers[name], i)
+		}
+		for _, name := range capturedNames(n) {
+			uses[name] += 2 // read by a subgraph: never fused away
+		}
+	}
+	for _, o := range g.Outputs {
+		uses[o.Name] += 2
+	}
+	overridable := map[string]bool{}
+	for _, in := range g.Inputs {
+		overridable[in.Name] = true
+	}
+	gone := map[int]bool{}
+	fused := fuseLayerNorms(pm, g, devices, uses, consumers, overridable, gone)
+	fused += fuseMatMulBias(pm, g, devices, uses, consumers, overridable, gone)
+	for i, n := range g.Nodes {
+		if gone[i] || n.Domain != "" || n.OpType != "Conv" || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 1 {
+			continue
+		}
+		if t := g.TypeOf(n.Outputs[0]); t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float {
+			continue
+		}
+		j := consumers[n.Outputs[0]][0]
+		a := g.Nodes[j]
+		act, ok := fusedActivations[a.OpType]
+		if !ok || a.Domain != "" || len(a.Inputs) == 0 || a.Inputs[0] != n.Outputs[0] || len(a.Outputs) != 1 {
+			continue
+		}
+		alpha, beta, ok := activationParams(pm, g, a, overridable)
+		if !ok {
+			continue
+		}
+		attrs := maps.Clone(n.Attrs)
+		if attrs == nil {
+			attrs = map[string]*graph.Attribute{}
+		}
+		attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(act)}
+		attrs["alpha"] = &graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: alpha}
+		attrs["beta"] = &graph.Attribute{Name: "beta", Type: graph.AttrFloat, F: beta}
+		f := &graph.Node{Name: n.Name, OpType: "FusedConv", Domain: ops.FusedDomain, Inputs: n.Inputs,
+			Outputs: a.Outputs, Attrs: attrs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
+		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		g.Nodes[i] = f
+		gone[j] = true
+		fused++
+	}
+	if fused == 0 {
+		return 0
+	}
+	nodes := g.Nodes[:0:0]
+	for i, n := range g.Nodes {
+		if !gone[i] {
+			nodes = append(nodes, n)
+		}
+	}
+	g.Nodes = nodes
+	pm.Opsets = maps.Clone(pm.Opsets)
+	if pm.Opsets == nil {
+		pm.Opsets = map[string]int64{}
+	}
+	pm.Opsets[ops.FusedDomain] = 1
+	return fused
+}
+
+// activationParams returns the alpha and beta attributes of the fused node
+// for activation a: Clip's bounds (attributes before opset 11, constant
+// scalar inputs after) and LeakyRelu's slope. ok is false when a bound is
+// not a constant float32 scalar.
+func activationParams(pm *graph.Model, g *graph.Graph, a *graph.Node, overridable map[string]bool) (alpha, beta float32, ok bool) {
+	switch a.OpType {
+	case "LeakyRelu":
+		return a.AttrFloat("alpha", 0.01), 0, true
+	case "Clip":
+	default:
+		return 0, 0, true
+	}
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	if pm.Opset("") < 11 {
+		return a.AttrFloat("min", lo), a.AttrFloat("max", hi), true
+	}
+	for k, bound := range []*float32{&lo, &hi} {
+		if k+1 >= len(a.Inputs) || a.Inputs[k+1] == "" {
+			continue
+		}
+		t := g.Initializers[a.Inputs[k+1]]
+		if t == nil || overridable[a.Inputs[k+1]] || t.DType != graph.Float || t.NumElements() != 1 {
+			return 0, 0, false
+		}
+		*bound = float32(t.Float64At(0))
+	}
+	return lo, hi, true
+}
+
+// sameDevice reports whether the first device that supports node n also
+// supports its fused replacement f, so that fusion never moves work off a
+// device.
+func sameDevice(pm *graph.Model, g *graph.Graph, n, f *graph.Node, devices []Device) bool {
+	inTypes := make([]*graph.Type, len(n.Inputs))
+	for k, name := range n.Inputs {
+		if name != "" {
+			inTypes[k] = g.TypeOf(name)
+		}
+	}
+	for _, d := range devices {
+		if d.Supports(n, pm.Opset(n.Domain), inTypes) {
+			return d.Supports(f, 1, inTypes)
+		}
+	}
+	return false
+}
+
+// fuseLayerNorms replaces each written-out LayerNormalization (see fuse)
+// by one node at the place of its last node, marks the other eight gone
+// and returns how many nodes it removed.
+func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
+	producer := map[string]int{}
+	for i, n := range g.Nodes {
+		for _, name := range n.Outputs {
+			producer[name] = i
+		}
+	}
+	// only returns the node that alone reads value name, and its index.
+	only := func(name, op string) (*graph.Node, int) {
+		if uses[name] != 1 {
+			return nil, -1
+		}
+		j := consumers[name][0]
+		if n := g.Nodes[j]; !gone[j] && n.Domain == "" && n.OpType == op && len(n.Outputs) == 1 {
+			return n, j
+		}
+		return nil, -1
+	}
+	constant := func(name string) *graph.Tensor {
+		if t := g.Initializers[name]; t != nil && !overridable[name] && t.DType == graph.Float {
+			return t
+		}
+		return nil
+	}
+	// operand returns n's input other than name when it is a float32
+	// constant.
+	operand := func(n *graph.Node, name string) (string, *graph.Tensor) {
+		if len(n.Inputs) != 2 {
+			return "", nil
+		}
+		other := n.Inputs[0]
+		if other == name {
+			other = n.Inputs[1]
+		}
+		if n.Inputs[0] != name && n.Inputs[1] != name {
+			return "", nil
+		}
+		return other, constant(other)
+	}
+	removed := 0
+	for i, sub := range g.Nodes {
+		if gone[i] || sub.Domain != "" || sub.OpType != "Sub" || len(sub.Inputs) != 2 {
+			continue
+		}
+		x, d := sub.Inputs[0], sub.Outputs[0]
+		t := g.TypeOf(x)
+		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || t.Shape == nil || len(t.Shape) == 0 || !t.Shape[len(t.Shape)-1].Known() {
+			continue
+		}
+		rank, last := len(t.Shape), t.Shape[len(t.Shape)-1].Value
+		mi, ok := producer[sub.Inputs[1]]
+		if !ok || uses[sub.Inputs[1]] != 1 || !lastAxisMean(pm, g, g.Nodes[mi], x, rank, overridable) {
+			continue
+		}
+		if uses[d] != 2 || len(consumers[d]) != 2 {
+			continue
+		}
+		pi, di := consumers[d][0], consumers[d][1]
+		if g.Nodes[pi].OpType != "Pow" {
+			pi, di = di, pi
+		}
+		pow, div := g.Nodes[pi], g.Nodes[di]
+		if gone[pi] || gone[di] || pow.Domain != "" || pow.OpType != "Pow" || len(pow.Inputs) != 2 || pow.Inputs[0] != d ||
+			div.Domain != "" || div.OpType != "Div" || len(div.Inputs) != 2 || div.Inputs[0] != d || div.Inputs[1] == d {
+			continue
+		}
+		if e := constant(pow.Inputs[1]); e == nil || e.NumElements() != 1 || e.Float64At(0) != 2 {
+			continue
+		}
+		mean2, m2 := only(pow.Outputs[0], "ReduceMean")
+		if mean2 == nil || !lastAxisMean(pm, g, mean2, pow.Outputs[0], rank, overridable) {
+			continue
+		}
+		addEps, ae := only(mean2.Outputs[0], "Add")
+		if addEps == nil {
+			continue
+		}
+		_, eps := operand(addEps, mean2.Outputs[0])
+		if eps == nil || eps.NumElements() != 1 {
+			continue
+		}
+		sqrt, sq := only(addEps.Outputs[0], "Sqrt")
+		if sqrt == nil || uses[sqrt.Outputs[0]] != 1 || consumers[sqrt.Outputs[0]][0] != di {
+			continue
+		}
+		mul, mu := only(div.Outputs[0], "Mul")
+		if mul == nil {
+			continue
+		}
+		gamma, gt := operand(mul, div.Outputs[0])
+		addB, ab := only(mul.Outputs[0], "Add")
+		if gt == nil || addB == nil || gt.Rank() != 1 || gt.Shape[0] != last {
+			continue
+		}
+		beta, bt := operand(addB, mul.Outputs[0])
+		if bt == nil || bt.Rank() != 1 || bt.Shape[0] != last {
+			continue
+		}
+		f := &graph.Node{Name: sub.Name, OpType: "LayerNormalization", Domain: ops.FusedDomain,
+			Inputs: []string{x, gamma, beta}, Outputs: addB.Outputs, Index: sub.Index,
+			Attrs: map[string]*graph.Attribute{
+				"axis":    {Name: "axis", Type: graph.AttrInt, I: -1},
+				"epsilon": {Name: "epsilon", Type: graph.AttrFloat, F: float32(eps.Float64At(0))},
+			}}
+		if !sameDevice(pm, g, sub, f, devices) {
+			continue
+		}
+		g.Nodes[ab] = f
+		for _, j := range []int{mi, i, pi, m2, ae, sq, di, mu} {
+			gone[j] = true
+		}
+		removed += 8
+	}
+	return removed
+}
+
+// lastAxisMean reports whether n is a ReduceMean of x over its last axis
+// only (of rank), keeping dimensions; from opset 18 the axes are a
+// constant input, before an attribute.
+func lastAxisMean(pm *graph.Model, g *graph.Graph, n *graph.Node, x string, rank int, overridable map[string]bool) bool {
+	if n.Domain != "" || n.OpType != "ReduceMean" || len(n.Inputs) == 0 || n.Inputs[0] != x || n.AttrInt("keepdims", 1) != 1 {
+		return false
+	}
+	axes := n.AttrInts("axes", nil)
+	if pm.Opset("") >= 18 {
+		if len(n.Inputs) < 2 || overridable[n.Inputs[1]] {
+			return false
+		}
+		t := g.Initializers[n.Inputs[1]]
+		if t == nil || t.DType != graph.Int64 {
+			return false
+		}
+		var err error
+		if axes, err = t.Int64s(); err != nil {
+			return false
+		}
+	}
+	return len(axes) == 1 && (axes[0] == -1 || axes[0] == int64(rank-1))
+}
+
+// fuseMatMulBias replaces each float32 MatMul whose only reader adds a
+// constant vector along the product's last dimension by one FusedMatMul
+// at the place of the MatMul, marks the Add gone and returns how many
+// nodes it removed.
+func fuseMatMulBias(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
+	removed := 0
+	for i, n := range g.Nodes {
+		if gone[i] || n.Domain != "" || n.OpType != "MatMul" || len(n.Inputs) != 2 || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 1 {
+			continue
+		}
+		out := n.Outputs[0]
+		t := g.TypeOf(out)
+		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || len(t.Shape) == 0 || !t.Shape[len(t.Shape)-1].Known() {
+			continue
+		}
+		j := consumers[out][0]
+		add := g.Nodes[j]
+		if gone[j] || add.Domain != "" || add.OpType != "Add" || len(add.Inputs) != 2 || len(add.Outputs) != 1 {
+			continue
+		}
+		bias := add.Inputs[1]
+		if bias == out {
+			bias = add.Inputs[0]
+		}
+		b := g.Initializers[bias]
+		if b == nil || overridable[bias] || b.DType != graph.Float || b.Rank() != 1 || b.Shape[0] != t.Shape[len(t.Shape)-1].Value {
+			continue
+		}
+		f := &graph.Node{Name: n.Name, OpType: "FusedMatMul", Domain: ops.FusedDomain, Inputs: []string{n.Inputs[0], n.Inputs[1], bias},
+			Outputs: add.Outputs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
+		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		g.Nodes[i] = f
+		gone[j] = true
+		removed++
+	}
+	return removed
+}

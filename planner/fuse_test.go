@@ -1,0 +1,140 @@
+package planner_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// convChain builds x -> Conv -> Clip(0, 6) -> Conv -> Relu -> y, where the
+// second Conv's output is also a graph output (so its Relu stays apart).
+func convChain() *graph.Model {
+	g := graph.NewGraph("convs")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 2, 4, 4))}}
+	g.Initializers["w"], _ = graph.FromSlice(graph.Float, []int64{2, 2, 1, 1}, []float32{1, 0, 0, 1})
+	g.Initializers["lo"], _ = graph.FromSlice(graph.Float, nil, []float32{0})
+	g.Initializers["hi"], _ = graph.FromSlice(graph.Float, nil, []float32{6})
+	g.Nodes = []*graph.Node{
+		{Name: "c1", OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"a"}},
+		{Name: "clip", OpType: "Clip", Inputs: []string{"a", "lo", "hi"}, Outputs: []string{"b"}, Index: 1},
+		{Name: "c2", OpType: "Conv", Inputs: []string{"b", "w"}, Outputs: []string{"c"}, Index: 2},
+		{Name: "relu", OpType: "Relu", Inputs: []string{"c"}, Outputs: []string{"y"}, Index: 3},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}, {Name: "c"}}
+	return &graph.Model{Name: "convs", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+}
+
+func TestPlanFusesConvActivation(t *testing.T) {
+	m := convChain()
+	dev := fakeDevice{"cpu", map[string]bool{"Conv": true, "Clip": true, "Relu": true, "FusedConv": true}}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 3)
+	f := p.Steps[0].Node
+	require.Equal(t, ops.FusedDomain, f.Domain)
+	require.Equal(t, "FusedConv", f.OpType)
+	require.Equal(t, []string{"b"}, f.Outputs)
+	require.Equal(t, ops.ActClip, f.AttrString("activation", ""))
+	require.Equal(t, float32(0), f.AttrFloat("alpha", -1))
+	require.Equal(t, float32(6), f.AttrFloat("beta", -1))
+	require.Equal(t, "Conv", p.Steps[1].Node.OpType)
+	// The caller's model is untouched.
+	require.Len(t, m.Graph.Nodes, 4)
+	require.Equal(t, "Conv", m.Graph.Nodes[0].OpType)
+	require.NotContains(t, m.Opsets, ops.FusedDomain)
+
+	// A device without the fused op keeps the nodes apart.
+	plain := fakeDevice{"cpu", map[string]bool{"Conv": true, "Clip": true, "Relu": true}}
+	p, err = planner.New(m, planner.Options{Devices: []planner.Device{plain}})
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 4)
+}
+
+// layerNormChain builds PyTorch's opset-13 LayerNormalization over the last
+// axis of x[2, 4]: nine nodes from x to y.
+func layerNormChain() *graph.Model {
+	g := graph.NewGraph("ln")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 4))}}
+	for name, v := range map[string][]float32{"two": {2}, "eps": {1e-5}} {
+		g.Initializers[name], _ = graph.FromSlice(graph.Float, nil, v)
+	}
+	g.Initializers["gamma"], _ = graph.FromSlice(graph.Float, []int64{4}, []float32{1, 2, 3, 4})
+	g.Initializers["beta"], _ = graph.FromSlice(graph.Float, []int64{4}, []float32{0, 1, 0, 1})
+	last := map[string]*graph.Attribute{"axes": {Name: "axes", Type: graph.AttrInts, Ints: []int64{-1}}}
+	node := func(op string, in []string, out string) *graph.Node {
+		n := &graph.Node{Name: out, OpType: op, Inputs: in, Outputs: []string{out}}
+		if op == "ReduceMean" {
+			n.Attrs = last
+		}
+		return n
+	}
+	g.Nodes = []*graph.Node{
+		node("ReduceMean", []string{"x"}, "mean"),
+		node("Sub", []string{"x", "mean"}, "d"),
+		node("Pow", []string{"d", "two"}, "sq"),
+		node("ReduceMean", []string{"sq"}, "var"),
+		node("Add", []string{"var", "eps"}, "ve"),
+		node("Sqrt", []string{"ve"}, "std"),
+		node("Div", []string{"d", "std"}, "n"),
+		node("Mul", []string{"n", "gamma"}, "scaled"),
+		node("Add", []string{"scaled", "beta"}, "y"),
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	return &graph.Model{Name: "ln", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+}
+
+func TestPlanFusesLayerNorm(t *testing.T) {
+	ops9 := map[string]bool{"ReduceMean": true, "Sub": true, "Pow": true, "Add": true, "Sqrt": true, "Div": true, "Mul": true}
+	withLN := map[string]bool{"LayerNormalization": true}
+	for op := range ops9 {
+		withLN[op] = true
+	}
+	m := layerNormChain()
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", withLN}}})
+	require.NoError(t, err)
+	require.Equal(t, 8, p.Fused)
+	require.Len(t, p.Steps, 1)
+	f := p.Steps[0].Node
+	require.Equal(t, ops.FusedDomain, f.Domain)
+	require.Equal(t, "LayerNormalization", f.OpType)
+	require.Equal(t, []string{"x", "gamma", "beta"}, f.Inputs)
+	require.Equal(t, []string{"y"}, f.Outputs)
+	require.Equal(t, float32(1e-5), f.AttrFloat("epsilon", 0))
+	require.Len(t, m.Graph.Nodes, 9)
+
+	// The centred value read elsewhere too keeps the nodes apart.
+	m = layerNormChain()
+	m.Graph.Outputs = append(m.Graph.Outputs, &graph.ValueInfo{Name: "d"})
+	p, err = planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", withLN}}})
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 9)
+}
+
+func TestPlanFusesMatMulBias(t *testing.T) {
+	g := graph.NewGraph("linear")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 3))}}
+	g.Initializers["w"], _ = graph.FromSlice(graph.Float, []int64{3, 2}, []float32{1, 2, 3, 4, 5, 6})
+	g.Initializers["b"], _ = graph.FromSlice(graph.Float, []int64{2}, []float32{1, -1})
+	g.Nodes = []*graph.Node{
+		{Name: "mm", OpType: "MatMul", Inputs: []string{"x", "w"}, Outputs: []string{"p"}},
+		{Name: "add", OpType: "Add", Inputs: []string{"b", "p"}, Outputs: []string{"y"}, Index: 1},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	m := &graph.Model{Name: "linear", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+	dev := fakeDevice{"cpu", map[string]bool{"MatMul": true, "Add": true, "FusedMatMul": true}}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 1)
+	f := p.Steps[0].Node
+	require.Equal(t, "FusedMatMul", f.OpType)
+	require.Equal(t, []string{"x", "w", "b"}, f.Inputs)
+	require.Equal(t, []string{"y"}, f.Outputs)
+}
