@@ -21,8 +21,8 @@ type deviceTensor struct{ *graph.Tensor }
 type fakeGPU struct{ uploads, downloads int }
 
 func (*fakeGPU) Name() string { return "fake:0" }
-func (*fakeGPU) Supports(n *graph.Node, _ int64, _ []*graph.Type) bool {
-	return n.OpType == "Relu"
+func (*fakeGPU) Supports(q planner.Query) bool {
+	return q.Node.OpType == "Relu"
 }
 func (*fakeGPU) Close() error { return nil }
 func (g *fakeGPU) Upload(v graph.Value) (graph.Value, error) {

@@ -19,8 +19,8 @@ func NewDevice() *Device { return &Device{} }
 func (*Device) Name() string { return planner.HostDevice }
 
 // Supports reports whether a kernel exists for n's op.
-func (*Device) Supports(n *graph.Node, _ int64, _ []*graph.Type) bool {
-	return Lookup(n.Domain, n.OpType) != nil
+func (*Device) Supports(q planner.Query) bool {
+	return Lookup(q.Node.Domain, q.Node.OpType) != nil
 }
 
 // Upload returns v: host values are already on the CPU.

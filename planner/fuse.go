@@ -48,10 +48,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	for _, o := range g.Outputs {
 		uses[o.Name] += 2
 	}
-	overridable := map[string]bool{}
-	for _, in := range g.Inputs {
-		overridable[in.Name] = true
-	}
+	overridable := graphInputs(g)
 	gone := map[int]bool{}
 	fused := fuseLayerNorms(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseMatMulBias(pm, g, devices, uses, consumers, overridable, gone)
@@ -139,15 +136,11 @@ func activationParams(pm *graph.Model, g *graph.Graph, a *graph.Node, overridabl
 // supports its fused replacement f, so that fusion never moves work off a
 // device.
 func sameDevice(pm *graph.Model, g *graph.Graph, n, f *graph.Node, devices []Device) bool {
-	inTypes := make([]*graph.Type, len(n.Inputs))
-	for k, name := range n.Inputs {
-		if name != "" {
-			inTypes[k] = g.TypeOf(name)
-		}
-	}
+	overridable := graphInputs(g)
+	q := query(g, n, pm.Opset(n.Domain), overridable)
 	for _, d := range devices {
-		if d.Supports(n, pm.Opset(n.Domain), inTypes) {
-			return d.Supports(f, 1, inTypes)
+		if d.Supports(q) {
+			return d.Supports(query(g, f, 1, overridable))
 		}
 	}
 	return false

@@ -27,10 +27,53 @@ var ErrUnsupported = errors.New("no device can run these nodes")
 type Device interface {
 	// Name identifies the device in plans: "cpu", "vulkan:0", ...
 	Name() string
-	// Supports reports whether the device can run n (whose domain is
-	// imported at version opset) on inputs of the given types (nil where
-	// unknown or absent).
-	Supports(n *graph.Node, opset int64, inputs []*graph.Type) bool
+	// Supports reports whether the device can run the node q describes.
+	Supports(q Query) bool
+}
+
+// Query describes a node to Device.Supports.
+type Query struct {
+	Node *graph.Node
+	// Opset is the version at which the model imports the node's domain.
+	Opset int64
+	// Inputs holds the type of each input, nil where unknown or absent.
+	Inputs []*graph.Type
+	// Consts holds the value of each input that is fixed at plan time (an
+	// initializer that is not also a graph input, or a folded value), nil
+	// elsewhere: what a kernel may read while it is compiled, such as
+	// Reshape's shape or Slice's starts.
+	Consts []*graph.Tensor
+}
+
+// query describes node n of g, imported at opset, for Device.Supports;
+// overridable names the initializers that are also graph inputs.
+func query(g *graph.Graph, n *graph.Node, opset int64, overridable map[string]bool) Query {
+	q := Query{Node: n, Opset: opset, Inputs: make([]*graph.Type, len(n.Inputs)), Consts: make([]*graph.Tensor, len(n.Inputs))}
+	for k, name := range n.Inputs {
+		if name == "" {
+			continue
+		}
+		q.Inputs[k] = g.TypeOf(name)
+		if !overridable[name] {
+			q.Consts[k] = g.Initializers[name]
+		}
+	}
+	return q
+}
+
+// Query describes compute step st as Supports saw it when the plan placed
+// it.
+func (p *Plan) Query(st *Step) Query {
+	return query(p.Graph, st.Node, st.Opset, graphInputs(p.Graph))
+}
+
+// graphInputs returns the set of g's input names.
+func graphInputs(g *graph.Graph) map[string]bool {
+	in := make(map[string]bool, len(g.Inputs))
+	for _, v := range g.Inputs {
+		in[v.Name] = true
+	}
+	return in
 }
 
 // Options control planning.
@@ -212,17 +255,13 @@ func (p *Plan) place(devices []Device) error {
 		where[i] = map[string]bool{HostDevice: true}
 	}
 	var unsupported []string
+	overridable := graphInputs(g)
 	for _, n := range g.Nodes {
 		opset := p.Model.Opset(n.Domain)
-		inTypes := make([]*graph.Type, len(n.Inputs))
-		for k, name := range n.Inputs {
-			if name != "" {
-				inTypes[k] = g.TypeOf(name)
-			}
-		}
+		q := query(g, n, opset, overridable)
 		var dev string
 		for _, d := range devices {
-			if d.Supports(n, opset, inTypes) {
+			if d.Supports(q) {
 				dev = d.Name()
 				break
 			}

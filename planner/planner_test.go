@@ -16,8 +16,8 @@ type fakeDevice struct {
 }
 
 func (d fakeDevice) Name() string { return d.name }
-func (d fakeDevice) Supports(n *graph.Node, _ int64, _ []*graph.Type) bool {
-	return d.ops[n.OpType]
+func (d fakeDevice) Supports(q planner.Query) bool {
+	return d.ops[q.Node.OpType]
 }
 
 var cpu = fakeDevice{"cpu", map[string]bool{"Relu": true, "Add": true, "Reshape": true, "Sigmoid": true, "Mul": true}}

@@ -4,10 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
 	"github.com/onnxvk/onnxvk/shaders"
 )
 
@@ -47,6 +49,9 @@ type launch struct {
 	// groups is the number of workgroups wanted; 0 means one invocation
 	// per output element.
 	groups int64
+	// rawInputs lists the inputs bound with their own element type; every
+	// other bound input must be float32.
+	rawInputs []int
 }
 
 // caps is what lowering needs to know about the device.
@@ -57,10 +62,33 @@ type caps struct {
 	tiledMatMul bool
 }
 
-// lowerFunc lowers a node whose float32 inputs have the given shapes (nil
-// for absent optional inputs) to a dispatch; ok is false when the kernel
-// does not handle these attributes or shapes.
-type lowerFunc func(n *graph.Node, opset int64, shapes [][]int64, c caps) (l *launch, ok bool)
+// query is what lowering knows of a node.
+type query struct {
+	n     *graph.Node
+	opset int64
+	// shapes holds the shape of each input, nil where absent.
+	shapes [][]int64
+	// elems holds the element type of each input.
+	elems []graph.DType
+	// consts holds the value of each input fixed at plan time, nil
+	// elsewhere (see planner.Query).
+	consts []*graph.Tensor
+	caps
+}
+
+// constInts returns the integers of input k when it is a constant integer
+// tensor; ok is false otherwise.
+func (q *query) constInts(k int) (v []int64, ok bool) {
+	if k >= len(q.consts) || q.consts[k] == nil {
+		return nil, false
+	}
+	v, err := q.consts[k].Int64s()
+	return v, err == nil
+}
+
+// lowerFunc lowers a node to a dispatch; ok is false when the kernel does
+// not handle its attributes, shapes or types.
+type lowerFunc func(q *query) (l *launch, ok bool)
 
 // lowerers holds the kernels registered by op name (default domain).
 var lowerers = map[string]lowerFunc{}
@@ -73,21 +101,40 @@ func register(op string, f lowerFunc) {
 	lowerers[op] = f
 }
 
-// lower maps node n, imported at opset, with input types in, to a
-// dispatch; ok is false when no kernel handles it, or when the node names
-// an output the kernel does not bind.
-func lower(n *graph.Node, opset int64, in []*graph.Type, c caps) (*launch, bool) {
-	if n.Domain != graph.DefaultDomain || len(n.Outputs) == 0 || n.Outputs[0] == "" {
+// lower maps the node of pq to a dispatch; ok is false when no kernel
+// handles it, when the node names an output the kernel does not bind, or
+// when the kernel binds an input of a type it does not declare.
+func lower(pq planner.Query, c caps) (*launch, bool) {
+	n := pq.Node
+	if n.Domain != graph.DefaultDomain || len(n.Outputs) == 0 || n.Outputs[0] == "" || len(pq.Inputs) == 0 || pq.Inputs[0] == nil {
 		return nil, false
 	}
-	l, ok := lowerAny(n, opset, in, c)
-	if !ok {
+	q := &query{n: n, opset: pq.Opset, shapes: make([][]int64, len(pq.Inputs)), elems: make([]graph.DType, len(pq.Inputs)),
+		consts: make([]*graph.Tensor, len(pq.Inputs)), caps: c}
+	copy(q.consts, pq.Consts)
+	for i, t := range pq.Inputs {
+		if t == nil {
+			continue
+		}
+		if t.Kind != graph.TensorKind || t.Shape == nil || !t.Shape.Known() {
+			return nil, false
+		}
+		q.shapes[i], q.elems[i] = t.Shape.Ints(), t.Elem
+		if e := graph.NumElements(q.shapes[i]); e > c.maxElems || e <= 0 && q.consts[i] == nil {
+			return nil, false
+		}
+	}
+	l, ok := lowerAny(q)
+	if !ok || l.elems <= 0 || l.elems > c.maxElems {
 		return nil, false
 	}
 	bound := make([]bool, len(n.Outputs))
 	for _, s := range l.bindings {
-		if s.out && s.k < len(bound) {
+		switch {
+		case s.out && s.k < len(bound):
 			bound[s.k] = true
+		case !s.out && q.elems[s.k] != graph.Float && !slices.Contains(l.rawInputs, s.k):
+			return nil, false
 		}
 	}
 	for k, o := range n.Outputs {
@@ -98,37 +145,14 @@ func lower(n *graph.Node, opset int64, in []*graph.Type, c caps) (*launch, bool)
 	return l, true
 }
 
-// lowerAny lowers n with a registered kernel or one of unary.comp,
+// lowerAny lowers q with a registered kernel or one of unary.comp,
 // binary.comp and clip.comp.
-func lowerAny(n *graph.Node, opset int64, in []*graph.Type, c caps) (l *launch, ok bool) {
-	if len(in) == 0 {
-		return nil, false
-	}
-	maxElems := c.maxElems
-	shapes := make([][]int64, len(in))
-	for i, t := range in {
-		if t == nil {
-			if i == 0 {
-				return nil, false
-			}
-			continue
-		}
-		if t.Kind != graph.TensorKind || t.Elem != graph.Float || t.Shape == nil || !t.Shape.Known() {
-			return nil, false
-		}
-		shapes[i] = t.Shape.Ints()
-		if e := graph.NumElements(shapes[i]); e <= 0 || e > maxElems {
-			return nil, false
-		}
-	}
+func lowerAny(q *query) (l *launch, ok bool) {
+	n, shapes := q.n, q.shapes
 	if f, ok := lowerers[n.OpType]; ok {
-		l, ok := f(n, opset, shapes, c)
-		if !ok || l.elems <= 0 || l.elems > maxElems {
-			return nil, false
-		}
-		return l, true
+		return f(q)
 	}
-	if code, ok := unaryOps[n.OpType]; ok && len(in) == 1 {
+	if code, ok := unaryOps[n.OpType]; ok && len(shapes) == 1 {
 		var alpha, beta float32
 		switch n.OpType {
 		case "LeakyRelu":
@@ -144,18 +168,15 @@ func lowerAny(n *graph.Node, opset int64, in []*graph.Type, c caps) (l *launch, 
 		return &launch{shader: "unary", op: code, bindings: []slot{{false, 0}, {true, 0}},
 			push: words(uint32(elems), math.Float32bits(alpha), math.Float32bits(beta)), elems: elems, outShapes: [][]int64{shapes[0]}}, true
 	}
-	if n.OpType == "Clip" && opset >= 6 {
-		return lowerClip(n, opset, in, shapes)
+	if n.OpType == "Clip" && q.opset >= 6 {
+		return lowerClip(q)
 	}
-	if code, ok := binaryOps[n.OpType]; ok && len(in) == 2 && in[1] != nil && opset >= 7 {
+	if code, ok := binaryOps[n.OpType]; ok && len(shapes) == 2 && shapes[1] != nil && q.opset >= 7 {
 		out, ok := broadcast(shapes[0], shapes[1])
 		if !ok || len(out) > maxRank || (n.OpType == "PRelu" && len(out) != len(shapes[0])) {
 			return nil, false
 		}
 		elems := graph.NumElements(out)
-		if elems > maxElems {
-			return nil, false
-		}
 		vals := []uint32{uint32(elems), uint32(len(out))}
 		dims, sa, sb := make([]uint32, maxRank), make([]uint32, maxRank), make([]uint32, maxRank)
 		sa0, sb0 := strides(shapes[0], out), strides(shapes[1], out)
@@ -169,21 +190,22 @@ func lowerAny(n *graph.Node, opset int64, in []*graph.Type, c caps) (l *launch, 
 	return nil, false
 }
 
-func lowerClip(n *graph.Node, opset int64, in []*graph.Type, shapes [][]int64) (*launch, bool) {
+func lowerClip(q *query) (*launch, bool) {
+	n, opset, shapes := q.n, q.opset, q.shapes
 	lo, hi := float32(-math.MaxFloat32), float32(math.MaxFloat32)
 	var flags uint32
 	bindings := []slot{{false, 0}, {true, 0}, {false, 0}, {false, 0}}
 	if opset < 11 {
-		if len(in) != 1 {
+		if len(shapes) != 1 {
 			return nil, false
 		}
 		lo, hi = n.AttrFloat("min", lo), n.AttrFloat("max", hi)
 	} else {
-		if len(in) > 3 {
+		if len(shapes) > 3 {
 			return nil, false
 		}
-		for k := 1; k < len(in); k++ {
-			if in[k] == nil {
+		for k := 1; k < len(shapes); k++ {
+			if shapes[k] == nil {
 				continue
 			}
 			if graph.NumElements(shapes[k]) != 1 {

@@ -13,7 +13,8 @@ func init() { register("LayerNormalization", lowerLayerNorm) }
 // axis on, with stash_type float. Scale and the optional B broadcast to
 // the normalized shape from a suffix of it; the optional Mean and
 // InvStdDev outputs keep the rank of X with 1 for the normalized axes.
-func lowerLayerNorm(n *graph.Node, opset int64, shapes [][]int64, _ caps) (*launch, bool) {
+func lowerLayerNorm(q *query) (*launch, bool) {
+	n, opset, shapes := q.n, q.opset, q.shapes
 	if opset < 17 || len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil || len(shapes[0]) == 0 ||
 		n.AttrInt("stash_type", int64(graph.Float)) != int64(graph.Float) {
 		return nil, false

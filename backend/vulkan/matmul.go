@@ -34,7 +34,8 @@ type matmulGeom struct {
 // lowerMatMul lowers MatMul with numpy semantics: 1-D operands are
 // promoted to matrices and the promoted dimension dropped from the result;
 // batch dimensions broadcast, up to maxBatchRank of them.
-func lowerMatMul(n *graph.Node, opset int64, shapes [][]int64, c caps) (*launch, bool) {
+func lowerMatMul(q *query) (*launch, bool) {
+	shapes, c := q.shapes, q.caps
 	if len(shapes) != 2 || shapes[1] == nil || len(shapes[0]) == 0 || len(shapes[1]) == 0 {
 		return nil, false
 	}
@@ -73,7 +74,8 @@ func lowerMatMul(n *graph.Node, opset int64, shapes [][]int64, c caps) (*launch,
 // lowerGemm lowers Gemm from opset 7: optional transposes of the 2-D
 // operands, alpha and beta, and an optional C that broadcasts to the
 // result.
-func lowerGemm(n *graph.Node, opset int64, shapes [][]int64, c caps) (*launch, bool) {
+func lowerGemm(q *query) (*launch, bool) {
+	n, opset, shapes, c := q.n, q.opset, q.shapes, q.caps
 	if opset < 7 || len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil || len(shapes[0]) != 2 || len(shapes[1]) != 2 {
 		return nil, false
 	}

@@ -19,8 +19,8 @@ import (
 // ops of the shaders in package shaders on float32 tensors of known,
 // non-empty shape that fit a storage buffer binding, with the attributes
 // and shapes each kernel's lowering accepts.
-func (d *Device) Supports(n *graph.Node, opset int64, inputs []*graph.Type) bool {
-	_, ok := lower(n, opset, inputs, d.caps())
+func (d *Device) Supports(q planner.Query) bool {
+	_, ok := lower(q, d.caps())
 	return ok
 }
 
@@ -120,13 +120,9 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 	}
 	for i := range steps {
 		st := &steps[i]
-		types := make([]*graph.Type, len(st.In))
-		for k, v := range st.In {
-			if v >= 0 {
-				types[k] = p.Types[v]
-			}
-		}
-		l, ok := lower(st.Node, st.Opset, types, d.caps())
+		q := p.Query(st)
+		types := q.Inputs
+		l, ok := lower(q, d.caps())
 		if !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
 		}
@@ -148,7 +144,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 			if _, ok := where[v]; ok {
 				continue
 			}
-			size := uint64(graph.Float.ByteSize(graph.NumElements(types[s.k].Shape.Ints())))
+			size := uint64(types[s.k].Elem.ByteSize(graph.NumElements(types[s.k].Shape.Ints())))
 			if c := p.Constants[v]; c != nil {
 				w, err := d.weight(c)
 				if err != nil {

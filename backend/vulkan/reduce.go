@@ -15,23 +15,29 @@ var reduceOps = map[string]struct {
 
 func init() {
 	for op, r := range reduceOps {
-		register(op, func(n *graph.Node, opset int64, shapes [][]int64, _ caps) (*launch, bool) {
-			return lowerReduce(n, opset, shapes, r.code, r.axesInputSince)
+		register(op, func(q *query) (*launch, bool) {
+			return lowerReduce(q, r.code, r.axesInputSince)
 		})
 	}
 }
 
-// lowerReduce lowers a Reduce op whose axes, from the attribute or absent,
-// form one run of adjacent axes (axes of size 1 inside the run may be
-// left out). Axes given as an input are not handled: Supports sees types,
-// not values. Absent axes reduce every axis; noop_with_empty_axes is not
-// handled.
-func lowerReduce(n *graph.Node, opset int64, shapes [][]int64, code int32, axesInputSince int64) (*launch, bool) {
+// lowerReduce lowers a Reduce op whose axes, from the attribute, a
+// constant input or absent, form one run of adjacent axes (axes of size 1
+// inside the run may be left out). Absent axes reduce every axis;
+// noop_with_empty_axes is not handled.
+func lowerReduce(q *query, code int32, axesInputSince int64) (*launch, bool) {
+	n, opset, shapes := q.n, q.opset, q.shapes
 	x := shapes[0]
 	var axes []int64
 	if opset >= axesInputSince {
-		if len(shapes) > 1 && shapes[1] != nil || n.AttrInt("noop_with_empty_axes", 0) != 0 {
+		if len(shapes) > 2 || n.AttrInt("noop_with_empty_axes", 0) != 0 {
 			return nil, false
+		}
+		if len(shapes) == 2 && shapes[1] != nil {
+			var ok bool
+			if axes, ok = q.constInts(1); !ok {
+				return nil, false
+			}
 		}
 	} else {
 		if len(shapes) != 1 {

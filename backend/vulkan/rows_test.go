@@ -48,7 +48,8 @@ func TestSoftmaxMatchesCPU(t *testing.T) {
 
 // TestReduceMatchesCPU checks the Reduce ops over runs of adjacent axes,
 // all axes and rank 0, with and without keepdims, at an opset with axes as
-// an attribute and one without axes.
+// an attribute, at opset 18 with the same axes as a constant input, and
+// without axes.
 func TestReduceMatchesCPU(t *testing.T) {
 	d := openTest(t)
 	cases := []struct {
@@ -66,17 +67,28 @@ func TestReduceMatchesCPU(t *testing.T) {
 				for _, keep := range []int64{0, 1} {
 					n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
 						Attrs: map[string]*graph.Attribute{"keepdims": intAttr("keepdims", keep)}}
+					ins := []input{{shape: c.shape}}
 					opset := int64(18)
 					if c.axes != nil {
 						opset = 11
 						n.Attrs["axes"] = &graph.Attribute{Name: "axes", Type: graph.AttrInts, Ints: c.axes}
 					}
 					what := fmt.Sprintf("%s-%d %v axes %v keepdims %d", op, opset, c.shape, c.axes, keep)
-					gpu, cpu, ok := runBoth(t, d, n, opset, []input{{shape: c.shape}}, uniform(-4, 4), uint64(i))
+					gpu, cpu, ok := runBoth(t, d, n, opset, ins, uniform(-4, 4), uint64(i))
 					if !ok {
 						t.Fatalf("%s unsupported", what)
 					}
 					compare(t, what, gpu, cpu, ops.Lookup("", op, opset).Tolerance())
+					if c.axes == nil {
+						continue
+					}
+					axes, _ := graph.FromSlice(graph.Int64, []int64{int64(len(c.axes))}, c.axes)
+					n = &graph.Node{OpType: op, Inputs: []string{"x", "axes"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{"keepdims": intAttr("keepdims", keep)}}
+					what = fmt.Sprintf("%s-18 %v constant axes %v keepdims %d", op, c.shape, c.axes, keep)
+					if gpu, cpu, ok = runBoth(t, d, n, 18, append(ins, input{value: axes}), uniform(-4, 4), uint64(i)); !ok {
+						t.Fatalf("%s unsupported", what)
+					}
+					compare(t, what, gpu, cpu, ops.Lookup("", op, 18).Tolerance())
 				}
 			}
 		})

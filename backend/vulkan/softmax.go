@@ -8,8 +8,8 @@ var softmaxOps = map[string]int32{"Softmax": 0, "LogSoftmax": 1}
 
 func init() {
 	for op, code := range softmaxOps {
-		register(op, func(n *graph.Node, opset int64, shapes [][]int64, _ caps) (*launch, bool) {
-			return lowerSoftmax(n, opset, shapes, code)
+		register(op, func(q *query) (*launch, bool) {
+			return lowerSoftmax(q.n, q.opset, q.shapes, code)
 		})
 	}
 }

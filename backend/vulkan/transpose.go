@@ -9,7 +9,8 @@ func init() { register("Transpose", lowerTranspose) }
 
 // lowerTranspose lowers Transpose with any permutation (default: the axes
 // reversed) up to rank maxTransposeRank.
-func lowerTranspose(n *graph.Node, _ int64, shapes [][]int64, _ caps) (*launch, bool) {
+func lowerTranspose(q *query) (*launch, bool) {
+	n, shapes := q.n, q.shapes
 	x := shapes[0]
 	if len(shapes) != 1 || len(x) > maxTransposeRank {
 		return nil, false

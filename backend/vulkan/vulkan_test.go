@@ -35,10 +35,12 @@ func openTest(t *testing.T) *Device {
 	return d
 }
 
-// input is one input of a test node: a runtime value or a weight.
+// input is one input of a test node: a random float32 runtime value or
+// weight of the given shape, or the constant value.
 type input struct {
 	shape  []int64
 	weight bool
+	value  *graph.Tensor
 }
 
 // runBoth runs node n on seeded random inputs through a Vulkan-first plan
@@ -51,9 +53,15 @@ func runBoth(t *testing.T, d *Device, n *graph.Node, opset int64, ins []input, g
 	vals := make([]graph.Value, len(ins))
 	feeds := map[string]graph.Value{}
 	types := make([]*graph.Type, len(ins))
+	consts := make([]*graph.Tensor, len(ins))
 	for i, in := range ins {
 		name := n.Inputs[i]
 		if name == "" {
+			continue
+		}
+		if in.value != nil {
+			vals[i], consts[i], g.Initializers[name] = in.value, in.value, in.value
+			types[i] = graph.TensorType(in.value.DType, graph.ShapeOf(in.value.Shape...))
 			continue
 		}
 		x := graph.NewTensor(graph.Float, in.shape)
@@ -70,7 +78,7 @@ func runBoth(t *testing.T, d *Device, n *graph.Node, opset int64, ins []input, g
 			feeds[name] = x
 		}
 	}
-	if !d.Supports(n, opset, types) {
+	if !d.Supports(planner.Query{Node: n, Opset: opset, Inputs: types, Consts: consts}) {
 		return nil, nil, false
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: n.Outputs[0]}}
@@ -266,7 +274,7 @@ func TestUnsupported(t *testing.T) {
 		if c.n.Outputs == nil {
 			c.n.Outputs = []string{"y"}
 		}
-		if d.Supports(c.n, c.opset, c.in) {
+		if d.Supports(planner.Query{Node: c.n, Opset: c.opset, Inputs: c.in}) {
 			t.Errorf("%s-%d on %v: supported, want unsupported", c.n.OpType, c.opset, c.in)
 		}
 	}
