@@ -20,6 +20,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // The ONNX backend test runner's default tolerances; a test folder's
@@ -67,6 +68,14 @@ type ConformanceResult struct {
 	// Reason says why a test failed or was skipped; empty for a pass.
 	Reason   string        `json:"reason,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// Device is the session's first device ("cpu", "vulkan:0", ...); set
+	// when the model loaded.
+	Device string `json:"device,omitempty"`
+	// Fallback lists, for a pass, the ops of the compute steps placed on
+	// another device than Device (the CPU, where a Vulkan kernel is
+	// missing), once each in plan order; empty when every node ran on
+	// Device.
+	Fallback []string `json:"fallback,omitempty"`
 }
 
 // ConformanceOptions configures RunConformance.
@@ -89,6 +98,9 @@ type ConformanceOptions struct {
 // ConformanceSummary counts results by status.
 type ConformanceSummary struct {
 	Passed, Failed, Skipped int
+	// Whole counts the passes that ran every node on their session's
+	// device (no Fallback).
+	Whole int
 }
 
 // String writes the summary as "N passed, N failed, N skipped".
@@ -103,6 +115,9 @@ func Summarize(rs []ConformanceResult) ConformanceSummary {
 		switch r.Status {
 		case Pass:
 			s.Passed++
+			if len(r.Fallback) == 0 {
+				s.Whole++
+			}
 		case Fail:
 			s.Failed++
 		case Skip:
@@ -237,7 +252,7 @@ func RunConformanceTest(ctx context.Context, dir, device string, timeout time.Du
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	if err := runTest(ctx, dir, modelPath, device); err != nil {
+	if err := runTest(ctx, &r, modelPath, device); err != nil {
 		r.Status, r.Reason = Fail, err.Error()
 		return r
 	}
@@ -314,12 +329,15 @@ func numbered(dir, prefix string) []string {
 	}
 }
 
-func runTest(ctx context.Context, dir, modelPath, device string) error {
-	rtol, atol, err := tolerances(dir)
+// runTest runs the test folder r.Dir through the model at modelPath on
+// device, and records in r the session's device and the ops placed
+// elsewhere.
+func runTest(ctx context.Context, r *ConformanceResult, modelPath, device string) error {
+	rtol, atol, err := tolerances(r.Dir)
 	if err != nil {
 		return err
 	}
-	sets, err := dataSets(dir)
+	sets, err := dataSets(r.Dir)
 	if err != nil {
 		return err
 	}
@@ -332,9 +350,27 @@ func runTest(ctx context.Context, dir, modelPath, device string) error {
 		return err
 	}
 	defer sess.Close()
+	r.Device = sess.Device()
+	var types map[string]*graph.Type
 	for _, set := range sets {
-		if err := runDataSet(ctx, sess, set, rtol, atol); err != nil {
+		fed, err := runDataSet(ctx, sess, set, rtol, atol)
+		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Base(set), err)
+		}
+		if types == nil {
+			types = fed
+		}
+	}
+	if r.Device == planner.HostDevice {
+		return nil
+	}
+	p, err := sess.Plan(types)
+	if err != nil {
+		return err
+	}
+	for _, st := range p.Steps {
+		if st.Kind == planner.Compute && st.Device != r.Device && !slices.Contains(r.Fallback, st.Node.OpType) {
+			r.Fallback = append(r.Fallback, st.Node.OpType)
 		}
 	}
 	return nil
@@ -360,38 +396,42 @@ func feedInputs(sess *onnxvk.Session, n int) ([]onnxvk.ValueInfo, error) {
 	return nil, fmt.Errorf("%d input files for a model with %d inputs", n, len(all))
 }
 
-func runDataSet(ctx context.Context, sess *onnxvk.Session, set string, rtol, atol float64) error {
+// runDataSet runs one test_data_set_N folder and compares the outputs; it
+// returns the types of the inputs it fed.
+func runDataSet(ctx context.Context, sess *onnxvk.Session, set string, rtol, atol float64) (map[string]*graph.Type, error) {
 	inFiles, outFiles := numbered(set, "input"), numbered(set, "output")
 	ins, err := feedInputs(sess, len(inFiles))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	feeds := make(map[string]graph.Value, len(ins))
+	types := make(map[string]*graph.Type, len(ins))
 	for k, f := range inFiles {
 		v, err := loader.ReadValueFile(f, ins[k].Type)
 		if err != nil {
-			return fmt.Errorf("input %q: %w", ins[k].Name, err)
+			return nil, fmt.Errorf("input %q: %w", ins[k].Name, err)
 		}
 		feeds[ins[k].Name] = asDeclared(v, ins[k].Type)
+		types[ins[k].Name] = feeds[ins[k].Name].ValueType()
 	}
 	outs := sess.Outputs()
 	if len(outFiles) > len(outs) {
-		return fmt.Errorf("%d output files for a model with %d outputs", len(outFiles), len(outs))
+		return nil, fmt.Errorf("%d output files for a model with %d outputs", len(outFiles), len(outs))
 	}
 	got, err := sess.RunValues(ctx, feeds)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for k, f := range outFiles {
 		want, err := loader.ReadValueFile(f, outs[k].Type)
 		if err != nil {
-			return fmt.Errorf("output %q: %w", outs[k].Name, err)
+			return nil, fmt.Errorf("output %q: %w", outs[k].Name, err)
 		}
 		if err := CompareValues(got[outs[k].Name], asDeclared(want, outs[k].Type), rtol, atol); err != nil {
-			return fmt.Errorf("output %q: %w", outs[k].Name, err)
+			return nil, fmt.Errorf("output %q: %w", outs[k].Name, err)
 		}
 	}
-	return nil
+	return types, nil
 }
 
 // asDeclared reinterprets a uint16 tensor as bfloat16 where the model

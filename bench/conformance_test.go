@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -16,13 +17,15 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/loader/onnxpb"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/conformance_{pass,excluded}.txt from this run")
+var update = flag.Bool("update", false, "rewrite testdata/conformance_{pass,excluded,vulkan}.txt from this run")
 
 // onnxTestData is where Debian's libonnx-testdata installs the ONNX backend
 // tests.
@@ -34,6 +37,8 @@ const onnxTestData = "/usr/share/libonnx-testdata/data"
 var conformanceSuites = []string{"node", "pytorch-converted", "pytorch-operator", "simple"}
 
 const (
+	vulkanList     = "testdata/conformance_vulkan.txt"
+	vulkanHeader   = "# ONNX backend tests that pass on Vulkan with every node on the Vulkan device (TestConformanceVulkan); this list only grows.\n# Update: go test ./bench -run TestConformanceVulkan -update"
 	passList       = "testdata/conformance_pass.txt"
 	excludedList   = "testdata/conformance_excluded.txt"
 	passHeader     = "# ONNX backend tests that pass on the CPU (TestConformanceCPU); this list only grows.\n# Update: go test ./bench -run TestConformanceCPU -update"
@@ -80,6 +85,71 @@ func oneLine(s string) string {
 	return s
 }
 
+// suiteDirs returns the folders of the conformance suites, skipping the
+// test where the test data is not installed.
+func suiteDirs(t *testing.T) []string {
+	var dirs []string
+	for _, s := range conformanceSuites {
+		d := filepath.Join(onnxTestData, s)
+		if _, err := os.Stat(d); err != nil {
+			testenv.Skip(t, "ONNX backend test data not installed (Debian package libonnx-testdata): "+err.Error())
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+// TestConformanceVulkan runs the ONNX backend tests on the first Vulkan
+// device (lavapipe in CI): every test that passes on the CPU (the committed
+// pass list) must pass, and every test on the committed Vulkan list must
+// pass with every node on the Vulkan device. A test that newly runs wholly
+// on Vulkan is reported so that it joins the list (-update adds it).
+func TestConformanceVulkan(t *testing.T) {
+	dirs := suiteDirs(t)
+	d, err := vulkan.Open("vulkan")
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	results, err := RunConformance(context.Background(), dirs, ConformanceOptions{Device: "vulkan", Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuPass := readList(t, passList, false)
+	whole := readList(t, vulkanList, false)
+	var newWhole []string
+	for _, r := range results {
+		_, onCPU := cpuPass[r.Name]
+		_, listed := whole[r.Name]
+		switch {
+		case r.Status == Pass && len(r.Fallback) == 0:
+			newWhole = append(newWhole, r.Name)
+			if !listed && !*update {
+				t.Errorf("%s runs wholly on %s now: add it to %s, or run with -update", r.Name, r.Device, vulkanList)
+			}
+		case listed:
+			newWhole = append(newWhole, r.Name)
+			if r.Status == Pass {
+				t.Errorf("%s is on the Vulkan list but ran %s on the CPU", r.Name, strings.Join(r.Fallback, ", "))
+			} else {
+				t.Errorf("%s is on the Vulkan list but does not pass on Vulkan: %s %s", r.Name, r.Status, r.Reason)
+			}
+		case onCPU && r.Status != Pass:
+			t.Errorf("%s passes on the CPU but not on Vulkan: %s %s", r.Name, r.Status, r.Reason)
+		}
+	}
+	s := Summarize(results)
+	t.Logf("conformance on Vulkan: %s; %d with every node on Vulkan", s, s.Whole)
+	if *update {
+		writeList(t, vulkanList, vulkanHeader, newWhole)
+	}
+}
+
 // TestConformanceCPU runs the ONNX backend tests on the CPU and checks the
 // results against the committed lists: every listed pass must pass, every
 // other test must be excluded with a reason, and an excluded test that now
@@ -87,15 +157,7 @@ func oneLine(s string) string {
 // rewrite the lists from the results: the pass list only grows, and
 // excluded tests keep their written reasons.
 func TestConformanceCPU(t *testing.T) {
-	var dirs []string
-	for _, s := range conformanceSuites {
-		dirs = append(dirs, filepath.Join(onnxTestData, s))
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err != nil {
-			testenv.Skip(t, "ONNX backend test data not installed (Debian package libonnx-testdata): "+err.Error())
-		}
-	}
+	dirs := suiteDirs(t)
 	results, err := RunConformance(context.Background(), dirs, ConformanceOptions{Device: "cpu", Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)

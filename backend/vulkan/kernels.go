@@ -52,6 +52,17 @@ type launch struct {
 	// rawInputs lists the inputs bound with their own element type; every
 	// other bound input must be float32.
 	rawInputs []int
+	// outTypes holds the element type of each output; nil means float32
+	// for all.
+	outTypes []graph.DType
+}
+
+// outType returns the element type of output k.
+func (l *launch) outType(k int) graph.DType {
+	if k < len(l.outTypes) {
+		return l.outTypes[k]
+	}
+	return graph.Float
 }
 
 // caps is what lowering needs to know about the device.

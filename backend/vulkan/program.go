@@ -55,6 +55,7 @@ func (l loc) overlaps(m loc) bool {
 type ioValue struct {
 	v         int
 	off, size uint64
+	dtype     graph.DType
 	shape     []int64
 }
 
@@ -164,13 +165,14 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 			if _, ok := where[out]; ok {
 				continue
 			}
-			size := uint64(graph.Float.ByteSize(graph.NumElements(l.outShapes[s.k])))
+			dt := l.outType(s.k)
+			size := uint64(dt.ByteSize(graph.NumElements(l.outShapes[s.k])))
 			b := p.Buffers[out]
 			switch {
 			case escapes[out] || b == nil || b.AliasOf >= 0 || b.Device != d.name || uint64(b.Offset)%align != 0:
 				where[out] = ioSlot(size)
 				if escapes[out] {
-					pr.outs = append(pr.outs, ioValue{v: out, off: where[out].off, size: size, shape: l.outShapes[s.k]})
+					pr.outs = append(pr.outs, ioValue{v: out, off: where[out].off, size: size, dtype: dt, shape: l.outShapes[s.k]})
 				}
 			default:
 				where[out] = loc{region: inArena, off: uint64(b.Offset), size: size}
@@ -275,7 +277,7 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		pr.lastNs.Store(int64(float64(ts[1]-ts[0]) * float64(pr.d.info.TimestampPeriod)))
 	}
 	for _, out := range pr.outs {
-		t := graph.NewTensor(graph.Float, out.shape)
+		t := graph.NewTensor(out.dtype, out.shape)
 		copy(t.Data, ec.io.mapped[out.off:out.off+out.size])
 		vals[out.v] = &Tensor{t: t}
 	}

@@ -7,19 +7,23 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/onnxvk/onnxvk/bench"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // conformanceTimeout bounds each backend test.
 const conformanceTimeout = 2 * time.Minute
 
 type conformanceReport struct {
-	Device  string                    `json:"device"`
-	Passed  int                       `json:"passed"`
-	Failed  int                       `json:"failed"`
-	Skipped int                       `json:"skipped"`
+	Device  string `json:"device"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Skipped int    `json:"skipped"`
+	// Whole counts the passes with every node on the session's device.
+	Whole   int                       `json:"whole"`
 	Results []bench.ConformanceResult `json:"results"`
 }
 
@@ -59,15 +63,25 @@ func cmdConformance(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(conformanceReport{Device: *device, Passed: sum.Passed, Failed: sum.Failed, Skipped: sum.Skipped, Results: results})
+		return enc.Encode(conformanceReport{Device: *device, Passed: sum.Passed, Failed: sum.Failed, Skipped: sum.Skipped, Whole: sum.Whole, Results: results})
 	}
+	accel := ""
 	for _, r := range results {
-		if r.Reason == "" {
-			fmt.Fprintf(stdout, "%s %s\n", r.Status, r.Name)
-		} else {
+		switch {
+		case r.Reason != "":
 			fmt.Fprintf(stdout, "%s %s: %s\n", r.Status, r.Name, r.Reason)
+		case len(r.Fallback) > 0:
+			fmt.Fprintf(stdout, "%s %s (on the CPU: %s)\n", r.Status, r.Name, strings.Join(r.Fallback, ", "))
+		default:
+			fmt.Fprintf(stdout, "%s %s\n", r.Status, r.Name)
+		}
+		if r.Device != "" && r.Device != planner.HostDevice {
+			accel = r.Device
 		}
 	}
 	fmt.Fprintln(stdout, sum)
+	if accel != "" {
+		fmt.Fprintf(stdout, "%d of the %d passes ran every node on %s\n", sum.Whole, sum.Passed, accel)
+	}
 	return nil
 }
