@@ -56,6 +56,10 @@ func TestRunModelWithInputsAndOutputs(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "random float32[1 3 16 24] (seed 3)")
 	require.Contains(t, out, "float32[1 1 16 24]")
+
+	code, out, errOut = cli(t, "run", model, "--device", "cpu", "--verify")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "verify: no node runs on another device than the CPU")
 }
 
 func TestPlanJSON(t *testing.T) {

@@ -24,13 +24,14 @@ import (
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--seed N]", stderr)
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--seed N] [--verify]", stderr)
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
 	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	seed := fs.Uint64("seed", 1, "seed for the random data of inputs not given")
 	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
+	verify := fs.Bool("verify", false, "also run every node placed on the GPU alone on the CPU's values of its inputs, and report the first whose outputs differ beyond the op's tolerance")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -82,6 +83,36 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  wrote %s\n", file)
 	}
+	if *verify {
+		return verifyRun(sess, feeds, stdout)
+	}
+	return nil
+}
+
+// verifyRun checks every node the session puts on another device than the
+// CPU against the CPU kernel (Session.Verify) and reports the first that
+// differs beyond its op's tolerance, or the largest error when none does.
+func verifyRun(sess *onnxvk.Session, feeds map[string]graph.Value, stdout io.Writer) error {
+	checks, err := sess.Verify(context.Background(), feeds)
+	if err != nil {
+		return err
+	}
+	if len(checks) == 0 {
+		fmt.Fprintf(stdout, "verify: no node runs on another device than the CPU\n")
+		return nil
+	}
+	worst := checks[0]
+	for _, c := range checks {
+		if !c.OK {
+			return fmt.Errorf("verify: %s on %s differs from the CPU: max abs error %.3g, max rel error %.3g (tolerance abs %g, rel %g)",
+				c.Node, c.Device, c.MaxAbs, c.MaxRel, c.Tol.Abs, c.Tol.Rel)
+		}
+		if c.MaxAbs > worst.MaxAbs {
+			worst = c
+		}
+	}
+	fmt.Fprintf(stdout, "verify: all %d nodes on %s agree with the CPU; largest difference %.3g (rel %.3g) at %s\n",
+		len(checks), checks[0].Device, worst.MaxAbs, worst.MaxRel, worst.Node)
 	return nil
 }
 
