@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -119,13 +120,23 @@ func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[
 			pool.Put(f.Arenas[dev])
 		}
 	}()
+	tr := TraceFrom(ctx)
 	for _, s := range e.segments {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if s.transfer != nil {
+			var t0 time.Duration
+			if tr != nil {
+				t0 = tr.Now()
+			}
 			if err := e.transfer(f, s.transfer); err != nil {
 				return nil, err
+			}
+			if tr != nil {
+				st := s.transfer
+				tr.Add(TraceEvent{Name: "transfer " + p.Values[st.In[0]] + " " + st.From + "→" + st.To, Op: "transfer",
+					Device: st.To, Start: t0, Dur: tr.Now() - t0, Bytes: st.Bytes})
 			}
 			continue
 		}

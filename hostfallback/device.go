@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
@@ -95,9 +96,14 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	}
 	io := make([]graph.Value, slots)
 	c := &Call{Alloc: alloc, RunGraph: runGraph}
+	tr := backend.TraceFrom(ctx)
+	var t0 time.Duration
 	for i := range pr.steps {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if tr != nil {
+			t0 = tr.Now()
 		}
 		st = &pr.steps[i]
 		nIn, nOut := len(st.In), len(st.Out)
@@ -124,6 +130,9 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		clear(c.In)
 		for _, v := range st.Release {
 			values[v] = nil
+		}
+		if tr != nil {
+			tr.Add(backend.TraceEvent{Name: st.Node.Name, Op: st.Node.OpType, Device: planner.HostDevice, Start: t0, Dur: tr.Now() - t0})
 		}
 	}
 	return nil

@@ -77,6 +77,8 @@ type program struct {
 	ioSize     uint64
 	ins, outs  []ioValue
 	release    []int
+	// nodes are the segment's nodes in order, for traces.
+	nodes []*graph.Node
 
 	mu     sync.Mutex
 	closed bool
@@ -188,6 +190,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 		}
 		pr.dispatches = append(pr.dispatches, ds)
 		pr.release = append(pr.release, st.Release...)
+		pr.nodes = append(pr.nodes, st.Node)
 	}
 	pr.placeBarriers()
 	d.programs = append(d.programs, pr)
@@ -245,6 +248,11 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	tr := backend.TraceFrom(ctx)
+	var t0 time.Duration
+	if tr != nil {
+		t0 = tr.Now()
+	}
 	ec, err := pr.acquire()
 	if err != nil {
 		return err
@@ -269,12 +277,14 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	if err := pr.d.submit(ec.cmds); err != nil {
 		return err
 	}
+	var deviceNs int64
 	if ec.query != 0 {
 		var ts [2]uint64
 		if err := vk.GetQueryPoolResults(pr.d.dev, ec.query, 0, ts[:]); err != nil {
 			return fmt.Errorf("vulkan: vkGetQueryPoolResults: %w", err)
 		}
-		pr.lastNs.Store(int64(float64(ts[1]-ts[0]) * float64(pr.d.info.TimestampPeriod)))
+		deviceNs = int64(float64(ts[1]-ts[0]) * float64(pr.d.info.TimestampPeriod))
+		pr.lastNs.Store(deviceNs)
 	}
 	for _, out := range pr.outs {
 		t := graph.NewTensor(out.dtype, out.shape)
@@ -284,7 +294,26 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	for _, v := range pr.release {
 		vals[v] = nil
 	}
+	if tr != nil {
+		tr.Add(pr.traceEvent(t0, tr.Now()-t0, time.Duration(deviceNs)))
+	}
 	return nil
+}
+
+// traceEvent describes a Run of the segment that started at start, took
+// host time on the host and device time on the device: one event for the
+// whole command buffer, which is submitted at once.
+func (pr *program) traceEvent(start, host, device time.Duration) backend.TraceEvent {
+	ev := backend.TraceEvent{Device: pr.d.name, Start: start, Dur: host, DeviceDur: device, Steps: len(pr.nodes)}
+	switch len(pr.nodes) {
+	case 0:
+	case 1:
+		ev.Name, ev.Op = pr.nodes[0].Name, pr.nodes[0].OpType
+	default:
+		first, last := pr.nodes[0], pr.nodes[len(pr.nodes)-1]
+		ev.Name, ev.Op = fmt.Sprintf("%d nodes, %s … %s", len(pr.nodes), first.Name, last.Name), "segment"
+	}
+	return ev
 }
 
 // DeviceTime returns the time the device spent on the latest Run, measured

@@ -60,6 +60,30 @@ func TestRunModelWithInputsAndOutputs(t *testing.T) {
 	code, out, errOut = cli(t, "run", model, "--device", "cpu", "--verify")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "verify: no node runs on another device than the CPU")
+
+	trace := filepath.Join(dir, "trace.json")
+	code, out, errOut = cli(t, "run", model, "--device", "cpu", "--profile", trace)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "profile of a second run written to "+trace)
+	raw, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	var doc struct {
+		TraceEvents []struct {
+			Name, Ph string
+			Dur      float64
+			Args     map[string]any
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	steps := 0
+	for _, ev := range doc.TraceEvents {
+		if ev.Ph == "X" {
+			steps++
+			require.Equal(t, "cpu", ev.Args["device"], ev.Name)
+			require.Positive(t, ev.Dur, ev.Name)
+		}
+	}
+	require.Positive(t, steps, "no step in the trace")
 }
 
 func TestPlanJSON(t *testing.T) {

@@ -12,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/example"
@@ -24,7 +26,7 @@ import (
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--seed N] [--verify]", stderr)
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--seed N] [--verify] [--profile FILE]", stderr)
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
 	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
@@ -32,6 +34,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed for the random data of inputs not given")
 	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
 	verify := fs.Bool("verify", false, "also run every node placed on the GPU alone on the CPU's values of its inputs, and report the first whose outputs differ beyond the op's tolerance")
+	profile := fs.String("profile", "", "after the run, time a second one step by step and write a Chrome trace (Perfetto, chrome://tracing) to `FILE`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -83,8 +86,72 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  wrote %s\n", file)
 	}
+	if *profile != "" {
+		if err := profileRun(sess, feeds, *profile, stdout); err != nil {
+			return err
+		}
+	}
 	if *verify {
 		return verifyRun(sess, feeds, stdout)
+	}
+	return nil
+}
+
+// profileRun runs the model once more under a trace (the first run also
+// planned and compiled it), writes the trace to file as Chrome trace JSON
+// and prints the time per device and the ops that took longest.
+func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, file string, stdout io.Writer) error {
+	tr := backend.NewTrace()
+	if _, err := sess.RunValues(backend.WithTrace(context.Background(), tr), feeds); err != nil {
+		return err
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := tr.WriteChrome(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	type total struct {
+		host, device time.Duration
+		steps        int
+	}
+	byDevice, byOp := map[string]*total{}, map[string]*total{}
+	var devices, opNames []string
+	add := func(m map[string]*total, names *[]string, key string, ev backend.TraceEvent) {
+		t := m[key]
+		if t == nil {
+			t = &total{}
+			m[key] = t
+			*names = append(*names, key)
+		}
+		t.host += ev.Dur
+		t.device += ev.DeviceDur
+		t.steps += max(ev.Steps, 1)
+	}
+	for _, ev := range tr.Events() {
+		if ev.Op != "transfer" {
+			add(byDevice, &devices, ev.Device, ev)
+		}
+		add(byOp, &opNames, ev.Device+" "+ev.Op, ev)
+	}
+	fmt.Fprintf(stdout, "profile of a second run written to %s\n", file)
+	for _, d := range devices {
+		t := byDevice[d]
+		fmt.Fprintf(stdout, "  %-10s %4d steps, host %s", d, t.steps, t.host.Round(time.Microsecond))
+		if t.device > 0 {
+			fmt.Fprintf(stdout, ", device %s", t.device.Round(time.Microsecond))
+		}
+		fmt.Fprintln(stdout)
+	}
+	slices.SortFunc(opNames, func(a, b string) int { return int(byOp[b].host - byOp[a].host) })
+	for _, name := range opNames[:min(len(opNames), 8)] {
+		t := byOp[name]
+		fmt.Fprintf(stdout, "  %-32s %4d× %s\n", name, t.steps, t.host.Round(time.Microsecond))
 	}
 	return nil
 }
