@@ -124,25 +124,17 @@ func (l *convLayout) runF32(x, w, b, y []float32, act *convAct) {
 	case l.n == 0 || l.m == 0 || l.outSize == 0:
 	case l.cg*l.kernelSize == 0:
 		convFillBias(y, b, l.n, l.outSize)
-		act.apply(y, 1, len(y), len(y))
+		act.apply(y, 0, 1, len(y), len(y))
 	case l.cg == 1 && l.rank == 2:
 		l.depthwise2D(x, w, b, y, act)
 	case l.pointwise():
-		units := l.n * l.group
-		S := l.outSize
-		mm := func(u int, serial bool) {
-			n, grp := u/l.group, u%l.group
-			out := y[(n*l.m+grp*l.mg)*S:]
-			sgemmBias(serial, l.mg, S, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S:], S, b[grp*l.mg:], out, S)
-			act.apply(out, l.mg, S, S)
-		}
-		convUnits(units, mm)
+		l.pointwiseF32(x, w, b, y, act)
 	case convPackedUsable():
 		convPackedF32(l, x, w, b, y, act)
 	default:
-		convGeneral(l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, ldc int, serial bool) {
-			sgemmBias(serial, m, n, k, a, lda, col, ldb, b[row0:], c, ldc)
-			act.apply(c, m, n, ldc)
+		convGeneral(l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, at, ldc int, serial bool) {
+			sgemmBias(serial, m, n, k, a, lda, col, ldb, b[row0:], c[at:], ldc)
+			act.apply(c, at, m, n, ldc)
 		}, false)
 	}
 }
@@ -166,10 +158,11 @@ func convUnits(units int, f func(u int, serial bool)) {
 	}
 }
 
-// convMatMul stores into c the product of an m×k and a k×n matrix, the
-// filters of output channels [row0, row0+m), plus their bias where the
-// type has one; serial asks it not to spawn goroutines.
-type convMatMul[T float32 | int32] func(row0, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, serial bool)
+// convMatMul stores into c, from c[at] with row stride ldc, the product
+// of an m×k and a k×n matrix, the filters of output channels [row0,
+// row0+m), plus their bias where the type has one; serial asks it not to
+// spawn goroutines.
+type convMatMul[T float32 | int32] func(row0, m, n, k int, a []T, lda int, b []T, ldb int, c []T, at, ldc int, serial bool)
 
 // convGeneral is the im2col convolution: for each image and group, tiles
 // of output positions are expanded into a (cg·kernel)×tile patch matrix
@@ -200,7 +193,7 @@ func convGeneral[T float32 | int32](l *convLayout, x, w, y []T, mm convMatMul[T]
 		s0 := t * tile
 		s1 := min(s0+tile, S)
 		convIm2col(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, col)
-		mm(grp*l.mg, l.mg, s1-s0, rows, w[grp*l.mg*rows:], rows, col, s1-s0, y[(n*l.m+grp*l.mg)*S+s0:], S, serial)
+		mm(grp*l.mg, l.mg, s1-s0, rows, w[grp*l.mg*rows:], rows, col, s1-s0, y, (n*l.m+grp*l.mg)*S+s0, S, serial)
 	}
 	if workers > 1 && (alwaysSerial || units >= 4*workers || units%workers == 0) {
 		ParallelFor(units, 1, func(lo, hi int) {
@@ -285,144 +278,6 @@ func convIm2col[T float32 | int32](g *convGeom, taps [][]int, x []T, cg, s0, s1 
 	}
 }
 
-// depthwise2D is the direct convolution of a 2-D layout with one input
-// channel per group (depthwise, possibly with a channel multiplier), plus
-// the bias b, then act (nil: none) on each plane.
-func (l *convLayout) depthwise2D(x, w, b, y []float32, act *convAct) {
-	S, K := l.outSize, l.kernelSize
-	ParallelFor(l.n*l.m, max(1, 4096/max(S*K, 1)), func(lo, hi int) {
-		for u := lo; u < hi; u++ {
-			n, m := u/l.m, u%l.m
-			plane := y[u*S : (u+1)*S]
-			for i := range plane {
-				plane[i] = b[m]
-			}
-			l.depthwisePlane(x[(n*l.cin+m/l.mg)*l.inSize:], w[m*K:(m+1)*K], plane)
-			act.apply(plane, 1, S, S)
-		}
-	})
-}
-
-// depthwisePlane adds the 2-D convolution of one input plane by one
-// kernel into one output plane.
-func (l *convLayout) depthwisePlane(x, w, y []float32) {
-	H, W := l.in[0], l.in[1]
-	OH, OW := l.out[0], l.out[1]
-	KH, KW := l.kernel[0], l.kernel[1]
-	sh, sw := l.stride[0], l.stride[1]
-	offs := make([]int, KW)
-	spans := make([][2]int, KW)
-	// Three taps of a row are applied in one pass (dwRow3) over the
-	// output positions where all three are inside the input.
-	fused := KW == 3
-	inLo, inHi := 0, OW
-	for kw := range KW {
-		offs[kw] = kw*l.dil[1] - l.padBegin[1]
-		lo, hi := lastAxisRange(0, OW, offs[kw], sw, W)
-		spans[kw] = [2]int{lo, hi}
-		inLo, inHi = max(inLo, lo), min(inHi, hi)
-	}
-	if !fused || inHi < inLo {
-		inLo, inHi = 0, 0
-	}
-	// A 3×3 kernel whose three rows are inside the input goes in one pass
-	// (dwRow9).
-	fused9 := inHi > inLo && KH == 3 && l.dil[0] == 1 && l.dil[1] == 1
-	for oh := range OH {
-		yrow := y[oh*OW : (oh+1)*OW]
-		if ih := oh*sh - l.padBegin[0]; fused9 && ih >= 0 && ih+2 < H {
-			x0, x1, x2 := x[ih*W:(ih+1)*W], x[(ih+1)*W:(ih+2)*W], x[(ih+2)*W:(ih+3)*W]
-			at := inLo*sw + offs[0]
-			dwRow9(yrow[inLo:inHi], x0[at:], x1[at:], x2[at:], sw, (*[9]float32)(w))
-			for kh, xrow := range [3][]float32{x0, x1, x2} {
-				l.depthwiseBorder(yrow, xrow, w[3*kh:3*kh+3], offs, inLo, inHi)
-			}
-			continue
-		}
-		for kh := range KH {
-			ih := oh*sh + kh*l.dil[0] - l.padBegin[0]
-			if ih < 0 || ih >= H {
-				continue
-			}
-			xrow := x[ih*W : (ih+1)*W]
-			taps := w[kh*KW : (kh+1)*KW]
-			if inHi > inLo {
-				l.depthwiseRow3(yrow, xrow, (*[3]float32)(taps), offs, inLo, inHi)
-				continue
-			}
-			for kw, span := range spans {
-				wv, off := taps[kw], offs[kw]
-				if sw == 1 {
-					src := xrow[span[0]+off : span[1]+off]
-					dst := yrow[span[0]:span[1]][:len(src)]
-					for i, v := range src {
-						dst[i] += wv * v
-					}
-					continue
-				}
-				for o := span[0]; o < span[1]; o++ {
-					yrow[o] += wv * xrow[o*sw+off]
-				}
-			}
-		}
-	}
-}
-
-// depthwiseRow3 adds one row of three taps (input offsets offs) of a
-// depthwise kernel into an output row: dwRow3 over [inLo, inHi), where
-// every tap is inside the input row, and the taps that are inside at the
-// positions on either side.
-func (l *convLayout) depthwiseRow3(yrow, xrow []float32, taps *[3]float32, offs []int, inLo, inHi int) {
-	sw := l.stride[1]
-	if l.dil[1] == 1 {
-		dwRow3(yrow[inLo:inHi], xrow[inLo*sw+offs[0]:], sw, taps)
-	} else {
-		for o := inLo; o < inHi; o++ {
-			yrow[o] += taps[0]*xrow[o*sw+offs[0]] + taps[1]*xrow[o*sw+offs[1]] + taps[2]*xrow[o*sw+offs[2]]
-		}
-	}
-	l.depthwiseBorder(yrow, xrow, taps[:], offs, inLo, inHi)
-}
-
-// depthwiseBorder adds the taps of one kernel row that are inside the
-// input row at the output positions outside [inLo, inHi).
-func (l *convLayout) depthwiseBorder(yrow, xrow, taps []float32, offs []int, inLo, inHi int) {
-	sw := l.stride[1]
-	for o := 0; o < len(yrow); o++ {
-		if o == inLo {
-			if o = inHi; o >= len(yrow) {
-				break
-			}
-		}
-		var sum float32
-		for kw, off := range offs {
-			if i := o*sw + off; i >= 0 && i < len(xrow) {
-				sum += taps[kw] * xrow[i]
-			}
-		}
-		yrow[o] += sum
-	}
-}
-
-// dwRow3Go is the portable dwRow3.
-func dwRow3Go(dst, x []float32, stride int, w *[3]float32) {
-	w0, w1, w2 := w[0], w[1], w[2]
-	for i := range dst {
-		j := i * stride
-		dst[i] += w0*x[j] + w1*x[j+1] + w2*x[j+2]
-	}
-}
-
-// dwRow9Go is the portable dwRow9.
-func dwRow9Go(dst, x0, x1, x2 []float32, stride int, w *[9]float32) {
-	for i := range dst {
-		j := i * stride
-		dst[i] += w[0]*x0[j] + w[1]*x0[j+1] + w[2]*x0[j+2] +
-			w[3]*x1[j] + w[4]*x1[j+1] + w[5]*x1[j+2] +
-			w[6]*x2[j] + w[7]*x2[j+1] + w[8]*x2[j+2]
-	}
-}
-
 // convIntegerKernel is ONNX ConvInteger: the convolution of (X −
 // x_zero_point) by (W − w_zero_point) for 8-bit X and W, accumulated in
 // int32. x_zero_point is a scalar; w_zero_point a scalar or one value per
@@ -474,8 +329,8 @@ func convIntegerKernel(c *Call) error {
 	if l.n == 0 || l.m == 0 || l.outSize == 0 {
 		return nil
 	}
-	convGeneral(l, xv, wv, graph.View[int32](y), func(_, m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, ldc int, _ bool) {
-		matmulLoop(false, false, m, n, k, a, lda, b, ldb, c, ldc)
+	convGeneral(l, xv, wv, graph.View[int32](y), func(_, m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, at, ldc int, _ bool) {
+		matmulLoop(false, false, m, n, k, a, lda, b, ldb, c[at:], ldc)
 	}, true)
 	return nil
 }

@@ -1,69 +1,40 @@
 package hostfallback
 
-// dwRow3S1 is dwRow3 with stride 1 for n a positive multiple of 8; it reads
-// x[:n+2].
+// dwRowsAVX2 is dwRowsGo for taps ≥ 1 offsets and weights, rows ≥ 1 and
+// ow ≥ 1.
 //
 //go:noescape
-func dwRow3S1(dst, x *float32, n int, w *[3]float32)
+func dwRowsAVX2(dst, src *float32, offs *int, w *float32, taps, rows, ow, wq int, bias, lo, hi float32)
 
-// dwRow3S2 is dwRow3 with stride 2 for n a positive multiple of 8; it reads
-// x[:2n+2].
-//
-//go:noescape
-func dwRow3S2(dst, x *float32, n int, w *[3]float32)
-
-// dwRow9S1 is dwRow9 with stride 1 for n a positive multiple of 8; it
-// reads x0, x1 and x2 [:n+2].
-//
-//go:noescape
-func dwRow9S1(dst, x0, x1, x2 *float32, n int, w *[9]float32)
-
-// dwRow9S2 is dwRow9 with stride 2 for n a positive multiple of 8; it
-// reads x0, x1 and x2 [:2n+2].
-//
-//go:noescape
-func dwRow9S2(dst, x0, x1, x2 *float32, n int, w *[9]float32)
-
-// dwRow9 is dwRow3 over three input rows x0, x1 and x2 with the three
-// rows of a 3×3 kernel w.
-func dwRow9(dst, x0, x1, x2 []float32, stride int, w *[9]float32) {
-	n := 0
-	if hasAVX2 {
-		short := min(len(x0), len(x1), len(x2))
-		switch stride {
-		case 1:
-			n = min(len(dst), short-2) &^ 7
-			if n > 0 {
-				dwRow9S1(&dst[0], &x0[0], &x1[0], &x2[0], n, w)
-			}
-		case 2:
-			n = min(len(dst), (short-2)/2) &^ 7
-			if n > 0 {
-				dwRow9S2(&dst[0], &x0[0], &x1[0], &x2[0], n, w)
-			}
-		}
+// dwRows sets the rows×ow values of dst, row r at r·ow, to the taps of a
+// depthwise kernel: dst[r·ow+i] = bias + Σₜ w[t]·src[offs[t]+r·wq+i],
+// clamped to [lo, hi] (NaN stays NaN). The caller ensures that 0 ≤
+// offs[t] and offs[t]+(rows−1)·wq+⌈ow/8⌉·8 ≤ len(src) for every t: the
+// vector loop reads whole vectors, unchecked.
+func dwRows(dst, src []float32, offs []int, w []float32, rows, ow, wq int, bias, lo, hi float32) {
+	if !hasAVX2 || len(offs) == 0 || rows == 0 || ow == 0 {
+		dwRowsGo(dst, src, offs, w, rows, ow, wq, bias, lo, hi)
+		return
 	}
-	dwRow9Go(dst[n:], x0[n*stride:], x1[n*stride:], x2[n*stride:], stride, w)
+	_ = dst[rows*ow-1]
+	w = w[:len(offs)]
+	dwRowsAVX2(&dst[0], &src[0], &offs[0], &w[0], len(offs), rows, ow, wq, bias, lo, hi)
 }
 
-// dwRow3 adds w[0]·x[s·i] + w[1]·x[s·i+1] + w[2]·x[s·i+2] to each dst[i],
-// s being stride: three taps of a depthwise kernel row; x must hold
-// s·(len(dst)−1)+3 values.
-func dwRow3(dst, x []float32, stride int, w *[3]float32) {
-	n := 0
-	if hasAVX2 {
-		switch stride {
-		case 1:
-			n = min(len(dst), len(x)-2) &^ 7
-			if n > 0 {
-				dwRow3S1(&dst[0], &x[0], n, w)
-			}
-		case 2:
-			n = min(len(dst), (len(x)-2)/2) &^ 7
-			if n > 0 {
-				dwRow3S2(&dst[0], &x[0], n, w)
-			}
-		}
+// dwSplit2AVX2 sets even[i] = x[2i] and odd[i] = x[2i+1] for i < n, a
+// positive multiple of 8.
+//
+//go:noescape
+func dwSplit2AVX2(even, odd, x *float32, n int)
+
+// dwSplit2 sets even[i] = x[2i] and odd[i] = x[2i+1] for i below some n
+// that it returns, at most len(even), len(odd) and len(x)/2; the rest is
+// left to the caller.
+func dwSplit2(even, odd, x []float32) int {
+	n := min(len(even), len(odd), len(x)/2) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
 	}
-	dwRow3Go(dst[n:], x[n*stride:], stride, w)
+	dwSplit2AVX2(&even[0], &odd[0], &x[0], n)
+	return n
 }

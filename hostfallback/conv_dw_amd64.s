@@ -1,173 +1,148 @@
-// Vectorised rows of the depthwise convolution (see conv_dw_amd64.go):
-// dst[i] += w[0]·x[s·i] + w[1]·x[s·i+1] + w[2]·x[s·i+2] for i < n, a
-// positive multiple of 8, with s = 1 or 2, and the same over three input
-// rows and nine weights (dwRow9). AVX2 and FMA.
+// Vectorised depthwise convolution (see conv_dw_amd64.go). dwRowsAVX2:
+// dst[r·ow+i] = clamp(bias + Σₜ w[t]·src[offs[t]+r·wq+i], lo, hi) for
+// each row r, 32 outputs at a time, then 8, then a masked vector for the
+// rest of the row. AVX2 and FMA. VMAXPS and VMINPS return their second
+// source (Intel order) when either is NaN: with the sum there, NaN stays
+// NaN.
 
 #include "textflag.h"
 
-// func dwRow3S1(dst, x *float32, n int, w *[3]float32)
-TEXT ·dwRow3S1(SB), NOSPLIT, $0-32
+// dwMask<>+4·(8−n) is the mask of a vector's first n lanes.
+DATA dwMask<>+0(SB)/4, $0xffffffff
+DATA dwMask<>+4(SB)/4, $0xffffffff
+DATA dwMask<>+8(SB)/4, $0xffffffff
+DATA dwMask<>+12(SB)/4, $0xffffffff
+DATA dwMask<>+16(SB)/4, $0xffffffff
+DATA dwMask<>+20(SB)/4, $0xffffffff
+DATA dwMask<>+24(SB)/4, $0xffffffff
+DATA dwMask<>+28(SB)/4, $0xffffffff
+DATA dwMask<>+32(SB)/4, $0
+DATA dwMask<>+36(SB)/4, $0
+DATA dwMask<>+40(SB)/4, $0
+DATA dwMask<>+44(SB)/4, $0
+DATA dwMask<>+48(SB)/4, $0
+DATA dwMask<>+52(SB)/4, $0
+DATA dwMask<>+56(SB)/4, $0
+DATA dwMask<>+60(SB)/4, $0
+GLOBL dwMask<>(SB), RODATA|NOPTR, $64
+
+// func dwRowsAVX2(dst, src *float32, offs *int, w *float32, taps, rows, ow, wq int, bias, lo, hi float32)
+TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-76
 	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ n+16(FP), CX
-	MOVQ w+24(FP), AX
-	VBROADCASTSS (AX), Y0
-	VBROADCASTSS 4(AX), Y1
-	VBROADCASTSS 8(AX), Y2
-	SHRQ $3, CX
-s1loop:
-	VMULPS (SI), Y0, Y3
-	VFMADD231PS 4(SI), Y1, Y3
-	VFMADD231PS 8(SI), Y2, Y3
-	VADDPS (DI), Y3, Y3
-	VMOVUPS Y3, (DI)
-	ADDQ $32, SI
+	MOVQ src+8(FP), SI
+	MOVQ offs+16(FP), BX
+	MOVQ w+24(FP), DX
+	MOVQ taps+32(FP), R8
+	MOVQ rows+40(FP), R11
+	MOVQ ow+48(FP), R12
+	MOVQ wq+56(FP), R13
+	SHLQ $2, R13
+	VBROADCASTSS bias+64(FP), Y12
+	VBROADCASTSS lo+68(FP), Y13
+	VBROADCASTSS hi+72(FP), Y14
+
+row:
+	MOVQ R12, CX
+	MOVQ SI, AX
+
+wide:
+	CMPQ CX, $32
+	JLT narrow
+	VMOVAPS Y12, Y0
+	VMOVAPS Y12, Y1
+	VMOVAPS Y12, Y2
+	VMOVAPS Y12, Y3
+	XORQ R9, R9
+
+widetap:
+	MOVQ (BX)(R9*8), R10
+	VBROADCASTSS (DX)(R9*4), Y4
+	VFMADD231PS 0(AX)(R10*4), Y4, Y0
+	VFMADD231PS 32(AX)(R10*4), Y4, Y1
+	VFMADD231PS 64(AX)(R10*4), Y4, Y2
+	VFMADD231PS 96(AX)(R10*4), Y4, Y3
+	INCQ R9
+	CMPQ R9, R8
+	JLT widetap
+	VMAXPS Y0, Y13, Y0
+	VMAXPS Y1, Y13, Y1
+	VMAXPS Y2, Y13, Y2
+	VMAXPS Y3, Y13, Y3
+	VMINPS Y0, Y14, Y0
+	VMINPS Y1, Y14, Y1
+	VMINPS Y2, Y14, Y2
+	VMINPS Y3, Y14, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, AX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP wide
+
+narrow:
+	TESTQ CX, CX
+	JZ nextrow
+	VMOVAPS Y12, Y0
+	XORQ R9, R9
+
+narrowtap:
+	MOVQ (BX)(R9*8), R10
+	VBROADCASTSS (DX)(R9*4), Y4
+	VFMADD231PS 0(AX)(R10*4), Y4, Y0
+	INCQ R9
+	CMPQ R9, R8
+	JLT narrowtap
+	VMAXPS Y0, Y13, Y0
+	VMINPS Y0, Y14, Y0
+	CMPQ CX, $8
+	JLT partial
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, AX
 	ADDQ $32, DI
-	DECQ CX
-	JNZ s1loop
+	SUBQ $8, CX
+	JMP narrow
+
+partial:
+	SHLQ $2, CX
+	LEAQ dwMask<>+32(SB), R10
+	SUBQ CX, R10
+	VMOVDQU (R10), Y5
+	VMASKMOVPS Y0, Y5, (DI)
+	ADDQ CX, DI
+
+nextrow:
+	ADDQ R13, SI
+	DECQ R11
+	JNZ row
 	VZEROUPPER
 	RET
 
-// func dwRow3S2(dst, x *float32, n int, w *[3]float32)
-TEXT ·dwRow3S2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ n+16(FP), CX
-	MOVQ w+24(FP), AX
-	VBROADCASTSS (AX), Y0
-	VBROADCASTSS 4(AX), Y1
-	VBROADCASTSS 8(AX), Y2
+// func dwSplit2AVX2(even, odd, x *float32, n int)
+TEXT ·dwSplit2AVX2(SB), NOSPLIT, $0-32
+	MOVQ even+0(FP), DI
+	MOVQ odd+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
 	SHRQ $3, CX
-s2loop:
-	VMOVUPS (SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 8(SI), Y6
-	VMOVUPS 40(SI), Y7
+
+split:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
 	// Within each 128-bit lane: the even (0x88) or odd (0xdd) elements
 	// of the first source, then of the second; VPERMPD 0xd8 then puts
 	// the four pairs in order.
-	VSHUFPS $0x88, Y5, Y4, Y8
-	VSHUFPS $0xdd, Y5, Y4, Y9
-	VSHUFPS $0x88, Y7, Y6, Y10
-	VPERMPD $0xd8, Y8, Y8
-	VPERMPD $0xd8, Y9, Y9
-	VPERMPD $0xd8, Y10, Y10
-	VMULPS Y8, Y0, Y3
-	VFMADD231PS Y9, Y1, Y3
-	VFMADD231PS Y10, Y2, Y3
-	VADDPS (DI), Y3, Y3
-	VMOVUPS Y3, (DI)
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VSHUFPS $0xdd, Y1, Y0, Y3
+	VPERMPD $0xd8, Y2, Y2
+	VPERMPD $0xd8, Y3, Y3
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 0(DX)
 	ADDQ $64, SI
 	ADDQ $32, DI
+	ADDQ $32, DX
 	DECQ CX
-	JNZ s2loop
-	VZEROUPPER
-	RET
-
-// func dwRow9S1(dst, x0, x1, x2 *float32, n int, w *[9]float32)
-TEXT ·dwRow9S1(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ x0+8(FP), SI
-	MOVQ x1+16(FP), R8
-	MOVQ x2+24(FP), R9
-	MOVQ n+32(FP), CX
-	MOVQ w+40(FP), AX
-	VBROADCASTSS 0(AX), Y0
-	VBROADCASTSS 4(AX), Y1
-	VBROADCASTSS 8(AX), Y2
-	VBROADCASTSS 12(AX), Y3
-	VBROADCASTSS 16(AX), Y4
-	VBROADCASTSS 20(AX), Y5
-	VBROADCASTSS 24(AX), Y6
-	VBROADCASTSS 28(AX), Y7
-	VBROADCASTSS 32(AX), Y8
-	SHRQ $3, CX
-r9s1loop:
-	VMOVUPS (DI), Y9
-	VFMADD231PS 0(SI), Y0, Y9
-	VFMADD231PS 4(SI), Y1, Y9
-	VFMADD231PS 8(SI), Y2, Y9
-	VFMADD231PS 0(R8), Y3, Y9
-	VFMADD231PS 4(R8), Y4, Y9
-	VFMADD231PS 8(R8), Y5, Y9
-	VFMADD231PS 0(R9), Y6, Y9
-	VFMADD231PS 4(R9), Y7, Y9
-	VFMADD231PS 8(R9), Y8, Y9
-	VMOVUPS Y9, (DI)
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, DI
-	DECQ CX
-	JNZ r9s1loop
-	VZEROUPPER
-	RET
-
-// func dwRow9S2(dst, x0, x1, x2 *float32, n int, w *[9]float32)
-TEXT ·dwRow9S2(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ x0+8(FP), SI
-	MOVQ x1+16(FP), R8
-	MOVQ x2+24(FP), R9
-	MOVQ n+32(FP), CX
-	MOVQ w+40(FP), AX
-	VBROADCASTSS 0(AX), Y0
-	VBROADCASTSS 4(AX), Y1
-	VBROADCASTSS 8(AX), Y2
-	VBROADCASTSS 12(AX), Y3
-	VBROADCASTSS 16(AX), Y4
-	VBROADCASTSS 20(AX), Y5
-	VBROADCASTSS 24(AX), Y6
-	VBROADCASTSS 28(AX), Y7
-	VBROADCASTSS 32(AX), Y8
-	SHRQ $3, CX
-r9s2loop:
-	VMOVUPS (DI), Y9
-	VMOVUPS (SI), Y10
-	VMOVUPS 32(SI), Y11
-	VMOVUPS 8(SI), Y12
-	VMOVUPS 40(SI), Y13
-	VSHUFPS $0x88, Y11, Y10, Y14
-	VSHUFPS $0xdd, Y11, Y10, Y15
-	VSHUFPS $0x88, Y13, Y12, Y12
-	VPERMPD $0xd8, Y14, Y14
-	VPERMPD $0xd8, Y15, Y15
-	VPERMPD $0xd8, Y12, Y12
-	VFMADD231PS Y14, Y0, Y9
-	VFMADD231PS Y15, Y1, Y9
-	VFMADD231PS Y12, Y2, Y9
-	VMOVUPS (R8), Y10
-	VMOVUPS 32(R8), Y11
-	VMOVUPS 8(R8), Y12
-	VMOVUPS 40(R8), Y13
-	VSHUFPS $0x88, Y11, Y10, Y14
-	VSHUFPS $0xdd, Y11, Y10, Y15
-	VSHUFPS $0x88, Y13, Y12, Y12
-	VPERMPD $0xd8, Y14, Y14
-	VPERMPD $0xd8, Y15, Y15
-	VPERMPD $0xd8, Y12, Y12
-	VFMADD231PS Y14, Y3, Y9
-	VFMADD231PS Y15, Y4, Y9
-	VFMADD231PS Y12, Y5, Y9
-	VMOVUPS (R9), Y10
-	VMOVUPS 32(R9), Y11
-	VMOVUPS 8(R9), Y12
-	VMOVUPS 40(R9), Y13
-	VSHUFPS $0x88, Y11, Y10, Y14
-	VSHUFPS $0xdd, Y11, Y10, Y15
-	VSHUFPS $0x88, Y13, Y12, Y12
-	VPERMPD $0xd8, Y14, Y14
-	VPERMPD $0xd8, Y15, Y15
-	VPERMPD $0xd8, Y12, Y12
-	VFMADD231PS Y14, Y6, Y9
-	VFMADD231PS Y15, Y7, Y9
-	VFMADD231PS Y12, Y8, Y9
-	VMOVUPS Y9, (DI)
-	ADDQ $64, SI
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ $32, DI
-	DECQ CX
-	JNZ r9s2loop
+	JNZ split
 	VZEROUPPER
 	RET

@@ -2,15 +2,15 @@
 
 package hostfallback
 
-// dwRow3 adds w[0]·x[s·i] + w[1]·x[s·i+1] + w[2]·x[s·i+2] to each dst[i],
-// s being stride: three taps of a depthwise kernel row; x must hold
-// s·(len(dst)−1)+3 values.
-func dwRow3(dst, x []float32, stride int, w *[3]float32) {
-	dwRow3Go(dst, x, stride, w)
+// dwRows sets the rows×ow values of dst, row r at r·ow, to the taps of a
+// depthwise kernel: dst[r·ow+i] = bias + Σₜ w[t]·src[offs[t]+r·wq+i],
+// clamped to [lo, hi] (NaN stays NaN). The caller ensures that 0 ≤
+// offs[t] and offs[t]+(rows−1)·wq+⌈ow/8⌉·8 ≤ len(src) for every t (the
+// amd64 vector loop reads whole vectors, unchecked).
+func dwRows(dst, src []float32, offs []int, w []float32, rows, ow, wq int, bias, lo, hi float32) {
+	dwRowsGo(dst, src, offs, w, rows, ow, wq, bias, lo, hi)
 }
 
-// dwRow9 is dwRow3 over three input rows x0, x1 and x2 with the three
-// rows of a 3×3 kernel w.
-func dwRow9(dst, x0, x1, x2 []float32, stride int, w *[9]float32) {
-	dwRow9Go(dst, x0, x1, x2, stride, w)
-}
+// dwSplit2 would split x's even and odd elements; the portable build
+// leaves it all to the caller and returns 0.
+func dwSplit2(even, odd, x []float32) int { return 0 }

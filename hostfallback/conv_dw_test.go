@@ -1,44 +1,122 @@
 package hostfallback
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
 
-// TestDwRow3 checks the depthwise row kernel against the portable loop for
-// both strides over lengths around the vector width.
-func TestDwRow3(t *testing.T) {
+// TestDwRows checks the depthwise row kernel against a plain sum over
+// the taps, for row widths around the vector widths, one to 25 taps, and
+// clamps that cut both ends, none, or meet NaN; the values after the rows
+// must stay untouched.
+func TestDwRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	w := &[3]float32{0.5, -1.25, 2}
-	for _, stride := range []int{1, 2} {
-		for n := 1; n <= 70; n++ {
-			x := nnRandFloats(r, stride*(n-1)+3)
-			got := nnRandFloats(r, n)
-			want := append([]float32{}, got...)
-			dwRow3(got, x, stride, w)
-			dwRow3Go(want, x, stride, w)
-			if i := nnClose(got, want, 1e-5, 1e-5); i >= 0 {
-				t.Fatalf("stride %d n %d: dst[%d] = %v, want %v", stride, n, i, got[i], want[i])
+	inf := float32(math.Inf(1))
+	for _, taps := range []int{1, 3, 9, 25} {
+		for ow := 1; ow <= 75; ow++ {
+			rows, wq := 1+r.IntN(3), ow+r.IntN(4)
+			span := (rows-1)*wq + (ow+7)&^7
+			src := nnRandFloats(r, span+40)
+			src[r.IntN(len(src))] = float32(math.NaN())
+			offs := make([]int, taps)
+			for i := range offs {
+				offs[i] = r.IntN(len(src) - span + 1)
+			}
+			w := nnRandFloats(r, taps)
+			for _, bound := range [][2]float32{{-inf, inf}, {0, 6}, {-0.25, 0.25}} {
+				got := nnRandFloats(r, rows*ow+9)
+				want := append([]float32{}, got...)
+				dwRows(got, src, offs, w, rows, ow, wq, 0.5, bound[0], bound[1])
+				for row := range rows {
+					for i := range ow {
+						sum := float64(0.5)
+						for k, off := range offs {
+							sum += float64(w[k]) * float64(src[off+row*wq+i])
+						}
+						if !math.IsNaN(sum) {
+							sum = min(max(sum, float64(bound[0])), float64(bound[1]))
+						}
+						want[row*ow+i] = float32(sum)
+					}
+				}
+				if i := nnClose(got, want, 1e-5, 1e-5); i >= 0 {
+					t.Fatalf("taps %d rows %d ow %d wq %d clamp %v: dst[%d] = %v, want %v", taps, rows, ow, wq, bound, i, got[i], want[i])
+				}
 			}
 		}
 	}
 }
 
-// TestDwRow9 checks the three-row kernel against the portable loop.
-func TestDwRow9(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	w := &[9]float32{0.5, -1.25, 2, 1, -0.5, 0.25, 3, -2, 1.5}
-	for _, stride := range []int{1, 2} {
-		for n := 1; n <= 70; n++ {
-			x0 := nnRandFloats(r, stride*(n-1)+3)
-			x1 := nnRandFloats(r, stride*(n-1)+4)
-			x2 := nnRandFloats(r, stride*(n-1)+3)
-			got := nnRandFloats(r, n)
-			want := append([]float32{}, got...)
-			dwRow9(got, x0, x1, x2, stride, w)
-			dwRow9Go(want, x0, x1, x2, stride, w)
-			if i := nnClose(got, want, 1e-5, 1e-5); i >= 0 {
-				t.Fatalf("stride %d n %d: dst[%d] = %v, want %v", stride, n, i, got[i], want[i])
+// TestClampF32 checks the in-place clamp of fused activations over
+// lengths around the vector widths, NaN included.
+func TestClampF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for n := range 140 {
+		y := nnRandFloats(r, n)
+		if n > 0 {
+			y[r.IntN(n)] = float32(math.NaN())
+		}
+		want := make([]float32, n)
+		for i, v := range y {
+			want[i] = v
+			if v < -0.5 {
+				want[i] = -0.5
+			} else if v > 0.25 {
+				want[i] = 0.25
+			}
+		}
+		clampF32(y, -0.5, 0.25)
+		if i := nnClose(y, want, 0, 0); i >= 0 {
+			t.Fatalf("n %d: y[%d] = %v, want %v", n, i, y[i], want[i])
+		}
+	}
+}
+
+// TestDwSplit2 checks the even/odd split of the stride-2 padded layout
+// over lengths around the vector width.
+func TestDwSplit2(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for n := range 70 {
+		x := nnRandFloats(r, n)
+		even, odd := make([]float32, n/2+1), make([]float32, (n+1)/2)
+		done := dwSplit2(even, odd, x)
+		if done > n/2 || done > len(odd) {
+			t.Fatalf("n %d: split %d pairs", n, done)
+		}
+		for i := range done {
+			if even[i] != x[2*i] || odd[i] != x[2*i+1] {
+				t.Fatalf("n %d: pair %d is (%v, %v), want (%v, %v)", n, i, even[i], odd[i], x[2*i], x[2*i+1])
+			}
+		}
+	}
+}
+
+// TestSigmoidF32 checks the fused sigmoid and swish against float64
+// over lengths around the vector width, large arguments, ±Inf and NaN.
+func TestSigmoidF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	special := []float32{0, -0.5, 3, 30, -30, 90, -90, 200, -200, float32(math.Inf(1)), float32(math.NaN())}
+	for _, swish := range []bool{false, true} {
+		for n := range 70 {
+			y := make([]float32, n)
+			for i := range y {
+				y[i] = float32(r.NormFloat64() * 8)
+				if r.IntN(4) == 0 {
+					y[i] = special[r.IntN(len(special))]
+				}
+			}
+			want := make([]float32, n)
+			for i, v := range y {
+				s := 1 / (1 + math.Exp(-float64(v)))
+				if swish {
+					s *= float64(v)
+				}
+				want[i] = float32(s)
+			}
+			sigmoidF32(y, swish)
+			if i := nnClose(y, want, 1e-30, 1e-6); i >= 0 {
+				t.Fatalf("swish %v n %d: y[%d] = %v, want %v", swish, n, i, y[i], want[i])
 			}
 		}
 	}

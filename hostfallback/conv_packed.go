@@ -68,9 +68,9 @@ func convPackedF32(l *convLayout, x, w, b, y []float32, act *convAct) {
 		s1 := min(s0+tile, S)
 		p := &convPanel{buf: buf, rows: rows, width: s1 - s0, shift: shift}
 		convIm2colPacked(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, p)
-		out := y[(n*l.m+grp*l.mg)*S+s0:]
-		gemmPacked(kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], out, S, workers)
-		act.apply(out, l.mg, s1-s0, S)
+		at := (n*l.m+grp*l.mg)*S + s0
+		gemmPacked(kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers)
+		act.apply(y, at, l.mg, s1-s0, S)
 	}
 	size := rows * gemmCeil(tile, kn.nr) * kn.nr
 	if workers > 1 && (units >= 4*workers || units%workers == 0) {

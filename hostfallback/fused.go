@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"math"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -42,29 +43,49 @@ func fusedMatMulKernel(c *Call) error {
 	return nil
 }
 
-// fusedConvKernel is FusedConv: Conv, then the node's activation.
+// fusedConvKernel is FusedConv: Conv, plus the optional input 3 (Sum, of
+// the output's type and shape), then the node's activation.
 func fusedConvKernel(c *Call) error {
 	act, err := fusedActivation(c)
 	if err != nil {
 		return err
 	}
+	if sum := c.Tensor(3); sum != nil {
+		x, w := c.Tensor(0), c.Tensor(1)
+		if x == nil || w == nil || sum.DType != x.DType {
+			return c.Errorf("Sum must be of X's type")
+		}
+		l, err := convPlan(c, x.Shape, w.Shape)
+		if err != nil {
+			return err
+		}
+		if want := convShape([]int64{int64(l.n), int64(l.m)}, l.out); !slices.Equal(sum.Shape, want) {
+			return c.Errorf("Sum%v does not match the output%v", sum.Shape, want)
+		}
+		act.sum = f32Data(sum)
+	}
 	return convWith(c, act)
 }
 
-// convAct is an activation applied in place to float32 output blocks.
+// convAct is what a fused convolution applies in place to its float32
+// output blocks: the addition of sum, then an activation.
 type convAct struct {
+	// name is the activation, "" for none.
 	name string
 	// lo and hi are Clip's bounds (Relu: 0 and +Inf); p holds LeakyRelu's
 	// slope in alpha.
 	lo, hi float32
 	p      unaryParams
+	// sum, when not nil, holds a value for each output element, in the
+	// output's layout.
+	sum []float32
 }
 
 // fusedActivation reads a fused node's activation attributes.
 func fusedActivation(c *Call) (*convAct, error) {
 	a := &convAct{name: c.Node.AttrString("activation", ""), lo: 0, hi: float32(math.Inf(1))}
 	switch a.name {
-	case ops.ActRelu, ops.ActSigmoid:
+	case "", ops.ActRelu, ops.ActSigmoid, ops.ActSwish:
 	case ops.ActClip:
 		a.lo, a.hi = c.Node.AttrFloat("alpha", float32(math.Inf(-1))), c.Node.AttrFloat("beta", float32(math.Inf(1)))
 	case ops.ActLeakyRelu:
@@ -75,30 +96,52 @@ func fusedActivation(c *Call) (*convAct, error) {
 	return a, nil
 }
 
-// apply runs the activation in place over rows×cols values of y, rows ld
-// apart (the element loops read s[i] before writing d[i]); a nil
-// activation does nothing.
-func (a *convAct) apply(y []float32, rows, cols, ld int) {
+// apply adds sum (when not nil) to rows×cols values of y, rows ld apart
+// from y[at], then runs the activation on them, in place (the element
+// loops read s[i] before writing d[i]); a nil convAct does nothing.
+func (a *convAct) apply(y []float32, at, rows, cols, ld int) {
 	if a == nil {
 		return
 	}
+	if ld == cols {
+		rows, cols = 1, rows*cols
+	}
 	for r := range rows {
-		row := y[r*ld : r*ld+cols]
+		row := y[at+r*ld : at+r*ld+cols]
+		if a.sum != nil {
+			for i, v := range a.sum[at+r*ld : at+r*ld+cols] {
+				row[i] += v
+			}
+		}
 		switch a.name {
 		case ops.ActRelu, ops.ActClip:
 			clampF32(row, a.lo, a.hi)
 		case ops.ActLeakyRelu:
 			leakyReluLoop(row, row, &a.p)
-		case ops.ActSigmoid:
-			sigmoidLoop(row, row, &a.p)
+		case ops.ActSigmoid, ops.ActSwish:
+			sigmoidF32(row, a.name == ops.ActSwish)
 		}
 	}
 }
 
-// clampF32 sets each element of y to min(max(v, lo), hi) in place; NaN
-// stays NaN.
-func clampF32(y []float32, lo, hi float32) {
+// sigmoidF32Go is the portable sigmoidF32.
+func sigmoidF32Go(y []float32, swish bool) {
 	for i, v := range y {
-		y[i] = min(max(v, lo), hi)
+		s := float32(1 / (1 + math.Exp(-float64(v))))
+		if swish {
+			s *= v
+		}
+		y[i] = s
+	}
+}
+
+// clampF32Go is the portable clampF32.
+func clampF32Go(y []float32, lo, hi float32) {
+	for i, v := range y {
+		if v < lo {
+			y[i] = lo
+		} else if v > hi {
+			y[i] = hi
+		}
 	}
 }

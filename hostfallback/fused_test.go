@@ -95,3 +95,69 @@ func TestFusedMatMul(t *testing.T) {
 		t.Fatal("a bias of the wrong length was accepted")
 	}
 }
+
+// TestFusedConvSum checks FusedConv with a Sum input against Conv, Add and
+// the activation kernels (Mul and Sigmoid for Swish; or none), on depthwise, pointwise and general
+// convolutions, with output storage that starts as NaN; and that a Sum of
+// another shape is an error.
+func TestFusedConvSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	random := func(shape ...int64) *graph.Tensor {
+		x := graph.NewTensor(graph.Float, shape)
+		for i := range graph.View[float32](x) {
+			graph.View[float32](x)[i] = float32(rng.NormFloat64() * 4)
+		}
+		return x
+	}
+	nanAlloc := func(_ int, dt graph.DType, shape []int64) *graph.Tensor {
+		y := graph.NewTensor(dt, shape)
+		for i := range graph.View[float32](y) {
+			graph.View[float32](y)[i] = float32(math.NaN())
+		}
+		return y
+	}
+	convs := []struct {
+		name  string
+		x, w  []int64
+		group int64
+		pads  []int64
+	}{
+		{"depthwise", []int64{2, 6, 9, 9}, []int64{6, 1, 3, 3}, 6, []int64{1, 1, 1, 1}},
+		{"pointwise", []int64{1, 5, 23, 29}, []int64{12, 5, 1, 1}, 1, []int64{0, 0, 0, 0}},
+		{"general", []int64{2, 3, 11, 11}, []int64{17, 3, 3, 3}, 1, []int64{1, 1, 1, 1}},
+	}
+	for _, cv := range convs {
+		x, w, b := random(cv.x...), random(cv.w...), random(cv.w[0])
+		attrs := ewWith(ewInt("group", cv.group), ewInts("pads", cv.pads...))
+		conv := ewRun(t, "Conv", 11, attrs, x, w, b)
+		sum := random(conv.Shape...)
+		added := ewRun(t, "Add", 14, nil, conv, sum)
+		for _, act := range []string{"", ops.ActRelu, ops.ActSigmoid, ops.ActSwish} {
+			want := added
+			switch act {
+			case "":
+			case ops.ActSwish:
+				want = ewRun(t, "Mul", 14, nil, added, ewRun(t, "Sigmoid", 13, nil, added))
+			default:
+				want = ewRun(t, act, 14, nil, added)
+			}
+			n := &graph.Node{Name: "f", OpType: "FusedConv", Domain: ops.FusedDomain, Outputs: []string{"y"},
+				Attrs: ewWith(ewInt("group", cv.group), ewInts("pads", cv.pads...), ewString("activation", act))}
+			c := &Call{Node: n, Opset: 1, In: []graph.Value{x, w, b, sum}, Out: make([]graph.Value, 1), Alloc: nanAlloc}
+			if err := Lookup(ops.FusedDomain, "FusedConv")(c); err != nil {
+				t.Fatalf("%s+Sum+%q: %v", cv.name, act, err)
+			}
+			got := graph.View[float32](c.Out[0].(*graph.Tensor))
+			for i, v := range graph.View[float32](want) {
+				if d := math.Abs(float64(got[i] - v)); !(d <= 1e-5*(1+math.Abs(float64(v)))) {
+					t.Fatalf("%s+Sum+%q: element %d is %g, want %g", cv.name, act, i, got[i], v)
+				}
+			}
+		}
+		n := &graph.Node{Name: "f", OpType: "FusedConv", Domain: ops.FusedDomain, Outputs: []string{"y"}, Attrs: attrs}
+		c := &Call{Node: n, Opset: 1, In: []graph.Value{x, w, b, random(1, 2)}, Out: make([]graph.Value, 1), Alloc: nanAlloc}
+		if err := Lookup(ops.FusedDomain, "FusedConv")(c); err == nil {
+			t.Fatalf("%s: a Sum of shape [1 2] was accepted", cv.name)
+		}
+	}
+}

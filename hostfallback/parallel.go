@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ParallelFor splits [0, n) into contiguous chunks of at least grain items
@@ -15,6 +16,11 @@ import (
 // worker busy, the caller runs all chunks itself. A panic in a chunk is
 // raised again on the calling goroutine once the other chunks are done,
 // so that the caller's recover sees it instead of the process dying.
+//
+// A worker that has finished a job watches for the next one, and a caller
+// waits for the workers' chunks, spinning for up to parallelSpinTime
+// before they sleep: waking a sleeping thread can take tens of
+// microseconds (on virtual machines), longer than many chunks take.
 func ParallelFor(n, grain int, f func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -26,9 +32,10 @@ func ParallelFor(n, grain int, f func(lo, hi int)) {
 		return
 	}
 	chunk := (n + workers - 1) / workers
-	j := &parallelJob{f: f, n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk}
-	j.wg.Add(j.chunks)
+	j := &parallelJob{f: f, n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk, done: make(chan struct{})}
+	j.left.Store(int64(j.chunks))
 	startParallelPool()
+	parallelLatest.Store(j)
 	for range j.chunks - 1 {
 		select {
 		case parallelJobs <- j:
@@ -36,18 +43,42 @@ func ParallelFor(n, grain int, f func(lo, hi int)) {
 		}
 	}
 	j.run()
-	j.wg.Wait()
+	if !parallelSpin(func() bool { return j.left.Load() == 0 }) {
+		<-j.done
+	}
+	// Let go of f (and what it holds) unless a newer job took its place.
+	parallelLatest.CompareAndSwap(j, nil)
 	if j.failure != nil {
 		panic(j.failure)
 	}
 }
 
-// parallelJob is one ParallelFor call: chunks are claimed through next.
+// parallelSpinTime bounds the spinning of ParallelFor's callers and
+// workers.
+const parallelSpinTime = 200 * time.Microsecond
+
+// parallelSpin calls ready until it returns true or parallelSpinTime has
+// passed, and returns its last answer.
+func parallelSpin(ready func() bool) bool {
+	start := time.Now()
+	for i := 1; ; i++ {
+		if ready() {
+			return true
+		}
+		if i%256 == 0 && time.Since(start) > parallelSpinTime {
+			return false
+		}
+	}
+}
+
+// parallelJob is one ParallelFor call: chunks are claimed through next;
+// left counts the chunks not yet finished, and done is closed when it
+// reaches zero.
 type parallelJob struct {
 	f                func(lo, hi int)
 	n, chunk, chunks int
-	next             atomic.Int64
-	wg               sync.WaitGroup
+	next, left       atomic.Int64
+	done             chan struct{}
 	once             sync.Once
 	failure          any
 }
@@ -65,7 +96,11 @@ func (j *parallelJob) run() {
 
 // chunkAt runs chunk c, recording its panic.
 func (j *parallelJob) chunkAt(c int) {
-	defer j.wg.Done()
+	defer func() {
+		if j.left.Add(-1) == 0 {
+			close(j.done)
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			j.once.Do(func() { j.failure = p })
@@ -80,6 +115,9 @@ var (
 	// succeeds only when a worker is waiting.
 	parallelJobs = make(chan *parallelJob)
 	parallelOnce sync.Once
+	// parallelLatest is the last job started, for the workers that watch
+	// for jobs instead of waiting on parallelJobs; nil once it is done.
+	parallelLatest atomic.Pointer[parallelJob]
 )
 
 // startParallelPool starts the workers once: GOMAXPROCS-1 of them (the
@@ -89,7 +127,17 @@ func startParallelPool() {
 		for range max(runtime.GOMAXPROCS(0)-1, 1) {
 			go func() {
 				for j := range parallelJobs {
-					j.run()
+					for j != nil {
+						j.run()
+						last := j
+						j = nil
+						parallelSpin(func() bool {
+							if k := parallelLatest.Load(); k != nil && k != last {
+								j = k
+							}
+							return j != nil
+						})
+					}
 				}
 			}()
 		}

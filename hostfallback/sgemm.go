@@ -213,9 +213,9 @@ func (g *gemmSmall) run(i0, i1, j0, j1 int) {
 	}
 }
 
-// gemmDot is Σ a[i]·b[i] over len(a) ≤ len(b) values, with four partial
-// sums so that the additions pipeline.
-func gemmDot(a, b []float32) float32 {
+// gemmDotGo is the portable gemmDot, with four partial sums so that the
+// additions pipeline.
+func gemmDotGo(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

@@ -32,6 +32,24 @@ func gemmAVX2Direct(kc int, a *float32, lda int, b, c *float32, ldc int, add boo
 //go:noescape
 func gemmAVX512Direct(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
 
+// gemmDotAVX2 is Σ a[i]·b[i] over n values, n a positive multiple of 32.
+//
+//go:noescape
+func gemmDotAVX2(a, b *float32, n int) float32
+
+// gemmDot is Σ a[i]·b[i] over len(a) ≤ len(b) values.
+func gemmDot(a, b []float32) float32 {
+	b = b[:len(a)]
+	n := 0
+	var sum float32
+	if hasAVX2 {
+		if n = len(a) &^ 31; n > 0 {
+			sum = gemmDotAVX2(&a[0], &b[0], n)
+		}
+	}
+	return sum + gemmDotGo(a[n:], b[n:])
+}
+
 // cpuFeatures reports whether the CPU and OS support AVX2 with FMA, and
 // AVX-512F.
 func cpuFeatures() (avx2, avx512 bool) {

@@ -215,3 +215,19 @@ func BenchmarkSgemmKernels(b *testing.B) {
 		}
 	}
 }
+
+// TestGemmDot checks the dot product against a float64 sum over lengths
+// around the vector widths.
+func TestGemmDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 200 {
+		a, b := nnRandFloats(r, n), nnRandFloats(r, n+3)
+		var want float64
+		for i := range a {
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := gemmDot(a, b); math.Abs(float64(got)-want) > 1e-5*(1+float64(n)) {
+			t.Fatalf("n %d: dot = %v, want %v", n, got, want)
+		}
+	}
+}

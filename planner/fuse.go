@@ -3,6 +3,7 @@ package planner
 import (
 	"maps"
 	"math"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -21,6 +22,13 @@ var fusedActivations = map[string]string{
 //
 //   - a float32 Conv followed by Relu, Clip (constant bounds), LeakyRelu
 //     or Sigmoid becomes one FusedConv of ops.FusedDomain;
+//   - a float32 Conv followed by the Add of another value of the same
+//     shape (a residual connection), and by Relu, Clip, LeakyRelu or
+//     Sigmoid after the Add where there is one, becomes one FusedConv with
+//     that value as its Sum input;
+//   - a float32 Conv whose output x is read only by Sigmoid and by the Mul
+//     of x and that Sigmoid (SiLU, as PyTorch exports it) becomes one
+//     FusedConv with the Swish activation;
 //   - a float32 MatMul followed by the Add of a constant vector along the
 //     product's last dimension becomes one FusedMatMul;
 //   - LayerNormalization over the last axis written out in nine nodes (as
@@ -52,6 +60,9 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	gone := map[int]bool{}
 	fused := fuseLayerNorms(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseMatMulBias(pm, g, devices, uses, consumers, overridable, gone)
+	fused += foldBatchNorms(pm, g, uses, consumers, overridable, gone)
+	fused += fuseConvAdds(pm, g, devices, uses, consumers, overridable, gone)
+	fused += fuseConvSwish(pm, g, devices, uses, consumers, gone)
 	for i, n := range g.Nodes {
 		if gone[i] || n.Domain != "" || n.OpType != "Conv" || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 1 {
 			continue
@@ -325,6 +336,120 @@ func fuseMatMulBias(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		g.Nodes[i] = f
 		gone[j] = true
 		removed++
+	}
+	return removed
+}
+
+// fuseConvAdds replaces each float32 Conv whose only reader is an Add of
+// another value of the conv's shape (see fuse), with the activation that
+// alone reads the sum where there is one, by one FusedConv at the place of
+// the last node it replaces (where the other value has been computed),
+// marks the others gone and returns how many nodes it removed.
+func fuseConvAdds(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
+	removed := 0
+	for i, n := range g.Nodes {
+		if gone[i] || n.Domain != "" || n.OpType != "Conv" || len(n.Inputs) < 2 || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 1 {
+			continue
+		}
+		out := n.Outputs[0]
+		t := g.TypeOf(out)
+		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || !t.Shape.Known() {
+			continue
+		}
+		j := consumers[out][0]
+		add := g.Nodes[j]
+		if gone[j] || add.Domain != "" || add.OpType != "Add" || len(add.Inputs) != 2 || len(add.Outputs) != 1 {
+			continue
+		}
+		other := add.Inputs[0]
+		if other == out {
+			other = add.Inputs[1]
+		}
+		if ot := g.TypeOf(other); other == out || ot == nil || ot.Kind != graph.TensorKind || ot.Elem != graph.Float || !ot.Shape.Known() || !slices.Equal(ot.Shape.Ints(), t.Shape.Ints()) {
+			continue
+		}
+		attrs := maps.Clone(n.Attrs)
+		if attrs == nil {
+			attrs = map[string]*graph.Attribute{}
+		}
+		last := j
+		if sum := add.Outputs[0]; uses[sum] == 1 {
+			k := consumers[sum][0]
+			a := g.Nodes[k]
+			act, ok := fusedActivations[a.OpType]
+			if ok && !gone[k] && a.Domain == "" && len(a.Inputs) > 0 && a.Inputs[0] == sum && len(a.Outputs) == 1 {
+				if alpha, beta, ok := activationParams(pm, g, a, overridable); ok {
+					last = k
+					attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(act)}
+					attrs["alpha"] = &graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: alpha}
+					attrs["beta"] = &graph.Attribute{Name: "beta", Type: graph.AttrFloat, F: beta}
+				}
+			}
+		}
+		bias := ""
+		if len(n.Inputs) > 2 {
+			bias = n.Inputs[2]
+		}
+		f := &graph.Node{Name: n.Name, OpType: "FusedConv", Domain: ops.FusedDomain, Inputs: []string{n.Inputs[0], n.Inputs[1], bias, other},
+			Outputs: g.Nodes[last].Outputs, Attrs: attrs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
+		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		g.Nodes[last] = f
+		gone[i] = true
+		if last != j {
+			gone[j] = true
+			removed++
+		}
+		removed++
+	}
+	return removed
+}
+
+// fuseConvSwish replaces each float32 Conv followed by SiLU written out as
+// Sigmoid and Mul (see fuse) by one FusedConv at the place of the Mul,
+// marks the Conv and the Sigmoid gone and returns how many nodes it
+// removed.
+func fuseConvSwish(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, gone map[int]bool) int {
+	removed := 0
+	for i, n := range g.Nodes {
+		if gone[i] || n.Domain != "" || n.OpType != "Conv" || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 2 {
+			continue
+		}
+		out := n.Outputs[0]
+		if t := g.TypeOf(out); t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float {
+			continue
+		}
+		sig, mul := -1, -1
+		for _, k := range consumers[out] {
+			switch c := g.Nodes[k]; {
+			case gone[k] || c.Domain != "" || len(c.Outputs) != 1:
+			case c.OpType == "Sigmoid" && len(c.Inputs) == 1:
+				sig = k
+			case c.OpType == "Mul" && len(c.Inputs) == 2:
+				mul = k
+			}
+		}
+		if sig < 0 || mul < 0 {
+			continue
+		}
+		s, m := g.Nodes[sig].Outputs[0], g.Nodes[mul]
+		if uses[s] != 1 || !(m.Inputs[0] == out && m.Inputs[1] == s || m.Inputs[0] == s && m.Inputs[1] == out) {
+			continue
+		}
+		attrs := maps.Clone(n.Attrs)
+		if attrs == nil {
+			attrs = map[string]*graph.Attribute{}
+		}
+		attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(ops.ActSwish)}
+		f := &graph.Node{Name: n.Name, OpType: "FusedConv", Domain: ops.FusedDomain, Inputs: n.Inputs,
+			Outputs: m.Outputs, Attrs: attrs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
+		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		g.Nodes[mul] = f
+		gone[i], gone[sig] = true, true
+		removed += 2
 	}
 	return removed
 }

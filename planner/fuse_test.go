@@ -138,3 +138,107 @@ func TestPlanFusesMatMulBias(t *testing.T) {
 	require.Equal(t, []string{"x", "w", "b"}, f.Inputs)
 	require.Equal(t, []string{"y"}, f.Outputs)
 }
+
+// residualBlock builds x -> Conv c1 -> a and x -> Conv c2 -> r, then
+// Add(a, r) -> s -> Relu -> y, the Conv c2 coming after c1 so that the
+// fused node must go where the Add or Relu was; outputs lists extra
+// graph outputs.
+func residualBlock(outputs ...string) *graph.Model {
+	g := graph.NewGraph("residual")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 2, 4, 4))}}
+	g.Initializers["w"], _ = graph.FromSlice(graph.Float, []int64{2, 2, 1, 1}, []float32{1, 0, 0, 1})
+	g.Initializers["b"], _ = graph.FromSlice(graph.Float, []int64{2}, []float32{1, 2})
+	g.Nodes = []*graph.Node{
+		{Name: "c1", OpType: "Conv", Inputs: []string{"x", "w", "b"}, Outputs: []string{"a"}},
+		{Name: "c2", OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"r"}, Index: 1},
+		{Name: "add", OpType: "Add", Inputs: []string{"a", "r"}, Outputs: []string{"s"}, Index: 2},
+		{Name: "relu", OpType: "Relu", Inputs: []string{"s"}, Outputs: []string{"y"}, Index: 3},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	for _, o := range outputs {
+		g.Outputs = append(g.Outputs, &graph.ValueInfo{Name: o})
+	}
+	return &graph.Model{Name: "residual", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+}
+
+func TestPlanFusesConvAdd(t *testing.T) {
+	dev := fakeDevice{"cpu", map[string]bool{"Conv": true, "Add": true, "Relu": true, "FusedConv": true}}
+	p, err := planner.New(residualBlock(), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 2, p.Fused)
+	require.Len(t, p.Steps, 2)
+	require.Equal(t, "c2", p.Steps[0].Node.Name)
+	f := p.Steps[1].Node
+	require.Equal(t, "FusedConv", f.OpType)
+	require.Equal(t, []string{"x", "w", "b", "r"}, f.Inputs)
+	require.Equal(t, []string{"y"}, f.Outputs)
+	require.Equal(t, ops.ActRelu, f.AttrString("activation", ""))
+
+	// With the sum a graph output, the Relu stays apart.
+	p, err = planner.New(residualBlock("s"), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 3)
+	f = p.Steps[1].Node
+	require.Equal(t, "FusedConv", f.OpType)
+	require.Equal(t, []string{"s"}, f.Outputs)
+	require.Equal(t, "", f.AttrString("activation", ""))
+	require.Equal(t, "Relu", p.Steps[2].Node.OpType)
+
+	// A broadcast addend is left to Add.
+	m := residualBlock()
+	m.Graph.Initializers["one"], _ = graph.FromSlice(graph.Float, []int64{1}, []float32{1})
+	m.Graph.Nodes[1] = &graph.Node{Name: "c2", OpType: "Identity", Inputs: []string{"one"}, Outputs: []string{"r"}, Index: 1}
+	dev.ops["Identity"] = true
+	p, err = planner.New(m, planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+
+	// A device without the fused op keeps the nodes apart.
+	plain := fakeDevice{"cpu", map[string]bool{"Conv": true, "Add": true, "Relu": true}}
+	p, err = planner.New(residualBlock(), planner.Options{Devices: []planner.Device{plain}})
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}
+
+// siluConv builds x -> Conv -> a, then Mul(a, Sigmoid(a)) -> y, with the
+// Mul's operands in the given order.
+func siluConv(sigmoidFirst bool) *graph.Model {
+	g := graph.NewGraph("silu")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 2, 4, 4))}}
+	g.Initializers["w"], _ = graph.FromSlice(graph.Float, []int64{2, 2, 1, 1}, []float32{1, 0, 0, 1})
+	mul := []string{"a", "s"}
+	if sigmoidFirst {
+		mul = []string{"s", "a"}
+	}
+	g.Nodes = []*graph.Node{
+		{Name: "c", OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"a"}},
+		{Name: "sig", OpType: "Sigmoid", Inputs: []string{"a"}, Outputs: []string{"s"}, Index: 1},
+		{Name: "mul", OpType: "Mul", Inputs: mul, Outputs: []string{"y"}, Index: 2},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	return &graph.Model{Name: "silu", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+}
+
+func TestPlanFusesConvSwish(t *testing.T) {
+	dev := fakeDevice{"cpu", map[string]bool{"Conv": true, "Sigmoid": true, "Mul": true, "FusedConv": true}}
+	for _, first := range []bool{false, true} {
+		p, err := planner.New(siluConv(first), planner.Options{Devices: []planner.Device{dev}})
+		require.NoError(t, err)
+		require.Equal(t, 2, p.Fused)
+		require.Len(t, p.Steps, 1)
+		f := p.Steps[0].Node
+		require.Equal(t, "FusedConv", f.OpType)
+		require.Equal(t, []string{"x", "w"}, f.Inputs)
+		require.Equal(t, []string{"y"}, f.Outputs)
+		require.Equal(t, ops.ActSwish, f.AttrString("activation", ""))
+	}
+
+	// A Mul of the conv by something else is not SiLU: nothing is fused.
+	m := siluConv(false)
+	m.Graph.Nodes[2].Inputs = []string{"a", "x"}
+	m.Graph.Outputs = append(m.Graph.Outputs, &graph.ValueInfo{Name: "s"})
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}

@@ -10,20 +10,24 @@ const FusedDomain = "onnxvk"
 // Fused activations: the values of a fused node's "activation" attribute,
 // each the ONNX op of that name applied to the node's output. Clip's
 // bounds are the "alpha" (min) and "beta" (max) attributes, LeakyRelu's
-// slope is "alpha".
+// slope is "alpha". Swish is x·Sigmoid(x) (SiLU), which models spell as
+// Sigmoid and Mul.
 const (
 	ActRelu      = "Relu"
 	ActClip      = "Clip"
 	ActLeakyRelu = "LeakyRelu"
 	ActSigmoid   = "Sigmoid"
+	ActSwish     = "Swish"
 )
 
 func init() {
-	// FusedConv is Conv (opset 11 semantics) followed by an activation.
-	Register(&Schema{Domain: FusedDomain, Name: "FusedConv", Since: 1, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
+	// FusedConv is Conv (opset 11 semantics), plus the optional input 3
+	// (Sum, of the output's type and shape), followed by an activation
+	// ("" for none).
+	Register(&Schema{Domain: FusedDomain, Name: "FusedConv", Since: 1, MinInputs: 2, MaxInputs: 4, MinOutputs: 1, MaxOutputs: 1,
 		Attrs: []AttrSpec{defString("auto_pad", "NOTSET"), opt("dilations", graph.AttrInts), defInt("group", 1),
 			opt("kernel_shape", graph.AttrInts), opt("pads", graph.AttrInts), opt("strides", graph.AttrInts),
-			{Name: "activation", Type: graph.AttrString, Required: true}, defFloat("alpha", 0), defFloat("beta", 0)},
+			defString("activation", ""), defFloat("alpha", 0), defFloat("beta", 0)},
 		Infer: inferConv, Tol: accumulating})
 	// FusedMatMul is MatMul(A, B) + Bias, Bias a vector along the last
 	// dimension of the product.

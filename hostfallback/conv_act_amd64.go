@@ -1,0 +1,37 @@
+package hostfallback
+
+// clampAVX2 is clampF32Go over y[:n], n a positive multiple of 8.
+//
+//go:noescape
+func clampAVX2(y *float32, n int, lo, hi float32)
+
+// clampF32 sets each element v of y to lo where v < lo and to hi where
+// v > hi, in place; NaN stays NaN.
+func clampF32(y []float32, lo, hi float32) {
+	n := 0
+	if hasAVX2 {
+		if n = len(y) &^ 7; n > 0 {
+			clampAVX2(&y[0], n, lo, hi)
+		}
+	}
+	clampF32Go(y[n:], lo, hi)
+}
+
+// sigmoidAVX2 sets y[i] to σ(y[i]) or, with swish, to y[i]·σ(y[i]) for
+// i < n, a positive multiple of 8, σ computed in float32 with a relative
+// error of a few ulp.
+//
+//go:noescape
+func sigmoidAVX2(y *float32, n int, swish bool)
+
+// sigmoidF32 sets each element v of y to σ(v) = 1/(1+e⁻ᵛ) or, with swish,
+// to v·σ(v), in place.
+func sigmoidF32(y []float32, swish bool) {
+	n := 0
+	if hasAVX2 {
+		if n = len(y) &^ 7; n > 0 {
+			sigmoidAVX2(&y[0], n, swish)
+		}
+	}
+	sigmoidF32Go(y[n:], swish)
+}

@@ -1,0 +1,161 @@
+package hostfallback
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"sync/atomic"
+
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// depthwise2D is the direct convolution of a 2-D layout with one input
+// channel per group (depthwise, possibly with a channel multiplier), plus
+// the bias b, then act (nil: none) on each plane. Runs of planes are
+// handed out one by one, so that a worker the OS holds back does not hold
+// up the others; a run is long enough that workers do not write the same
+// cache lines (dwRunOut values of output at least) unless that leaves
+// fewer than four runs a worker.
+func (l *convLayout) depthwise2D(x, w, b, y []float32, act *convAct) {
+	S, K := l.outSize, l.kernelSize
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	if act != nil && act.sum == nil {
+		switch act.name {
+		case ops.ActRelu, ops.ActClip:
+			lo, hi = act.lo, act.hi
+			act = nil
+		case "":
+			act = nil
+		}
+	}
+	p, offs := l.dwLayout()
+	planes := l.n * l.m
+	workers := min(runtime.GOMAXPROCS(0), planes)
+	run := min(gemmCeil(dwRunOut, max(S, 1)), gemmCeil(planes, 4*workers))
+	runs := gemmCeil(planes, run)
+	var next atomic.Int64
+	ParallelFor(min(workers, runs), 1, func(_, _ int) {
+		buf := gemmBuf(p.size)
+		defer gemmBufs.Put(buf)
+		src := *buf
+		clear(src[p.filled():])
+		for r := int(next.Add(1) - 1); r < runs; r = int(next.Add(1) - 1) {
+			for u := r * run; u < min((r+1)*run, planes); u++ {
+				n, m := u/l.m, u%l.m
+				p.fill(src, x[(n*l.cin+m/l.mg)*l.inSize:][:l.inSize])
+				dwRows(y[u*S:(u+1)*S], src, offs, w[m*K:(m+1)*K], l.out[0], l.out[1], p.wq, b[m], lo, hi)
+				act.apply(y, u*S, 1, S, S)
+			}
+		}
+	})
+}
+
+// dwRunOut is the least output that depthwise2D hands out at once, where
+// the planes allow.
+const dwRunOut = 4096
+
+// dwPoly is the polyphase layout in which depthwise2D reads an input
+// plane: the zero-padded plane split into sh·sw sub-planes (sh and sw the
+// strides), sub-plane (rp, cp) holding the padded rows rp, rp+sh, … and
+// columns cp, cp+sw, …, hq rows of wq values each. Tap (kh, kw) of output
+// (oh, ow) then reads sub-plane (kh·dh mod sh, kw·dw mod sw) at row
+// oh + ⌊kh·dh/sh⌋ and column ow + ⌊kw·dw/sw⌋ (dh and dw the dilations): at
+// a fixed offset from oh·wq + ow, for every output of a plane.
+type dwPoly struct {
+	h, w, sh, sw, padTop, padLeft int
+	hq, wq                        int
+	// size is the length of the layout with the zeros after it that
+	// dwRows reads (whole vectors) for the last row.
+	size int
+}
+
+// dwLayout returns the polyphase layout of l's input planes and the
+// offset of each kernel tap (row-major) in it.
+func (l *convLayout) dwLayout() (*dwPoly, []int) {
+	KH, KW := l.kernel[0], l.kernel[1]
+	sh, sw, dh, dw := l.stride[0], l.stride[1], l.dil[0], l.dil[1]
+	p := &dwPoly{h: l.in[0], w: l.in[1], sh: sh, sw: sw, padTop: l.padBegin[0], padLeft: l.padBegin[1],
+		hq: l.out[0] + (KH-1)*dh/sh, wq: l.out[1] + (KW-1)*dw/sw}
+	sub := p.hq * p.wq
+	offs := make([]int, 0, KH*KW)
+	for kh := range KH {
+		for kw := range KW {
+			r, c := kh*dh, kw*dw
+			offs = append(offs, (r%sh*sw+c%sw)*sub+r/sh*p.wq+c/sw)
+		}
+	}
+	p.size = max(p.filled(), slices.Max(offs)+(l.out[0]-1)*p.wq+(l.out[1]+7)&^7)
+	return p, offs
+}
+
+// filled is the length of the sub-planes, which fill writes.
+func (p *dwPoly) filled() int { return p.sh * p.sw * p.hq * p.wq }
+
+// fill writes the input plane x (h×w) into buf[:p.filled()] in the
+// polyphase layout.
+func (p *dwPoly) fill(buf, x []float32) {
+	sub := p.hq * p.wq
+	for rp := range p.sh {
+		for a := range p.hq {
+			row := func(cp int) []float32 {
+				at := (rp*p.sw+cp)*sub + a*p.wq
+				return buf[at : at+p.wq]
+			}
+			ih := a*p.sh + rp - p.padTop
+			if ih < 0 || ih >= p.h {
+				for cp := range p.sw {
+					clear(row(cp))
+				}
+				continue
+			}
+			src := x[ih*p.w : (ih+1)*p.w]
+			if p.sw == 1 {
+				dst := row(0)
+				lo := min(p.padLeft, len(dst))
+				n := copy(dst[lo:], src)
+				clear(dst[:lo])
+				clear(dst[lo+n:])
+				continue
+			}
+			// Input column c goes to sub-plane column (c+padLeft) mod sw,
+			// at index ⌊(c+padLeft)/sw⌋; the columns past wq are not read.
+			for cp := range p.sw {
+				clear(row(cp))
+			}
+			if p.sw == 2 {
+				e, o := p.padLeft, p.padLeft+1
+				done := 2 * dwSplit2(row(e % 2)[e/2:], row(o % 2)[o/2:], src)
+				for c := done; c < p.w; c++ {
+					if pc := c + p.padLeft; pc>>1 < p.wq {
+						row(pc & 1)[pc>>1] = src[c]
+					}
+				}
+				continue
+			}
+			for c, v := range src {
+				pc := c + p.padLeft
+				if j := pc / p.sw; j < p.wq {
+					row(pc % p.sw)[j] = v
+				}
+			}
+		}
+	}
+}
+
+// dwRowsGo is the portable dwRows.
+func dwRowsGo(dst, src []float32, offs []int, w []float32, rows, ow, wq int, bias, lo, hi float32) {
+	for r := range rows {
+		for i, d := range dst[r*ow : (r+1)*ow] {
+			d = bias
+			for t, off := range offs {
+				d += w[t] * src[off+r*wq+i]
+			}
+			if d < lo {
+				d = lo
+			} else if d > hi {
+				d = hi
+			}
+			dst[r*ow+i] = d
+		}
+	}
+}

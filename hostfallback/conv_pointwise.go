@@ -1,0 +1,46 @@
+package hostfallback
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// pointwiseCols is the width of the column tiles of pointwiseF32.
+const pointwiseCols = 512
+
+// pointwiseF32 is the 1×…×1 convolution: per image and group, the product
+// of the filters (mg×cg) by the input planes (cg×S), plus the bias b in
+// the GEMM's store, then act (nil: none) on each block of output. The
+// products are cut into tiles of columns; with tiles enough to keep every
+// worker busy, they are handed out one by one (each a serial GEMM), so
+// that a worker the OS holds back does not hold up the others; with fewer,
+// each tile's GEMM is spread over the workers, which then share its
+// packed input (splitting rows instead would pack it once per block).
+func (l *convLayout) pointwiseF32(x, w, b, y []float32, act *convAct) {
+	S := l.outSize
+	workers := runtime.GOMAXPROCS(0)
+	cols := min(S, pointwiseCols/gemmBest.nr*gemmBest.nr)
+	tiles := gemmCeil(S, cols)
+	units := l.n * l.group * tiles
+	run := func(u int, serial bool) {
+		img, t := u/tiles, u%tiles
+		n, grp := img/l.group, img%l.group
+		j0 := t * cols
+		c := min(cols, S-j0)
+		at := (n*l.m+grp*l.mg)*S + j0
+		sgemmBias(serial, l.mg, c, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S+j0:], S, b[grp*l.mg:], y[at:], S)
+		act.apply(y, at, l.mg, c, S)
+	}
+	if workers == 1 || units < 2*workers {
+		for u := range units {
+			run(u, false)
+		}
+		return
+	}
+	var next atomic.Int64
+	ParallelFor(workers, 1, func(_, _ int) {
+		for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {
+			run(u, true)
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// foldBatchNorms folds each BatchNormalization in inference form whose
+// only input read at run time is the output of a float32 Conv with
+// constant weights and optional constant bias, read by nothing else, into
+// that Conv: with a = scale / sqrt(var + epsilon) per output channel, the
+// Conv's weights become W·a and its bias (B − mean)·a + bias, new
+// initializers of g under fresh names (the model's tensors are never
+// modified). The Conv, now writing the normalization's output, takes the
+// Conv's place and the normalization is marked gone, so that the
+// activation fusion after it sees the Conv. It returns the number of
+// nodes removed.
+func foldBatchNorms(pm *graph.Model, g *graph.Graph, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
+	// constant returns the float32 initializer name of exactly n elements
+	// fixed at plan time, or nil.
+	constant := func(name string, n int64) []float32 {
+		t := g.Initializers[name]
+		if name == "" || t == nil || overridable[name] || t.DType != graph.Float || t.NumElements() != n {
+			return nil
+		}
+		return graph.View[float32](t)
+	}
+	var taken map[string]bool
+	fresh := func(base string) string {
+		if taken == nil {
+			taken = map[string]bool{}
+			for name := range g.Initializers {
+				taken[name] = true
+			}
+			for _, v := range g.Inputs {
+				taken[v.Name] = true
+			}
+			for _, n := range g.Nodes {
+				for _, name := range append(append([]string{}, n.Inputs...), n.Outputs...) {
+					taken[name] = true
+				}
+			}
+		}
+		name := base
+		for i := 1; taken[name]; i++ {
+			name = fmt.Sprintf("%s_%d", base, i)
+		}
+		taken[name] = true
+		return name
+	}
+	opset := pm.Opset("")
+	removed := 0
+	for i, conv := range g.Nodes {
+		if gone[i] || conv.Domain != "" || conv.OpType != "Conv" || len(conv.Inputs) < 2 || len(conv.Outputs) != 1 || uses[conv.Outputs[0]] != 1 {
+			continue
+		}
+		w := g.Initializers[conv.Inputs[1]]
+		if w == nil || overridable[conv.Inputs[1]] || w.DType != graph.Float || w.Rank() < 3 || w.NumElements() == 0 {
+			continue
+		}
+		channels := w.Shape[0]
+		var bias []float32
+		if len(conv.Inputs) > 2 && conv.Inputs[2] != "" {
+			if bias = constant(conv.Inputs[2], channels); bias == nil {
+				continue
+			}
+		}
+		j := consumers[conv.Outputs[0]][0]
+		bn := g.Nodes[j]
+		if gone[j] || bn.Domain != "" || bn.OpType != "BatchNormalization" || len(bn.Inputs) != 5 || bn.Inputs[0] != conv.Outputs[0] ||
+			len(bn.Outputs) == 0 || bn.Outputs[0] == "" || bn.AttrInt("training_mode", 0) != 0 || opset < 9 && bn.AttrInt("spatial", 1) == 0 {
+			continue
+		}
+		extra := false
+		for _, o := range bn.Outputs[1:] {
+			extra = extra || o != ""
+		}
+		var params [4][]float32
+		for k := range params {
+			params[k] = constant(bn.Inputs[k+1], channels)
+			extra = extra || params[k] == nil
+		}
+		if extra {
+			continue
+		}
+		scale, shift, mean, variance := params[0], params[1], params[2], params[3]
+		eps := float64(bn.AttrFloat("epsilon", 1e-5))
+		nw := graph.NewTensor(graph.Float, w.Shape)
+		nb := graph.NewTensor(graph.Float, []int64{channels})
+		ws, nws, nbs := graph.View[float32](w), graph.View[float32](nw), graph.View[float32](nb)
+		per := len(ws) / int(channels)
+		for m := range int(channels) {
+			a := float64(scale[m]) / math.Sqrt(float64(variance[m])+eps)
+			for k := m * per; k < (m+1)*per; k++ {
+				nws[k] = float32(float64(ws[k]) * a)
+			}
+			b := 0.0
+			if bias != nil {
+				b = float64(bias[m])
+			}
+			nbs[m] = float32((b-float64(mean[m]))*a + float64(shift[m]))
+		}
+		wName, bName := fresh(conv.Inputs[1]+"_bn"), fresh(bn.Outputs[0]+"_bias")
+		g.Initializers[wName], g.Initializers[bName] = nw, nb
+		folded := *conv
+		folded.Inputs = []string{conv.Inputs[0], wName, bName}
+		folded.Outputs = bn.Outputs[:1]
+		g.Nodes[i] = &folded
+		gone[j] = true
+		removed++
+	}
+	return removed
+}
