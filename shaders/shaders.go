@@ -8,10 +8,13 @@ import (
 	"fmt"
 )
 
+//go:generate glslc --target-env=vulkan1.1 -O -o batchnorm.spv batchnorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o binary.spv binary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o pool.spv pool.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o softmax.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o transpose.spv transpose.comp

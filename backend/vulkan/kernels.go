@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/planner"
 	"github.com/onnxvk/onnxvk/shaders"
 )
@@ -112,12 +113,24 @@ func register(op string, f lowerFunc) {
 	lowerers[op] = f
 }
 
+// fusedLowerers holds the kernels of the planner's fused nodes (domain
+// ops.FusedDomain) by op name.
+var fusedLowerers = map[string]lowerFunc{}
+
+// registerFused adds the kernel of the fused op; it panics on a duplicate.
+func registerFused(op string, f lowerFunc) {
+	if _, dup := fusedLowerers[op]; dup {
+		panic("vulkan: fused kernel " + op + " registered twice")
+	}
+	fusedLowerers[op] = f
+}
+
 // lower maps the node of pq to a dispatch; ok is false when no kernel
 // handles it, when the node names an output the kernel does not bind, or
 // when the kernel binds an input of a type it does not declare.
 func lower(pq planner.Query, c caps) (*launch, bool) {
 	n := pq.Node
-	if n.Domain != graph.DefaultDomain || len(n.Outputs) == 0 || n.Outputs[0] == "" || len(pq.Inputs) == 0 || pq.Inputs[0] == nil {
+	if n.Domain != graph.DefaultDomain && n.Domain != ops.FusedDomain || len(n.Outputs) == 0 || n.Outputs[0] == "" || len(pq.Inputs) == 0 || pq.Inputs[0] == nil {
 		return nil, false
 	}
 	q := &query{n: n, opset: pq.Opset, shapes: make([][]int64, len(pq.Inputs)), elems: make([]graph.DType, len(pq.Inputs)),
@@ -156,10 +169,17 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 	return l, true
 }
 
-// lowerAny lowers q with a registered kernel or one of unary.comp,
-// binary.comp and clip.comp.
+// lowerAny lowers q with a registered kernel (a fused one for a node of
+// ops.FusedDomain) or one of unary.comp, binary.comp and clip.comp.
 func lowerAny(q *query) (l *launch, ok bool) {
 	n, shapes := q.n, q.shapes
+	if n.Domain == ops.FusedDomain {
+		f, ok := fusedLowerers[n.OpType]
+		if !ok {
+			return nil, false
+		}
+		return f(q)
+	}
 	if f, ok := lowerers[n.OpType]; ok {
 		return f(q)
 	}

@@ -1,0 +1,280 @@
+package vulkan
+
+import (
+	"math"
+	"slices"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// maxSpatial is the most spatial axes conv.comp and pool.comp sweep.
+const maxSpatial = 3
+
+// convActs maps FusedConv's activation attribute to conv.comp's ACT
+// constant (0 is none).
+var convActs = map[string]int32{ops.ActRelu: 1, ops.ActClip: 2, ops.ActLeakyRelu: 3, ops.ActSigmoid: 4}
+
+func init() {
+	register("Conv", lowerConv)
+	register("ConvTranspose", lowerConvTranspose)
+	registerFused("FusedConv", lowerConv)
+}
+
+// window is the geometry of a convolution or pooling window sweep over
+// one to maxSpatial spatial axes, right-aligned in maxSpatial slots: the
+// leading unused slots have size, kernel, stride and dilation 1 and no
+// padding, so one shader loop covers 1-D, 2-D and 3-D.
+type window struct {
+	in, out, kernel, stride, dil, padBegin, padEnd [maxSpatial]int64
+}
+
+// newWindow reads the window attributes of n (kernel_shape, defaulting to
+// kernel; strides, dilations, pads and auto_pad) for the spatial input
+// sizes in and sizes the output as the CPU kernels do; ceil is pooling's
+// ceil_mode, which keeps the last window starting inside the input or the
+// begin padding. ok is false for attributes that do not fit.
+func newWindow(n *graph.Node, in, kernel []int64, ceil bool) (w *window, ok bool) {
+	r := len(in)
+	if r < 1 || r > maxSpatial {
+		return nil, false
+	}
+	ones := slices.Repeat([]int64{1}, r)
+	ks, st, dil := n.AttrInts("kernel_shape", kernel), n.AttrInts("strides", ones), n.AttrInts("dilations", ones)
+	pads := n.AttrInts("pads", make([]int64, 2*r))
+	if len(ks) != r || len(st) != r || len(dil) != r || len(pads) != 2*r {
+		return nil, false
+	}
+	w = &window{}
+	autoPad := n.AttrString("auto_pad", "NOTSET")
+	for d := range maxSpatial {
+		w.in[d], w.out[d], w.kernel[d], w.stride[d], w.dil[d] = 1, 1, 1, 1, 1
+	}
+	for i := range r {
+		d := maxSpatial - r + i
+		if ks[i] < 1 || st[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[r+i] < 0 {
+			return nil, false
+		}
+		w.in[d], w.kernel[d], w.stride[d], w.dil[d], w.padBegin[d], w.padEnd[d] = in[i], ks[i], st[i], dil[i], pads[i], pads[r+i]
+		s, span := st[i], (ks[i]-1)*dil[i]+1
+		switch autoPad {
+		case "NOTSET", "":
+		case "VALID":
+			w.padBegin[d], w.padEnd[d] = 0, 0
+		case "SAME_UPPER", "SAME_LOWER":
+			total := max(0, ((in[i]+s-1)/s-1)*s+span-in[i])
+			small := total / 2
+			w.padBegin[d], w.padEnd[d] = small, total-small
+			if autoPad == "SAME_LOWER" {
+				w.padBegin[d], w.padEnd[d] = total-small, small
+			}
+		default:
+			return nil, false
+		}
+		room := in[i] + w.padBegin[d] + w.padEnd[d] - span
+		if room < 0 {
+			return nil, false
+		}
+		w.out[d] = room/s + 1
+		if ceil && room%s != 0 {
+			w.out[d]++
+			if (w.out[d]-1)*s >= in[i]+w.padBegin[d] {
+				w.out[d]--
+			}
+		}
+	}
+	return w, true
+}
+
+// outShape is lead followed by the output sizes of the last rank axes.
+func (w *window) outShape(lead []int64, rank int) []int64 {
+	return append(slices.Clone(lead), w.out[maxSpatial-rank:]...)
+}
+
+// words returns the window's push constants: input and output sizes,
+// kernel, strides, dilations and begin padding, each maxSpatial words.
+func (w *window) words() []uint32 {
+	var v []uint32
+	for _, a := range [][maxSpatial]int64{w.in, w.out, w.kernel, w.stride, w.dil, w.padBegin} {
+		for _, x := range a {
+			v = append(v, uint32(x))
+		}
+	}
+	return v
+}
+
+// lowerConv lowers Conv and FusedConv on float32 X [N, C, D...] and W
+// [M, C/group, k...] with one to three spatial axes and an optional bias
+// B [M], W and B constant or not. FusedConv applies its activation in the
+// store.
+func lowerConv(q *query) (*launch, bool) {
+	n, shapes := q.n, q.shapes
+	if len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil {
+		return nil, false
+	}
+	var act int32
+	var alpha, beta float32
+	if n.Domain == ops.FusedDomain {
+		name := n.AttrString("activation", "")
+		code, ok := convActs[name]
+		if !ok {
+			return nil, false
+		}
+		act, alpha, beta = code, n.AttrFloat("alpha", 0), n.AttrFloat("beta", 0)
+		if name == ops.ActLeakyRelu {
+			alpha = n.AttrFloat("alpha", 0.01)
+		}
+	}
+	x, wt := shapes[0], shapes[1]
+	r := len(x) - 2
+	if r < 1 || len(wt) != len(x) || graph.NumElements(x) == 0 || graph.NumElements(wt) == 0 {
+		return nil, false
+	}
+	group := n.AttrInt("group", 1)
+	c, m := x[1], wt[0]
+	if group < 1 || c%group != 0 || m%group != 0 || wt[1]*group != c {
+		return nil, false
+	}
+	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, wt[2:]) {
+		return nil, false
+	}
+	w, ok := newWindow(n, x[2:], wt[2:], false)
+	if !ok {
+		return nil, false
+	}
+	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}}
+	var flags uint32
+	if len(shapes) == 3 && shapes[2] != nil {
+		if len(shapes[2]) != 1 || shapes[2][0] != m {
+			return nil, false
+		}
+		bindings[2], flags = slot{false, 2}, 1
+	}
+	out := w.outShape([]int64{x[0], m}, r)
+	size := graph.NumElements(out[2:])
+	cols := x[0] * size
+	mg := m / group
+	mb := int64(1)
+	switch {
+	case mg >= 8:
+		mb = 8
+	case mg >= 4:
+		mb = 4
+	}
+	pw := convTile(mg, cols, mb)
+	rows, width := (workgroupSize/pw)*mb, 4*pw
+	vals := []uint32{uint32(m), uint32(c), uint32(mg), uint32(c / group), uint32(group), uint32(size), uint32(cols), uint32(pw)}
+	vals = append(vals, w.words()...)
+	vals = append(vals, flags, math.Float32bits(alpha), math.Float32bits(beta))
+	return &launch{shader: "conv", op: act | int32(mb)<<8, bindings: bindings, push: words(vals...),
+		elems: graph.NumElements(out), outShapes: [][]int64{out},
+		groups: group * ((mg + rows - 1) / rows) * ((cols + width - 1) / width)}, true
+}
+
+// convTile returns conv.comp's pw for a group of mg output channels over
+// cols positions with mb channels per invocation: the tile of
+// (workgroupSize/pw)·mb channels by 4·pw positions that wastes the least
+// on partial tiles, the widest on a tie (wide tiles read the input in
+// longer runs).
+func convTile(mg, cols, mb int64) int64 {
+	best, bestUse := int64(0), -1.0
+	for _, pw := range []int64{256, 64, 16, 4} {
+		rows, width := (workgroupSize/pw)*mb, 4*pw
+		use := float64(mg) / float64((mg+rows-1)/rows*rows) * float64(cols) / float64((cols+width-1)/width*width)
+		if use > bestUse {
+			best, bestUse = pw, use
+		}
+	}
+	return best
+}
+
+// convTransposed is conv.comp's TRANSPOSED bit of OP, with MB 1.
+const convTransposed = 1<<12 | 1<<8
+
+// lowerConvTranspose lowers ConvTranspose on float32 X [N, C, D...] and W
+// [C, M/group, k...] with one to three spatial axes: groups, strides,
+// dilations, pads, output_padding, output_shape, auto_pad and an optional
+// bias B [M], sizing the output as the CPU kernel does.
+func lowerConvTranspose(q *query) (*launch, bool) {
+	n, shapes := q.n, q.shapes
+	if len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil {
+		return nil, false
+	}
+	x, wt := shapes[0], shapes[1]
+	r := len(x) - 2
+	if r < 1 || r > maxSpatial || len(wt) != len(x) || graph.NumElements(x) == 0 || graph.NumElements(wt) == 0 {
+		return nil, false
+	}
+	group := n.AttrInt("group", 1)
+	c, mg := x[1], wt[1]
+	if group < 1 || c%group != 0 || wt[0] != c {
+		return nil, false
+	}
+	m := mg * group
+	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, wt[2:]) {
+		return nil, false
+	}
+	outPad := n.AttrInts("output_padding", make([]int64, r))
+	shape := n.AttrInts("output_shape", nil)
+	if len(shape) == r+2 {
+		shape = shape[2:]
+	}
+	ones := slices.Repeat([]int64{1}, r)
+	st, dil, pads := n.AttrInts("strides", ones), n.AttrInts("dilations", ones), n.AttrInts("pads", make([]int64, 2*r))
+	if len(outPad) != r || shape != nil && len(shape) != r || len(st) != r || len(dil) != r || len(pads) != 2*r {
+		return nil, false
+	}
+	autoPad := n.AttrString("auto_pad", "NOTSET")
+	w := &window{}
+	for d := range maxSpatial {
+		w.in[d], w.out[d], w.kernel[d], w.stride[d], w.dil[d] = 1, 1, 1, 1, 1
+	}
+	for i := range r {
+		d := maxSpatial - r + i
+		if st[i] < 1 || dil[i] < 1 || outPad[i] < 0 {
+			return nil, false
+		}
+		w.in[d], w.kernel[d], w.stride[d], w.dil[d] = x[2+i], wt[2+i], st[i], dil[i]
+		begin, end := pads[i], pads[r+i]
+		full := st[i]*(x[2+i]-1) + outPad[i] + (wt[2+i]-1)*dil[i] + 1
+		switch {
+		case autoPad != "NOTSET" && autoPad != "" && autoPad != "VALID" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER":
+			return nil, false
+		case shape != nil || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER":
+			out := x[2+i] * st[i]
+			if shape != nil {
+				out = shape[i]
+			}
+			total := full - out
+			half := total / 2
+			if total < 0 && total%2 != 0 {
+				half--
+			}
+			begin, end = total-half, half
+			if autoPad == "SAME_UPPER" {
+				begin, end = half, total-half
+			}
+		case autoPad == "VALID":
+			begin, end = 0, 0
+		}
+		w.padBegin[d], w.out[d] = begin, full-begin-end
+		if w.out[d] <= 0 {
+			return nil, false
+		}
+	}
+	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}}
+	var flags uint32
+	if len(shapes) == 3 && shapes[2] != nil {
+		if len(shapes[2]) != 1 || shapes[2][0] != m {
+			return nil, false
+		}
+		bindings[2], flags = slot{false, 2}, 1
+	}
+	out := w.outShape([]int64{x[0], m}, r)
+	size := graph.NumElements(out[2:])
+	vals := []uint32{uint32(m), uint32(c), uint32(mg), uint32(c / group), uint32(group), uint32(size), uint32(x[0] * size), 0}
+	vals = append(vals, w.words()...)
+	vals = append(vals, flags, 0, 0)
+	return &launch{shader: "conv", op: convTransposed, bindings: bindings, push: words(vals...),
+		elems: graph.NumElements(out), outShapes: [][]int64{out}}, true
+}
