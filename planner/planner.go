@@ -183,7 +183,7 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	p := &Plan{Model: pm, Graph: g, ValueIndex: map[string]int{}, Constants: map[int]*graph.Tensor{},
 		Buffers: map[int]*Buffer{}, ArenaBytes: map[string]int64{}}
 	if !opts.NoFolding {
-		p.Folded = ops.FoldConstants(pm, known)
+		p.Folded = ops.FoldConstants(pm, known) + foldConstantIdentities(g)
 	}
 	p.Fused = fuse(pm, g, opts.Devices)
 	for name, t := range g.Initializers {
@@ -206,6 +206,34 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	p.lifetimes()
 	p.assignOffsets(opts.Alignment)
 	return p, nil
+}
+
+// foldConstantIdentities removes each Identity of a constant tensor whose
+// output is not a graph output, making the output another name for the
+// same tensor (no copy). PyTorch exports shared weights that way; folded,
+// they stay constants that a device uploads once, whatever their size
+// (FoldConstants folds only small values). It returns the number of
+// nodes removed.
+func foldConstantIdentities(g *graph.Graph) int {
+	fixed := graphInputs(g)
+	for _, o := range g.Outputs {
+		fixed[o.Name] = true
+	}
+	nodes := g.Nodes[:0:0]
+	for _, n := range g.Nodes {
+		if n.Domain == graph.DefaultDomain && n.OpType == "Identity" && len(n.Inputs) == 1 && len(n.Outputs) == 1 && !fixed[n.Inputs[0]] && !fixed[n.Outputs[0]] {
+			if t := g.Initializers[n.Inputs[0]]; t != nil {
+				g.Initializers[n.Outputs[0]] = t
+				continue
+			}
+		}
+		nodes = append(nodes, n)
+	}
+	removed := len(g.Nodes) - len(nodes)
+	if removed > 0 {
+		g.Nodes = nodes
+	}
+	return removed
 }
 
 func cloneModel(m *graph.Model) (*graph.Model, *graph.Graph) {

@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -120,4 +121,45 @@ func TestPlanUnsupportedListsAll(t *testing.T) {
 	require.ErrorIs(t, err, planner.ErrUnsupported)
 	require.Contains(t, err.Error(), `"va"`)
 	require.Contains(t, err.Error(), `"vd"`)
+}
+
+// TestPlanFoldsConstantIdentities checks that an Identity of a large
+// constant becomes another name for the same tensor, while an Identity of
+// an overridable initializer or into a graph output stays a node.
+func TestPlanFoldsConstantIdentities(t *testing.T) {
+	g := graph.NewGraph("ids")
+	w := graph.NewTensor(graph.Float, []int64{128, 64})
+	g.Initializers["w"] = w
+	g.Initializers["b"] = graph.NewTensor(graph.Float, []int64{64})
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 128))},
+		{Name: "b", Type: graph.TensorType(graph.Float, graph.ShapeOf(64))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}, {Name: "w3"}}
+	g.Nodes = []*graph.Node{
+		{Name: "id1", OpType: "Identity", Inputs: []string{"w"}, Outputs: []string{"w1"}},
+		{Name: "id2", OpType: "Identity", Inputs: []string{"w1"}, Outputs: []string{"w2"}, Index: 1},
+		{Name: "idb", OpType: "Identity", Inputs: []string{"b"}, Outputs: []string{"b1"}, Index: 2},
+		{Name: "id3", OpType: "Identity", Inputs: []string{"w"}, Outputs: []string{"w3"}, Index: 3},
+		{Name: "mm", OpType: "MatMul", Inputs: []string{"x", "w2"}, Outputs: []string{"m"}, Index: 4},
+		{Name: "add", OpType: "Add", Inputs: []string{"m", "b1"}, Outputs: []string{"y"}, Index: 5},
+	}
+	m := &graph.Model{Name: "ids", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", map[string]bool{"Identity": true, "MatMul": true, "Add": true}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, st := range p.Steps {
+		if st.Kind == planner.Compute {
+			ops = append(ops, st.Node.Name)
+		}
+	}
+	if want := []string{"idb", "id3", "mm", "add"}; !slices.Equal(ops, want) {
+		t.Errorf("compute steps %v, want %v", ops, want)
+	}
+	if p.Constants[p.ValueIndex["w2"]] != w {
+		t.Error("w2 is not the constant w itself")
+	}
+	if len(m.Graph.Nodes) != 6 || m.Graph.Initializers["w2"] != nil {
+		t.Error("planning changed the model")
+	}
 }

@@ -7,15 +7,19 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 )
 
-func init() { register("LayerNormalization", lowerLayerNorm) }
+func init() {
+	register("LayerNormalization", lowerLayerNorm)
+	registerFused("LayerNormalization", lowerLayerNorm)
+}
 
-// lowerLayerNorm lowers LayerNormalization (opset 17) over the axes from
+// lowerLayerNorm lowers LayerNormalization (opset 17, or the planner's
+// fused node of ops.FusedDomain, which has its semantics) over the axes from
 // axis on, with stash_type float. Scale and the optional B broadcast to
 // the normalized shape from a suffix of it; the optional Mean and
 // InvStdDev outputs keep the rank of X with 1 for the normalized axes.
 func lowerLayerNorm(q *query) (*launch, bool) {
 	n, opset, shapes := q.n, q.opset, q.shapes
-	if opset < 17 || len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil || len(shapes[0]) == 0 ||
+	if n.Domain == graph.DefaultDomain && opset < 17 || len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil || len(shapes[0]) == 0 ||
 		n.AttrInt("stash_type", int64(graph.Float)) != int64(graph.Float) {
 		return nil, false
 	}
