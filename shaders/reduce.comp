@@ -1,8 +1,11 @@
-// ReduceSum (OP 0), ReduceMean (1), ReduceMax (2) and ReduceMin (3) on
-// fp32 over one run of adjacent axes. The input is read as
-// [outer, len, inner] and y[o * inner + i] reduces the len elements at
-// o * len * inner + i + j * inner. One workgroup reduces a row at a time
-// in shared memory.
+// ReduceSum (OP 0), ReduceMean (1), ReduceMax (2), ReduceMin (3),
+// ReduceL1 (4), ReduceL2 (5), ReduceLogSum (6), ReduceLogSumExp (7),
+// ReduceProd (8) and ReduceSumSquare (9) on fp32 over one run of adjacent
+// axes. The input is read as [outer, len, inner] and y[o * inner + i]
+// reduces the len elements at o * len * inner + i + j * inner. One
+// workgroup reduces a row at a time in shared memory; ReduceLogSumExp
+// reduces each row twice, first to its maximum, then to the sum of
+// exponentials shifted by it.
 #version 450
 
 layout(local_size_x = 256) in;
@@ -13,6 +16,12 @@ const int SUM = 0;
 const int MEAN = 1;
 const int MAX = 2;
 const int MIN = 3;
+const int L1 = 4;
+const int L2 = 5;
+const int LOGSUM = 6;
+const int LOGSUMEXP = 7;
+const int PROD = 8;
+const int SUMSQUARE = 9;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
@@ -25,38 +34,70 @@ layout(push_constant) uniform Params {
 
 shared float part[256];
 
-float combine(float u, float v) {
-    switch (OP) {
+float combine(int op, float u, float v) {
+    switch (op) {
     case MAX: return max(u, v);
     case MIN: return min(u, v);
+    case PROD: return u * v;
     }
     return u + v;
 }
 
-void main() {
+// term is what element e contributes to a reduction by op.
+float term(int op, float e, float shift) {
+    switch (op) {
+    case L1: return abs(e);
+    case L2:
+    case SUMSQUARE: return e * e;
+    case LOGSUMEXP: return exp(e - shift);
+    }
+    return e;
+}
+
+// reduceRow combines the terms of the row at base by op and returns the
+// result to every invocation.
+float reduceRow(int op, uint base, float shift) {
     uint lid = gl_LocalInvocationID.x;
-    float id = OP == MAX ? -1.0 / 0.0 : OP == MIN ? 1.0 / 0.0 : 0.0;
+    float v = op == MAX ? -1.0 / 0.0 : op == MIN ? 1.0 / 0.0 : op == PROD ? 1.0 : 0.0;
+    for (uint j = lid; j < p.len; j += 256u) {
+        float e = term(op, x[base + j * p.inner], shift);
+        // max and min propagate NaN, as the CPU kernels do.
+        v = isnan(e) ? e : combine(op, v, e);
+    }
+    part[lid] = v;
+    barrier();
+    for (uint s = 128u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            float u = part[lid];
+            float w = part[lid + s];
+            part[lid] = isnan(w) ? w : combine(op, u, w);
+        }
+        barrier();
+    }
+    float r = part[0];
+    barrier();
+    return r;
+}
+
+void main() {
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
-        float v = id;
-        for (uint j = lid; j < p.len; j += 256u) {
-            float e = x[base + j * p.inner];
-            // max and min propagate NaN, as the CPU kernels do.
-            v = isnan(e) ? e : combine(v, e);
-        }
-        part[lid] = v;
-        barrier();
-        for (uint s = 128u; s > 0u; s >>= 1u) {
-            if (lid < s) {
-                float u = part[lid];
-                float w = part[lid + s];
-                part[lid] = isnan(w) ? w : combine(u, w);
+        float shift = 0.0;
+        if (OP == LOGSUMEXP) {
+            shift = reduceRow(MAX, base, 0.0);
+            if (isinf(shift) || isnan(shift)) {
+                shift = 0.0;
             }
-            barrier();
         }
-        if (lid == 0u) {
-            y[r] = OP == MEAN ? part[0] / float(p.len) : part[0];
+        float v = reduceRow(OP, base, shift);
+        switch (OP) {
+        case MEAN: v /= float(p.len); break;
+        case L2: v = sqrt(v); break;
+        case LOGSUM: v = log(v); break;
+        case LOGSUMEXP: v = log(v) + shift; break;
         }
-        barrier();
+        if (gl_LocalInvocationID.x == 0u) {
+            y[r] = v;
+        }
     }
 }

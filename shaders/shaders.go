@@ -8,16 +8,24 @@ import (
 	"fmt"
 )
 
+//go:generate glslc --target-env=vulkan1.1 -O -o argmax.spv argmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o batchnorm.spv batchnorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o binary.spv binary.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o cast.spv cast.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o copy.spv copy.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o gather.spv gather.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o gatherelements.spv gatherelements.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o loss.spv loss.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o pad.spv pad.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pool.spv pool.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o softmax.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o transpose.spv transpose.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o trilu.spv trilu.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o unary.spv unary.comp
 
 //go:embed *.spv

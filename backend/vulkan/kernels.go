@@ -56,6 +56,15 @@ type launch struct {
 	// outTypes holds the element type of each output; nil means float32
 	// for all.
 	outTypes []graph.DType
+	// then holds further dispatches of the node, recorded in order after
+	// this one; only their shader, op, bindings, push, elems and groups
+	// are used.
+	then []*launch
+}
+
+// parts returns l and the launches of l.then: every dispatch of the node.
+func (l *launch) parts() []*launch {
+	return append([]*launch{l}, l.then...)
 }
 
 // outType returns the element type of output k.
@@ -153,12 +162,14 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 		return nil, false
 	}
 	bound := make([]bool, len(n.Outputs))
-	for _, s := range l.bindings {
-		switch {
-		case s.out && s.k < len(bound):
-			bound[s.k] = true
-		case !s.out && q.elems[s.k] != graph.Float && !slices.Contains(l.rawInputs, s.k):
-			return nil, false
+	for _, part := range l.parts() {
+		for _, s := range part.bindings {
+			switch {
+			case s.out && s.k < len(bound):
+				bound[s.k] = true
+			case !s.out && q.elems[s.k] != graph.Float && !slices.Contains(l.rawInputs, s.k):
+				return nil, false
+			}
 		}
 	}
 	for k, o := range n.Outputs {

@@ -129,17 +129,23 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 		if !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
 		}
-		pipe, err := d.pipelineFor(l)
-		if err != nil {
-			return nil, err
+		parts := l.parts()
+		dss := make([]dispatch, len(parts))
+		var binds []slot
+		for j, part := range parts {
+			pipe, err := d.pipelineFor(part)
+			if err != nil {
+				return nil, err
+			}
+			groups := part.groups
+			if groups == 0 {
+				groups = (part.elems + workgroupSize - 1) / workgroupSize
+			}
+			dss[j] = dispatch{pipe: pipe, push: part.push, groups: uint32(max(1, min(groups, 65535,
+				int64(d.info.limits.MaxComputeWorkGroupCount[0]))))}
+			binds = append(binds, part.bindings...)
 		}
-		groups := l.groups
-		if groups == 0 {
-			groups = (l.elems + workgroupSize - 1) / workgroupSize
-		}
-		ds := dispatch{pipe: pipe, push: l.push, groups: uint32(max(1, min(groups, 65535,
-			int64(d.info.limits.MaxComputeWorkGroupCount[0]))))}
-		for _, s := range l.bindings {
+		for _, s := range binds {
 			if s.out {
 				continue
 			}
@@ -159,7 +165,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 			where[v] = ioSlot(size)
 			pr.ins = append(pr.ins, ioValue{v: v, off: where[v].off, size: size})
 		}
-		for _, s := range l.bindings {
+		for _, s := range binds {
 			if !s.out {
 				continue
 			}
@@ -181,14 +187,16 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 				pr.arenaSize = max(pr.arenaSize, uint64(b.Offset)+size)
 			}
 		}
-		for _, s := range l.bindings {
-			if s.out {
-				ds.bindings = append(ds.bindings, where[st.Out[s.k]])
-			} else {
-				ds.bindings = append(ds.bindings, where[st.In[s.k]])
+		for j, part := range parts {
+			for _, s := range part.bindings {
+				if s.out {
+					dss[j].bindings = append(dss[j].bindings, where[st.Out[s.k]])
+				} else {
+					dss[j].bindings = append(dss[j].bindings, where[st.In[s.k]])
+				}
 			}
 		}
-		pr.dispatches = append(pr.dispatches, ds)
+		pr.dispatches = append(pr.dispatches, dss...)
 		pr.release = append(pr.release, st.Release...)
 		pr.nodes = append(pr.nodes, st.Node)
 	}

@@ -11,7 +11,8 @@ import (
 var reduceOps = map[string]struct {
 	code           int32
 	axesInputSince int64
-}{"ReduceSum": {0, 13}, "ReduceMean": {1, 18}, "ReduceMax": {2, 18}, "ReduceMin": {3, 18}}
+}{"ReduceSum": {0, 13}, "ReduceMean": {1, 18}, "ReduceMax": {2, 18}, "ReduceMin": {3, 18}, "ReduceL1": {4, 18},
+	"ReduceL2": {5, 18}, "ReduceLogSum": {6, 18}, "ReduceLogSumExp": {7, 18}, "ReduceProd": {8, 18}, "ReduceSumSquare": {9, 18}}
 
 func init() {
 	for op, r := range reduceOps {

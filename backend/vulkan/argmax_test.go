@@ -1,0 +1,43 @@
+package vulkan
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// TestArgMatchesCPU checks ArgMax and ArgMin on every axis, with and
+// without keepdims and select_last_index, on inputs with many ties and
+// with NaNs.
+func TestArgMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	for op := range argOps {
+		t.Run(op, func(t *testing.T) {
+			for i, shape := range rowShapes {
+				for axis := -len(shape); axis < len(shape); axis++ {
+					for _, keep := range []int64{0, 1} {
+						for _, last := range []int64{0, 1} {
+							r := rand.New(rand.NewPCG(uint64(i), uint64(axis+10)))
+							x := randFloats(r, shape, -3, 3)
+							xs := graph.View[float32](x)
+							for j := range xs {
+								xs[j] = float32(math.Round(float64(xs[j])))
+								if j%37 == 5 {
+									xs[j] = float32(math.NaN())
+								}
+							}
+							n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
+								Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", int64(axis)),
+									"keepdims": intAttr("keepdims", keep), "select_last_index": intAttr("select_last_index", last)}}
+							what := fmt.Sprintf("%s %v axis %d keepdims %d last %d", op, shape, axis, keep, last)
+							checkTyped(t, d, what, n, 13, arg{t: x})
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,66 @@
+// ArgMax (OP 0) and ArgMin (OP 1) on fp32 along one axis, int64 output.
+// The input is read as [outer, len, inner]: row r = o * inner + i holds
+// the len elements at o * len * inner + i + j * inner. One workgroup
+// reduces a row at a time in shared memory. Ties go to the first index,
+// or the last when last is set; NaN counts as the extreme value, as in
+// numpy.
+#version 450
+
+layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const int OP = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { uint y[]; };
+
+layout(push_constant) uniform Params {
+    uint rows;
+    uint len;
+    uint inner;
+    uint last;
+} p;
+
+shared float pv[256];
+shared uint pi[256];
+
+// beats tells whether element i of value v wins over element j of value w.
+bool beats(float v, uint i, float w, uint j) {
+    if (isnan(v) != isnan(w)) {
+        return isnan(v);
+    }
+    if (isnan(v) || v == w) {
+        return p.last != 0u ? i > j : i < j;
+    }
+    return OP == 0 ? v > w : v < w;
+}
+
+void main() {
+    uint lid = gl_LocalInvocationID.x;
+    for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
+        uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
+        uint bi = min(lid, p.len - 1u);
+        float best = x[base + bi * p.inner];
+        for (uint j = lid + 256u; j < p.len; j += 256u) {
+            float v = x[base + j * p.inner];
+            if (beats(v, j, best, bi)) {
+                best = v;
+                bi = j;
+            }
+        }
+        pv[lid] = best;
+        pi[lid] = bi;
+        barrier();
+        for (uint s = 128u; s > 0u; s >>= 1u) {
+            if (lid < s && beats(pv[lid + s], pi[lid + s], pv[lid], pi[lid])) {
+                pv[lid] = pv[lid + s];
+                pi[lid] = pi[lid + s];
+            }
+            barrier();
+        }
+        if (lid == 0u) {
+            y[2u * r] = pi[0];
+            y[2u * r + 1u] = 0u;
+        }
+        barrier();
+    }
+}
