@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // maxCopyRank is the highest rank copy.comp walks after dimensions of
@@ -307,7 +308,7 @@ func lowerSlice(q *query) (*launch, bool) {
 			return nil, false
 		}
 		seen[a] = true
-		first, count := sliceRange(starts[i], ends[i], step, x[a])
+		first, count := ops.SliceRange(starts[i], ends[i], step, x[a])
 		out[a] = count
 		v.sbase += first * in[a]
 		v.sst[a] = step * in[a]
@@ -322,29 +323,6 @@ func lowerSlice(q *query) (*launch, bool) {
 	}
 	l.outShapes, l.rawInputs, l.outTypes = [][]int64{out}, []int{0}, []graph.DType{q.elems[0]}
 	return l, true
-}
-
-// sliceRange returns the first index and the count of Slice's range
-// start:end:step (step ≠ 0, > MinInt64) over an axis of length dim.
-func sliceRange(start, end, step, dim int64) (first, count int64) {
-	if start < 0 {
-		start += dim
-	}
-	if end < 0 {
-		end += dim
-	}
-	if step > 0 {
-		start, end = min(max(start, 0), dim), min(max(end, 0), dim)
-		if end <= start {
-			return start, 0
-		}
-		return start, (end-start-1)/step + 1
-	}
-	start, end = min(max(start, 0), dim-1), min(max(end, -1), dim-1)
-	if start <= end {
-		return max(start, 0), 0
-	}
-	return start, (start-end-1)/-step + 1
 }
 
 // lowerConcat lowers Concat of any number of inputs of one element type

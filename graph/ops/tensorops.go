@@ -374,9 +374,11 @@ func inferSplit(c *InferContext) error {
 	return nil
 }
 
-// sliceRange resolves one axis of a Slice against a known dimension and
-// returns the clamped start and the number of elements taken.
-func sliceRange(start, end, step, dim int64) (int64, int64) {
+// SliceRange resolves one axis of a Slice as ONNX specifies (negative
+// indices count from the back, then clamp to the axis of length dim) and
+// returns the first index and the number of elements taken; step must not
+// be 0. The counts cannot overflow, whatever the step.
+func SliceRange(start, end, step, dim int64) (first, count int64) {
 	if start < 0 {
 		start += dim
 	}
@@ -384,19 +386,20 @@ func sliceRange(start, end, step, dim int64) (int64, int64) {
 		end += dim
 	}
 	if step > 0 {
-		start = min(max(start, 0), dim)
-		end = min(max(end, 0), dim)
+		start, end = min(max(start, 0), dim), min(max(end, 0), dim)
 		if end <= start {
 			return start, 0
 		}
-		return start, (end - start + step - 1) / step
+		return start, (end-start-1)/step + 1
 	}
-	start = min(max(start, 0), dim-1)
-	end = min(max(end, -1), dim-1)
+	start, end = min(max(start, 0), dim-1), min(max(end, -1), dim-1)
 	if start <= end {
-		return start, 0
+		return max(start, 0), 0
 	}
-	return start, (start - end - step - 1) / -step
+	if step == math.MinInt64 {
+		return start, 1
+	}
+	return start, (start-end-1)/-step + 1
 }
 
 // inferSlice is Slice with starts, ends, axes and steps as attributes
@@ -477,7 +480,7 @@ func inferSlice(c *InferContext) error {
 			continue
 		}
 		var n int64
-		first[a], n = sliceRange(starts[i], ends[i], st, d.Value)
+		first[a], n = SliceRange(starts[i], ends[i], st, d.Value)
 		out[a] = graph.DimOf(n)
 	}
 	c.setTensor(0, dt, out)
