@@ -1,4 +1,5 @@
-// Vectorised clamp of fused activations (see conv_act_amd64.go). AVX2.
+// Vectorised clamp, sigmoid and exp of fused activations and Softmax (see
+// conv_act_amd64.go and exp_amd64.go). AVX2 and FMA.
 // VMAXPS and VMINPS return their second source (Intel order) when either
 // is NaN: with the element there, NaN stays NaN.
 
@@ -44,7 +45,7 @@ done:
 	VZEROUPPER
 	RET
 
-// Constants of sigmoidAVX2: the bounds of exp's argument, log₂e, ln 2 in
+// Constants of sigmoidAVX2 and expShiftAVX2: the bounds of exp's argument, log₂e, ln 2 in
 // two parts (Cephes' expf), exp's polynomial on [−ln2/2, ln2/2], 1 and
 // the exponent bias.
 DATA actConst<>+0(SB)/4, $88.3
@@ -62,6 +63,47 @@ DATA actConst<>+44(SB)/4, $1.0
 DATA actConst<>+48(SB)/4, $127
 GLOBL actConst<>(SB), RODATA|NOPTR, $52
 
+// EXP_Y1_Y4 sets Y4 to exp(Y1), Y1 clamped already, after Cephes' expf:
+// n = round(t·log₂e), r = t − n·ln2 (ln2 in two parts), exp(r) =
+// p(r)·r² + r + 1, times 2ⁿ built in the exponent field. It reads the
+// constants loaded by EXP_CONSTS and uses Y2, Y3, Y5 and Y6.
+#define EXP_Y1_Y4 \
+	VMULPS Y10, Y1, Y2 \
+	VROUNDPS $0, Y2, Y2 \
+	VMOVAPS Y1, Y3 \
+	VFNMADD231PS Y11, Y2, Y3 \
+	VFNMADD231PS Y12, Y2, Y3 \
+	VBROADCASTSS actConst<>+20(SB), Y4 \
+	VBROADCASTSS actConst<>+24(SB), Y5 \
+	VFMADD213PS Y5, Y3, Y4 \
+	VBROADCASTSS actConst<>+28(SB), Y5 \
+	VFMADD213PS Y5, Y3, Y4 \
+	VBROADCASTSS actConst<>+32(SB), Y5 \
+	VFMADD213PS Y5, Y3, Y4 \
+	VBROADCASTSS actConst<>+36(SB), Y5 \
+	VFMADD213PS Y5, Y3, Y4 \
+	VBROADCASTSS actConst<>+40(SB), Y5 \
+	VFMADD213PS Y5, Y3, Y4 \
+	VMULPS Y3, Y3, Y5 \
+	VFMADD213PS Y3, Y5, Y4 \
+	VADDPS Y7, Y4, Y4 \
+	VCVTPS2DQ Y2, Y6 \
+	VPADDD Y13, Y6, Y6 \
+	VPSLLD $23, Y6, Y6 \
+	VMULPS Y6, Y4, Y4
+
+// EXP_CONSTS loads the bounds of exp's argument into Y8 (upper) and Y9
+// (lower), log₂e, ln 2's two parts, 1 and the exponent bias into Y10, Y11,
+// Y12, Y7 and Y13.
+#define EXP_CONSTS \
+	VBROADCASTSS actConst<>+0(SB), Y8 \
+	VBROADCASTSS actConst<>+4(SB), Y9 \
+	VBROADCASTSS actConst<>+8(SB), Y10 \
+	VBROADCASTSS actConst<>+12(SB), Y11 \
+	VBROADCASTSS actConst<>+16(SB), Y12 \
+	VBROADCASTSS actConst<>+44(SB), Y7 \
+	VPBROADCASTD actConst<>+48(SB), Y13
+
 // func sigmoidAVX2(y *float32, n int, swish bool)
 //
 // y[i] = 1/(1+e) or, with swish, y[i]/(1+e), where e = exp(−y[i]) with
@@ -71,13 +113,7 @@ TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-17
 	MOVQ y+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVBLZX swish+16(FP), DX
-	VBROADCASTSS actConst<>+0(SB), Y8
-	VBROADCASTSS actConst<>+4(SB), Y9
-	VBROADCASTSS actConst<>+8(SB), Y10
-	VBROADCASTSS actConst<>+12(SB), Y11
-	VBROADCASTSS actConst<>+16(SB), Y12
-	VBROADCASTSS actConst<>+44(SB), Y7
-	VPBROADCASTD actConst<>+48(SB), Y13
+	EXP_CONSTS
 	VXORPS Y15, Y15, Y15
 	SHRQ $3, CX
 
@@ -86,32 +122,8 @@ sigloop:
 	VSUBPS Y0, Y15, Y1
 	VMAXPS Y1, Y9, Y1
 	VMINPS Y1, Y8, Y1
-	// n = round(t·log₂e), r = t − n·ln2.
-	VMULPS Y10, Y1, Y2
-	VROUNDPS $0, Y2, Y2
-	VMOVAPS Y1, Y3
-	VFNMADD231PS Y11, Y2, Y3
-	VFNMADD231PS Y12, Y2, Y3
-	// exp(r) = p(r)·r² + r + 1.
-	VBROADCASTSS actConst<>+20(SB), Y4
-	VBROADCASTSS actConst<>+24(SB), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VBROADCASTSS actConst<>+28(SB), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VBROADCASTSS actConst<>+32(SB), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VBROADCASTSS actConst<>+36(SB), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VBROADCASTSS actConst<>+40(SB), Y5
-	VFMADD213PS Y5, Y3, Y4
-	VMULPS Y3, Y3, Y5
-	VFMADD213PS Y3, Y5, Y4
-	VADDPS Y7, Y4, Y4
-	// Times 2ⁿ, built in the exponent field; then 1 + e.
-	VCVTPS2DQ Y2, Y6
-	VPADDD Y13, Y6, Y6
-	VPSLLD $23, Y6, Y6
-	VMULPS Y6, Y4, Y4
+	EXP_Y1_Y4
+	// 1 + e.
 	VADDPS Y7, Y4, Y4
 	TESTQ DX, DX
 	JZ sigmoid
@@ -127,4 +139,39 @@ sigstore:
 	DECQ CX
 	JNZ sigloop
 	VZEROUPPER
+	RET
+
+// func expShiftAVX2(x, y *float32, n int, m float32) float32
+//
+// y[i] = exp(x[i] − m) for i < n, a positive multiple of 8, with the
+// argument clamped to [−87.3, 88.3] (NaN stays NaN); returns the sum of
+// the y[i].
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-36
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y14
+	EXP_CONSTS
+	VXORPS Y15, Y15, Y15
+	SHRQ $3, CX
+
+exploop:
+	VMOVUPS (SI), Y1
+	VSUBPS Y14, Y1, Y1
+	VMAXPS Y1, Y9, Y1
+	VMINPS Y1, Y8, Y1
+	EXP_Y1_Y4
+	VMOVUPS Y4, (DI)
+	VADDPS Y4, Y15, Y15
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ exploop
+
+	VEXTRACTF128 $1, Y15, X1
+	VADDPS X1, X15, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
 	RET

@@ -55,6 +55,10 @@ func softmaxKernel(kind softmaxKind) Kernel {
 		}
 		switch x.DType {
 		case graph.Float:
+			if inner == 1 && kind != smHard {
+				softmaxRowsF32(kind == smLog, graph.View[float32](x), graph.View[float32](y), n)
+				break
+			}
 			softmaxTyped(kind, graph.View[float32](x), graph.View[float32](y), outer, n, inner)
 		case graph.Double:
 			softmaxTyped(kind, graph.View[float64](x), graph.View[float64](y), outer, n, inner)
@@ -128,6 +132,34 @@ func softmaxTyped[T floating](kind softmaxKind, x, y []T, outer, n, inner int) {
 				for j, v := range y[o : o+w] {
 					y[o+j] = T(float64(v) * s[j])
 				}
+			}
+		}
+	})
+}
+
+// softmaxRowsF32 is Softmax (LogSoftmax with log) of float32 data along
+// contiguous rows of n elements, in float32 arithmetic with the
+// vectorised exp: the sum of a row's exponentials is exact to a few ulp,
+// far inside the op's tolerance.
+func softmaxRowsF32(log bool, x, y []float32, n int) {
+	ParallelFor(len(x)/n, max(1, parallelGrain/n), func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			xr, yr := x[o*n:o*n+n], y[o*n:o*n+n]
+			m := float32(math.Inf(-1))
+			for _, v := range xr {
+				m = max(m, v)
+			}
+			s := expShiftF32(xr, yr, m)
+			if log {
+				ls := float32(math.Log(float64(s)))
+				for i, v := range xr {
+					yr[i] = v - m - ls
+				}
+				continue
+			}
+			inv := 1 / s
+			for i := range yr {
+				yr[i] *= inv
 			}
 		}
 	})
