@@ -145,7 +145,12 @@ func (p *broadcastPlan) mergeable(full [maxBroadcastInputs][]int, i, d int) bool
 func (p *broadcastPlan) runs(lo, hi int, f func(o int, in *[maxBroadcastInputs]int, n int)) {
 	r := len(p.dims)
 	inner := p.dims[r-1]
-	idx := make([]int, r)
+	var small [8]int
+	idx := small[:0]
+	if r > len(small) {
+		idx = make([]int, r)
+	}
+	idx = idx[:r]
 	rem := lo
 	for d := r - 1; d >= 0; d-- {
 		idx[d] = rem % p.dims[d]

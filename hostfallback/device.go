@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -42,7 +43,10 @@ func (*Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, 
 		if k == nil {
 			return nil, fmt.Errorf("hostfallback: %s: no CPU kernel", st.Node)
 		}
-		cs := cpuStep{Step: st, kernel: k, slots: make([]*planner.Buffer, len(st.Out))}
+		cs := cpuStep{Step: st, kernel: k, slots: make([]*planner.Buffer, len(st.Out)), memo: new(stepMemo), consts: make([]bool, len(st.In))}
+		for j, v := range st.In {
+			cs.consts[j] = v >= 0 && p.Constants[v] != nil && !slices.Contains(p.Inputs, v)
+		}
 		for j, v := range st.Out {
 			if b := p.Buffers[v]; v >= 0 && b != nil {
 				cs.slots[j] = b
@@ -58,6 +62,10 @@ type cpuStep struct {
 	kernel Kernel
 	// slots are the outputs' arena buffers (nil: allocated on their own).
 	slots []*planner.Buffer
+	// memo caches the kernel's plan (see Memo); consts marks the inputs
+	// fixed for the plan.
+	memo   *stepMemo
+	consts []bool
 }
 
 type program struct {
@@ -80,19 +88,36 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		return values[i], true
 	}
 	var st *cpuStep
+	// The arena outputs' Tensor headers and shapes are carved from two
+	// slabs per Run rather than allocated one by one.
+	slots, outs := 0, 0
+	for i := range pr.steps {
+		slots += len(pr.steps[i].In) + len(pr.steps[i].Out)
+		outs += len(pr.steps[i].Out)
+	}
+	headers := make([]graph.Tensor, 0, outs)
+	dims := make([]int64, 0, 4*outs)
 	alloc := func(k int, dt graph.DType, shape []int64) *graph.Tensor {
 		b := st.slots[k]
 		if b == nil || b.AliasOf >= 0 || dt.ByteSize(graph.NumElements(shape)) != b.Size {
 			return nil
 		}
-		return &graph.Tensor{DType: dt, Shape: append([]int64{}, shape...), Data: arena[b.Offset : b.Offset+b.Size : b.Offset+b.Size]}
+		var sh []int64
+		if n := len(dims); n+len(shape) <= cap(dims) {
+			dims = append(dims, shape...)
+			sh = dims[n:len(dims):len(dims)]
+		} else {
+			sh = append([]int64{}, shape...)
+		}
+		data := arena[b.Offset : b.Offset+b.Size : b.Offset+b.Size]
+		if len(headers) < cap(headers) {
+			headers = append(headers, graph.Tensor{DType: dt, Shape: sh, Data: data})
+			return &headers[len(headers)-1]
+		}
+		return &graph.Tensor{DType: dt, Shape: sh, Data: data}
 	}
 	runGraph := func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error) {
 		return RunGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer)
-	}
-	slots := 0
-	for i := range pr.steps {
-		slots += len(pr.steps[i].In) + len(pr.steps[i].Out)
 	}
 	io := make([]graph.Value, slots)
 	c := &Call{Alloc: alloc, RunGraph: runGraph}
@@ -107,7 +132,7 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		}
 		st = &pr.steps[i]
 		nIn, nOut := len(st.In), len(st.Out)
-		c.Node, c.Opset = st.Node, st.Opset
+		c.Node, c.Opset, c.memo, c.consts = st.Node, st.Opset, st.memo, st.consts
 		c.In, c.Out = io[:nIn:nIn], io[nIn:nIn+nOut:nIn+nOut]
 		io = io[nIn+nOut:]
 		for k, v := range st.In {

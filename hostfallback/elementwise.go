@@ -60,14 +60,27 @@ func binaryOperands(c *Call) (a, b *graph.Tensor, out []int64, p *broadcastPlan,
 	if b, err = inputTensor(c, 1); err != nil {
 		return
 	}
-	out, bShape, err := binaryShapes(c, a.Shape, b.Shape)
+	bp, err := Memo(c, c.ShapeKey(), func() (*binaryPlan, error) {
+		out, bShape, err := binaryShapes(c, a.Shape, b.Shape)
+		if err != nil {
+			return nil, err
+		}
+		p, err := newBroadcastPlan(out, a.Shape, bShape)
+		if err != nil {
+			return nil, c.Errorf("%w", err)
+		}
+		return &binaryPlan{out, p}, nil
+	})
 	if err != nil {
 		return
 	}
-	if p, err = newBroadcastPlan(out, a.Shape, bShape); err != nil {
-		err = c.Errorf("%w", err)
-	}
-	return
+	return a, b, bp.out, bp.p, nil
+}
+
+// binaryPlan is a binary node's output shape and broadcast plan.
+type binaryPlan struct {
+	out []int64
+	p   *broadcastPlan
 }
 
 // sameType fails unless a and b have the same element type.

@@ -19,28 +19,14 @@ func init() {
 }
 
 // fusedMatMulKernel is FusedMatMul: MatMul of inputs 0 and 1, plus the
-// float32 vector input 2 on every row of the product, added while the
-// product is in cache.
+// float32 vector input 2 on every row of the product, which the GEMM adds
+// the product to.
 func fusedMatMulKernel(c *Call) error {
 	bias := c.Tensor(2)
 	if bias == nil || bias.DType != graph.Float || bias.Rank() != 1 {
 		return c.Errorf("Bias must be a float32 vector")
 	}
-	if err := matmulKernel(c); err != nil {
-		return err
-	}
-	y := c.Out[0].(*graph.Tensor)
-	if y.DType != graph.Float || y.Rank() == 0 || y.Shape[y.Rank()-1] != bias.Shape[0] {
-		return c.Errorf("Bias %s%v does not match the product %s%v", bias.DType, bias.Shape, y.DType, y.Shape)
-	}
-	b, out := graph.View[float32](bias), graph.View[float32](y)
-	for r := 0; r < len(out); r += len(b) {
-		row := out[r : r+len(b)]
-		for i, v := range b {
-			row[i] += v
-		}
-	}
-	return nil
+	return matmulBias(c, bias)
 }
 
 // fusedConvKernel is FusedConv: Conv, plus the optional input 3 (Sum, of

@@ -1,6 +1,8 @@
 package hostfallback
 
 import (
+	"runtime"
+
 	"github.com/onnxvk/onnxvk/graph"
 )
 
@@ -49,6 +51,9 @@ type matmulShape struct {
 	// foldA is set when B is a single matrix, so that A's matrices can be
 	// stacked into one (batch·m)×k operand.
 	foldA bool
+	// packedB, when set, is a constant float32 B already in the packed
+	// layout of gemmPacked (see gemmPackWhole).
+	packedB []float32
 }
 
 // matmulPlan checks and lays out numpy.matmul of shapes sa and sb: 1-D
@@ -123,7 +128,12 @@ func matmulPlan(c *Call, sa, sb []int64) (*matmulShape, error) {
 }
 
 // matmulKernel is ONNX MatMul, numpy.matmul semantics.
-func matmulKernel(c *Call) error {
+func matmulKernel(c *Call) error { return matmulBias(c, nil) }
+
+// matmulBias is MatMul plus bias, when not nil, on every row of the
+// product: a float32 vector as long as the product's rows, which must be
+// float32 too.
+func matmulBias(c *Call, bias *graph.Tensor) error {
 	a, b := c.Tensor(0), c.Tensor(1)
 	if a == nil || b == nil {
 		return c.Errorf("inputs A and B are required")
@@ -131,9 +141,28 @@ func matmulKernel(c *Call) error {
 	if a.DType != b.DType {
 		return c.Errorf("A is %s but B is %s", a.DType, b.DType)
 	}
-	p, err := matmulPlan(c, a.Shape, b.Shape)
+	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
+		p, err := matmulPlan(c, a.Shape, b.Shape)
+		if err == nil && p.foldA && c.Const(1) && b.DType == graph.Float && matmulPrepacks(len(p.offA)*p.m, p.n, p.k) {
+			p.packedB = gemmPackWhole(graph.View[float32](b), p.k, p.n)
+		}
+		return p, err
+	})
 	if err != nil {
 		return err
+	}
+	if bias != nil {
+		if a.DType != graph.Float || bias.NumElements() != int64(p.n) || len(p.out) == 0 {
+			return c.Errorf("bias %s%v does not match the product %s%v", bias.DType, bias.Shape, a.DType, p.out)
+		}
+		y := c.OutputUninit(0, a.DType, p.out)
+		out, bv := graph.View[float32](y), graph.View[float32](bias)
+		// The product is added to the bias already in place.
+		for r := 0; r < len(out); r += p.n {
+			copy(out[r:r+p.n], bv)
+		}
+		matmulF32(p, graph.View[float32](a), graph.View[float32](b), out, 1)
+		return nil
 	}
 	var y *graph.Tensor
 	if f32Family(a.DType) {
@@ -154,7 +183,7 @@ func matmulKernel(c *Call) error {
 		matmulBatched(p, graph.View[uint64](a), graph.View[uint64](b), graph.View[uint64](y))
 	case graph.Float, graph.Float16, graph.BFloat16:
 		out := f32Target(y)
-		matmulF32(p, f32Data(a), f32Data(b), out)
+		matmulF32(p, f32Data(a), f32Data(b), out, 0)
 		f32Commit(y, out)
 	default:
 		return c.Unsupported("MatMul of %s", a.DType)
@@ -162,12 +191,21 @@ func matmulKernel(c *Call) error {
 	return nil
 }
 
-// matmulF32 runs a planned product on float32 data with sgemm.
-func matmulF32(p *matmulShape, a, b, y []float32) {
+// matmulF32 runs a planned product on float32 data with sgemm, adding it
+// to y when beta is 1 (overwriting y when 0).
+func matmulF32(p *matmulShape, a, b, y []float32, beta float32) {
 	m, n, k := p.m, p.n, p.k
 	count := len(p.offA)
+	if p.packedB != nil {
+		workers := runtime.GOMAXPROCS(0)
+		if count*m*n*k < gemmParallelWork {
+			workers = 1
+		}
+		gemmPacked(gemmBest, false, false, count*m, n, k, 1, a, k, nil, n, p.packedB, beta, nil, y, n, workers)
+		return
+	}
 	if p.foldA {
-		sgemm(false, false, count*m, n, k, 1, a, k, b, n, 0, y, n)
+		sgemm(false, false, count*m, n, k, 1, a, k, b, n, beta, y, n)
 		return
 	}
 	// Small products go one per goroutine, and all on this one when the
@@ -176,14 +214,20 @@ func matmulF32(p *matmulShape, a, b, y []float32) {
 		grain := max(1, gemmParallelWork/max(m*n*k, 1))
 		ParallelFor(count, grain, func(lo, hi int) {
 			for o := lo; o < hi; o++ {
-				sgemmSerial(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, 0, y[o*m*n:], n)
+				sgemmSerial(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, beta, y[o*m*n:], n)
 			}
 		})
 		return
 	}
 	for o := range count {
-		sgemm(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, 0, y[o*m*n:], n)
+		sgemm(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, beta, y[o*m*n:], n)
 	}
+}
+
+// matmulPrepacks reports whether an m×k by k×n product takes gemmPacked
+// (see gemmRun) with a kernel that can read a B packed whole.
+func matmulPrepacks(m, n, k int) bool {
+	return convPackedUsable() && k > 0 && m >= 2 && n >= 4 && m*n*k >= gemmSmallWork
 }
 
 // matmulBatched runs a planned product with matmulLoop, one output matrix
@@ -205,7 +249,13 @@ func matmulIntegerKernel(c *Call) error {
 	if a == nil || b == nil {
 		return c.Errorf("inputs A and B are required")
 	}
-	p, err := matmulPlan(c, a.Shape, b.Shape)
+	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
+		p, err := matmulPlan(c, a.Shape, b.Shape)
+		if err == nil && p.foldA && c.Const(1) && b.DType == graph.Float && matmulPrepacks(len(p.offA)*p.m, p.n, p.k) {
+			p.packedB = gemmPackWhole(graph.View[float32](b), p.k, p.n)
+		}
+		return p, err
+	})
 	if err != nil {
 		return err
 	}

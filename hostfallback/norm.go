@@ -35,20 +35,42 @@ func normFloats(c *Call, i int, name string, want int) ([]float32, error) {
 func normStats(x []float32, n int, eps float64, mean, inv []float64) {
 	ParallelFor(len(mean), max(1, 8192/max(n, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			row := x[r*n : (r+1)*n]
-			var s float64
-			for _, v := range row {
-				s += float64(v)
-			}
-			m := s / float64(n)
-			var q float64
-			for _, v := range row {
-				d := float64(v) - m
-				q += d * d
-			}
-			mean[r], inv[r] = m, 1/math.Sqrt(q/float64(n)+eps)
+			mean[r], inv[r] = rowStats(x[r*n:(r+1)*n], eps)
 		}
 	})
+}
+
+// rowStats returns the mean and 1/sqrt(variance + eps) of row (see
+// normStats). Four partial sums keep the float64 additions pipelined.
+func rowStats(row []float32, eps float64) (mean, inv float64) {
+	var s [4]float64
+	i := 0
+	for ; i+4 <= len(row); i += 4 {
+		r := (*[4]float32)(row[i:])
+		s[0] += float64(r[0])
+		s[1] += float64(r[1])
+		s[2] += float64(r[2])
+		s[3] += float64(r[3])
+	}
+	for ; i < len(row); i++ {
+		s[0] += float64(row[i])
+	}
+	m := (s[0] + s[1] + s[2] + s[3]) / float64(len(row))
+	var q [4]float64
+	i = 0
+	for ; i+4 <= len(row); i += 4 {
+		r := (*[4]float32)(row[i:])
+		d0, d1, d2, d3 := float64(r[0])-m, float64(r[1])-m, float64(r[2])-m, float64(r[3])-m
+		q[0] += d0 * d0
+		q[1] += d1 * d1
+		q[2] += d2 * d2
+		q[3] += d3 * d3
+	}
+	for ; i < len(row); i++ {
+		d := float64(row[i]) - m
+		q[0] += d * d
+	}
+	return m, 1 / math.Sqrt((q[0]+q[1]+q[2]+q[3])/float64(len(row))+eps)
 }
 
 // normApply sets y = (x − mean)·inv·scale + bias over runs of n values,
@@ -327,14 +349,17 @@ func layerNormKernel(c *Call) error {
 		}
 		affine[i] = v
 	}
-	y := c.Output(0, x.DType, x.Shape)
+	y := c.OutputUninit(0, x.DType, x.Shape)
 	out := f32Target(y)
 	xv := f32Data(x)
 	mean, inv := make([]float64, rows), make([]float64, rows)
-	normStats(xv, size, float64(c.Node.AttrFloat("epsilon", 1e-5)), mean, inv)
+	eps := float64(c.Node.AttrFloat("epsilon", 1e-5))
 	scale, bias := affine[0], affine[1]
+	// Each row's statistics and normalisation in one pass over the
+	// rows, while the row is in cache.
 	ParallelFor(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
+			mean[r], inv[r] = rowStats(xv[r*size:(r+1)*size], eps)
 			m, s := float32(mean[r]), float32(inv[r])
 			dst := out[r*size : (r+1)*size]
 			for i, v := range xv[r*size : (r+1)*size] {

@@ -37,6 +37,12 @@ type Call struct {
 	// bound to its inputs (outer-scope values are resolved by the executor)
 	// and returns its outputs. Control-flow kernels use it.
 	RunGraph func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error)
+
+	// memo is the step's plan cache and consts marks its constant inputs,
+	// both set by a compiled program (see Memo); key is ShapeKey's buffer.
+	memo   *stepMemo
+	consts []bool
+	key    []int64
 }
 
 // Tensor returns input i as a tensor, or nil when it is absent.

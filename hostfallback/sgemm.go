@@ -59,17 +59,61 @@ var gemmGo = &sgemmKernel{name: "go4x2", mr: gemmMR, nr: gemmNR, ku: gemmKU, mc:
 // gemmBest is the fastest kernel that this CPU runs.
 var gemmBest = sgemmKernels()[0]
 
-var gemmBufs = sync.Pool{New: func() any { return new([]float32) }}
+// gemmBufs holds the scratch buffers of the GEMM and the convolutions.
+var gemmBufs = newScratchPool()
 
 // gemmBuf returns a pooled buffer of at least n floats; put it back with
 // gemmBufs.Put.
 func gemmBuf(n int) *[]float32 {
-	p := gemmBufs.Get().(*[]float32)
+	p := gemmBufs.Get()
 	if cap(*p) < n {
 		*p = make([]float32, n)
 	}
 	*p = (*p)[:n]
 	return p
+}
+
+// scratchSmall is the size in floats up to which a scratch buffer is kept
+// across garbage collections.
+const scratchSmall = 1 << 18
+
+// scratchPool keeps float32 scratch buffers between kernel calls. Small
+// ones wait in a channel, which, unlike a sync.Pool, the garbage collector
+// does not empty: a model of many small kernels collects often, and would
+// otherwise allocate its scratch anew after each collection. Large ones go
+// to a sync.Pool, so that their memory is returned when unused.
+type scratchPool struct {
+	small chan *[]float32
+	large sync.Pool
+}
+
+func newScratchPool() *scratchPool {
+	return &scratchPool{small: make(chan *[]float32, 4*runtime.GOMAXPROCS(0)+8)}
+}
+
+// Get returns a buffer of any length, possibly empty.
+func (p *scratchPool) Get() *[]float32 {
+	select {
+	case b := <-p.small:
+		return b
+	default:
+	}
+	if b, ok := p.large.Get().(*[]float32); ok {
+		return b
+	}
+	return new([]float32)
+}
+
+// Put returns b to the pool.
+func (p *scratchPool) Put(b *[]float32) {
+	if cap(*b) <= scratchSmall {
+		select {
+		case p.small <- b:
+			return
+		default:
+		}
+	}
+	p.large.Put(b)
 }
 
 // sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
@@ -260,7 +304,6 @@ func gemmPacked(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32
 	aStrips := gemmCeil(m, mr)
 	bufA := gemmBuf(aStrips * mr * kcMax)
 	defer gemmBufs.Put(bufA)
-	ap := *bufA
 	ncBlock := gemmNC
 	var bp []float32
 	if bPre == nil {
@@ -280,6 +323,8 @@ func gemmPacked(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32
 	}
 	per = gemmCeil(aStrips, mBlocks)
 	mBlocks = gemmCeil(aStrips, per)
+	g := gemmJob{kn: kn, transA: transA, transB: transB, direct: direct, m: m, aStrips: aStrips, per: per,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, ap: *bufA, c: c, ldc: ldc}
 	for jc := 0; jc < n; jc += ncBlock {
 		nc := min(ncBlock, n-jc)
 		bStrips := gemmCeil(nc, nr)
@@ -296,65 +341,94 @@ func gemmPacked(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32
 		}
 		perTile := gemmCeil(bStrips, nSplit)
 		nSplit = gemmCeil(bStrips, perTile)
-		tiles := mBlocks * nSplit
+		g.jc, g.nc, g.bStrips, g.perTile, g.nSplit, g.tiles = jc, nc, bStrips, perTile, nSplit, mBlocks*nSplit
 		for pc := 0; pc < k; pc += gemmKC {
-			kc := min(gemmKC, k-pc)
-			kcs := gemmCeil(kc, kn.ku) * kn.ku
+			g.pc, g.kc = pc, min(gemmKC, k-pc)
+			g.kcs = gemmCeil(g.kc, kn.ku) * kn.ku
 			packs := aStrips + bStrips
+			g.bp = bp
 			if bPre != nil {
 				packs = aStrips
-				bp = bPre[pc*bStrips*nr:]
-			}
-			pack := func(lo, hi int) {
-				for s := lo; s < hi; s++ {
-					if s < aStrips {
-						i := s * mr
-						if direct && i+mr <= m {
-							continue
-						}
-						gemmPackA(transA, a, lda, i, min(mr, m-i), mr, pc, kc, alpha, ap[s*mr*kcs:(s+1)*mr*kcs])
-						continue
-					}
-					t := s - aStrips
-					j := t * nr
-					gemmPackB(transB, b, ldb, pc, kc, jc+j, min(nr, nc-j), nr, bp[t*nr*kcs:(t+1)*nr*kcs])
+				g.bp = bPre[pc*bStrips*nr:]
+				if direct && m%mr == 0 {
+					packs = 0 // nothing to pack
 				}
 			}
-			add := pc > 0 || beta == 1
-			var rowBias []float32
-			if !add {
-				rowBias = bias
+			g.add = pc > 0 || beta == 1
+			g.rowBias = nil
+			if !g.add {
+				g.rowBias = bias
 			}
-			var next atomic.Int64
-			run := func() {
-				buf := gemmBuf(gemmMaxTile + gemmMaxMR)
-				defer gemmBufs.Put(buf)
-				tmp := *buf
-				for {
-					t := int(next.Add(1) - 1)
-					if t >= tiles {
-						return
-					}
-					ib, jb := t/nSplit, t%nSplit
-					r0, s0 := ib*per, jb*perTile
-					var da []float32
-					if direct {
-						da = a[pc:]
-					}
-					gemmMacro(kn, ap, da, lda, bp, kcs, m, r0, min(r0+per, aStrips), jc, nc, s0, min(s0+perTile, bStrips), add, rowBias, c, ldc, tmp)
-				}
-			}
-			if bPre != nil && direct && m%mr == 0 {
-				packs = 0 // nothing to pack
-			}
+			g.next = 0
 			if workers == 1 {
-				pack(0, packs)
-				run()
+				g.pack(0, packs)
+				g.run()
 				continue
 			}
-			ParallelFor(packs, 4, pack)
-			ParallelFor(workers, 1, func(_, _ int) { run() })
+			// The workers get a copy, so that g itself stays on the stack.
+			shared := new(gemmJob)
+			*shared = g
+			ParallelFor(packs, 4, shared.pack)
+			ParallelFor(workers, 1, func(_, _ int) { shared.run() })
 		}
+	}
+}
+
+// gemmJob is one k-slab of a column block of gemmPacked: the operands, the
+// packed buffers and the tiling that the workers share.
+type gemmJob struct {
+	kn                               *sgemmKernel
+	transA, transB, direct, add      bool
+	m, aStrips, per                  int
+	jc, nc, bStrips, perTile, nSplit int
+	tiles, pc, kc, kcs               int
+	alpha                            float32
+	a                                []float32
+	lda                              int
+	b                                []float32
+	ldb                              int
+	ap, bp, rowBias, c               []float32
+	ldc                              int
+	// next is the next tile to claim (atomically).
+	next int64
+}
+
+// pack packs the strips [lo, hi) of the slab: A's strips first (only the
+// partial one with a direct kernel), then B's.
+func (g *gemmJob) pack(lo, hi int) {
+	mr, nr := g.kn.mr, g.kn.nr
+	for s := lo; s < hi; s++ {
+		if s < g.aStrips {
+			i := s * mr
+			if g.direct && i+mr <= g.m {
+				continue
+			}
+			gemmPackA(g.transA, g.a, g.lda, i, min(mr, g.m-i), mr, g.pc, g.kc, g.alpha, g.ap[s*mr*g.kcs:(s+1)*mr*g.kcs])
+			continue
+		}
+		t := s - g.aStrips
+		j := t * nr
+		gemmPackB(g.transB, g.b, g.ldb, g.pc, g.kc, g.jc+j, min(nr, g.nc-j), nr, g.bp[t*nr*g.kcs:(t+1)*nr*g.kcs])
+	}
+}
+
+// run claims tiles and multiplies them until none is left.
+func (g *gemmJob) run() {
+	buf := gemmBuf(gemmMaxTile + gemmMaxMR)
+	defer gemmBufs.Put(buf)
+	tmp := *buf
+	var da []float32
+	if g.direct {
+		da = g.a[g.pc:]
+	}
+	for {
+		t := int(atomic.AddInt64(&g.next, 1) - 1)
+		if t >= g.tiles {
+			return
+		}
+		ib, jb := t/g.nSplit, t%g.nSplit
+		r0, s0 := ib*g.per, jb*g.perTile
+		gemmMacro(g.kn, g.ap, da, g.lda, g.bp, g.kcs, g.m, r0, min(r0+g.per, g.aStrips), g.jc, g.nc, s0, min(s0+g.perTile, g.bStrips), g.add, g.rowBias, g.c, g.ldc, tmp)
 	}
 }
 
@@ -366,6 +440,23 @@ func gemmPanelIndex(p, q, k, n, shift int) int {
 	pc := p / gemmKC * gemmKC
 	kcs := min(gemmKC, k-pc)
 	return pc*gemmCeil(n, nr)*nr + (q>>shift)*kcs*nr + (p-pc)*nr + q&(nr-1)
+}
+
+// gemmPackWhole packs a row-major k×n B whole, in the layout gemmPacked
+// reads as bPre with gemmBest (ku 1, nr a power of two; see
+// convPackedUsable).
+func gemmPackWhole(b []float32, k, n int) []float32 {
+	nr := gemmBest.nr
+	strips := gemmCeil(n, nr)
+	dst := make([]float32, k*strips*nr)
+	for pc := 0; pc < k; pc += gemmKC {
+		kc := min(gemmKC, k-pc)
+		slab := dst[pc*strips*nr:]
+		for t := range strips {
+			gemmPackB(false, b, n, pc, kc, t*nr, min(nr, n-t*nr), nr, slab[t*kc*nr:(t+1)*kc*nr])
+		}
+	}
+	return dst
 }
 
 // gemmPackA packs rows [i, i+rows) and columns [pc, pc+kc) of op(A), times

@@ -117,10 +117,16 @@ const outside = -1 << 56
 // step through src contiguously are moved with copy; the work is spread
 // over ParallelFor.
 func gatherTables(dst, src cells, shape []int64, tabs [][]int64, fill cells) {
+	newTableGather(shape, tabs).gather(dst, src, fill)
+}
+
+// newTableGather plans gatherTables over shape and tabs; the plan keeps
+// the tables. It is nil, gathering nothing, when shape has no elements.
+func newTableGather(shape []int64, tabs [][]int64) *tableGather {
 	if graph.NumElements(shape) == 0 {
-		return
+		return nil
 	}
-	var g tableGather
+	g := &tableGather{}
 	for k, d := range shape {
 		if d == 1 {
 			g.base0 += tabs[k][0]
@@ -129,19 +135,27 @@ func gatherTables(dst, src cells, shape []int64, tabs [][]int64, fill cells) {
 		}
 	}
 	g.plan()
+	return g
+}
+
+// gather runs the plan (see gatherTables); a nil plan does nothing.
+func (g *tableGather) gather(dst, src, fill cells) {
+	if g == nil {
+		return
+	}
 	switch dst.size {
 	case 0:
-		runTableGather(&g, dst.s, src.s, fill.s)
+		runTableGather(g, dst.s, src.s, fill.s)
 	case 1:
-		runTableGather(&g, dst.b, src.b, fill.b)
+		runTableGather(g, dst.b, src.b, fill.b)
 	case 2:
-		runTableGather(&g, cellsAs[[2]byte](dst.b), cellsAs[[2]byte](src.b), cellsAs[[2]byte](fill.b))
+		runTableGather(g, cellsAs[[2]byte](dst.b), cellsAs[[2]byte](src.b), cellsAs[[2]byte](fill.b))
 	case 4:
-		runTableGather(&g, cellsAs[[4]byte](dst.b), cellsAs[[4]byte](src.b), cellsAs[[4]byte](fill.b))
+		runTableGather(g, cellsAs[[4]byte](dst.b), cellsAs[[4]byte](src.b), cellsAs[[4]byte](fill.b))
 	case 8:
-		runTableGather(&g, cellsAs[[8]byte](dst.b), cellsAs[[8]byte](src.b), cellsAs[[8]byte](fill.b))
+		runTableGather(g, cellsAs[[8]byte](dst.b), cellsAs[[8]byte](src.b), cellsAs[[8]byte](fill.b))
 	default:
-		runTableGather(&g, cellsAs[[16]byte](dst.b), cellsAs[[16]byte](src.b), cellsAs[[16]byte](fill.b))
+		runTableGather(g, cellsAs[[16]byte](dst.b), cellsAs[[16]byte](src.b), cellsAs[[16]byte](fill.b))
 	}
 }
 
@@ -202,7 +216,12 @@ func runTableGather[T any](g *tableGather, dst, src, fill []T) {
 	rows := int(graph.NumElements(g.shape[:g.outer]))
 	grain := int(max(1, 16384/max(g.rowLen, 1)))
 	ParallelFor(rows, grain, func(lo, hi int) {
-		idx := make([]int64, g.outer)
+		var small [8]int64
+		idx := small[:0]
+		if g.outer > len(small) {
+			idx = make([]int64, g.outer)
+		}
+		idx = idx[:g.outer]
 		rem := int64(lo)
 		for d := g.outer - 1; d >= 0; d-- {
 			idx[d] = rem % g.shape[d]

@@ -1,9 +1,8 @@
 package hostfallback
 
 import (
-	"math"
-
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -15,6 +14,42 @@ func sliceKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
+	// The plan depends on the values of starts, ends, axes and steps: the
+	// key holds those that may change between runs.
+	key := c.ShapeKey()
+	for i := 1; i < min(len(c.In), 5) && c.Opset >= 10; i++ {
+		if t := c.Tensor(i); t != nil && !c.Const(i) {
+			vals, err := indexValues(c, t)
+			if err != nil {
+				return err
+			}
+			key = append(append(key, int64(len(vals))), vals...)
+		}
+	}
+	p, err := Memo(c, key, func() (*slicePlan, error) { return newSlicePlan(c, x) })
+	if err != nil {
+		return err
+	}
+	out := c.OutputUninit(0, x.DType, p.shape)
+	if x.DType.Bits() < 8 {
+		out = c.Output(0, x.DType, p.shape)
+	}
+	dst := outCells(out)
+	p.gather.gather(dst, inCells(x), cells{})
+	storeCells(out, dst)
+	return nil
+}
+
+// slicePlan is a Slice's output shape and table gather.
+type slicePlan struct {
+	shape  []int64
+	gather *tableGather
+}
+
+// newSlicePlan resolves the node's starts, ends, axes and steps against
+// x's shape.
+func newSlicePlan(c *Call, x *graph.Tensor) (*slicePlan, error) {
+	var err error
 	var starts, ends, axes, steps []int64
 	haveAxes, haveSteps := false, false
 	if c.Opset < 10 {
@@ -27,28 +62,28 @@ func sliceKernel(c *Call) error {
 		have := make([]bool, 5)
 		for i := 1; i < 5; i++ {
 			if in[i], have[i], err = intsInput(c, i); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if !have[1] || !have[2] {
-			return c.Errorf("starts and ends are required")
+			return nil, c.Errorf("starts and ends are required")
 		}
 		starts, ends, axes, steps = in[1], in[2], in[3], in[4]
 		haveAxes, haveSteps = have[3], have[4]
 	}
 	n := len(starts)
 	if len(ends) != n || (haveAxes && len(axes) != n) || (haveSteps && len(steps) != n) {
-		return c.Errorf("starts, ends, axes and steps differ in length (%d, %d, %d, %d)", n, len(ends), len(axes), len(steps))
+		return nil, c.Errorf("starts, ends, axes and steps differ in length (%d, %d, %d, %d)", n, len(ends), len(axes), len(steps))
 	}
 	r := x.Rank()
 	ax := make([]int, n)
 	if haveAxes {
 		if ax, err = resolveAxes(c, axes, r); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		if n > r {
-			return c.Errorf("%d starts for a rank-%d input", n, r)
+			return nil, c.Errorf("%d starts for a rank-%d input", n, r)
 		}
 		for i := range ax {
 			ax[i] = i
@@ -66,9 +101,9 @@ func sliceKernel(c *Call) error {
 			s = steps[i]
 		}
 		if s == 0 {
-			return c.Errorf("step 0 on axis %d", a)
+			return nil, c.Errorf("step 0 on axis %d", a)
 		}
-		first[a], shape[a] = sliceRange(starts[i], ends[i], s, x.Shape[a])
+		first[a], shape[a] = ops.SliceRange(starts[i], ends[i], s, x.Shape[a])
 		step[a] = s
 	}
 	strides := stridesOf(x.Shape)
@@ -76,36 +111,5 @@ func sliceKernel(c *Call) error {
 	for k := range tabs {
 		tabs[k] = rangeTable(shape[k], first[k]*strides[k], step[k]*strides[k])
 	}
-	out := c.Output(0, x.DType, shape)
-	dst := outCells(out)
-	gatherTables(dst, inCells(x), shape, tabs, cells{})
-	storeCells(out, dst)
-	return nil
-}
-
-// sliceRange resolves one axis of a slice as ONNX specifies (negative
-// indices count from the back, then clamp) and returns the first index and
-// the number of elements taken.
-func sliceRange(start, end, step, dim int64) (first, count int64) {
-	if start < 0 {
-		start += dim
-	}
-	if end < 0 {
-		end += dim
-	}
-	if step > 0 {
-		start, end = min(max(start, 0), dim), min(max(end, 0), dim)
-		if end <= start {
-			return start, 0
-		}
-		return start, (end-start-1)/step + 1
-	}
-	start, end = min(max(start, 0), dim-1), min(max(end, -1), dim-1)
-	if start <= end {
-		return max(start, 0), 0
-	}
-	if step == math.MinInt64 {
-		return start, 1
-	}
-	return start, (start-end-1)/-step + 1
+	return &slicePlan{shape: shape, gather: newTableGather(shape, tabs)}, nil
 }

@@ -18,50 +18,80 @@ func transposeKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	r := x.Rank()
-	perm := make([]int, r)
-	if p := c.Node.AttrInts("perm", nil); p != nil {
-		if len(p) != r {
-			return c.Errorf("perm %v for a rank-%d input", p, r)
-		}
-		seen := make([]bool, r)
-		for i, a := range p {
-			if a < 0 || a >= int64(r) || seen[a] {
-				return c.Errorf("perm %v is not a permutation of 0..%d", p, r-1)
+	p, err := Memo(c, c.ShapeKey(), func() (*transposePlan, error) {
+		r := x.Rank()
+		perm := make([]int, r)
+		if p := c.Node.AttrInts("perm", nil); p != nil {
+			if len(p) != r {
+				return nil, c.Errorf("perm %v for a rank-%d input", p, r)
 			}
-			seen[a] = true
-			perm[i] = int(a)
+			seen := make([]bool, r)
+			for i, a := range p {
+				if a < 0 || a >= int64(r) || seen[a] {
+					return nil, c.Errorf("perm %v is not a permutation of 0..%d", p, r-1)
+				}
+				seen[a] = true
+				perm[i] = int(a)
+			}
+		} else {
+			for i := range perm {
+				perm[i] = r - 1 - i
+			}
 		}
-	} else {
-		for i := range perm {
-			perm[i] = r - 1 - i
-		}
-	}
-	shape := make([]int64, r)
-	for i, a := range perm {
-		shape[i] = x.Shape[a]
+		return newTransposePlan(x.Shape, perm), nil
+	})
+	if err != nil {
+		return err
 	}
 	// Whole-byte elements are each written once; packed 4-bit ones are
 	// merged into zeroed bytes.
-	out := c.Output(0, x.DType, shape)
+	var out *graph.Tensor
 	if x.DType.Bits() >= 8 {
-		out = c.OutputUninit(0, x.DType, shape)
+		out = c.OutputUninit(0, x.DType, p.out)
+	} else {
+		out = c.Output(0, x.DType, p.out)
 	}
 	dst := outCells(out)
-	transposeCells(dst, inCells(x), x.Shape, perm)
+	p.run(dst, inCells(x))
 	storeCells(out, dst)
 	return nil
 }
 
 // transposeCells writes into dst the elements of src, a tensor of the given
 // shape, with its axes permuted: axis k of dst is axis perm[k] of src.
-// Axes of size 1 are dropped and axes that stay neighbours are merged
-// first; what remains as a (batched) 2-D transpose is done in cache-sized
-// tiles, anything else by gatherTables, which copies whole runs when the
-// innermost axes keep their order.
 func transposeCells(dst, src cells, shape []int64, perm []int) {
+	newTransposePlan(shape, perm).run(dst, src)
+}
+
+// transposePlan is how a transpose moves its cells: a plain copy, a
+// batched 2-D transpose in tiles, or a table gather.
+type transposePlan struct {
+	// out is the output shape.
+	out []int64
+	// copy is set when the permutation keeps the order of the cells.
+	copy bool
+	// batch matrices of rows×cols cells are transposed when tiled is set.
+	tiled             bool
+	batch, rows, cols int64
+	// gather is the table gather of anything else (nil when the tensor
+	// is empty).
+	gather *tableGather
+}
+
+// newTransposePlan plans the transpose of a tensor of the given shape by
+// perm, a permutation of its axes. Axes of size 1 are dropped and axes
+// that stay neighbours are merged first; what remains as a (batched) 2-D
+// transpose is done in cache-sized tiles, anything else by a table
+// gather, which copies whole runs when the innermost axes keep their
+// order.
+func newTransposePlan(shape []int64, perm []int) *transposePlan {
+	p := &transposePlan{out: make([]int64, len(shape))}
+	for i, a := range perm {
+		p.out[i] = shape[a]
+	}
 	if graph.NumElements(shape) == 0 {
-		return
+		p.copy = true
+		return p
 	}
 	// Renumber the source axes that are kept (size > 1), in source order.
 	id := make([]int, len(shape))
@@ -87,8 +117,8 @@ func transposeCells(dst, src cells, shape []int64, perm []int) {
 		}
 	}
 	if len(groups) <= 1 {
-		copyCells(dst, 0, src, 0, graph.NumElements(shape))
-		return
+		p.copy = true
+		return p
 	}
 	// Coalesced source shape: groups in source order.
 	order := make([]int, len(groups)) // order[j] = the group holding the j-th source block
@@ -109,11 +139,11 @@ func transposeCells(dst, src cells, shape []int64, perm []int) {
 	}
 	switch {
 	case len(groups) == 2:
-		transposeTiled(dst, src, 1, srcShape[0], srcShape[1])
-		return
+		p.tiled, p.batch, p.rows, p.cols = true, 1, srcShape[0], srcShape[1]
+		return p
 	case len(groups) == 3 && srcAxis[0] == 0 && srcAxis[1] == 2:
-		transposeTiled(dst, src, srcShape[0], srcShape[1], srcShape[2])
-		return
+		p.tiled, p.batch, p.rows, p.cols = true, srcShape[0], srcShape[1], srcShape[2]
+		return p
 	}
 	strides := stridesOf(srcShape)
 	outShape := make([]int64, len(groups))
@@ -122,7 +152,20 @@ func transposeCells(dst, src cells, shape []int64, perm []int) {
 		outShape[g] = srcShape[srcAxis[g]]
 		tabs[g] = rangeTable(outShape[g], 0, strides[srcAxis[g]])
 	}
-	gatherTables(dst, src, outShape, tabs, cells{})
+	p.gather = newTableGather(outShape, tabs)
+	return p
+}
+
+// run transposes src into dst.
+func (p *transposePlan) run(dst, src cells) {
+	switch {
+	case p.copy:
+		copyCells(dst, 0, src, 0, graph.NumElements(p.out))
+	case p.tiled:
+		transposeTiled(dst, src, p.batch, p.rows, p.cols)
+	default:
+		p.gather.gather(dst, src, cells{})
+	}
 }
 
 // transposeTiled transposes batch matrices of rows×cols cells of src into
