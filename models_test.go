@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -16,9 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // torchModels are the models testdata/torch/export.py exports by default.
@@ -95,59 +99,114 @@ func TestTorchModels(t *testing.T) {
 	exportTorchModels(t, cache, torchModels)
 	for _, name := range torchModels {
 		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join(cache, name)
-			in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice("cpu"))
+			sess, err := onnxvk.Load(filepath.Join(cache, name, "model.onnx"), onnxvk.WithDevice("cpu"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer sess.Close()
-			start := time.Now()
-			outs, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
+			checkTorchOutput(t, sess, filepath.Join(cache, name), torchTolerance)
+		})
+	}
+}
+
+// vulkanTorchModels are the models that must run wholly on Vulkan, within
+// vulkanTorchTolerance of PyTorch.
+var vulkanTorchModels = []string{"resnet18", "mobilenet_v2", "efficientnet_b0", "transformer"}
+
+const vulkanTorchTolerance = 1e-3
+
+// TestTorchModelsVulkan runs the PyTorch models on the first Vulkan device
+// (lavapipe in CI): every compute node of the plan must be placed on it,
+// so that a Run is one submit, and the output must match PyTorch's.
+func TestTorchModelsVulkan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exports and runs whole PyTorch models")
+	}
+	cache := torchModelCache(t)
+	exportTorchModels(t, cache, vulkanTorchModels)
+	for _, name := range vulkanTorchModels {
+		t.Run(name, func(t *testing.T) {
+			sess, err := onnxvk.Load(filepath.Join(cache, name, "model.onnx"), onnxvk.WithDevice("vulkan"))
+			if errors.Is(err, backend.ErrDeviceUnavailable) {
+				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			elapsed := time.Since(start)
-			out, ok := outs["output"]
-			if !ok {
-				t.Fatalf("no output named output among %d outputs", len(outs))
-			}
-			if !slices.Equal(out.Shape(), want.Shape) {
-				t.Fatalf("output shape %v, PyTorch's %v", out.Shape(), want.Shape)
-			}
-			got, err := onnxvk.Data[float32](out)
+			defer sess.Close()
+			in, err := npy.ReadFile(filepath.Join(cache, name, "input.npy"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantData, err := onnxvk.Data[float32](onnxvk.TensorFrom(want))
+			p, err := sess.Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var maxDiff, scale float64
-			worst := 0
-			for i := range got {
-				scale = max(scale, math.Abs(float64(wantData[i])))
-				d := math.Abs(float64(got[i]) - float64(wantData[i]))
-				if d > maxDiff || math.IsNaN(d) {
-					maxDiff, worst = d, i
+			nodes := 0
+			for _, st := range p.Steps {
+				if st.Kind != planner.Compute {
+					continue
+				}
+				nodes++
+				if st.Device != sess.Device() {
+					t.Errorf("%s (%s) is placed on %s, not %s", st.Node.Name, st.Node.OpType, st.Device, sess.Device())
 				}
 			}
-			if !(scale >= 1e-2) {
-				t.Fatalf("PyTorch's output peaks at %g: too small for an absolute tolerance of %g to mean anything", scale, torchTolerance)
-			}
-			t.Logf("%s: max abs difference %.3g (element %d), run took %v", name, maxDiff, worst, elapsed.Round(time.Millisecond))
-			if !(maxDiff <= torchTolerance) {
-				t.Errorf("max abs difference %.3g at element %d (got %g, PyTorch %g) exceeds %g",
-					maxDiff, worst, got[worst], wantData[worst], torchTolerance)
-			}
+			t.Logf("%s: %d compute nodes on %s", name, nodes, sess.Device())
+			checkTorchOutput(t, sess, filepath.Join(cache, name), vulkanTorchTolerance)
 		})
+	}
+}
+
+// checkTorchOutput runs sess on the exported model's input in dir and
+// compares the output with PyTorch's, within tol.
+func checkTorchOutput(t *testing.T, sess *onnxvk.Session, dir string, tol float64) {
+	t.Helper()
+	in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	outs, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	out, ok := outs["output"]
+	if !ok {
+		t.Fatalf("no output named output among %d outputs", len(outs))
+	}
+	if !slices.Equal(out.Shape(), want.Shape) {
+		t.Fatalf("output shape %v, PyTorch's %v", out.Shape(), want.Shape)
+	}
+	got, err := onnxvk.Data[float32](out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantData, err := onnxvk.Data[float32](onnxvk.TensorFrom(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maxDiff, scale float64
+	worst := 0
+	for i := range got {
+		scale = max(scale, math.Abs(float64(wantData[i])))
+		d := math.Abs(float64(got[i]) - float64(wantData[i]))
+		if d > maxDiff || math.IsNaN(d) {
+			maxDiff, worst = d, i
+		}
+	}
+	if !(scale >= 1e-2) {
+		t.Fatalf("PyTorch's output peaks at %g: too small for an absolute tolerance of %g to mean anything", scale, tol)
+	}
+	t.Logf("max abs difference %.3g (element %d), run took %v", maxDiff, worst, elapsed.Round(time.Millisecond))
+	if !(maxDiff <= tol) {
+		t.Errorf("max abs difference %.3g at element %d (got %g, PyTorch %g) exceeds %g",
+			maxDiff, worst, got[worst], wantData[worst], tol)
 	}
 }
 
