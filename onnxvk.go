@@ -45,16 +45,23 @@ var (
 	ErrInvalidModel = loader.ErrInvalidModel
 	// ErrUnknownOp: the model uses ops unknown to ONNX at its opset.
 	ErrUnknownOp = loader.ErrUnknownOp
+	// ErrOutOfMemory: a device could not allocate the memory a Run needs;
+	// the session stays usable (see WithCPUFallbackOnOOM).
+	ErrOutOfMemory = backend.ErrOutOfMemory
+	// ErrDeviceLost: the GPU stopped working; close the session.
+	ErrDeviceLost = backend.ErrDeviceLost
 )
 
 // Option configures Load, LoadBytes and NewSession.
 type Option func(*options)
 
 type options struct {
-	device    string
-	name      string
-	baseDir   string
-	noFolding bool
+	device      string
+	name        string
+	baseDir     string
+	noFolding   bool
+	memLimit    int64
+	cpuFallback bool
 }
 
 // WithDevice chooses where the model runs: "auto" (the default: the best
@@ -72,6 +79,17 @@ func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir 
 // WithoutConstantFolding keeps shape-only subgraphs as nodes that run at
 // every Run instead of folding them into constants at plan time.
 func WithoutConstantFolding() Option { return func(o *options) { o.noFolding = true } }
+
+// WithDeviceMemoryLimit caps the memory the session allocates on its GPU
+// (weights and the buffers of Runs together) at bytes; 0, the default,
+// means no cap. Beyond the cap a Run fails with ErrOutOfMemory, as when the
+// GPU itself runs out.
+func WithDeviceMemoryLimit(bytes int64) Option { return func(o *options) { o.memLimit = bytes } }
+
+// WithCPUFallbackOnOOM makes a Run whose plan cannot get the GPU memory it
+// needs (ErrOutOfMemory) run that plan on the CPU instead, then and in
+// later Runs with the same input shapes; other shapes still try the GPU.
+func WithCPUFallbackOnOOM() Option { return func(o *options) { o.cpuFallback = true } }
 
 // ValueInfo describes a model input or output.
 type ValueInfo struct {
@@ -157,6 +175,11 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 		return nil, fmt.Errorf("onnxvk: model %q: %w", m.Name, err)
 	}
 	s := &Session{model: m, devices: devs, opts: o, execs: map[string]*backend.Executor{}}
+	for _, d := range devs {
+		if l, ok := d.(interface{ SetMemoryLimit(int64) }); ok {
+			l.SetMemoryLimit(o.memLimit)
+		}
+	}
 	g := m.Graph
 	for _, in := range g.Inputs {
 		_, hasDefault := g.Initializers[in.Name]
@@ -264,11 +287,17 @@ func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) 
 	if err != nil {
 		return nil, err
 	}
-	ex, err := s.executor(key, types)
+	ex, err := s.executor(key, types, false)
 	if err != nil {
 		return nil, err
 	}
 	out, err := ex.Run(ctx, inputs)
+	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
+		if ex, err = s.executor(key, types, true); err != nil {
+			return nil, err
+		}
+		out, err = ex.Run(ctx, inputs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
 	}
@@ -357,20 +386,21 @@ func matchType(decl ValueInfo, got *graph.Type, symbols map[string]int64) error 
 }
 
 // executor returns the cached executor for a set of input types, planning
-// and compiling it on first use.
-func (s *Session) executor(key string, types map[string]*graph.Type) (*backend.Executor, error) {
+// and compiling it on first use. With cpuOnly set, or when compiling for
+// the GPU runs out of memory under WithCPUFallbackOnOOM, it plans for the
+// CPU alone and caches that plan instead.
+func (s *Session) executor(key string, types map[string]*graph.Type, cpuOnly bool) (*backend.Executor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ex, ok := s.execs[key]; ok {
+	if ex, ok := s.execs[key]; ok && !cpuOnly {
 		return ex, nil
 	}
-	p, err := planner.New(s.model, planner.Options{Devices: s.plannerDevices(), Inputs: types, NoFolding: s.opts.noFolding})
-	if err != nil {
-		return nil, fmt.Errorf("onnxvk: %w", err)
+	ex, err := s.compile(types, cpuOnly)
+	if err != nil && !cpuOnly && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
+		ex, err = s.compile(types, true)
 	}
-	ex, err := backend.NewExecutor(p, s.devices)
 	if err != nil {
-		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
+		return nil, err
 	}
 	if len(s.execs) >= maxPlans {
 		for k := range s.execs {
@@ -379,6 +409,28 @@ func (s *Session) executor(key string, types map[string]*graph.Type) (*backend.E
 		}
 	}
 	s.execs[key] = ex
+	return ex, nil
+}
+
+// compile plans the model for the input types on the session's devices,
+// or on its CPU alone, and compiles the plan.
+func (s *Session) compile(types map[string]*graph.Type, cpuOnly bool) (*backend.Executor, error) {
+	devices := s.devices
+	if cpuOnly {
+		devices = devices[len(devices)-1:]
+	}
+	pdevs := make([]planner.Device, len(devices))
+	for i, d := range devices {
+		pdevs[i] = d
+	}
+	p, err := planner.New(s.model, planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding})
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: %w", err)
+	}
+	ex, err := backend.NewExecutor(p, devices)
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
+	}
 	return ex, nil
 }
 

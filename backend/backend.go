@@ -14,6 +14,14 @@ import (
 // cannot be opened.
 var ErrDeviceUnavailable = errors.New("device unavailable")
 
+// ErrOutOfMemory is wrapped when a device cannot allocate the memory a
+// step needs. The device stays usable: a Run that needs less may succeed.
+var ErrOutOfMemory = errors.New("out of device memory")
+
+// ErrDeviceLost is wrapped when a device stopped working (a driver reset,
+// VK_ERROR_DEVICE_LOST); every later Run on it fails.
+var ErrDeviceLost = errors.New("device lost")
+
 // Device runs plan steps.
 type Device interface {
 	planner.Device

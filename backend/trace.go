@@ -26,7 +26,10 @@ type TraceEvent struct {
 	// transfer, the destination.
 	Device string
 	// Start is the step's start since the trace began and Dur its
-	// wall-clock time on the host.
+	// wall-clock time on the host. A step that a device timed on its own,
+	// within a submission of many, has the device's timing placed on the
+	// host clock instead: Start is the submission plus the step's offset
+	// on the device and Dur its device time.
 	Start, Dur time.Duration
 	// DeviceDur is the time the device itself measured (GPU timestamps);
 	// 0 where it has none.

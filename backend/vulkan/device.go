@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -36,6 +37,12 @@ type Device struct {
 	// queueMu serializes vkQueueSubmit on the one queue.
 	queueMu sync.Mutex
 	queue   uintptr
+
+	// memUsed is the device memory allocated now and memLimit its cap (0:
+	// none), see SetMemoryLimit.
+	memUsed, memLimit atomic.Int64
+	// lost is set once the device reported VK_ERROR_DEVICE_LOST.
+	lost atomic.Bool
 
 	mu        sync.Mutex
 	closed    bool
@@ -200,14 +207,19 @@ type buffer struct {
 	buf, mem uintptr
 	size     uint64
 	mapped   []byte
+	// used is the device's count of allocated memory, which free takes
+	// the allocation's memSize back from.
+	used    *atomic.Int64
+	memSize int64
 }
 
-// newBuffer creates a storage buffer of size bytes (at least 16). With
+// newBuffer creates a storage buffer of size bytes (at least 16, rounded
+// up to whole 32-bit words: shaders access 1-byte tensors by words). With
 // host set, the memory must be host-visible and coherent (device-local
 // too where there is such a type); otherwise it is device-local, and
 // mapped anyway when that memory is also host-visible.
 func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
-	size = max(size, 16)
+	size = max((size+3)&^3, 16)
 	b := &buffer{size: size}
 	ci := &vk.BufferCreateInfo{SType: vk.StructureTypeBufferCreateInfo, Size: size,
 		Usage:       vk.BufferUsageStorageBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit,
@@ -241,11 +253,17 @@ func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
 		vk.DestroyBuffer(d.dev, b.buf)
 		return nil, fmt.Errorf("vulkan: no memory type for a %d-byte buffer (host-visible: %v)", size, host)
 	}
+	if err := d.reserve(int64(req.Size)); err != nil {
+		vk.DestroyBuffer(d.dev, b.buf)
+		return nil, err
+	}
 	ai := &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: uint32(typeIndex)}
 	if err := vk.AllocateMemory(d.dev, ai, &b.mem); err != nil {
+		d.memUsed.Add(-int64(req.Size))
 		vk.DestroyBuffer(d.dev, b.buf)
 		return nil, fmt.Errorf("vulkan: vkAllocateMemory (%d bytes): %w", req.Size, err)
 	}
+	b.used, b.memSize = &d.memUsed, int64(req.Size)
 	if err := vk.BindBufferMemory(d.dev, b.buf, b.mem, 0); err != nil {
 		b.free(d.dev)
 		return nil, fmt.Errorf("vulkan: vkBindBufferMemory: %w", err)
@@ -264,6 +282,7 @@ func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
 func (b *buffer) free(dev uintptr) {
 	vk.DestroyBuffer(dev, b.buf)
 	vk.FreeMemory(dev, b.mem)
+	b.used.Add(-b.memSize)
 }
 
 // weight returns the device buffer holding constant t, uploading it on

@@ -30,9 +30,11 @@ type Info struct {
 	// VK_NV_cooperative_matrix (extension presence only).
 	CooperativeMatrix bool
 	// Timestamps reports timestamp queries on the compute queue;
-	// TimestampPeriod is the nanoseconds per tick.
+	// TimestampPeriod is the nanoseconds per tick and TimestampBits the
+	// number of valid low bits of a timestamp.
 	Timestamps      bool
 	TimestampPeriod float32
+	TimestampBits   uint32
 	// UnifiedMemory reports a memory type that is both device-local and
 	// host-visible and coherent, which the backend maps directly.
 	UnifiedMemory bool
@@ -121,7 +123,7 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	for i, f := range families {
 		if f.QueueFlags&vk.QueueComputeBit != 0 {
 			info.queueFamily, found = uint32(i), true
-			info.Timestamps = f.TimestampValidBits > 0
+			info.Timestamps, info.TimestampBits = f.TimestampValidBits > 0, f.TimestampValidBits
 			break
 		}
 	}

@@ -66,6 +66,8 @@ type dispatch struct {
 	groups   uint32
 	// barrier: a dependency on earlier dispatches precedes this one.
 	barrier bool
+	// node is the index in program.nodes of the node it belongs to.
+	node int
 }
 
 // program is the compiled form of a plan segment; it implements
@@ -93,6 +95,17 @@ type program struct {
 // per device, or in the io buffer for values that enter or leave the
 // segment. Command buffers are recorded when a Run first needs one.
 func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, error) {
+	if err := d.checkLost(); err != nil {
+		return nil, err
+	}
+	pr, err := d.compile(p, steps)
+	if err != nil {
+		return nil, d.fault(err)
+	}
+	return pr, nil
+}
+
+func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -141,7 +154,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 			if groups == 0 {
 				groups = (part.elems + workgroupSize - 1) / workgroupSize
 			}
-			dss[j] = dispatch{pipe: pipe, push: part.push, groups: uint32(max(1, min(groups, 65535,
+			dss[j] = dispatch{pipe: pipe, push: part.push, node: len(pr.nodes), groups: uint32(max(1, min(groups, 65535,
 				int64(d.info.limits.MaxComputeWorkGroupCount[0]))))}
 			binds = append(binds, part.bindings...)
 		}
@@ -157,7 +170,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 			if c := p.Constants[v]; c != nil {
 				w, err := d.weight(c)
 				if err != nil {
-					return nil, err
+					return nil, fmt.Errorf("vulkan: %s: uploading weight %q (%d bytes) to %s: %w", st.Node, p.Values[v], len(c.Data), d.name, err)
 				}
 				where[v] = loc{region: inWeight, size: size, weight: w}
 				continue
@@ -247,15 +260,26 @@ type execContext struct {
 	cmds      *commands
 	descPool  uintptr
 	query     uintptr
+	sets      []uintptr
+	// profile and profileQuery are the profiling variant of cmds and its
+	// timestamps, recorded by the first traced Run (see profiled).
+	profile      *commands
+	profileQuery uintptr
 }
 
 // Run copies the segment's inputs into the io buffer, submits the recorded
 // command buffer, waits for it, and copies the outputs that later steps or
-// the caller need back to the host.
+// the caller need back to the host. Under a trace, on a device with
+// timestamp queries, it submits the profiling variant of the command
+// buffer instead and records one event per node (see profiled).
 func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return pr.d.fault(pr.run(ctx, f))
+}
+
+func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 	tr := backend.TraceFrom(ctx)
 	var t0 time.Duration
 	if tr != nil {
@@ -266,6 +290,13 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		return err
 	}
 	defer pr.put(ec)
+	cmds := ec.cmds
+	profiling := tr != nil && ec.query != 0
+	if profiling {
+		if cmds, err = pr.profiled(ec); err != nil {
+			return err
+		}
+	}
 	vals := f.Values[pr.d.name]
 	for _, in := range pr.ins {
 		var data []byte
@@ -282,17 +313,28 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		}
 		copy(ec.io.mapped[in.off:], data)
 	}
-	if err := pr.d.submit(ec.cmds); err != nil {
+	var submitted time.Duration
+	if tr != nil {
+		submitted = tr.Now()
+	}
+	if err := pr.d.submit(cmds); err != nil {
 		return err
 	}
-	var deviceNs int64
-	if ec.query != 0 {
+	var device time.Duration
+	var spans []span
+	switch {
+	case profiling:
+		if spans, device, err = pr.readProfile(ec); err != nil {
+			return err
+		}
+		pr.lastNs.Store(int64(device))
+	case ec.query != 0:
 		var ts [2]uint64
 		if err := vk.GetQueryPoolResults(pr.d.dev, ec.query, 0, ts[:]); err != nil {
 			return fmt.Errorf("vulkan: vkGetQueryPoolResults: %w", err)
 		}
-		deviceNs = int64(float64(ts[1]-ts[0]) * float64(pr.d.info.TimestampPeriod))
-		pr.lastNs.Store(deviceNs)
+		device = pr.d.ticks(ts[0], ts[1])
+		pr.lastNs.Store(int64(device))
 	}
 	for _, out := range pr.outs {
 		t := graph.NewTensor(out.dtype, out.shape)
@@ -302,15 +344,19 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	for _, v := range pr.release {
 		vals[v] = nil
 	}
-	if tr != nil {
-		tr.Add(pr.traceEvent(t0, tr.Now()-t0, time.Duration(deviceNs)))
+	switch {
+	case spans != nil:
+		pr.traceNodes(tr, submitted, spans)
+	case tr != nil:
+		tr.Add(pr.traceEvent(t0, tr.Now()-t0, device))
 	}
 	return nil
 }
 
 // traceEvent describes a Run of the segment that started at start, took
 // host time on the host and device time on the device: one event for the
-// whole command buffer, which is submitted at once.
+// whole command buffer, which is submitted at once, where the device
+// cannot time its nodes.
 func (pr *program) traceEvent(start, host, device time.Duration) backend.TraceEvent {
 	ev := backend.TraceEvent{Device: pr.d.name, Start: start, Dur: host, DeviceDur: device, Steps: len(pr.nodes)}
 	switch len(pr.nodes) {
@@ -329,6 +375,9 @@ func (pr *program) traceEvent(start, host, device time.Duration) backend.TraceEv
 func (pr *program) DeviceTime() time.Duration { return time.Duration(pr.lastNs.Load()) }
 
 func (pr *program) acquire() (*execContext, error) {
+	if err := pr.d.checkLost(); err != nil {
+		return nil, err
+	}
 	pr.mu.Lock()
 	if pr.closed {
 		pr.mu.Unlock()
@@ -381,6 +430,10 @@ func (ec *execContext) destroy(dev uintptr) {
 	if ec.query != 0 {
 		vk.DestroyQueryPool(dev, ec.query)
 	}
+	if ec.profile != nil {
+		ec.profile.destroy(dev)
+		vk.DestroyQueryPool(dev, ec.profileQuery)
+	}
 	for _, b := range []*buffer{ec.arena, ec.io} {
 		if b != nil {
 			b.free(dev)
@@ -390,19 +443,19 @@ func (ec *execContext) destroy(dev uintptr) {
 
 // newContext allocates a context's memory and descriptor sets and records
 // its command buffer.
-func (pr *program) newContext() (ec *execContext, err error) {
+func (pr *program) newContext() (_ *execContext, err error) {
 	d := pr.d
-	ec = &execContext{}
+	ec := &execContext{}
 	defer func() {
 		if err != nil {
 			ec.destroy(d.dev)
 		}
 	}()
 	if ec.arena, err = d.newBuffer(pr.arenaSize, false); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vulkan: %s: allocating the arena (%d bytes) of %s: %w", d.name, pr.arenaSize, pr.describe(), err)
 	}
 	if ec.io, err = d.newBuffer(pr.ioSize, true); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vulkan: %s: allocating the input/output buffer (%d bytes) of %s: %w", d.name, pr.ioSize, pr.describe(), err)
 	}
 	if ec.cmds, err = d.newCommands(); err != nil {
 		return nil, err
@@ -431,7 +484,8 @@ func (pr *program) newContext() (ec *execContext, err error) {
 	writes := make([]vk.WriteDescriptorSet, 0, nbind)
 	for i, ds := range pr.dispatches {
 		for k, l := range ds.bindings {
-			info := vk.DescriptorBufferInfo{Offset: l.off, Range: l.size}
+			// Whole words: shaders access 1-byte tensors by words.
+			info := vk.DescriptorBufferInfo{Offset: l.off, Range: (l.size + 3) &^ 3}
 			switch l.region {
 			case inArena:
 				info.Buffer = ec.arena.buf
@@ -453,23 +507,30 @@ func (pr *program) newContext() (ec *execContext, err error) {
 			return nil, fmt.Errorf("vulkan: vkCreateQueryPool: %w", err)
 		}
 	}
-	if err := pr.record(ec, sets); err != nil {
+	ec.sets = sets
+	if err := pr.record(ec.cmds.cmd, ec.query, sets, false); err != nil {
 		return nil, err
 	}
 	return ec, nil
 }
 
-// record fills ec's command buffer: a barrier against the previous use of
+// record fills command buffer cb: a barrier against the previous use of
 // the context's memory, the dispatches with barriers where placeBarriers
-// put them, and a barrier that makes the results visible to the host.
-func (pr *program) record(ec *execContext, sets []uintptr) error {
-	cb := ec.cmds.cmd
+// put them, and a barrier that makes the results visible to the host. With
+// a query pool, timestamps go to query 0 at the start and query 1 at the
+// end. With profile set, every dispatch waits for the one before and is
+// followed by a timestamp in query 1 + its index instead.
+func (pr *program) record(cb, query uintptr, sets []uintptr, profile bool) error {
 	if err := vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}); err != nil {
 		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
 	}
-	if ec.query != 0 {
-		vk.CmdResetQueryPool(cb, ec.query, 0, 2)
-		vk.CmdWriteTimestamp(cb, vk.PipelineStageTopOfPipeBit, ec.query, 0)
+	if query != 0 {
+		n := uint32(2)
+		if profile {
+			n = uint32(len(pr.dispatches) + 1)
+		}
+		vk.CmdResetQueryPool(cb, query, 0, n)
+		vk.CmdWriteTimestamp(cb, vk.PipelineStageTopOfPipeBit, query, 0)
 	}
 	vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit|vk.PipelineStageHostBit, vk.PipelineStageComputeShaderBit,
 		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessHostWriteBit,
@@ -478,18 +539,21 @@ func (pr *program) record(ec *execContext, sets []uintptr) error {
 		DstAccessMask: vk.AccessShaderReadBit | vk.AccessShaderWriteBit}
 	for i := range pr.dispatches {
 		ds := &pr.dispatches[i]
-		if ds.barrier {
+		if ds.barrier || profile && i > 0 {
 			vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit, between)
 		}
 		vk.CmdBindPipeline(cb, ds.pipe.pipeline)
 		vk.CmdBindDescriptorSet(cb, ds.pipe.layout, &sets[i])
 		vk.CmdPushConstants(cb, ds.pipe.layout, ds.push)
 		vk.CmdDispatch(cb, ds.groups, 1, 1)
+		if profile {
+			vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, query, uint32(i+1))
+		}
 	}
 	vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageHostBit,
 		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit, DstAccessMask: vk.AccessHostReadBit})
-	if ec.query != 0 {
-		vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, ec.query, 1)
+	if query != 0 && !profile {
+		vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, query, 1)
 	}
 	if err := vk.EndCommandBuffer(cb); err != nil {
 		return fmt.Errorf("vulkan: vkEndCommandBuffer: %w", err)

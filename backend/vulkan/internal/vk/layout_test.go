@@ -74,6 +74,9 @@ var layoutConsts = []struct {
 	v int64
 }{
 	{"VK_SUCCESS", Success},
+	{"VK_ERROR_OUT_OF_HOST_MEMORY", ErrorOutOfHostMemory},
+	{"VK_ERROR_OUT_OF_DEVICE_MEMORY", ErrorOutOfDeviceMemory},
+	{"VK_ERROR_DEVICE_LOST", ErrorDeviceLost},
 	{"VK_ERROR_INCOMPATIBLE_DRIVER", ErrorIncompatibleDriver},
 	{"VK_STRUCTURE_TYPE_APPLICATION_INFO", StructureTypeApplicationInfo},
 	{"VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO", StructureTypeInstanceCreateInfo},

@@ -12,6 +12,9 @@ import (
 // VK_ prefix.
 const (
 	Success                                              = 0
+	ErrorOutOfHostMemory                                 = -1
+	ErrorOutOfDeviceMemory                               = -2
+	ErrorDeviceLost                                      = -4
 	ErrorIncompatibleDriver                              = -9
 	StructureTypeApplicationInfo                         = 0
 	StructureTypeInstanceCreateInfo                      = 1
