@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Resize and the legacy Upsample, following the ONNX reference
@@ -362,39 +363,12 @@ type axisMap struct {
 // elements by scale to the input coordinate; extrap reports a
 // tf_crop_and_resize coordinate outside the input.
 func (s *resizeSpec) origin(d int, o, in, out int64, scale float64) (x float64, extrap bool) {
-	fo, fin := float64(o), float64(in)
-	outW := scale * fin
-	switch s.coord {
-	case "align_corners":
-		if outW == 1 {
-			return 0, false
-		}
-		return fo * (fin - 1) / (outW - 1), false
-	case "asymmetric":
-		return fo / scale, false
-	case "tf_crop_and_resize":
+	var lo, hi float64
+	if s.coord == "tf_crop_and_resize" {
 		r := len(s.shape)
-		lo, hi := s.roi[d], s.roi[r+d]
-		if outW == 1 {
-			x = (hi - lo) * (fin - 1) / 2
-		} else {
-			x = fo * (hi - lo) * (fin - 1) / (outW - 1)
-		}
-		x += lo * (fin - 1)
-		return x, x < 0 || x > fin-1
-	case "pytorch_half_pixel":
-		if outW == 1 {
-			return -0.5, false
-		}
-		return (fo+0.5)/scale - 0.5, false
-	case "half_pixel_symmetric":
-		adjustment := float64(out) / outW
-		offset := fin / 2 * (1 - adjustment)
-		return offset + (fo+0.5)/scale - 0.5, false
-	case "tf_half_pixel_for_nn":
-		return (fo + 0.5) / scale, false
+		lo, hi = s.roi[d], s.roi[r+d]
 	}
-	return (fo+0.5)/scale - 0.5, false
+	return ops.ResizeOrigin(s.coord, o, in, out, scale, lo, hi)
 }
 
 // axisMap computes the resampling of axis d from in to out elements.

@@ -16,6 +16,7 @@ const int POW = 4;
 const int MAX = 5;
 const int MIN = 6;
 const int PRELU = 7;
+const int MOD = 8;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
@@ -46,6 +47,39 @@ float pow_(float x, float e) {
     return mod(e, 2.0) == 1.0 ? -r : r;
 }
 
+// split_ cuts v into a high half of 12 significant bits and the rest
+// (Veltkamp), so that products of halves are exact.
+vec2 split_(float v) {
+    precise float t = 4097.0 * v;
+    precise float hi = t - (t - v);
+    precise float lo = v - hi;
+    return vec2(hi, lo);
+}
+
+// fmod_ is C's fmod: x - trunc(x/y)*y with the sign of x, exact like C's.
+// The product q*y is formed exactly as p + e (Dekker; no fused multiply-add
+// is assumed), and a quotient off by one (x/y rounded across an integer)
+// is corrected.
+float fmod_(float x, float y) {
+    if (isinf(y) && !isinf(x) && !isnan(x)) {
+        return x;
+    }
+    float q = trunc(x / y);
+    vec2 a = split_(q);
+    vec2 b = split_(y);
+    precise float p = q * y;
+    precise float e = ((a.x * b.x - p) + a.x * b.y + a.y * b.x) + a.y * b.y;
+    precise float r = (x - p) - e;
+    float ay = abs(y);
+    if (r != 0.0 && (r < 0.0) != (x < 0.0)) {
+        r += x < 0.0 ? -ay : ay;
+    }
+    if (abs(r) >= ay) {
+        r -= x < 0.0 ? -ay : ay;
+    }
+    return r;
+}
+
 float f(float x, float v) {
     switch (OP) {
     case ADD: return x + v;
@@ -56,6 +90,7 @@ float f(float x, float v) {
     case MAX: return max(x, v);
     case MIN: return min(x, v);
     case PRELU: return x < 0.0 ? v * x : x;
+    case MOD: return fmod_(x, v);
     }
     return x;
 }

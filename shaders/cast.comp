@@ -1,7 +1,11 @@
-// Cast between float32 (F), int32 (I) and int64 (L, a pair of 32-bit
-// words, low first) with Go's conversion rules: floats truncate toward
-// zero, int64 to int32 keeps the low word, int64 to float32 rounds to
-// nearest even. OP is 3 * from + to with F = 0, I = 1, L = 2; from ≠ to.
+// Cast between float32 (F), int32 (I), int64 (L, a pair of 32-bit
+// words, low first), bool (B), uint8 (U) and int8 (S) with Go's conversion
+// rules: floats truncate toward zero, wider integers keep their low bits,
+// int64 to float32 rounds to nearest even, a number is true when it is not
+// zero, and bools are 0 or 1. OP is 6 * from + to with F = 0, I = 1, L = 2,
+// B = 3, U = 4, S = 5. The 1-byte types are read and written through
+// 32-bit words: with a 1-byte result, invocation w writes word w of y,
+// elements 4w .. 4w+3.
 #version 450
 
 layout(local_size_x = 256) in;
@@ -15,8 +19,9 @@ layout(push_constant) uniform Params {
     uint n;
 } p;
 
-const int FROM = OP / 3;
-const int TO = OP % 3;
+const int FROM = OP / 6;
+const int TO = OP % 6;
+const bool BYTES = TO >= 3;
 
 // toFloat rounds the int64 (hi, lo) to float32: the top 32 bits of its
 // magnitude with a sticky bit for the rest convert correctly rounded.
@@ -40,31 +45,61 @@ float toFloat(uint hi, uint lo) {
     return neg ? -f : f;
 }
 
+// load reads element i as the int64 (hi, lo), the float32 f and whether
+// it is not zero.
+void load(uint i, out uint lo, out uint hi, out float f, out bool nz) {
+    if (FROM == 0) {
+        uint bits = x[i];
+        f = uintBitsToFloat(bits);
+        nz = (bits & 0x7fffffffu) != 0u;
+        if (abs(f) < 2147483648.0) {
+            int v = int(f);
+            lo = uint(v);
+            hi = v < 0 ? 0xffffffffu : 0u;
+        } else {
+            float h = floor(f * 2.3283064365386963e-10);
+            hi = uint(int(h));
+            lo = uint(f - h * 4294967296.0);
+        }
+        return;
+    }
+    if (FROM == 1) {
+        lo = x[i];
+        hi = int(lo) < 0 ? 0xffffffffu : 0u;
+        f = float(int(lo));
+    } else if (FROM == 2) {
+        lo = x[2u * i];
+        hi = x[2u * i + 1u];
+        f = toFloat(hi, lo);
+    } else {
+        int v = int(x[i >> 2] >> (8u * (i & 3u))) & 0xff;
+        if (FROM == 5) {
+            v = (v ^ 0x80) - 0x80;
+        }
+        lo = uint(v);
+        hi = v < 0 ? 0xffffffffu : 0u;
+        f = float(v);
+    }
+    nz = (lo | hi) != 0u;
+}
+
 void main() {
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
+    uint units = BYTES ? (p.n + 3u) / 4u : p.n;
+    for (uint i = gl_GlobalInvocationID.x; i < units; i += stride) {
         uint lo, hi;
         float f;
-        if (FROM == 0) {
-            f = uintBitsToFloat(x[i]);
-            if (abs(f) < 2147483648.0) {
-                int v = int(f);
-                lo = uint(v);
-                hi = v < 0 ? 0xffffffffu : 0u;
-            } else {
-                float h = floor(f * 2.3283064365386963e-10);
-                hi = uint(int(h));
-                lo = uint(f - h * 4294967296.0);
+        bool nz;
+        if (BYTES) {
+            uint word = 0u;
+            for (uint k = 0u; k < 4u && 4u * i + k < p.n; k++) {
+                load(4u * i + k, lo, hi, f, nz);
+                word |= (TO == 3 ? (nz ? 1u : 0u) : lo & 0xffu) << (8u * k);
             }
-        } else if (FROM == 1) {
-            lo = x[i];
-            hi = int(lo) < 0 ? 0xffffffffu : 0u;
-            f = float(int(lo));
-        } else {
-            lo = x[2u * i];
-            hi = x[2u * i + 1u];
-            f = toFloat(hi, lo);
+            y[i] = word;
+            continue;
         }
+        load(i, lo, hi, f, nz);
         if (TO == 0) {
             y[i] = floatBitsToUint(f);
         } else if (TO == 1) {

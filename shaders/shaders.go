@@ -15,18 +15,23 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o copy.spv copy.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o cumsum.spv cumsum.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gather.spv gather.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gatherelements.spv gatherelements.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o intops.spv intops.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o loss.spv loss.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pad.spv pad.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pool.spv pool.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o predicate.spv predicate.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o resize.spv resize.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o softmax.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o transpose.spv transpose.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o trilu.spv trilu.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o unary.spv unary.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o where.spv where.comp
 
 //go:embed *.spv
 var spirv embed.FS

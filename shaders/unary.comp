@@ -27,6 +27,21 @@ const int SOFTPLUS = 17;
 const int SOFTSIGN = 18;
 const int SIN = 19;
 const int COS = 20;
+const int GELU = 21;
+const int MISH = 22;
+const int ROUND = 23;
+const int TAN = 24;
+const int ASIN = 25;
+const int ACOS = 26;
+const int ATAN = 27;
+const int SINH = 28;
+const int COSH = 29;
+const int ASINH = 30;
+const int ACOSH = 31;
+const int ATANH = 32;
+const int THRESHOLDEDRELU = 33;
+const int CELU = 34;
+const int SHRINK = 35;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
@@ -46,15 +61,22 @@ float erf_(float v) {
     return v < 0.0 ? -r : r;
 }
 
+// tanh clamped where it has saturated, so that exp cannot overflow.
+float tanh_(float v) {
+    float e = exp(2.0 * clamp(v, -15.0, 15.0));
+    return (e - 1.0) / (e + 1.0);
+}
+
+// softplus as max(v, 0) + log(1 + e^-|v|): e^v never overflows.
+float softplus_(float v) {
+    return max(v, 0.0) + log(1.0 + exp(-abs(v)));
+}
+
 float f(float v) {
     switch (OP) {
     case RELU: return max(v, 0.0);
     case SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case TANH: {
-        float c = clamp(v, -15.0, 15.0);
-        float e = exp(2.0 * c);
-        return (e - 1.0) / (e + 1.0);
-    }
+    case TANH: return tanh_(v);
     case EXP: return exp(v);
     case ABS: return abs(v);
     case NEG: return -v;
@@ -73,6 +95,25 @@ float f(float v) {
     case SOFTSIGN: return v / (1.0 + abs(v));
     case SIN: return sin(v);
     case COS: return cos(v);
+    case GELU:
+        if (p.alpha != 0.0) {
+            return 0.5 * v * (1.0 + tanh_(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+        }
+        return 0.5 * v * (1.0 + erf_(v * 0.7071067811865476));
+    case MISH: return v * tanh_(softplus_(v));
+    case ROUND: return roundEven(v);
+    case TAN: return tan(v);
+    case ASIN: return asin(v);
+    case ACOS: return acos(v);
+    case ATAN: return atan(v);
+    case SINH: return sinh(v);
+    case COSH: return cosh(v);
+    case ASINH: return asinh(v);
+    case ACOSH: return acosh(v);
+    case ATANH: return atanh(v);
+    case THRESHOLDEDRELU: return v > p.alpha ? v : 0.0;
+    case CELU: return v < 0.0 ? p.alpha * (exp(v / p.alpha) - 1.0) : v;
+    case SHRINK: return v < -p.alpha ? v + p.beta : (v > p.alpha ? v - p.beta : 0.0);
     }
     return v;
 }

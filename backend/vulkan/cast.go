@@ -3,7 +3,7 @@ package vulkan
 import "github.com/onnxvk/onnxvk/graph"
 
 // castCodes numbers the types cast.comp converts between.
-var castCodes = map[graph.DType]int32{graph.Float: 0, graph.Int32: 1, graph.Int64: 2}
+var castCodes = map[graph.DType]int32{graph.Float: 0, graph.Int32: 1, graph.Int64: 2, graph.Bool: 3, graph.Uint8: 4, graph.Int8: 5}
 
 func init() {
 	register("Cast", func(q *query) (*launch, bool) {
@@ -21,19 +21,23 @@ func init() {
 }
 
 // lowerCast lowers a cast of input 0 to type to: a copy when the types
-// are equal (any type of 4 or 8 bytes), else cast.comp between float32,
-// int32 and int64.
+// are equal and of 4 or 8 bytes, else cast.comp between float32, int32,
+// int64, bool, uint8 and int8.
 func lowerCast(q *query, to graph.DType) (*launch, bool) {
-	if to == q.elems[0] {
+	if to == q.elems[0] && to.Size() >= 4 {
 		return plainCopy(q, q.shapes[0])
 	}
 	from, okFrom := castCodes[q.elems[0]]
 	code, okTo := castCodes[to]
-	_, fits := q.elemWords(0)
 	elems := graph.NumElements(q.shapes[0])
-	if !okFrom || !okTo || !fits || int64(to.Size()/4)*elems > q.maxElems {
+	if !okFrom || !okTo || !wordsFit(q, 0) || to.ByteSize(elems) > 4*q.maxElems {
 		return nil, false
 	}
-	return &launch{shader: "cast", op: 3*from + code, bindings: []slot{{false, 0}, {true, 0}}, push: words(uint32(elems)),
-		elems: elems, outShapes: [][]int64{q.shapes[0]}, rawInputs: []int{0}, outTypes: []graph.DType{to}}, true
+	units := elems
+	if to.Size() == 1 {
+		units = (elems + 3) / 4
+	}
+	return &launch{shader: "cast", op: 6*from + code, bindings: []slot{{false, 0}, {true, 0}}, push: words(uint32(elems)),
+		elems: elems, outShapes: [][]int64{q.shapes[0]}, groups: (units + workgroupSize - 1) / workgroupSize,
+		rawInputs: []int{0}, outTypes: []graph.DType{to}}, true
 }

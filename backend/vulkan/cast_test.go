@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -29,6 +30,34 @@ func TestCastMatchesCPU(t *testing.T) {
 			}
 			checkMove(t, d, opNode("Cast", []string{"x"}, intAttr("to", int64(to))), 13, arg{t: x})
 			checkMove(t, d, opNode("CastLike", []string{"x", "like"}), 15, arg{t: x}, arg{t: graph.NewTensor(to, []int64{1})})
+		}
+	}
+}
+
+// TestCastBytesMatchesCPU checks Cast and CastLike to and from bool, uint8
+// and int8, over odd sizes (1-byte elements share 32-bit words) and
+// float32 values within the range of the target integer type.
+func TestCastBytesMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	r := rand.New(rand.NewPCG(17, 18))
+	types := []graph.DType{graph.Float, graph.Int32, graph.Int64, graph.Bool, graph.Uint8, graph.Int8}
+	for _, from := range types {
+		for _, to := range types {
+			if from.Size() >= 4 && to.Size() >= 4 {
+				continue // TestCastMatchesCPU
+			}
+			for _, shape := range [][]int64{{}, {1}, {3}, {13}, {127}, {3, 1, 5}, {70001}} {
+				x := edgeValues(r, from, shape)
+				if from == graph.Float && to != graph.Bool {
+					lo, hi := float32(-128), float32(128)
+					if to == graph.Uint8 {
+						lo, hi = 0, 256
+					}
+					x = randFloats(r, shape, lo, hi)
+				}
+				checkMove(t, d, opNode("Cast", []string{"x"}, intAttr("to", int64(to))), 13, arg{t: x})
+				checkMove(t, d, opNode("CastLike", []string{"x", "like"}), 15, arg{t: x}, arg{t: graph.NewTensor(to, []int64{1})})
+			}
 		}
 	}
 }

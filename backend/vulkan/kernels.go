@@ -24,11 +24,13 @@ const maxRank = 8
 var unaryOps = map[string]int32{
 	"Relu": 0, "Sigmoid": 1, "Tanh": 2, "Exp": 3, "Abs": 4, "Neg": 5, "Sqrt": 6, "Erf": 7, "HardSwish": 8,
 	"LeakyRelu": 9, "Elu": 10, "Selu": 11, "HardSigmoid": 12, "Log": 13, "Reciprocal": 14, "Floor": 15,
-	"Ceil": 16, "Softplus": 17, "Softsign": 18, "Sin": 19, "Cos": 20,
+	"Ceil": 16, "Softplus": 17, "Softsign": 18, "Sin": 19, "Cos": 20, "Gelu": 21, "Mish": 22, "Round": 23,
+	"Tan": 24, "Asin": 25, "Acos": 26, "Atan": 27, "Sinh": 28, "Cosh": 29, "Asinh": 30, "Acosh": 31, "Atanh": 32,
+	"ThresholdedRelu": 33, "Celu": 34, "Shrink": 35,
 }
 
 // binaryOps maps ONNX ops to the OP specialization constant of binary.comp.
-var binaryOps = map[string]int32{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
+var binaryOps = map[string]int32{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7, "Mod": 8}
 
 // slot names an input (In) or output of a node bound to a shader binding.
 type slot struct {
@@ -181,7 +183,8 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 }
 
 // lowerAny lowers q with a registered kernel (a fused one for a node of
-// ops.FusedDomain) or one of unary.comp, binary.comp and clip.comp.
+// ops.FusedDomain) or, where none accepts it, one of unary.comp,
+// binary.comp and clip.comp.
 func lowerAny(q *query) (l *launch, ok bool) {
 	n, shapes := q.n, q.shapes
 	if n.Domain == ops.FusedDomain {
@@ -192,7 +195,9 @@ func lowerAny(q *query) (l *launch, ok bool) {
 		return f(q)
 	}
 	if f, ok := lowerers[n.OpType]; ok {
-		return f(q)
+		if l, ok := f(q); ok {
+			return l, true
+		}
 	}
 	if code, ok := unaryOps[n.OpType]; ok && len(shapes) == 1 {
 		var alpha, beta float32
@@ -205,6 +210,18 @@ func lowerAny(q *query) (l *launch, ok bool) {
 			alpha, beta = n.AttrFloat("alpha", 1.67326319217681884765625), n.AttrFloat("gamma", 1.05070102214813232421875)
 		case "HardSigmoid":
 			alpha, beta = n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
+		case "ThresholdedRelu", "Celu":
+			alpha = n.AttrFloat("alpha", 1)
+		case "Shrink":
+			alpha, beta = n.AttrFloat("lambd", 0.5), n.AttrFloat("bias", 0)
+		case "Gelu":
+			switch n.AttrString("approximate", "none") {
+			case "none":
+			case "tanh":
+				alpha = 1
+			default:
+				return nil, false
+			}
 		}
 		elems := graph.NumElements(shapes[0])
 		return &launch{shader: "unary", op: code, bindings: []slot{{false, 0}, {true, 0}},
@@ -215,7 +232,7 @@ func lowerAny(q *query) (l *launch, ok bool) {
 	}
 	if code, ok := binaryOps[n.OpType]; ok && len(shapes) == 2 && shapes[1] != nil && q.opset >= 7 {
 		out, ok := broadcast(shapes[0], shapes[1])
-		if !ok || len(out) > maxRank || (n.OpType == "PRelu" && len(out) != len(shapes[0])) {
+		if !ok || len(out) > maxRank || (n.OpType == "PRelu" && len(out) != len(shapes[0])) || (n.OpType == "Mod" && n.AttrInt("fmod", 0) == 0) {
 			return nil, false
 		}
 		elems := graph.NumElements(out)

@@ -21,10 +21,10 @@ import (
 	"github.com/onnxvk/onnxvk/planner"
 )
 
-// chainModel computes y = Sigmoid(Round(Round(Relu(x + b))) * x) and also
-// returns r = Relu(x + b). The Rounds run on the CPU, which is why they
-// are there: the Vulkan device runs two segments and values cross between
-// them.
+// chainModel computes y = Sigmoid(Dropout(Dropout(Relu(x + b))) * x) and
+// also returns r = Relu(x + b). The Dropouts (identities at inference) run
+// on the CPU, which is why they are there: the Vulkan device runs two
+// segments and values cross between them.
 func chainModel() *graph.Model {
 	g := graph.NewGraph("chain")
 	f32 := func(dims ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(dims...)) }
@@ -39,8 +39,8 @@ func chainModel() *graph.Model {
 	g.Nodes = []*graph.Node{
 		{OpType: "Add", Inputs: []string{"x", "b"}, Outputs: []string{"a"}},
 		{OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"r"}},
-		{OpType: "Round", Inputs: []string{"r"}, Outputs: []string{"t"}},
-		{OpType: "Round", Inputs: []string{"t"}, Outputs: []string{"u"}},
+		{OpType: "Dropout", Inputs: []string{"r"}, Outputs: []string{"t"}},
+		{OpType: "Dropout", Inputs: []string{"t"}, Outputs: []string{"u"}},
 		{OpType: "Mul", Inputs: []string{"u", "x"}, Outputs: []string{"m"}},
 		{OpType: "Sigmoid", Inputs: []string{"m"}, Outputs: []string{"y"}},
 	}

@@ -54,6 +54,24 @@ func runTyped(t *testing.T, d *Device, n *graph.Node, opset int64, args []arg) (
 			g.Outputs = append(g.Outputs, &graph.ValueInfo{Name: o})
 		}
 	}
+	out := runPlanned(t, d, g, n, opset, feeds)
+	c := &hostfallback.Call{Node: n, Opset: opset, In: vals, Out: make([]graph.Value, len(n.Outputs))}
+	if err := hostfallback.Lookup("", n.OpType)(c); err != nil {
+		t.Fatal(err)
+	}
+	for k, o := range n.Outputs {
+		if o != "" {
+			gpu = append(gpu, out[o].(*graph.Tensor))
+			cpu = append(cpu, c.Out[k].(*graph.Tensor))
+		}
+	}
+	return gpu, cpu, true
+}
+
+// runPlanned runs graph g, whose only node is n, through a plan that must
+// place n on d, and returns the graph's outputs.
+func runPlanned(t *testing.T, d *Device, g *graph.Graph, n *graph.Node, opset int64, feeds map[string]graph.Value) map[string]graph.Value {
+	t.Helper()
 	g.Nodes = []*graph.Node{n}
 	m := &graph.Model{Name: n.OpType, IRVersion: 8, Opsets: map[string]int64{"": opset}, Graph: g}
 	cpuDev := hostfallback.NewDevice()
@@ -74,17 +92,7 @@ func runTyped(t *testing.T, d *Device, n *graph.Node, opset int64, args []arg) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &hostfallback.Call{Node: n, Opset: opset, In: vals, Out: make([]graph.Value, len(n.Outputs))}
-	if err := hostfallback.Lookup("", n.OpType)(c); err != nil {
-		t.Fatal(err)
-	}
-	for k, o := range n.Outputs {
-		if o != "" {
-			gpu = append(gpu, out[o].(*graph.Tensor))
-			cpu = append(cpu, c.Out[k].(*graph.Tensor))
-		}
-	}
-	return gpu, cpu, true
+	return out
 }
 
 // checkTyped runs n with runTyped and compares every output: float32

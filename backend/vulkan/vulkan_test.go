@@ -143,7 +143,9 @@ var oddShapes = [][]int64{{}, {1}, {13}, {127}, {3, 5}, {2, 3, 7}, {1, 2, 3, 4},
 // CPU kernels.
 func TestUnaryMatchesCPU(t *testing.T) {
 	d := openTest(t)
-	domain := map[string]func(*rand.Rand) float32{"Sqrt": uniform(0, 10), "Log": uniform(0.01, 10), "Reciprocal": uniform(0.5, 4)}
+	domain := map[string]func(*rand.Rand) float32{"Sqrt": uniform(0, 10), "Log": uniform(0.01, 10), "Reciprocal": uniform(0.5, 4),
+		"Asin": uniform(-1, 1), "Acos": uniform(-1, 1), "Atanh": uniform(-0.99, 0.99), "Acosh": uniform(1, 10)}
+	opsets := map[string]int64{"Gelu": 20, "Mish": 18}
 	attrs := map[string]map[string]*graph.Attribute{
 		"LeakyRelu":   {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.3}},
 		"Elu":         {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.7}},
@@ -158,13 +160,14 @@ func TestUnaryMatchesCPU(t *testing.T) {
 			if gen == nil {
 				gen = uniform(-4, 4)
 			}
+			opset := max(17, opsets[op])
 			for i, shape := range oddShapes {
 				n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: attrs[op]}
-				gpu, cpu, ok := runBoth(t, d, n, 17, []input{{shape: shape}}, gen, uint64(i))
+				gpu, cpu, ok := runBoth(t, d, n, opset, []input{{shape: shape}}, gen, uint64(i))
 				if !ok {
 					t.Fatalf("%s %v unsupported", op, shape)
 				}
-				compare(t, fmt.Sprintf("%s %v", op, shape), gpu, cpu, ops.Lookup("", op, 17).Tolerance())
+				compare(t, fmt.Sprintf("%s %v", op, shape), gpu, cpu, ops.Lookup("", op, opset).Tolerance())
 			}
 		})
 	}
@@ -186,8 +189,12 @@ func TestBinaryMatchesCPU(t *testing.T) {
 	for op := range binaryOps {
 		t.Run(op, func(t *testing.T) {
 			gen := uniform(-4, 4)
-			if op == "Div" {
+			var attrs map[string]*graph.Attribute
+			switch op {
+			case "Div":
 				gen = func(r *rand.Rand) float32 { return (0.5 + 3*r.Float32()) * float32(1-2*r.IntN(2)) }
+			case "Mod":
+				attrs = map[string]*graph.Attribute{"fmod": {Name: "fmod", Type: graph.AttrInt, I: 1}}
 			}
 			for i, pair := range broadcastPairs {
 				a, b := pair[0], pair[1]
@@ -197,7 +204,7 @@ func TestBinaryMatchesCPU(t *testing.T) {
 					}
 				}
 				for _, weight := range []bool{false, true} {
-					n := &graph.Node{OpType: op, Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
+					n := &graph.Node{OpType: op, Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: attrs}
 					gpu, cpu, ok := runBoth(t, d, n, 17, []input{{shape: a}, {shape: b, weight: weight}}, gen, uint64(i))
 					if !ok {
 						t.Fatalf("%s %v %v unsupported", op, a, b)
@@ -252,6 +259,8 @@ func TestUnsupported(t *testing.T) {
 		{&graph.Node{OpType: "Add"}, 17, []*graph.Type{f32(1, 1, 1, 1, 1, 1, 1, 1, 2), f32(2)}},
 		{&graph.Node{OpType: "Max"}, 17, []*graph.Type{f32(3), f32(3), f32(3)}},
 		{&graph.Node{OpType: "PRelu"}, 17, []*graph.Type{f32(3), f32(2, 3)}},
+		{&graph.Node{OpType: "Mod"}, 17, []*graph.Type{f32(3), f32(3)}},
+		{&graph.Node{OpType: "Gelu", Attrs: map[string]*graph.Attribute{"approximate": {Name: "approximate", Type: graph.AttrString, S: []byte("erf")}}}, 20, []*graph.Type{f32(3)}},
 		{&graph.Node{OpType: "Clip"}, 13, []*graph.Type{f32(3), f32(2)}},
 		{&graph.Node{OpType: "MatMul"}, 17, []*graph.Type{f32(3, 4), f32(3, 4)}},
 		{&graph.Node{OpType: "MatMul"}, 17, []*graph.Type{f32(2, 1, 1, 1, 1, 3, 4), f32(4, 3)}},

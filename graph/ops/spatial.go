@@ -496,3 +496,42 @@ func inferEinsum(c *InferContext) error {
 	c.setTensor(0, dt, out)
 	return nil
 }
+
+// ResizeOrigin maps output coordinate o of an axis that Resize scales by
+// scale from in to out elements to the input coordinate, by the
+// coordinate_transformation_mode coord (half_pixel for an unknown one);
+// roiLo and roiHi are the axis's region of interest for
+// tf_crop_and_resize, whose coordinates outside the input extrap reports.
+func ResizeOrigin(coord string, o, in, out int64, scale, roiLo, roiHi float64) (x float64, extrap bool) {
+	fo, fin := float64(o), float64(in)
+	outW := scale * fin
+	switch coord {
+	case "align_corners":
+		if outW == 1 {
+			return 0, false
+		}
+		return fo * (fin - 1) / (outW - 1), false
+	case "asymmetric":
+		return fo / scale, false
+	case "tf_crop_and_resize":
+		if outW == 1 {
+			x = (roiHi - roiLo) * (fin - 1) / 2
+		} else {
+			x = fo * (roiHi - roiLo) * (fin - 1) / (outW - 1)
+		}
+		x += roiLo * (fin - 1)
+		return x, x < 0 || x > fin-1
+	case "pytorch_half_pixel":
+		if outW == 1 {
+			return -0.5, false
+		}
+		return (fo+0.5)/scale - 0.5, false
+	case "half_pixel_symmetric":
+		adjustment := float64(out) / outW
+		offset := fin / 2 * (1 - adjustment)
+		return offset + (fo+0.5)/scale - 0.5, false
+	case "tf_half_pixel_for_nn":
+		return (fo + 0.5) / scale, false
+	}
+	return (fo+0.5)/scale - 0.5, false
+}

@@ -1,0 +1,60 @@
+package vulkan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// TestUnaryAttrsMatchCPU checks the unary.comp ops whose attributes
+// TestUnaryMatchesCPU leaves at their defaults, Round on exact halves and
+// Mod on operands whose quotients are whole numbers.
+func TestUnaryAttrsMatchCPU(t *testing.T) {
+	d := openTest(t)
+	float := func(name string, v float32) *graph.Attribute {
+		return &graph.Attribute{Name: name, Type: graph.AttrFloat, F: v}
+	}
+	halves := func(r *rand.Rand) float32 { return float32(r.IntN(21)-10) / 2 }
+	cases := []struct {
+		op    string
+		opset int64
+		attrs []*graph.Attribute
+		gen   func(*rand.Rand) float32
+	}{
+		{"Gelu", 20, []*graph.Attribute{{Name: "approximate", Type: graph.AttrString, S: []byte("tanh")}}, uniform(-6, 6)},
+		{"Gelu", 20, []*graph.Attribute{{Name: "approximate", Type: graph.AttrString, S: []byte("none")}}, uniform(-6, 6)},
+		{"Celu", 12, []*graph.Attribute{float("alpha", 0.6)}, uniform(-4, 4)},
+		{"Shrink", 9, []*graph.Attribute{float("lambd", 1.5), float("bias", 0.3)}, uniform(-4, 4)},
+		{"ThresholdedRelu", 10, []*graph.Attribute{float("alpha", -0.5)}, uniform(-4, 4)},
+		{"Round", 11, nil, halves},
+		{"Mish", 18, nil, uniform(-30, 30)},
+	}
+	for _, c := range cases {
+		attrs := map[string]*graph.Attribute{}
+		for _, a := range c.attrs {
+			attrs[a.Name] = a
+		}
+		for i, shape := range oddShapes {
+			n := &graph.Node{OpType: c.op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: attrs}
+			gpu, cpu, ok := runBoth(t, d, n, c.opset, []input{{shape: shape}}, c.gen, uint64(i))
+			what := fmt.Sprintf("%s %v %v", c.op, c.attrs, shape)
+			if !ok {
+				t.Fatalf("%s unsupported", what)
+			}
+			compare(t, what, gpu, cpu, ops.Lookup("", c.op, c.opset).Tolerance())
+		}
+	}
+	multiples := func(r *rand.Rand) float32 { return float32(r.IntN(41)-20) * []float32{0.1, 0.7, 3}[r.IntN(3)] }
+	fmod := map[string]*graph.Attribute{"fmod": {Name: "fmod", Type: graph.AttrInt, I: 1}}
+	for i, pair := range broadcastPairs {
+		n := &graph.Node{OpType: "Mod", Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: fmod}
+		gpu, cpu, ok := runBoth(t, d, n, 13, []input{{shape: pair[0]}, {shape: pair[1]}}, multiples, uint64(i))
+		if !ok {
+			t.Fatalf("Mod %v unsupported", pair)
+		}
+		compare(t, fmt.Sprintf("Mod %v", pair), gpu, cpu, ops.Lookup("", "Mod", 13).Tolerance())
+	}
+}
