@@ -21,8 +21,12 @@ func (p *convPanel) put(r, q, n int, src []float32) {
 		return
 	}
 	nr := 1 << p.shift
-	i := gemmPanelIndex(r, q, p.rows, p.width, p.shift)
-	step := min(gemmKC, p.rows-r/gemmKC*gemmKC) * nr
+	// gemmPanelIndex, with the divisions by powers of two as shifts.
+	pc := r &^ (gemmKC - 1)
+	kcs := min(gemmKC, p.rows-pc)
+	padded := (p.width + nr - 1) &^ (nr - 1)
+	i := pc*padded + (q>>p.shift)*kcs*nr + (r-pc)*nr + q&(nr-1)
+	step := kcs * nr
 	for lane := q & (nr - 1); n > 0; lane = 0 {
 		c := min(n, nr-lane)
 		if src == nil {
