@@ -62,6 +62,9 @@ type options struct {
 	noFolding   bool
 	memLimit    int64
 	cpuFallback bool
+	// configuration and mapping are WithConfiguration and WithDeviceMapping.
+	configuration string
+	mapping       []string
 }
 
 // WithDevice chooses where the model runs: "auto" (the default: the best
@@ -109,6 +112,10 @@ type Session struct {
 	model   *graph.Model
 	devices []backend.Device
 	opts    options
+	// stages places nodes by the configuration in force (nil: none), and
+	// multi describes it.
+	stages  *planner.Stages
+	multi   MultiDevice
 	inputs  []ValueInfo
 	outputs []ValueInfo
 
@@ -169,12 +176,18 @@ func (o options) loaderOptions() []loader.Option {
 }
 
 func newSession(m *graph.Model, o options) (*Session, error) {
-	devs, err := openDevices(o.device)
+	devs, stages, multi, err := openConfigured(m, o)
 	if err != nil {
 		m.Close()
-		return nil, fmt.Errorf("onnxvk: model %q: %w", m.Name, err)
+		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
-	s := &Session{model: m, devices: devs, opts: o, execs: map[string]*backend.Executor{}}
+	if devs == nil {
+		if devs, err = openDevices(o.device); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("onnxvk: model %q: %w", m.Name, err)
+		}
+	}
+	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, execs: map[string]*backend.Executor{}}
 	for _, d := range devs {
 		if l, ok := d.(interface{ SetMemoryLimit(int64) }); ok {
 			l.SetMemoryLimit(o.memLimit)
@@ -190,7 +203,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	}
 	// Plan once with the declared shapes, so that a model no device can run
 	// fails at load rather than at the first Run.
-	if _, err := planner.New(m, planner.Options{Devices: s.plannerDevices(), NoFolding: true}); err != nil {
+	if _, err := planner.New(m, planner.Options{Devices: s.plannerDevices(), NoFolding: true, Stages: s.stages}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
@@ -239,8 +252,19 @@ func (s *Session) plannerDevices() []planner.Device {
 	return out
 }
 
-// Device names the device that runs the model's nodes ("cpu", "vulkan:0").
-func (s *Session) Device() string { return s.devices[0].Name() }
+// Device names the device that runs the model's nodes ("cpu", "vulkan:0");
+// under a device configuration, each logical device and what it maps onto
+// ("d0=vulkan:0,d1=vulkan:0").
+func (s *Session) Device() string {
+	if s.stages == nil {
+		return s.devices[0].Name()
+	}
+	names := make([]string, len(s.stages.Physical))
+	for k, phys := range s.stages.Physical {
+		names[k] = planner.LogicalName(k) + "=" + phys
+	}
+	return strings.Join(names, ",")
+}
 
 // Model returns the loaded model.
 func (s *Session) Model() *graph.Model { return s.model }
@@ -415,15 +439,15 @@ func (s *Session) executor(key string, types map[string]*graph.Type, cpuOnly boo
 // compile plans the model for the input types on the session's devices,
 // or on its CPU alone, and compiles the plan.
 func (s *Session) compile(types map[string]*graph.Type, cpuOnly bool) (*backend.Executor, error) {
-	devices := s.devices
+	devices, stages := s.devices, s.stages
 	if cpuOnly {
-		devices = devices[len(devices)-1:]
+		devices, stages = devices[len(devices)-1:], nil
 	}
 	pdevs := make([]planner.Device, len(devices))
 	for i, d := range devices {
 		pdevs[i] = d
 	}
-	p, err := planner.New(s.model, planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding})
+	p, err := planner.New(s.model, planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages})
 	if err != nil {
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
@@ -439,7 +463,7 @@ func (s *Session) compile(types map[string]*graph.Type, cpuOnly bool) (*backend.
 func (s *Session) Plan(inputs map[string]*graph.Type) (*planner.Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return planner.New(s.model, planner.Options{Devices: s.plannerDevices(), Inputs: inputs, NoFolding: s.opts.noFolding})
+	return planner.New(s.model, planner.Options{Devices: s.plannerDevices(), Inputs: inputs, NoFolding: s.opts.noFolding, Stages: s.stages})
 }
 
 // Close releases the session's devices and the model's memory mappings.

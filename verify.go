@@ -131,7 +131,17 @@ func (s *Session) checkNode(ctx context.Context, p *planner.Plan, st *planner.St
 	}
 	g.Nodes = []*graph.Node{n}
 	m := &graph.Model{Name: n.Name, IRVersion: p.Model.IRVersion, Opsets: p.Model.Opsets, Graph: g}
-	one, err := planner.New(m, planner.Options{Devices: s.plannerDevices(), NoFolding: true})
+	// The step's own device first: under pipeline stages it need not be
+	// the session's first device.
+	var devs []planner.Device
+	for _, d := range s.plannerDevices() {
+		if d.Name() == st.Device {
+			devs = append([]planner.Device{d}, devs...)
+		} else {
+			devs = append(devs, d)
+		}
+	}
+	one, err := planner.New(m, planner.Options{Devices: devs, NoFolding: true})
 	if err != nil {
 		return NodeCheck{}, err
 	}

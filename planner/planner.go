@@ -89,6 +89,11 @@ type Options struct {
 	// NoFolding keeps shape-only subgraphs as nodes instead of folding them
 	// into constants.
 	NoFolding bool
+	// Stages, when set, places nodes by the pipeline stages of an IR 11
+	// device configuration instead of by preference: a node runs on its
+	// stage's device, or on the host device of Devices when that device
+	// does not support it. Devices must list every device of Stages.
+	Stages *Stages
 }
 
 // StepKind tells compute steps from transfers.
@@ -109,6 +114,9 @@ type Step struct {
 	Opset int64
 	// Device runs a compute step.
 	Device string
+	// Logical is the configuration's logical device ("d0", ...) that a
+	// compute step belongs to under Options.Stages, else "".
+	Logical string
 	// In and Out are value indices (see Plan.Values); -1 marks an omitted
 	// optional input or output. Captured lists the outer-scope values that
 	// the node's subgraphs read.
@@ -164,6 +172,12 @@ type Plan struct {
 	// activation merged into its Conv, a written-out LayerNormalization
 	// into one node).
 	Fused int
+	// Stages is Options.Stages: the configuration that placed the nodes,
+	// nil without one.
+	Stages *Stages
+	// Notes are remarks on how the plan applies the model's multi-device
+	// annotations (shared devices, sharding not applied).
+	Notes []string
 }
 
 // New plans m. It never modifies m except for recording inferred types of
@@ -174,6 +188,11 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	}
 	if opts.Alignment <= 0 {
 		opts.Alignment = 64
+	}
+	if opts.Stages != nil {
+		if err := CheckDeviceConfigurations(m); err != nil {
+			return nil, fmt.Errorf("planner: %w", err)
+		}
 	}
 	pm, g := cloneModel(m)
 	known, err := ops.InferModel(pm, opts.Inputs)
@@ -196,7 +215,11 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	for _, out := range g.Outputs {
 		p.Outputs = append(p.Outputs, p.index(out.Name))
 	}
-	if err := p.place(opts.Devices); err != nil {
+	if opts.Stages != nil {
+		p.Stages = opts.Stages
+		p.Notes = stageNotes(g, opts.Stages)
+	}
+	if err := p.place(opts.Devices, opts.Stages); err != nil {
 		return nil, err
 	}
 	p.Types = make([]*graph.Type, len(p.Values))
@@ -271,10 +294,19 @@ func (p *Plan) indices(names []string) []int {
 	return out
 }
 
-// place assigns every node to the first device that supports it and adds a
-// transfer step wherever a value is needed on a device it is not on yet.
-func (p *Plan) place(devices []Device) error {
+// place assigns every node to the first device that supports it, or by its
+// pipeline stage under st, and adds a transfer step wherever a value is
+// needed on a device it is not on yet. Values cross between two devices
+// other than the host through the host.
+func (p *Plan) place(devices []Device, st *Stages) error {
 	g := p.Graph
+	var sp *stagePlacer
+	if st != nil {
+		var err error
+		if sp, err = newStagePlacer(p.Model, st, devices); err != nil {
+			return fmt.Errorf("planner: %w", err)
+		}
+	}
 	where := map[int]map[string]bool{}
 	for i := range p.Constants {
 		where[i] = map[string]bool{HostDevice: true}
@@ -287,11 +319,15 @@ func (p *Plan) place(devices []Device) error {
 	for _, n := range g.Nodes {
 		opset := p.Model.Opset(n.Domain)
 		q := query(g, n, opset, overridable)
-		var dev string
-		for _, d := range devices {
-			if d.Supports(q) {
-				dev = d.Name()
-				break
+		var dev, logical string
+		if sp != nil {
+			dev, logical = sp.place(n, q)
+		} else {
+			for _, d := range devices {
+				if d.Supports(q) {
+					dev = d.Name()
+					break
+				}
 			}
 		}
 		if dev == "" {
@@ -301,19 +337,9 @@ func (p *Plan) place(devices []Device) error {
 		captured := p.indices(capturedNames(n))
 		in := p.indices(n.Inputs)
 		for _, v := range append(append([]int{}, in...), captured...) {
-			if v < 0 || where[v][dev] {
-				continue
+			if v >= 0 {
+				p.move(where, v, dev)
 			}
-			from := HostDevice
-			for d := range where[v] {
-				from = d
-				break
-			}
-			p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: from, To: dev, Bytes: p.byteSize(v)})
-			if where[v] == nil {
-				where[v] = map[string]bool{}
-			}
-			where[v][dev] = true
 		}
 		out := p.indices(n.Outputs)
 		for _, v := range out {
@@ -321,25 +347,41 @@ func (p *Plan) place(devices []Device) error {
 				where[v] = map[string]bool{dev: true}
 			}
 		}
-		p.Steps = append(p.Steps, Step{Kind: Compute, Node: n, Opset: opset, Device: dev, In: in, Out: out, Captured: captured})
+		p.Steps = append(p.Steps, Step{Kind: Compute, Node: n, Opset: opset, Device: dev, Logical: logical, In: in, Out: out, Captured: captured})
 	}
 	if len(unsupported) > 0 {
 		return fmt.Errorf("planner: model %q: %w (%d): %s", p.Model.Name, ErrUnsupported, len(unsupported), strings.Join(unsupported, ", "))
 	}
 	for _, v := range p.Outputs {
-		if where[v][HostDevice] {
-			continue
-		}
-		from := ""
-		for d := range where[v] {
-			from = d
-		}
-		if from == "" {
+		if len(where[v]) == 0 {
 			return fmt.Errorf("planner: model %q: graph output %q is never computed", p.Model.Name, p.Values[v])
 		}
-		p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: from, To: HostDevice, Bytes: p.byteSize(v)})
+		p.move(where, v, HostDevice)
 	}
 	return nil
+}
+
+// move adds the transfer steps that bring value v to device dev, where
+// lists the devices each value is on. A value on neither the host nor dev
+// goes through the host, so that no device needs to read another's values.
+// A value not yet anywhere (an input the run may omit) comes from the host.
+func (p *Plan) move(where map[int]map[string]bool, v int, dev string) {
+	if where[v][dev] {
+		return
+	}
+	if where[v] == nil {
+		where[v] = map[string]bool{}
+	}
+	if len(where[v]) > 0 && !where[v][HostDevice] {
+		from := slices.Sorted(maps.Keys(where[v]))[0]
+		p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: from, To: HostDevice, Bytes: p.byteSize(v)})
+		where[v][HostDevice] = true
+		if dev == HostDevice {
+			return
+		}
+	}
+	p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: HostDevice, To: dev, Bytes: p.byteSize(v)})
+	where[v][dev] = true
 }
 
 // capturedNames lists the outer-scope values that n's subgraphs read, in a

@@ -21,19 +21,28 @@ type Report struct {
 	TransferSteps    int              `json:"transfer_steps"`
 	StepsByDevice    map[string]int   `json:"steps_per_device"`
 	TotalWeightBytes int64            `json:"weight_bytes"`
+	// Configuration is the IR 11 device configuration that placed the
+	// steps, and OtherConfigurations the model's others, not applied.
+	Configuration       string   `json:"configuration,omitempty"`
+	OtherConfigurations []string `json:"other_configurations,omitempty"`
+	// Notes say how the plan applies the model's multi-device annotations.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ReportStep is one step of a Report. Compute steps have Node, Op, Device
-// and Outputs; transfer steps have Value, From, To and Bytes.
+// and Outputs; transfer steps have Value, From, To and Bytes. Under a
+// device configuration, a compute step's Device is its logical device
+// ("d0", ...) and Physical the device that runs it ("vulkan:0", "cpu").
 type ReportStep struct {
-	Node    string         `json:"node,omitempty"`
-	Op      string         `json:"op,omitempty"`
-	Device  string         `json:"device,omitempty"`
-	Outputs []ReportBuffer `json:"outputs,omitempty"`
-	Value   string         `json:"value,omitempty"`
-	From    string         `json:"from,omitempty"`
-	To      string         `json:"to,omitempty"`
-	Bytes   *int64         `json:"bytes,omitempty"`
+	Node     string         `json:"node,omitempty"`
+	Op       string         `json:"op,omitempty"`
+	Device   string         `json:"device,omitempty"`
+	Physical string         `json:"physical,omitempty"`
+	Outputs  []ReportBuffer `json:"outputs,omitempty"`
+	Value    string         `json:"value,omitempty"`
+	From     string         `json:"from,omitempty"`
+	To       string         `json:"to,omitempty"`
+	Bytes    *int64         `json:"bytes,omitempty"`
 }
 
 // ReportBuffer is a step output: its type, and its arena slot when it has
@@ -49,7 +58,15 @@ type ReportBuffer struct {
 // Report summarises the plan.
 func (p *Plan) Report() *Report {
 	r := &Report{Model: p.Model.Name, PeakBytes: p.PeakBytes(), PeakBytesDevice: p.ArenaBytes,
-		UnsharedBytes: p.UnsharedBytes, FoldedNodes: p.Folded, StepsByDevice: map[string]int{}}
+		UnsharedBytes: p.UnsharedBytes, FoldedNodes: p.Folded, StepsByDevice: map[string]int{}, Notes: p.Notes}
+	if p.Stages != nil {
+		r.Configuration = p.Stages.Configuration
+		for _, c := range p.Model.Configurations {
+			if c.Name != r.Configuration {
+				r.OtherConfigurations = append(r.OtherConfigurations, c.Name)
+			}
+		}
+	}
 	for _, t := range p.Constants {
 		r.TotalWeightBytes += int64(len(t.Data))
 	}
@@ -62,6 +79,9 @@ func (p *Plan) Report() *Report {
 			continue
 		}
 		rs := ReportStep{Node: st.Node.Name, Op: st.Node.OpType, Device: st.Device}
+		if st.Logical != "" {
+			rs.Device, rs.Physical = st.Logical, p.physical(st)
+		}
 		for _, v := range st.Out {
 			if v < 0 {
 				continue
@@ -104,7 +124,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			outs[k] = fmt.Sprintf("%s %s (%s)", o.Name, o.Type, where)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i, s.Device, s.Op, s.Node, strings.Join(outs, ", "))
+		dev := s.Device
+		if s.Physical != "" {
+			dev += " (" + s.Physical + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i, dev, s.Op, s.Node, strings.Join(outs, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -118,9 +142,37 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.UnsharedBytes > 0 {
 		ratio = float64(r.PeakBytes) / float64(r.UnsharedBytes)
 	}
-	_, err := fmt.Fprintf(w, "peak arena bytes %d (%s), without reuse %d (%s): %.1f%%; weights %s\n",
-		r.PeakBytes, sizeString(r.PeakBytes), r.UnsharedBytes, sizeString(r.UnsharedBytes), 100*ratio, sizeString(r.TotalWeightBytes))
-	return err
+	if _, err := fmt.Fprintf(w, "peak arena bytes %d (%s), without reuse %d (%s): %.1f%%; weights %s\n",
+		r.PeakBytes, sizeString(r.PeakBytes), r.UnsharedBytes, sizeString(r.UnsharedBytes), 100*ratio, sizeString(r.TotalWeightBytes)); err != nil {
+		return err
+	}
+	if r.Configuration != "" {
+		fmt.Fprintf(w, "device configuration %q", r.Configuration)
+		if len(r.OtherConfigurations) > 0 {
+			fmt.Fprintf(w, " (not applied: %s)", strings.Join(r.OtherConfigurations, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range r.Notes {
+		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// physical names what compute step st runs on under Stages: the host when
+// the step fell back to it, else its logical device's physical device.
+func (p *Plan) physical(st Step) string {
+	if st.Device == HostDevice {
+		return HostDevice
+	}
+	for k, phys := range p.Stages.Physical {
+		if LogicalName(k) == st.Logical {
+			return phys
+		}
+	}
+	return st.Device
 }
 
 func sizeString(b int64) string {

@@ -37,8 +37,9 @@ type benchResult struct {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--warmup N] [--runs N] [--json]", stderr)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--warmup N] [--runs N] [--json]", stderr)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
+	multi := addMultiDeviceFlags(fs)
 	warmup := fs.Int("warmup", 3, "untimed runs after the first")
 	runs := fs.Int("runs", 20, "timed runs")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -62,7 +63,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	sess, err := onnxvk.Load(path, onnxvk.WithDevice(*device))
+	opts := append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...)
+	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,10 @@ import (
 )
 
 func cmdPlan(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("plan", "plan MODEL [--device auto|cpu|vulkan] [--dim NAME=SIZE]... [--json]", stderr)
+	fs := newFlags("plan", "plan MODEL [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--dim NAME=SIZE]... [--json]", stderr)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	multi := addMultiDeviceFlags(fs)
 	noFold := fs.Bool("no-fold", false, "keep shape-only subgraphs instead of folding them into constants")
 	var dimList listFlag
 	fs.Var(&dimList, "dim", "size of a symbolic input dimension, `NAME=SIZE`; repeatable (default 1)")
@@ -26,7 +27,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []onnxvk.Option{onnxvk.WithDevice(*device)}
+	opts := append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...)
 	if *noFold {
 		opts = append(opts, onnxvk.WithoutConstantFolding())
 	}

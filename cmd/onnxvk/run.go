@@ -26,11 +26,12 @@ import (
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--seed N] [--verify] [--profile FILE]", stderr)
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--seed N] [--verify] [--profile FILE]", stderr)
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
 	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
+	multi := addMultiDeviceFlags(fs)
 	seed := fs.Uint64("seed", 1, "seed for the random data of inputs not given")
 	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
 	verify := fs.Bool("verify", false, "also run every node placed on the GPU alone on the CPU's values of its inputs, and report the first whose outputs differ beyond the op's tolerance")
@@ -53,11 +54,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sess, err := onnxvk.Load(path, onnxvk.WithDevice(*device))
+	opts := append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...)
+	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
+	printMultiDevice(stdout, sess)
 	feeds, err := makeInputs(sess, inputs, dims, *seed, stdout)
 	if err != nil {
 		return err
@@ -169,7 +172,11 @@ func verifyRun(sess *onnxvk.Session, feeds map[string]graph.Value, stdout io.Wri
 		return nil
 	}
 	worst := checks[0]
+	var devices []string
 	for _, c := range checks {
+		if !slices.Contains(devices, c.Device) {
+			devices = append(devices, c.Device)
+		}
 		if !c.OK {
 			return fmt.Errorf("verify: %s on %s differs from the CPU: max abs error %.3g, max rel error %.3g (tolerance abs %g, rel %g)",
 				c.Node, c.Device, c.MaxAbs, c.MaxRel, c.Tol.Abs, c.Tol.Rel)
@@ -179,7 +186,7 @@ func verifyRun(sess *onnxvk.Session, feeds map[string]graph.Value, stdout io.Wri
 		}
 	}
 	fmt.Fprintf(stdout, "verify: all %d nodes on %s agree with the CPU; largest difference %.3g (rel %.3g) at %s\n",
-		len(checks), checks[0].Device, worst.MaxAbs, worst.MaxRel, worst.Node)
+		len(checks), strings.Join(devices, ", "), worst.MaxAbs, worst.MaxRel, worst.Node)
 	return nil
 }
 
