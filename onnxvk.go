@@ -62,6 +62,8 @@ type options struct {
 	noFolding   bool
 	memLimit    int64
 	cpuFallback bool
+	// fp16 is WithFP16.
+	fp16 bool
 	// configuration and mapping are WithConfiguration and WithDeviceMapping.
 	configuration string
 	mapping       []string
@@ -182,7 +184,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
 	if devs == nil {
-		if devs, err = openDevices(o.device); err != nil {
+		if devs, err = openDevices(o.device, o.vulkanOptions()...); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("onnxvk: model %q: %w", m.Name, err)
 		}
@@ -222,20 +224,20 @@ func valueInfo(vi *graph.ValueInfo, optional bool) ValueInfo {
 // last as the fallback. "auto" takes the Vulkan device vulkan.AutoIndex
 // picks and the CPU alone when there is none (vulkan.Open("auto") says
 // why in one line, for the CLI); "vulkan" and "vulkan:N" fail when that
-// device does not open.
-func openDevices(name string) ([]backend.Device, error) {
+// device does not open. opts configure the Vulkan device.
+func openDevices(name string, opts ...vulkan.OpenOption) ([]backend.Device, error) {
 	cpu := hostfallback.NewDevice()
 	switch {
 	case name == "cpu":
 		return []backend.Device{cpu}, nil
 	case name == "" || name == "auto":
-		d, err := vulkan.Open("auto")
+		d, err := vulkan.Open("auto", opts...)
 		if err != nil {
 			return []backend.Device{cpu}, nil
 		}
 		return []backend.Device{d, cpu}, nil
 	case name == "vulkan" || strings.HasPrefix(name, "vulkan:"):
-		d, err := vulkan.Open(name)
+		d, err := vulkan.Open(name, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("device %q: %w", name, err)
 		}

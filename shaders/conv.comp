@@ -19,9 +19,20 @@
 // There the push constants' idim is the input's sizes and odim the
 // output's, as for the direct convolution.
 //
+// Compiled with HALF_WEIGHTS defined (conv_f16w.spv), w is read as
+// float16_t through 16-bit storage (half the memory and bandwidth of
+// constant weights); the products still accumulate in fp32.
+//
 // The specialization constant OP holds the activation in bits 0-7, MB (1,
 // 4 or 8) in bits 8-11 and TRANSPOSED in bit 12.
 #version 450
+
+#ifdef HALF_WEIGHTS
+#extension GL_EXT_shader_16bit_storage : require
+#define WEIGHT float16_t
+#else
+#define WEIGHT float
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -38,7 +49,7 @@ const int LEAKYRELU = 3;
 const int SIGMOID = 4;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer W { float w[]; };
+layout(std430, set = 0, binding = 1) readonly buffer W { WEIGHT w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
 
@@ -111,7 +122,7 @@ void transposed() {
                     uint xo = xb + uint((at.x * dims.y + at.y) * dims.z + at.z);
                     uint wo = wb + tap;
                     for (uint ch = 0u; ch < p.cg; ch++) {
-                        acc += x[xo + ch * isz] * w[wo + ch * p.mg * ks];
+                        acc += x[xo + ch * isz] * float(w[wo + ch * p.mg * ks]);
                     }
                 }
             }
@@ -175,7 +186,7 @@ void direct() {
                         vec4 xv = vec4(ok.x ? x[e.x] : 0.0, ok.y ? x[e.y] : 0.0, ok.z ? x[e.z] : 0.0, ok.w ? x[e.w] : 0.0);
                         uint wo = ch * ks + tap;
                         for (int i = 0; i < MB; i++) {
-                            acc[i] += w[wb[i] + wo] * xv;
+                            acc[i] += float(w[wb[i] + wo]) * xv;
                         }
                     }
                 }

@@ -9,14 +9,25 @@
 // shared memory, which suits CPU implementations such as lavapipe. 1: each
 // workgroup of 16x16 invocations computes a 64x64 tile of y from 16-deep
 // slices of a and b staged in shared memory, which suits GPUs.
+//
+// Compiled with HALF_WEIGHTS defined (matmul_f16w.spv), b is read as
+// float16_t through 16-bit storage (half the memory and bandwidth of
+// constant weights); the products still accumulate in fp32.
 #version 450
+
+#ifdef HALF_WEIGHTS
+#extension GL_EXT_shader_16bit_storage : require
+#define WEIGHT float16_t
+#else
+#define WEIGHT float
+#endif
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int TILED = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { WEIGHT b[]; };
 layout(std430, set = 0, binding = 2) readonly buffer C { float c[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
 
@@ -96,7 +107,7 @@ void blocked() {
             acc[i] = vec4(0.0);
         }
         for (uint kk = 0u; kk < p.k; kk++) {
-            vec4 bv = vec4(b[cb[0] + kk * p.sbk], b[cb[1] + kk * p.sbk], b[cb[2] + kk * p.sbk], b[cb[3] + kk * p.sbk]);
+            vec4 bv = vec4(float(b[cb[0] + kk * p.sbk]), float(b[cb[1] + kk * p.sbk]), float(b[cb[2] + kk * p.sbk]), float(b[cb[3] + kk * p.sbk]));
             for (uint i = 0u; i < 8u; i++) {
                 acc[i] += a[ra[i] + kk * p.sak] * bv;
             }
@@ -134,7 +145,7 @@ void tiled() {
                 uint e = q % 64u;
                 bool ink = k0 + kk < p.k;
                 ta[kk][e] = ink && m0 + e < p.m ? a[o.x + (m0 + e) * p.sam + (k0 + kk) * p.sak] : 0.0;
-                tb[kk][e] = ink && n0 + e < p.n ? b[o.y + (k0 + kk) * p.sbk + (n0 + e) * p.sbn] : 0.0;
+                tb[kk][e] = ink && n0 + e < p.n ? float(b[o.y + (k0 + kk) * p.sbk + (n0 + e) * p.sbn]) : 0.0;
             }
             barrier();
             for (uint kk = 0u; kk < 16u; kk++) {

@@ -1,6 +1,9 @@
 // Package shaders holds onnxvk's GLSL compute shaders and their SPIR-V,
 // compiled by glslc and committed beside the sources. Run go generate after
-// editing a .comp file; a test fails when a .spv is stale.
+// editing a .comp file; a test fails when a .spv is stale. A variant of a
+// shader (NAME_VARIANT.spv) is the same .comp compiled with a -D define on
+// its own go:generate line, such as matmul_f16w.spv: matmul.comp with
+// HALF_WEIGHTS, which reads the weights as fp16.
 package shaders
 
 import (
@@ -14,6 +17,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o cast.spv cast.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o conv_f16w.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o copy.spv copy.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cumsum.spv cumsum.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gather.spv gather.comp
@@ -22,6 +26,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o loss.spv loss.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o matmul_f16w.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pad.spv pad.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pool.spv pool.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o predicate.spv predicate.comp

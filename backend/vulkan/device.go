@@ -13,6 +13,7 @@ package vulkan
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,8 @@ type Device struct {
 	// tiledMatMul selects the shared-memory schedule of matmul.comp; set
 	// on GPUs, clear on CPU implementations where shared memory is slow.
 	tiledMatMul bool
+	// half is the fp16 weight mode (see WithFP16).
+	half halfMode
 
 	// queueMu serializes vkQueueSubmit on the one queue.
 	queueMu sync.Mutex
@@ -62,8 +65,8 @@ var (
 // DefaultIndex), "vulkan:N" (the N-th device of Devices) or "auto" (see
 // AutoIndex; the answer that there is none is remembered for the life of
 // the process). It wraps backend.ErrDeviceUnavailable when Vulkan or the
-// device is missing.
-func Open(name string) (*Device, error) {
+// device is missing. Options such as WithFP16 choose the device's modes.
+func Open(name string, opts ...OpenOption) (*Device, error) {
 	if name == "auto" {
 		// Sessions open "auto" often; where it means the CPU, say so
 		// without creating an instance every time.
@@ -82,7 +85,11 @@ func Open(name string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := open(inst, name)
+	var cfg openConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d, err := open(inst, name, cfg)
 	if err != nil {
 		releaseInstance()
 		return nil, err
@@ -90,7 +97,7 @@ func Open(name string) (*Device, error) {
 	return d, nil
 }
 
-func open(inst uintptr, name string) (*Device, error) {
+func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	infos, err := enumerate(inst)
 	if err != nil {
 		return nil, err
@@ -124,6 +131,11 @@ func open(inst uintptr, name string) (*Device, error) {
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
 	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", modules: map[string]uintptr{},
 		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]*buffer{}}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	if d.half, err = enableHalf(cfg, info, dci, &pin); err != nil {
+		return nil, err
+	}
 	if err := vk.CreateDevice(info.physical, dci, &d.dev); err != nil {
 		return nil, fmt.Errorf("vulkan: vkCreateDevice (%s): %w: %w", info.Name, backend.ErrDeviceUnavailable, err)
 	}
@@ -195,7 +207,10 @@ func (d *Device) Close() error {
 	for _, b := range d.weights {
 		b.free(d.dev)
 	}
-	d.programs, d.pipelines, d.modules, d.weights = nil, nil, nil, nil
+	for _, b := range d.half.weights {
+		b.free(d.dev)
+	}
+	d.programs, d.pipelines, d.modules, d.weights, d.half.weights = nil, nil, nil, nil, nil
 	vk.DestroyDevice(d.dev)
 	releaseInstance()
 	return errors.Join(errs...)
@@ -291,17 +306,26 @@ func (d *Device) weight(t *graph.Tensor) (*buffer, error) {
 	if b, ok := d.weights[t]; ok {
 		return b, nil
 	}
-	b, err := d.newBuffer(uint64(len(t.Data)), false)
+	b, err := d.upload(t.Data)
+	if err != nil {
+		return nil, err
+	}
+	d.weights[t] = b
+	return b, nil
+}
+
+// upload returns a new device-local buffer holding data.
+func (d *Device) upload(data []byte) (*buffer, error) {
+	b, err := d.newBuffer(uint64(len(data)), false)
 	if err != nil {
 		return nil, err
 	}
 	if b.mapped != nil {
-		copy(b.mapped, t.Data)
-	} else if err := d.stage(b, t.Data); err != nil {
+		copy(b.mapped, data)
+	} else if err := d.stage(b, data); err != nil {
 		b.free(d.dev)
 		return nil, err
 	}
-	d.weights[t] = b
 	return b, nil
 }
 

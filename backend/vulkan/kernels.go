@@ -58,6 +58,9 @@ type launch struct {
 	// outTypes holds the element type of each output; nil means float32
 	// for all.
 	outTypes []graph.DType
+	// halfInputs lists the constant float32 inputs bound as fp16 weights
+	// (see useHalfWeights).
+	halfInputs []int
 	// then holds further dispatches of the node, recorded in order after
 	// this one; only their shader, op, bindings, push, elems and groups
 	// are used.
@@ -83,6 +86,8 @@ type caps struct {
 	maxElems int64
 	// tiledMatMul selects the shared-memory schedule of matmul.comp.
 	tiledMatMul bool
+	// halfWeights selects the fp16-weight shader variants (see WithFP16).
+	halfWeights bool
 }
 
 // query is what lowering knows of a node.
@@ -163,6 +168,7 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 	if !ok || l.elems <= 0 || l.elems > c.maxElems {
 		return nil, false
 	}
+	useHalfWeights(q, l)
 	bound := make([]bool, len(n.Outputs))
 	for _, part := range l.parts() {
 		for _, s := range part.bindings {

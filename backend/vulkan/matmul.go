@@ -12,6 +12,7 @@ const maxBatchRank = 4
 func init() {
 	register("MatMul", lowerMatMul)
 	register("Gemm", lowerGemm)
+	registerFused("FusedMatMul", lowerFusedMatMul)
 }
 
 // matmulGeom is a batched matrix product as matmul.comp reads it: y is
@@ -35,18 +36,46 @@ type matmulGeom struct {
 // promoted to matrices and the promoted dimension dropped from the result;
 // batch dimensions broadcast, up to maxBatchRank of them.
 func lowerMatMul(q *query) (*launch, bool) {
-	shapes, c := q.shapes, q.caps
-	if len(shapes) != 2 || shapes[1] == nil || len(shapes[0]) == 0 || len(shapes[1]) == 0 {
+	if len(q.shapes) != 2 {
 		return nil, false
 	}
-	a, b := shapes[0], shapes[1]
+	g, ok := newMatMulGeom(q.shapes[0], q.shapes[1])
+	if !ok {
+		return nil, false
+	}
+	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}), true
+}
+
+// lowerFusedMatMul lowers the planner's FusedMatMul: MatMul of inputs 0
+// and 1 (B at least 2-D) plus the vector input 2 along the product's last
+// dimension.
+func lowerFusedMatMul(q *query) (*launch, bool) {
+	shapes := q.shapes
+	if len(shapes) != 3 || shapes[1] == nil || len(shapes[1]) < 2 || shapes[2] == nil || len(shapes[2]) != 1 {
+		return nil, false
+	}
+	g, ok := newMatMulGeom(shapes[0], shapes[1])
+	if !ok || shapes[2][0] != g.n {
+		return nil, false
+	}
+	g.bias, g.beta, g.scm, g.scn = true, 1, 0, 1
+	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 2}, {true, 0}}), true
+}
+
+// newMatMulGeom returns the geometry of MatMul on operands of shapes a and
+// b; ok is false when they do not multiply.
+func newMatMulGeom(a, b []int64) (*matmulGeom, bool) {
+	if len(a) == 0 || len(b) == 0 {
+		return nil, false
+	}
+	ra, rb := len(a), len(b)
 	if len(a) == 1 {
 		a = []int64{1, a[0]}
 	}
 	if len(b) == 1 {
 		b = []int64{b[0], 1}
 	}
-	g := matmulGeom{m: a[len(a)-2], k: a[len(a)-1], n: b[len(b)-1], alpha: 1}
+	g := &matmulGeom{m: a[len(a)-2], k: a[len(a)-1], n: b[len(b)-1], alpha: 1}
 	if b[len(b)-2] != g.k {
 		return nil, false
 	}
@@ -62,13 +91,13 @@ func lowerMatMul(q *query) (*launch, bool) {
 	}
 	g.sam, g.sak, g.sbk, g.sbn = g.k, 1, g.n, 1
 	g.outShape = append([]int64{}, batch...)
-	if len(shapes[0]) > 1 {
+	if ra > 1 {
 		g.outShape = append(g.outShape, g.m)
 	}
-	if len(shapes[1]) > 1 {
+	if rb > 1 {
 		g.outShape = append(g.outShape, g.n)
 	}
-	return g.launch(c, []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}), true
+	return g, true
 }
 
 // lowerGemm lowers Gemm from opset 7: optional transposes of the 2-D

@@ -28,7 +28,7 @@ func (d *Device) Supports(q planner.Query) bool {
 // shared-memory schedule everywhere but on CPU implementations.
 func (d *Device) caps() caps {
 	return caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
-		tiledMatMul: d.tiledMatMul}
+		tiledMatMul: d.tiledMatMul, halfWeights: d.half.on}
 }
 
 // region tells where a bound value lives.
@@ -128,7 +128,9 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	}
 	align := max(d.info.limits.MinStorageBufferOffsetAlignment, 256)
 	pr := &program{d: d}
-	where := map[int]loc{}
+	// where holds the place of each bound value, halfAt that of the
+	// weights bound as fp16.
+	where, halfAt := map[int]loc{}, map[int]loc{}
 	ioSlot := func(size uint64) loc {
 		l := loc{region: inIO, off: pr.ioSize, size: size}
 		pr.ioSize += (size + align - 1) / align * align
@@ -160,6 +162,12 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		}
 		for _, s := range binds {
 			if s.out {
+				continue
+			}
+			if l.halfInput(s.k) {
+				if err := d.placeHalf(p, st, s.k, halfAt); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			v := st.In[s.k]
@@ -202,9 +210,12 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		}
 		for j, part := range parts {
 			for _, s := range part.bindings {
-				if s.out {
+				switch {
+				case s.out:
 					dss[j].bindings = append(dss[j].bindings, where[st.Out[s.k]])
-				} else {
+				case l.halfInput(s.k):
+					dss[j].bindings = append(dss[j].bindings, halfAt[st.In[s.k]])
+				default:
 					dss[j].bindings = append(dss[j].bindings, where[st.In[s.k]])
 				}
 			}

@@ -22,6 +22,7 @@ import (
 type benchResult struct {
 	Model        string  `json:"model"`
 	Device       string  `json:"device"`
+	Precision    string  `json:"precision"`
 	LoadMS       float64 `json:"load_ms"`
 	FirstRunMS   float64 `json:"first_run_ms"`
 	MedianMS     float64 `json:"median_ms"`
@@ -34,12 +35,16 @@ type benchResult struct {
 	Threads      int     `json:"threads"`
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	RSSAnonBytes int64   `json:"rss_anon_bytes"`
+	// DeviceMemoryBytes is the GPU memory the session holds after the
+	// runs: weights and the buffers of its plans.
+	DeviceMemoryBytes int64 `json:"device_memory_bytes"`
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--warmup N] [--runs N] [--json]", stderr)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N] [--json]", stderr)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
+	fp16 := addFP16Flag(fs)
 	warmup := fs.Int("warmup", 3, "untimed runs after the first")
 	runs := fs.Int("runs", 20, "timed runs")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -63,13 +68,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	opts := append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...)
+	opts := append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	res := benchResult{Model: filepath.Base(path), Device: sess.Device(), LoadMS: ms(time.Since(start)),
+	res := benchResult{Model: filepath.Base(path), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
 		Runs: *runs, Warmup: *warmup, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon()}
 	feeds, err := makeInputs(sess, inputs, dims, *seed, nil)
 	if err != nil {
@@ -110,19 +115,23 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	for _, t := range times {
 		res.MeanMS += t / float64(len(times))
 	}
-	res.PeakRSSBytes = peakRSS()
+	res.PeakRSSBytes, res.DeviceMemoryBytes = peakRSS(), sess.DeviceMemoryInUse()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
 	fmt.Fprintf(stdout, "model      %s on %s (%d threads)\n", res.Model, res.Device, res.Threads)
+	fmt.Fprintf(stdout, "precision  %s\n", res.Precision)
 	fmt.Fprintf(stdout, "load       %.2f ms\n", res.LoadMS)
 	fmt.Fprintf(stdout, "first run  %.2f ms\n", res.FirstRunMS)
 	fmt.Fprintf(stdout, "%d runs     median %.3f ms  p90 %.3f ms  min %.3f ms  max %.3f ms  mean %.3f ms\n",
 		res.Runs, res.MedianMS, res.P90MS, res.MinMS, res.MaxMS, res.MeanMS)
 	fmt.Fprintf(stdout, "memory     peak RSS %.1f MiB, anonymous RSS after load %.1f MiB\n",
 		float64(res.PeakRSSBytes)/(1<<20), float64(res.RSSAnonBytes)/(1<<20))
+	if res.DeviceMemoryBytes > 0 {
+		fmt.Fprintf(stdout, "gpu memory %.1f MiB in use after the runs\n", float64(res.DeviceMemoryBytes)/(1<<20))
+	}
 	return nil
 }
 

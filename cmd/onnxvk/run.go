@@ -26,12 +26,13 @@ import (
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--seed N] [--verify] [--profile FILE]", stderr)
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N] [--verify] [--profile FILE]", stderr)
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
 	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
+	fp16 := addFP16Flag(fs)
 	seed := fs.Uint64("seed", 1, "seed for the random data of inputs not given")
 	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
 	verify := fs.Bool("verify", false, "also run every node placed on the GPU alone on the CPU's values of its inputs, and report the first whose outputs differ beyond the op's tolerance")
@@ -54,13 +55,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...)
+	opts := append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	printMultiDevice(stdout, sess)
+	printPrecision(stdout, sess, *fp16)
 	feeds, err := makeInputs(sess, inputs, dims, *seed, stdout)
 	if err != nil {
 		return err
