@@ -56,7 +56,7 @@ func runTyped(t *testing.T, d *Device, n *graph.Node, opset int64, args []arg) (
 	}
 	out := runPlanned(t, d, g, n, opset, feeds)
 	c := &hostfallback.Call{Node: n, Opset: opset, In: vals, Out: make([]graph.Value, len(n.Outputs))}
-	if err := hostfallback.Lookup("", n.OpType)(c); err != nil {
+	if err := hostfallback.Lookup(n.Domain, n.OpType)(c); err != nil {
 		t.Fatal(err)
 	}
 	for k, o := range n.Outputs {
@@ -69,20 +69,29 @@ func runTyped(t *testing.T, d *Device, n *graph.Node, opset int64, args []arg) (
 }
 
 // runPlanned runs graph g, whose only node is n, through a plan that must
-// place n on d, and returns the graph's outputs.
+// place n on d (not fold it away nor leave it to the CPU), and returns the
+// graph's outputs. The model imports n's domain (and the default one) at
+// opset.
 func runPlanned(t *testing.T, d *Device, g *graph.Graph, n *graph.Node, opset int64, feeds map[string]graph.Value) map[string]graph.Value {
 	t.Helper()
 	g.Nodes = []*graph.Node{n}
-	m := &graph.Model{Name: n.OpType, IRVersion: 8, Opsets: map[string]int64{"": opset}, Graph: g}
+	m := &graph.Model{Name: n.OpType, IRVersion: 8, Opsets: map[string]int64{"": opset, n.Domain: opset}, Graph: g}
 	cpuDev := hostfallback.NewDevice()
 	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, cpuDev}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	placed := false
 	for _, st := range p.Steps {
-		if st.Node == n && st.Device != d.Name() {
-			t.Fatalf("%s planned on %s", n, st.Device)
+		if st.Node == n {
+			if st.Device != d.Name() {
+				t.Fatalf("%s planned on %s", n, st.Device)
+			}
+			placed = true
 		}
+	}
+	if !placed {
+		t.Fatalf("%s left out of the plan", n)
 	}
 	ex, err := backend.NewExecutor(p, []backend.Device{d, cpuDev})
 	if err != nil {
@@ -95,22 +104,28 @@ func runPlanned(t *testing.T, d *Device, g *graph.Graph, n *graph.Node, opset in
 	return out
 }
 
-// checkTyped runs n with runTyped and compares every output: float32
-// within the op's tolerance, other types exactly. The node must be
-// supported.
+// checkTyped runs n with runTyped and compares the outputs with
+// compareTyped. The node must be supported.
 func checkTyped(t *testing.T, d *Device, what string, n *graph.Node, opset int64, args ...arg) {
 	t.Helper()
 	gpu, cpu, ok := runTyped(t, d, n, opset, args)
 	if !ok {
 		t.Fatalf("%s unsupported", what)
 	}
+	compareTyped(t, what, n, opset, gpu, cpu)
+}
+
+// compareTyped compares the outputs of n that runTyped returns: float32
+// within the op's tolerance, other types exactly.
+func compareTyped(t *testing.T, what string, n *graph.Node, opset int64, gpu, cpu []*graph.Tensor) {
+	t.Helper()
 	for k := range gpu {
 		w := fmt.Sprintf("%s output %d", what, k)
 		if gpu[k].DType != cpu[k].DType {
 			t.Fatalf("%s: type %s, want %s", w, gpu[k].DType, cpu[k].DType)
 		}
 		if gpu[k].DType == graph.Float {
-			compare(t, w, gpu[k], cpu[k], ops.Lookup("", n.OpType, opset).Tolerance())
+			compare(t, w, gpu[k], cpu[k], ops.Lookup(n.Domain, n.OpType, opset).Tolerance())
 			continue
 		}
 		if fmt.Sprint(gpu[k].Shape) != fmt.Sprint(cpu[k].Shape) || !bytes.Equal(gpu[k].Data, cpu[k].Data) {
