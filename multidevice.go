@@ -110,7 +110,7 @@ func openConfigured(m *graph.Model, o options) ([]backend.Device, *planner.Stage
 		case name == planner.HostDevice:
 			st.Devices[k], st.Physical[k] = cpu, planner.HostDevice
 		case name == "vulkan" || strings.HasPrefix(name, "vulkan:"):
-			d, err := vulkan.OpenAs(name, logical)
+			d, err := vulkan.OpenAs(name, logical, o.vulkanOptions()...)
 			if err != nil {
 				closeAll()
 				return nil, nil, md, fmt.Errorf("model %q: configuration %q: logical device %s on %q: %w", m.Name, cfg.Name, logical, name, err)

@@ -44,9 +44,6 @@ func (s *Session) Precision() string {
 		if on {
 			return "fp16 weights on " + d.Name() + " (MatMul, Gemm, FusedMatMul, Conv, FusedConv, ConvTranspose); fp32 activations and accumulation"
 		}
-		if reason == "" {
-			reason = d.Name() + " runs fp32: the devices of a device configuration open without the fp16 mode"
-		}
 		reasons = append(reasons, reason)
 	}
 	if len(reasons) == 0 {

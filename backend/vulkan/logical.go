@@ -5,9 +5,9 @@ package vulkan
 // a multi-device configuration ("d0", "d1", ...). Each call creates its
 // own VkDevice, queue, memory and programs, so several logical devices may
 // share one physical device and still run their plan segments apart. Plans
-// place steps on the instance by the name as.
-func OpenAs(name, as string) (*Device, error) {
-	d, err := Open(name)
+// place steps on the instance by the name as. opts are Open's.
+func OpenAs(name, as string, opts ...OpenOption) (*Device, error) {
+	d, err := Open(name, opts...)
 	if err != nil {
 		return nil, err
 	}
