@@ -87,8 +87,8 @@ float f(float x, float v) {
     case MUL: return x * v;
     case DIV: return x / v;
     case POW: return pow_(x, v);
-    case MAX: return max(x, v);
-    case MIN: return min(x, v);
+    case MAX: return isnan(x) || isnan(v) ? x + v : max(x, v);
+    case MIN: return isnan(x) || isnan(v) ? x + v : min(x, v);
     case PRELU: return x < 0.0 ? v * x : x;
     case MOD: return fmod_(x, v);
     }

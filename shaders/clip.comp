@@ -23,6 +23,7 @@ void main() {
     float b = (p.flags & 2u) != 0u ? hi[0] : p.fmax;
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
-        y[i] = min(max(x[i], a), b);
+        float v = x[i];
+        y[i] = isnan(v) ? v : min(max(v, a), b);
     }
 }

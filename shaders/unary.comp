@@ -63,6 +63,9 @@ float erf_(float v) {
 
 // tanh clamped where it has saturated, so that exp cannot overflow.
 float tanh_(float v) {
+    if (isnan(v)) {
+        return v;
+    }
     float e = exp(2.0 * clamp(v, -15.0, 15.0));
     return (e - 1.0) / (e + 1.0);
 }
@@ -74,7 +77,7 @@ float softplus_(float v) {
 
 float f(float v) {
     switch (OP) {
-    case RELU: return max(v, 0.0);
+    case RELU: return v < 0.0 ? 0.0 : v;
     case SIGMOID: return 1.0 / (1.0 + exp(-v));
     case TANH: return tanh_(v);
     case EXP: return exp(v);
@@ -86,7 +89,7 @@ float f(float v) {
     case LEAKYRELU: return v < 0.0 ? p.alpha * v : v;
     case ELU: return v < 0.0 ? p.alpha * (exp(v) - 1.0) : v;
     case SELU: return v <= 0.0 ? p.beta * (p.alpha * exp(v) - p.alpha) : p.beta * v;
-    case HARDSIGMOID: return clamp(p.alpha * v + p.beta, 0.0, 1.0);
+    case HARDSIGMOID: return isnan(v) ? v : clamp(p.alpha * v + p.beta, 0.0, 1.0);
     case LOG: return log(v);
     case RECIPROCAL: return 1.0 / v;
     case FLOOR: return floor(v);
@@ -105,7 +108,7 @@ float f(float v) {
     case TAN: return tan(v);
     case ASIN: return asin(v);
     case ACOS: return acos(v);
-    case ATAN: return atan(v);
+    case ATAN: return isnan(v) ? v : atan(v);
     case SINH: return sinh(v);
     case COSH: return cosh(v);
     case ASINH: return asinh(v);
