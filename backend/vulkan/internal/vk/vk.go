@@ -56,6 +56,7 @@ var (
 	loadOnce sync.Once
 	loadErr  error
 	live     atomic.Int64
+	submits  atomic.Int64
 	fn       struct {
 		createInstance, destroyInstance, enumerateInstanceLayerProperties, getInstanceProcAddr       uintptr
 		enumeratePhysicalDevices, getPhysicalDeviceProperties2, getPhysicalDeviceFeatures2           uintptr
@@ -137,6 +138,9 @@ func load() error {
 // Live is the number of Vulkan objects created through this package and
 // not yet destroyed.
 func Live() int64 { return live.Load() }
+
+// Submits is the number of vkQueueSubmit calls made through this package.
+func Submits() int64 { return submits.Load() }
 
 func result(r uintptr) error {
 	if res := Result(int32(r)); res < 0 {
@@ -500,6 +504,7 @@ func WaitForFence(dev uintptr, f *uintptr, timeoutNs uint64) error {
 
 // QueueSubmit is vkQueueSubmit of one SubmitInfo.
 func QueueSubmit(q uintptr, si *SubmitInfo, fence uintptr) error {
+	submits.Add(1)
 	r, _, _ := purego.SyscallN(fn.queueSubmit, q, 1, uintptr(unsafe.Pointer(si)), fence)
 	return result(r)
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 // reluChain is n Relu nodes in a row over a [1, 64] tensor: n dispatches
@@ -54,5 +56,33 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 		})
 		s.Close()
+	}
+}
+
+// TestOneSubmitPerRun runs a model whose every node is on Vulkan and
+// requires each Run to be one vkQueueSubmit: the plan is one segment,
+// recorded once and replayed.
+func TestOneSubmitPerRun(t *testing.T) {
+	s, err := onnxvk.NewSession(reluChain(9), onnxvk.WithDevice("vulkan"))
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	x, err := onnxvk.NewTensor([]int64{1, 64}, make([]float32, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*onnxvk.Tensor{"v0": x}
+	for run := range 3 {
+		before := vk.Submits()
+		if _, err := s.Run(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		if n := vk.Submits() - before; n != 1 {
+			t.Fatalf("run %d made %d submits, want 1", run, n)
+		}
 	}
 }
