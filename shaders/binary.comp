@@ -30,21 +30,38 @@ layout(push_constant) uniform Params {
     uint sb[8];
 } p;
 
+// pow_ follows C's pow (and Go's math.Pow) in its special cases: x^0 and
+// 1^e are 1 even for NaN, (-1)^±inf is 1, and ±0 to an odd integer keeps
+// its sign.
 float pow_(float x, float e) {
-    if (e == 0.0) {
+    if (e == 0.0 || x == 1.0) {
         return 1.0;
     }
+    if (isnan(x) || isnan(e)) {
+        return x + e;
+    }
+    bool odd = e == floor(e) && mod(e, 2.0) == 1.0;
     if (x == 0.0) {
-        return e < 0.0 ? 1.0 / 0.0 : 0.0;
+        if (e < 0.0) {
+            return odd ? 1.0 / x : 1.0 / 0.0;
+        }
+        return odd ? x : 0.0;
+    }
+    if (x == -1.0 && isinf(e)) {
+        return 1.0;
     }
     if (x > 0.0) {
         return pow(x, e);
+    }
+    if (isinf(x)) {
+        float r = e > 0.0 ? 1.0 / 0.0 : 0.0;
+        return odd ? -r : r;
     }
     if (e != floor(e)) {
         return 0.0 / 0.0;
     }
     float r = pow(-x, e);
-    return mod(e, 2.0) == 1.0 ? -r : r;
+    return odd ? -r : r;
 }
 
 // split_ cuts v into a high half of 12 significant bits and the rest
@@ -56,15 +73,9 @@ vec2 split_(float v) {
     return vec2(hi, lo);
 }
 
-// fmod_ is C's fmod: x - trunc(x/y)*y with the sign of x, exact like C's.
-// The product q*y is formed exactly as p + e (Dekker; no fused multiply-add
-// is assumed), and a quotient off by one (x/y rounded across an integer)
-// is corrected.
-float fmod_(float x, float y) {
-    if (isinf(y) && !isinf(x) && !isnan(x)) {
-        return x;
-    }
-    float q = trunc(x / y);
+// fmodScaled is fmod_ for finite x and y with q = trunc(x/y) not 0 (see
+// fmod_).
+float fmodScaled(float x, float y, float q) {
     vec2 a = split_(q);
     vec2 b = split_(y);
     precise float p = q * y;
@@ -78,6 +89,26 @@ float fmod_(float x, float y) {
         r -= x < 0.0 ? -ay : ay;
     }
     return r;
+}
+
+// fmod_ is C's fmod: x - trunc(x/y)*y with the sign of x, exact like C's.
+// The product q*y is formed exactly as p + e (Dekker; no fused multiply-add
+// is assumed), and a quotient off by one (x/y rounded across an integer)
+// is corrected. A divisor beyond 2^113 would overflow the split, so such
+// operands are scaled by 2^-40 first (exact: both stay normal).
+float fmod_(float x, float y) {
+    if (isinf(y) && !isinf(x) && !isnan(x)) {
+        return x;
+    }
+    float q = trunc(x / y);
+    if (q == 0.0) {
+        return x;
+    }
+    if (abs(y) > 1.0e34 && !isinf(x) && !isnan(y)) {
+        float s = exp2(-40.0);
+        return fmodScaled(x * s, y * s, q) / s;
+    }
+    return fmodScaled(x, y, q);
 }
 
 float f(float x, float v) {

@@ -111,8 +111,8 @@ float f(float v) {
     case ATAN: return isnan(v) ? v : atan(v);
     case SINH: return sinh(v);
     case COSH: return cosh(v);
-    case ASINH: return asinh(v);
-    case ACOSH: return acosh(v);
+    case ASINH: return abs(v) > 1.0e18 ? sign(v) * (log(abs(v)) + 0.6931471805599453) : asinh(v);
+    case ACOSH: return v < 1.0 ? 0.0 / 0.0 : (v > 1.0e18 ? log(v) + 0.6931471805599453 : acosh(v));
     case ATANH: return atanh(v);
     case THRESHOLDEDRELU: return v > p.alpha ? v : 0.0;
     case CELU: return v < 0.0 ? p.alpha * (exp(v / p.alpha) - 1.0) : v;
