@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/loader"
 )
 
@@ -55,11 +56,18 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	return saveModel(stdout, m, out, format)
+}
+
+// saveModel writes m to path as an ONNX archive or protobuf, a protobuf
+// past protobuf's 2 GiB limit with its tensors of 1 KiB and more in
+// path.data, and says what it wrote.
+func saveModel(stdout io.Writer, m *graph.Model, path, format string) error {
 	if format == "archive" {
-		if err := loader.SaveArchive(m, out); err != nil {
+		if err := loader.SaveArchive(m, path); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s: ONNX archive\n", out)
+		fmt.Fprintf(stdout, "wrote %s: ONNX archive\n", path)
 		return nil
 	}
 	mp, err := loader.ToProto(m)
@@ -67,17 +75,17 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if proto.Size(mp) <= math.MaxInt32 {
-		if err := loader.Save(m, out); err != nil {
+		if err := loader.Save(m, path); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s: ONNX protobuf\n", out)
+		fmt.Fprintf(stdout, "wrote %s: ONNX protobuf\n", path)
 		return nil
 	}
-	data := filepath.Base(out) + ".data"
-	if err := loader.Save(m, out, loader.WithExternalData(data, 1024, 4096)); err != nil {
+	data := filepath.Base(path) + ".data"
+	if err := loader.Save(m, path, loader.WithExternalData(data, 1024, 4096)); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: ONNX protobuf, weights in %s\n", out, data)
+	fmt.Fprintf(stdout, "wrote %s: ONNX protobuf, weights in %s\n", path, data)
 	return nil
 }
 

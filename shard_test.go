@@ -1,0 +1,104 @@
+package onnxvk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// TestShardStagesTorchVulkan shards resnet18, exported from PyTorch, into
+// 2 and 4 pipeline stages, saves it and loads it back with the same
+// stages, and runs it on Vulkan with the default mapping (the logical
+// devices share vulkan:0 on a one-GPU machine): the plan runs the stages
+// in order and the output is within 1e-4 of the single-device run's.
+func TestShardStagesTorchVulkan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exports and runs a whole PyTorch model")
+	}
+	cache := torchModelCache(t)
+	exportTorchModels(t, cache, []string{"resnet18"})
+	path := filepath.Join(cache, "resnet18", "model.onnx")
+	in, err := npy.ReadFile(filepath.Join(cache, "resnet18", "input.npy"))
+	require.NoError(t, err)
+	run := func(sess *onnxvk.Session) []float32 {
+		outs, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
+		require.NoError(t, err)
+		out, err := onnxvk.Data[float32](outs["output"])
+		require.NoError(t, err)
+		return out
+	}
+	single, err := onnxvk.Load(path, onnxvk.WithDevice("vulkan"))
+	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	require.NoError(t, err)
+	want := run(single)
+	require.NoError(t, single.Close())
+
+	for _, stages := range []int{2, 4} {
+		t.Run(fmt.Sprint(stages), func(t *testing.T) {
+			m, err := loader.Load(path)
+			require.NoError(t, err)
+			defer m.Close()
+			report, err := onnxvk.ShardStages(m, stages, onnxvk.ShardOptions{})
+			require.NoError(t, err)
+			require.Len(t, report, stages)
+			for k, st := range report {
+				t.Logf("stage %d: %d nodes, %.1f%% of the cost (%s .. %s)", k, st.Nodes, 100*st.Share, st.First, st.Last)
+			}
+			saved := filepath.Join(t.TempDir(), "resnet18.onnx")
+			require.NoError(t, loader.Save(m, saved))
+			back, err := loader.Load(saved)
+			require.NoError(t, err)
+			defer back.Close()
+			require.Equal(t, m.Configurations, back.Configurations)
+			require.Equal(t, int64(11), back.IRVersion)
+			require.Len(t, back.Graph.Nodes, len(m.Graph.Nodes))
+			for i, n := range back.Graph.Nodes {
+				require.Equal(t, m.Graph.Nodes[i].DeviceConfigs, n.DeviceConfigs, n.String())
+			}
+
+			sess, err := onnxvk.Load(saved, onnxvk.WithDevice("vulkan"))
+			require.NoError(t, err)
+			defer sess.Close()
+			md := sess.MultiDevice()
+			require.Equal(t, planner.DefaultShardConfiguration, md.Configuration)
+			require.Len(t, md.Physical, stages)
+			p, err := sess.Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+			require.NoError(t, err)
+			stage := 0
+			for _, st := range p.Steps {
+				if st.Kind != planner.Compute {
+					continue
+				}
+				if st.Logical != planner.LogicalName(stage) {
+					stage++
+					require.Equal(t, planner.LogicalName(stage), st.Logical, "%s follows stage %d", st.Node, stage-1)
+				}
+				require.NotEqual(t, planner.HostDevice, st.Device, "%s runs on the CPU", st.Node)
+			}
+			require.Equal(t, stages-1, stage)
+
+			got := run(sess)
+			require.Len(t, got, len(want))
+			var maxDiff float64
+			for i := range got {
+				maxDiff = max(maxDiff, math.Abs(float64(got[i])-float64(want[i])))
+			}
+			t.Logf("%d stages on %v: max abs difference from the single-device run %.3g", stages, md.Physical, maxDiff)
+			require.LessOrEqual(t, maxDiff, 1e-4)
+		})
+	}
+}
