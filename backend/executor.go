@@ -17,7 +17,9 @@ import (
 var ErrMissingInput = errors.New("missing input")
 
 // Executor runs one Plan. It is safe for concurrent use: every Run has its
-// own Frame and arenas, taken from a pool.
+// own Frame and arenas, taken from a pool, and holds no device beyond the
+// segment it runs there, so concurrent Runs of a plan with pipeline stages
+// overlap their stages.
 type Executor struct {
 	plan     *planner.Plan
 	devices  map[string]Device
@@ -28,9 +30,12 @@ type Executor struct {
 	foreign [][]byte
 }
 
+// segment is a run of compute steps on one device and logical device, or
+// one transfer. logical is the logical device its trace events belong to.
 type segment struct {
 	program  Program
 	transfer *planner.Step
+	logical  string
 }
 
 // NewExecutor compiles p for the given devices, which must include every
@@ -48,12 +53,12 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 					return nil, fmt.Errorf("backend: plan transfers to or from device %q, which is not open: %w", name, ErrDeviceUnavailable)
 				}
 			}
-			e.segments = append(e.segments, segment{transfer: st})
+			e.segments = append(e.segments, segment{transfer: st, logical: transferLogical(p, i)})
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(p.Steps) && p.Steps[j].Kind == planner.Compute && p.Steps[j].Device == st.Device {
+		for j < len(p.Steps) && p.Steps[j].Kind == planner.Compute && p.Steps[j].Device == st.Device && p.Steps[j].Logical == st.Logical {
 			j++
 		}
 		dev := e.devices[st.Device]
@@ -64,7 +69,7 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("backend: compiling steps %d..%d for %s: %w", i, j-1, st.Device, err)
 		}
-		e.segments = append(e.segments, segment{program: prog})
+		e.segments = append(e.segments, segment{program: prog, logical: st.Logical})
 		i = j
 	}
 	for dev, size := range p.ArenaBytes {
@@ -76,6 +81,24 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 	return e, nil
 }
 
+// transferLogical returns the logical device of the transfer p.Steps[i]:
+// that of the next compute step reading the value, else that of the last
+// one before it, else "".
+func transferLogical(p *planner.Plan, i int) string {
+	v := p.Steps[i].In[0]
+	for _, st := range p.Steps[i+1:] {
+		if st.Kind == planner.Compute && slices.Contains(st.In, v) {
+			return st.Logical
+		}
+	}
+	for k := i - 1; k >= 0; k-- {
+		if p.Steps[k].Kind == planner.Compute {
+			return p.Steps[k].Logical
+		}
+	}
+	return ""
+}
+
 // Plan returns the executor's plan.
 func (e *Executor) Plan() *planner.Plan { return e.plan }
 
@@ -84,6 +107,132 @@ func (e *Executor) Plan() *planner.Plan { return e.plan }
 // The returned values are owned by the caller. ctx is checked between
 // steps.
 func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
+	req := 0
+	if tr := TraceFrom(ctx); tr != nil {
+		req = tr.reserve(1)
+	}
+	return e.run(ctx, inputs, nil, 0, req)
+}
+
+// RunBatch runs the plan on each element of inputs, as Run does, as a
+// pipeline: request i runs a segment once request i-1 has finished it, so
+// that each segment (a pipeline stage's steps on its logical device)
+// works on one request at a time, in order, while the later segments work
+// on the earlier requests. At most one request per compute segment is in
+// flight. outputs[i] belongs to inputs[i]. The first request to fail stops the
+// others; its error names its index. Under a trace, the requests take
+// consecutive request numbers in order.
+func (e *Executor) RunBatch(ctx context.Context, inputs []map[string]graph.Value) ([]map[string]graph.Value, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	base := 0
+	if tr := TraceFrom(ctx); tr != nil {
+		base = tr.reserve(len(inputs))
+	}
+	order := newPipeline(len(inputs), len(e.segments))
+	outputs := make([]map[string]graph.Value, len(inputs))
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		failure  error
+	)
+	programs := 0
+	for _, s := range e.segments {
+		if s.program != nil {
+			programs++
+		}
+	}
+	slots := make(chan struct{}, max(1, programs))
+	for i, in := range inputs {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			order.finishAll(i)
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			out, err := e.run(ctx, in, order, i, base+i)
+			if err != nil {
+				failOnce.Do(func() {
+					failure = fmt.Errorf("request %d: %w", i, err)
+					cancel()
+				})
+				return
+			}
+			outputs[i] = out
+		})
+	}
+	wg.Wait()
+	if failure != nil {
+		return nil, failure
+	}
+	for i, out := range outputs {
+		if out == nil {
+			return nil, fmt.Errorf("request %d: %w", i, ctx.Err())
+		}
+	}
+	return outputs, nil
+}
+
+// pipeline orders the segments of a batch: done[i][s] is closed once
+// request i has finished segment s or given up; next[i] is the first
+// segment request i has not closed, touched only by request i.
+type pipeline struct {
+	done [][]chan struct{}
+	next []int
+}
+
+func newPipeline(requests, segments int) *pipeline {
+	p := &pipeline{done: make([][]chan struct{}, requests), next: make([]int, requests)}
+	for i := range p.done {
+		p.done[i] = make([]chan struct{}, segments)
+		for s := range p.done[i] {
+			p.done[i][s] = make(chan struct{})
+		}
+	}
+	return p
+}
+
+// wait blocks until request i may run segment s: request i-1 is done with
+// it. A nil pipeline (a single Run) never waits.
+func (p *pipeline) wait(ctx context.Context, i, s int) error {
+	if p == nil || i == 0 {
+		return nil
+	}
+	select {
+	case <-p.done[i-1][s]:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// finish marks segment s of request i done.
+func (p *pipeline) finish(i, s int) {
+	if p == nil {
+		return
+	}
+	close(p.done[i][s])
+	p.next[i] = s + 1
+}
+
+// finishAll marks every segment request i has not finished done, so that
+// the requests after it are not held up when it fails.
+func (p *pipeline) finishAll(i int) {
+	if p == nil {
+		return
+	}
+	for s := p.next[i]; s < len(p.done[i]); s++ {
+		close(p.done[i][s])
+	}
+	p.next[i] = len(p.done[i])
+}
+
+// run is Run as the trace's request req and the i-th request of order, a
+// batch's pipeline (nil for a single Run).
+func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, order *pipeline, i, req int) (map[string]graph.Value, error) {
+	defer order.finishAll(i)
 	p := e.plan
 	f := &Frame{Plan: p, Values: map[string][]graph.Value{}, Arenas: map[string][]byte{}}
 	for name := range e.devices {
@@ -121,28 +270,21 @@ func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[
 		}
 	}()
 	tr := TraceFrom(ctx)
-	for _, s := range e.segments {
+	for k, s := range e.segments {
+		if err := order.wait(ctx, i, k); err != nil {
+			return nil, err
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if s.transfer != nil {
-			var t0 time.Duration
-			if tr != nil {
-				t0 = tr.Now()
-			}
-			if err := e.transfer(f, s.transfer); err != nil {
-				return nil, err
-			}
-			if tr != nil {
-				st := s.transfer
-				tr.Add(TraceEvent{Name: "transfer " + p.Values[st.In[0]] + " " + st.From + "→" + st.To, Op: "transfer",
-					Device: st.To, Start: t0, Dur: tr.Now() - t0, Bytes: st.Bytes})
-			}
-			continue
+		sctx := ctx
+		if tr != nil {
+			sctx = WithTrace(ctx, tr.scope(s.logical, req))
 		}
-		if err := s.program.Run(ctx, f); err != nil {
+		if err := e.runSegment(sctx, f, s); err != nil {
 			return nil, err
 		}
+		order.finish(i, k)
 	}
 	for _, a := range f.Arenas {
 		foreign = append(foreign, a)
@@ -158,11 +300,36 @@ func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[
 	return out, nil
 }
 
-func (e *Executor) transfer(f *Frame, st *planner.Step) error {
+// runSegment runs s's program, or its transfer recorded as a trace event
+// with the bytes it moved.
+func (e *Executor) runSegment(ctx context.Context, f *Frame, s segment) error {
+	if s.transfer == nil {
+		return s.program.Run(ctx, f)
+	}
+	tr := TraceFrom(ctx)
+	var t0 time.Duration
+	if tr != nil {
+		t0 = tr.Now()
+	}
+	st := s.transfer
+	moved, err := e.transfer(f, st)
+	if err != nil || tr == nil || moved < 0 {
+		return err
+	}
+	tr.Add(TraceEvent{Name: "transfer " + f.Plan.Values[st.In[0]] + " " + st.From + "→" + st.To, Op: "transfer",
+		Device: st.To, Start: t0, Dur: tr.Now() - t0, Bytes: moved})
+	return nil
+}
+
+// transfer moves value st.In[0] from st.From to st.To and returns the
+// bytes it moved: st.Bytes where the plan knows the size, else that of the
+// host tensor; -1 when the value is absent and nothing moved.
+func (e *Executor) transfer(f *Frame, st *planner.Step) (int64, error) {
 	v := f.Values[st.From][st.In[0]]
 	if v == nil {
-		return nil
+		return -1, nil
 	}
+	from := v
 	var err error
 	if st.To == planner.HostDevice {
 		v, err = e.devices[st.From].Download(v)
@@ -170,10 +337,18 @@ func (e *Executor) transfer(f *Frame, st *planner.Step) error {
 		v, err = e.devices[st.To].Upload(v)
 	}
 	if err != nil {
-		return fmt.Errorf("backend: moving %q from %s to %s: %w", f.Plan.Values[st.In[0]], st.From, st.To, err)
+		return 0, fmt.Errorf("backend: moving %q from %s to %s: %w", f.Plan.Values[st.In[0]], st.From, st.To, err)
 	}
 	f.Values[st.To][st.In[0]] = v
-	return nil
+	if st.Bytes >= 0 {
+		return st.Bytes, nil
+	}
+	for _, x := range []graph.Value{from, v} {
+		if t, ok := x.(*graph.Tensor); ok {
+			return int64(len(t.Data)), nil
+		}
+	}
+	return 0, nil
 }
 
 // ownValue returns v, or a copy of it where it shares memory with any of

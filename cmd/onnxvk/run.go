@@ -26,7 +26,7 @@ import (
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N] [--verify] [--profile FILE]", stderr)
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N] [--verify] [--profile FILE [--batch N]]", stderr)
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
 	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
@@ -37,6 +37,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
 	verify := fs.Bool("verify", false, "also run every node placed on the GPU alone on the CPU's values of its inputs, and report the first whose outputs differ beyond the op's tolerance")
 	profile := fs.String("profile", "", "after the run, time a second one step by step and write a Chrome trace (Perfetto, chrome://tracing) to `FILE`")
+	batch := fs.Int("batch", 1, "with --profile, time `N` requests of the same inputs pipelined through the pipeline stages (Session.RunBatch) and print how much the logical devices overlap")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -91,8 +92,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "  wrote %s\n", file)
 	}
+	if *batch < 1 {
+		return fmt.Errorf("--batch %d: want at least 1", *batch)
+	}
 	if *profile != "" {
-		if err := profileRun(sess, feeds, *profile, stdout); err != nil {
+		if err := profileRun(sess, feeds, *batch, *profile, stdout); err != nil {
 			return err
 		}
 	}
@@ -103,12 +107,26 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 }
 
 // profileRun runs the model once more under a trace (the first run also
-// planned and compiled it), writes the trace to file as Chrome trace JSON
-// and prints the time per device and the ops that took longest.
-func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, file string, stdout io.Writer) error {
+// planned and compiled it), or batch requests of feeds pipelined with
+// RunValuesBatch when batch > 1, writes the trace to file as Chrome trace
+// JSON with one track per logical device, and prints the time per track,
+// the ops that took longest and, for a batch, the overlap of the tracks
+// (backend.Overlap).
+func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, batch int, file string, stdout io.Writer) error {
 	tr := backend.NewTrace()
-	if _, err := sess.RunValues(backend.WithTrace(context.Background(), tr), feeds); err != nil {
-		return err
+	ctx := backend.WithTrace(context.Background(), tr)
+	if batch == 1 {
+		if _, err := sess.RunValues(ctx, feeds); err != nil {
+			return err
+		}
+	} else {
+		requests := make([]map[string]graph.Value, batch)
+		for i := range requests {
+			requests[i] = feeds
+		}
+		if _, err := sess.RunValuesBatch(ctx, requests); err != nil {
+			return err
+		}
 	}
 	f, err := os.Create(file)
 	if err != nil {
@@ -140,11 +158,16 @@ func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, file string,
 	}
 	for _, ev := range tr.Events() {
 		if ev.Op != "transfer" {
-			add(byDevice, &devices, ev.Device, ev)
+			add(byDevice, &devices, ev.Track(), ev)
 		}
-		add(byOp, &opNames, ev.Device+" "+ev.Op, ev)
+		add(byOp, &opNames, ev.Track()+" "+ev.Op, ev)
 	}
-	fmt.Fprintf(stdout, "profile of a second run written to %s\n", file)
+	if batch == 1 {
+		fmt.Fprintf(stdout, "profile of a second run written to %s\n", file)
+	} else {
+		fmt.Fprintf(stdout, "profile of %d pipelined requests written to %s: the devices overlap %.1f%% of the busy time\n",
+			batch, file, 100*backend.Overlap(tr.Events()))
+	}
 	for _, d := range devices {
 		t := byDevice[d]
 		fmt.Fprintf(stdout, "  %-10s %4d steps, host %s", d, t.steps, t.host.Round(time.Microsecond))

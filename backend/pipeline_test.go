@@ -1,0 +1,214 @@
+package backend_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// stageDevice is a logical device that runs Relu slowly and logs which
+// request (the first element of its input, negated) each Run of each of
+// its programs works on, and how many Runs of a program overlap.
+type stageDevice struct {
+	name string
+	mu   sync.Mutex
+	// order lists the requests each program ran, by program.
+	order   [][]int
+	maxBusy atomic.Int32
+}
+
+func (d *stageDevice) Name() string                { return d.name }
+func (*stageDevice) Supports(q planner.Query) bool { return q.Node.OpType == "Relu" }
+func (*stageDevice) Close() error                  { return nil }
+func (*stageDevice) Upload(v graph.Value) (graph.Value, error) {
+	return deviceTensor{v.(*graph.Tensor)}, nil
+}
+func (*stageDevice) Download(v graph.Value) (graph.Value, error) {
+	return v.(deviceTensor).Tensor, nil
+}
+
+func (d *stageDevice) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, error) {
+	d.mu.Lock()
+	prog := len(d.order)
+	d.order = append(d.order, nil)
+	d.mu.Unlock()
+	var busy atomic.Int32
+	return programFunc(func(ctx context.Context, f *backend.Frame) error {
+		n := busy.Add(1)
+		defer busy.Add(-1)
+		for old := d.maxBusy.Load(); n > old && !d.maxBusy.CompareAndSwap(old, n); old = d.maxBusy.Load() {
+		}
+		tr := backend.TraceFrom(ctx)
+		var t0 time.Duration
+		if tr != nil {
+			t0 = tr.Now()
+		}
+		vals := f.Values[d.name]
+		for _, st := range steps {
+			in := vals[st.In[0]].(deviceTensor)
+			d.mu.Lock()
+			d.order[prog] = append(d.order[prog], int(-graph.View[float32](in.Tensor)[0]))
+			d.mu.Unlock()
+			time.Sleep(3 * time.Millisecond)
+			out := graph.NewTensor(graph.Float, in.Shape)
+			for i, x := range graph.View[float32](in.Tensor) {
+				graph.View[float32](out)[i] = max(x, 0)
+			}
+			vals[st.Out[0]] = deviceTensor{out}
+			if tr != nil {
+				tr.Add(backend.TraceEvent{Name: st.Node.Name, Op: st.Node.OpType, Device: d.name, Start: t0, Dur: tr.Now() - t0})
+			}
+		}
+		return nil
+	}), nil
+}
+
+// TestRunBatchPipelines runs Relu, Neg, Relu with the first Relu on
+// logical device d0 and the rest on d1 (the Neg falls back to the CPU)
+// over 8 requests: every request gets its own result, each segment works
+// on one request at a time, in order, the trace labels every event with
+// its request and logical device, and the stages overlap.
+func TestRunBatchPipelines(t *testing.T) {
+	g := graph.NewGraph("stages")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	stage := func(k int32) []graph.NodeDeviceConfiguration {
+		return []graph.NodeDeviceConfiguration{{ConfigurationID: "pp", PipelineStage: k, HasStage: true}}
+	}
+	g.Nodes = []*graph.Node{
+		{Name: "r0", OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"a"}, DeviceConfigs: stage(0)},
+		{Name: "neg", OpType: "Neg", Inputs: []string{"a"}, Outputs: []string{"b"}, Index: 1, DeviceConfigs: stage(1)},
+		{Name: "r1", OpType: "Relu", Inputs: []string{"b"}, Outputs: []string{"y"}, Index: 2, DeviceConfigs: stage(1)},
+	}
+	m := &graph.Model{Name: "stages", IRVersion: 11, Opsets: map[string]int64{"": 14}, Graph: g,
+		Configurations: []graph.DeviceConfiguration{{Name: "pp", NumDevices: 2}}}
+	d0, d1 := &stageDevice{name: "d0"}, &stageDevice{name: "d1"}
+	cpu := hostfallback.NewDevice()
+	st := &planner.Stages{Configuration: "pp", Devices: []planner.Device{d0, d1}, Physical: []string{"fake", "fake"}}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d0, d1, cpu}, Stages: st})
+	require.NoError(t, err)
+	ex, err := backend.NewExecutor(p, []backend.Device{d0, d1, cpu})
+	require.NoError(t, err)
+
+	const n = 8
+	inputs := make([]map[string]graph.Value, n)
+	for i := range inputs {
+		// x = [-i, i+1]: y = relu(-relu(x)) = 0, and d1 sees -relu(x)[0] = 0;
+		// d0 reads the request from x[0].
+		x, _ := graph.FromSlice(graph.Float, []int64{2}, []float32{-float32(i), float32(i + 1)})
+		inputs[i] = map[string]graph.Value{"x": x}
+	}
+	tr := backend.NewTrace()
+	outs, err := ex.RunBatch(backend.WithTrace(context.Background(), tr), inputs)
+	require.NoError(t, err)
+	require.Len(t, outs, n)
+	for i, out := range outs {
+		require.Equal(t, []float32{0, 0}, graph.View[float32](out["y"].(*graph.Tensor)), "request %d", i)
+	}
+	require.Len(t, d0.order, 1)
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, d0.order[0], "d0 takes the requests in order")
+	require.EqualValues(t, 1, d0.maxBusy.Load(), "one request at a time per segment")
+	require.EqualValues(t, 1, d1.maxBusy.Load(), "one request at a time per segment")
+
+	requests := map[string]map[int]bool{"d0": {}, "d1": {}}
+	for _, ev := range tr.Events() {
+		require.Contains(t, requests, ev.Logical, "%s on %s", ev.Name, ev.Device)
+		requests[ev.Logical][ev.Request] = true
+		if ev.Name == "neg" {
+			require.Equal(t, planner.HostDevice, ev.Device)
+			require.Equal(t, "d1", ev.Logical)
+		}
+	}
+	for _, track := range []string{"d0", "d1"} {
+		require.Len(t, requests[track], n, track)
+	}
+	overlap := backend.Overlap(tr.Events())
+	t.Logf("overlap of d0 and d1 over %d requests: %.2f", n, overlap)
+	require.Greater(t, overlap, 0.2)
+
+	var buf bytes.Buffer
+	require.NoError(t, tr.WriteChrome(&buf))
+	var doc struct {
+		TraceEvents []struct {
+			Ph   string         `json:"ph"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	var tracks []string
+	for _, ev := range doc.TraceEvents {
+		if ev.Ph == "M" {
+			tracks = append(tracks, ev.Args["name"].(string))
+		}
+	}
+	require.ElementsMatch(t, []string{"d0", "d1"}, tracks)
+
+	one, err := ex.Run(backend.WithTrace(context.Background(), tr), inputs[3])
+	require.NoError(t, err)
+	require.Equal(t, graph.View[float32](outs[3]["y"].(*graph.Tensor)), graph.View[float32](one["y"].(*graph.Tensor)))
+	last := tr.Events()
+	require.Equal(t, n, last[len(last)-1].Request, "a Run after the batch takes the next request number")
+
+	again, err := ex.RunBatch(backend.WithTrace(context.Background(), tr), inputs[:3])
+	require.NoError(t, err)
+	require.Len(t, again, 3)
+	last = tr.Events()
+	require.Equal(t, n+3, last[len(last)-1].Request, "a second batch takes the next request numbers")
+}
+
+// TestRunBatchCancel checks that a cancelled batch returns the context's
+// error and does not hang.
+func TestRunBatchCancel(t *testing.T) {
+	g := graph.NewGraph("one")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	g.Nodes = []*graph.Node{{Name: "neg", OpType: "Neg", Inputs: []string{"x"}, Outputs: []string{"y"}}}
+	m := &graph.Model{Name: "one", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+	cpu := hostfallback.NewDevice()
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{cpu}})
+	require.NoError(t, err)
+	ex, err := backend.NewExecutor(p, []backend.Device{cpu})
+	require.NoError(t, err)
+	x, _ := graph.FromSlice(graph.Float, []int64{2}, []float32{1, 2})
+	inputs := []map[string]graph.Value{{"x": x}, {"x": x}, {"x": x}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = ex.RunBatch(ctx, inputs)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = ex.RunBatch(context.Background(), []map[string]graph.Value{{"x": x}, {}})
+	require.ErrorIs(t, err, backend.ErrMissingInput)
+	require.ErrorContains(t, err, "request 1")
+}
+
+// TestOverlap checks the overlap fraction on hand-made traces.
+func TestOverlap(t *testing.T) {
+	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+	ev := func(track string, start, end int) backend.TraceEvent {
+		return backend.TraceEvent{Device: "vulkan:0", Logical: track, Start: ms(start), Dur: ms(end - start)}
+	}
+	for _, c := range []struct {
+		evs  []backend.TraceEvent
+		want float64
+	}{
+		{nil, 0},
+		{[]backend.TraceEvent{ev("d0", 0, 10), ev("d0", 5, 15)}, 0},
+		{[]backend.TraceEvent{ev("d0", 0, 10), ev("d1", 5, 15)}, 1.0 / 3},
+		{[]backend.TraceEvent{ev("d0", 0, 10), ev("d0", 2, 4), ev("d1", 10, 20)}, 0},
+		{[]backend.TraceEvent{ev("d0", 0, 10), ev("d1", 0, 10), ev("d2", 0, 10)}, 1},
+		{[]backend.TraceEvent{ev("d0", 0, 4), ev("d0", 6, 10), ev("d1", 2, 8), ev("d1", 30, 40)}, 4.0 / 20},
+	} {
+		require.InDelta(t, c.want, backend.Overlap(c.evs), 1e-9, fmt.Sprint(c.evs))
+	}
+}

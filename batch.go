@@ -1,0 +1,86 @@
+package onnxvk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// RunBatch runs the model on each element of inputs, as Run does, and
+// returns their outputs in order: micro-batches pipelined through the
+// stages of the device configuration in force, so that stage k works on
+// request i while stage k+1 works on request i-1. Each stage takes the
+// requests one at a time, in order; the outputs equal those of separate
+// Runs. All requests must have the same input types. The first request to
+// fail stops the others; the error names its index.
+func (s *Session) RunBatch(ctx context.Context, inputs []map[string]*Tensor) ([]map[string]*Tensor, error) {
+	vals := make([]map[string]graph.Value, len(inputs))
+	for i, in := range inputs {
+		vals[i] = make(map[string]graph.Value, len(in))
+		for name, t := range in {
+			if t == nil || t.t == nil {
+				return nil, fmt.Errorf("onnxvk: model %q: request %d: input %q is nil: %w", s.model.Name, i, name, ErrInputMismatch)
+			}
+			vals[i][name] = t.t
+		}
+	}
+	outs, err := s.RunValuesBatch(ctx, vals)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]map[string]*Tensor, len(outs))
+	for i, out := range outs {
+		res[i] = make(map[string]*Tensor, len(out))
+		for name, v := range out {
+			t, ok := v.(*graph.Tensor)
+			if !ok {
+				return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: use RunValuesBatch", s.model.Name, name, v.ValueType())
+			}
+			res[i][name] = &Tensor{t: t}
+		}
+	}
+	return res, nil
+}
+
+// RunValuesBatch is RunBatch for models whose inputs or outputs are
+// sequences, optionals or maps as well as tensors.
+func (s *Session) RunValuesBatch(ctx context.Context, inputs []map[string]graph.Value) ([]map[string]graph.Value, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(inputs) == 0 {
+		return nil, nil
+	}
+	var (
+		key   string
+		types map[string]*graph.Type
+	)
+	for i, in := range inputs {
+		k, t, err := s.checkInputs(in)
+		if err != nil {
+			return nil, fmt.Errorf("%w (request %d)", err, i)
+		}
+		if i == 0 {
+			key, types = k, t
+		} else if k != key {
+			return nil, fmt.Errorf("onnxvk: model %q: request %d: input types %s differ from request 0's %s: %w", s.model.Name, i, k, key, ErrInputMismatch)
+		}
+	}
+	ex, err := s.executor(key, types, false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := ex.RunBatch(ctx, inputs)
+	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
+		if ex, err = s.executor(key, types, true); err != nil {
+			return nil, err
+		}
+		out, err = ex.RunBatch(ctx, inputs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
+	}
+	return out, nil
+}
