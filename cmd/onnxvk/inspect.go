@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 type inspectReport struct {
@@ -29,6 +30,9 @@ type inspectReport struct {
 	ExternalFiles  []string          `json:"external_files,omitempty"`
 	Configurations []string          `json:"device_configurations,omitempty"`
 	AnnotatedNodes int               `json:"annotated_nodes,omitempty"`
+	// AnnotationError says what is wrong with the multi-device
+	// annotations, which a session would refuse to load.
+	AnnotationError string `json:"annotation_error,omitempty"`
 }
 
 type inspectValue struct {
@@ -121,6 +125,9 @@ func inspectModel(m *graph.Model) *inspectReport {
 	for _, c := range m.Configurations {
 		r.Configurations = append(r.Configurations, fmt.Sprintf("%s (%d devices)", c.Name, c.NumDevices))
 	}
+	if err := planner.CheckDeviceConfigurations(m); err != nil {
+		r.AnnotationError = err.Error()
+	}
 	return r
 }
 
@@ -162,5 +169,8 @@ func printInspect(w io.Writer, r *inspectReport) {
 		fmt.Fprintf(w, "multi-device: configurations %s; %d annotated nodes\n", strings.Join(r.Configurations, ", "), r.AnnotatedNodes)
 	} else {
 		fmt.Fprintln(w, "multi-device: no annotations")
+	}
+	if r.AnnotationError != "" {
+		fmt.Fprintf(w, "multi-device annotations are invalid: %s\n", r.AnnotationError)
 	}
 }

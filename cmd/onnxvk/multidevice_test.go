@@ -79,3 +79,31 @@ func TestRunConfiguration(t *testing.T) {
 	require.Contains(t, out, "ran staged.onnx on d0=cpu,d1=cpu")
 	require.Contains(t, out, "output y: float32[2 3]")
 }
+
+// TestInspectInvalidAnnotations: inspect still describes a model whose
+// pipeline stage points past its configuration's devices, and says what
+// is wrong, naming the node and the field.
+func TestInspectInvalidAnnotations(t *testing.T) {
+	m, err := loader.Load(stagedModelFile(t))
+	require.NoError(t, err)
+	m.Graph.Nodes[1].DeviceConfigs[0].PipelineStage = 5
+	path := filepath.Join(t.TempDir(), "bad.onnx")
+	require.NoError(t, loader.Save(m, path))
+	require.NoError(t, m.Close())
+
+	code, out, errOut := cli(t, "inspect", path)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "multi-device annotations are invalid")
+	require.Contains(t, out, `"sigmoid"`)
+	require.Contains(t, out, "pipeline_stage")
+
+	code, out, errOut = cli(t, "inspect", "--json", path)
+	require.Equal(t, 0, code, errOut)
+	var r inspectReport
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Contains(t, r.AnnotationError, "pipeline_stage")
+
+	code, out, _ = cli(t, "inspect", stagedModelFile(t))
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "invalid")
+}
