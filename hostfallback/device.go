@@ -53,6 +53,8 @@ func (*Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, 
 			}
 		}
 		prog.steps[i] = cs
+		prog.slots += len(st.In) + len(st.Out)
+		prog.outs += len(st.Out)
 	}
 	return prog, nil
 }
@@ -71,6 +73,9 @@ type cpuStep struct {
 type program struct {
 	plan  *planner.Plan
 	steps []cpuStep
+	// slots counts the steps' inputs and outputs, outs their outputs:
+	// the sizes of a Run's slabs.
+	slots, outs int
 }
 
 // Run executes the steps in order, checking ctx before each. The Calls,
@@ -90,13 +95,8 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	var st *cpuStep
 	// The arena outputs' Tensor headers and shapes are carved from two
 	// slabs per Run rather than allocated one by one.
-	slots, outs := 0, 0
-	for i := range pr.steps {
-		slots += len(pr.steps[i].In) + len(pr.steps[i].Out)
-		outs += len(pr.steps[i].Out)
-	}
-	headers := make([]graph.Tensor, 0, outs)
-	dims := make([]int64, 0, 4*outs)
+	headers := make([]graph.Tensor, 0, pr.outs)
+	dims := make([]int64, 0, 4*pr.outs)
 	alloc := func(k int, dt graph.DType, shape []int64) *graph.Tensor {
 		b := st.slots[k]
 		if b == nil || b.AliasOf >= 0 || dt.ByteSize(graph.NumElements(shape)) != b.Size {
@@ -119,7 +119,7 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	runGraph := func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error) {
 		return RunGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer)
 	}
-	io := make([]graph.Value, slots)
+	io := make([]graph.Value, pr.slots)
 	c := &Call{Alloc: alloc, RunGraph: runGraph}
 	tr := backend.TraceFrom(ctx)
 	var t0 time.Duration
