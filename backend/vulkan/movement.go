@@ -58,6 +58,17 @@ type view struct {
 	sbase, dbase   int64
 }
 
+// copyNode lowers a node whose output 0, of shape out and of input 0's
+// element type, is input 0's elements read through view v.
+func copyNode(q *query, w int32, v view, out []int64) (*launch, bool) {
+	l, ok := copyLaunch(q, 0, 0, w, v)
+	if !ok {
+		return nil, false
+	}
+	l.outShapes, l.rawInputs, l.outTypes = [][]int64{out}, []int{0}, []graph.DType{q.elems[0]}
+	return l, true
+}
+
 // copyLaunch returns the dispatch of copy.comp that copies v from input
 // in to output out for elements of w words; ok is false when the view has
 // too many dimensions or does not fit a binding or the shader's words.
@@ -98,12 +109,7 @@ func plainCopy(q *query, out []int64) (*launch, bool) {
 	if !ok || n != graph.NumElements(out) {
 		return nil, false
 	}
-	l, ok := copyLaunch(q, 0, 0, w, view{dims: []int64{n}, sst: []int64{1}, dst: []int64{1}})
-	if !ok {
-		return nil, false
-	}
-	l.outShapes, l.rawInputs, l.outTypes = [][]int64{out}, []int{0}, []graph.DType{q.elems[0]}
-	return l, true
+	return copyNode(q, w, view{dims: []int64{n}, sst: []int64{1}, dst: []int64{1}}, out)
 }
 
 func lowerIdentity(q *query) (*launch, bool) {
@@ -317,12 +323,7 @@ func lowerSlice(q *query) (*launch, bool) {
 		return nil, false
 	}
 	v.dst = contiguous(out)
-	l, ok := copyLaunch(q, 0, 0, w, v)
-	if !ok {
-		return nil, false
-	}
-	l.outShapes, l.rawInputs, l.outTypes = [][]int64{out}, []int{0}, []graph.DType{q.elems[0]}
-	return l, true
+	return copyNode(q, w, v, out)
 }
 
 // lowerConcat lowers Concat of any number of inputs of one element type
@@ -466,12 +467,10 @@ func lowerExpand(q *query) (*launch, bool) {
 	if !ok {
 		return nil, false
 	}
-	l, ok := copyLaunch(q, 0, 0, w, view{dims: out, sst: strides(x, out), dst: contiguous(out)})
-	if !ok || graph.NumElements(out) == 0 {
+	if graph.NumElements(out) == 0 {
 		return nil, false
 	}
-	l.outShapes, l.rawInputs, l.outTypes = [][]int64{out}, []int{0}, []graph.DType{q.elems[0]}
-	return l, true
+	return copyNode(q, w, view{dims: out, sst: strides(x, out), dst: contiguous(out)}, out)
 }
 
 // lowerTile lowers Tile with constant repeats: each axis d is walked as
@@ -497,12 +496,7 @@ func lowerTile(q *query) (*launch, bool) {
 		v.sst = append(v.sst, 0, in[i])
 		v.dst = append(v.dst, x[i]*ost[i], ost[i])
 	}
-	l, ok := copyLaunch(q, 0, 0, w, v)
-	if !ok {
-		return nil, false
-	}
-	l.outShapes, l.rawInputs, l.outTypes = [][]int64{out}, []int{0}, []graph.DType{q.elems[0]}
-	return l, true
+	return copyNode(q, w, v, out)
 }
 
 // lowerDepthSpace lowers DepthToSpace (both modes) and SpaceToDepth on
@@ -546,12 +540,7 @@ func lowerDepthSpace(q *query, toSpace bool) (*launch, bool) {
 		}
 	}
 	v.dst = contiguous(v.dims)
-	l, ok := copyLaunch(q, 0, 0, w, v)
-	if !ok {
-		return nil, false
-	}
-	l.outShapes, l.rawInputs, l.outTypes = [][]int64{out}, []int{0}, []graph.DType{q.elems[0]}
-	return l, true
+	return copyNode(q, w, v, out)
 }
 
 // lowerGather lowers Gather along any axis with int32 or int64 indices
