@@ -92,7 +92,10 @@ type Options struct {
 	// Stages, when set, places nodes by the pipeline stages of an IR 11
 	// device configuration instead of by preference: a node runs on its
 	// stage's device, or on the host device of Devices when that device
-	// does not support it. Devices must list every device of Stages.
+	// does not support it. Devices must list every device of Stages. The
+	// configuration's sharding specs apply: a node on sharded values runs
+	// once per shard, on the shard's logical device (see Plan.Shards and
+	// Plan.Comms).
 	Stages *Stages
 }
 
@@ -178,6 +181,11 @@ type Plan struct {
 	// Notes are remarks on how the plan applies the model's multi-device
 	// annotations (shared devices, sharding not applied).
 	Notes []string
+	// Comms are the communication nodes that applying the sharding specs
+	// inserted, and Shards the nodes it made by running a model node on
+	// one shard, by node name; both nil without sharding specs.
+	Comms  map[string]Comm
+	Shards map[string]Shard
 }
 
 // New plans m. It never modifies m except for recording inferred types of
@@ -204,6 +212,13 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	if !opts.NoFolding {
 		p.Folded = ops.FoldConstants(pm, known) + foldConstantIdentities(g)
 	}
+	if opts.Stages != nil {
+		p.Stages = opts.Stages
+		p.Notes = slices.Clone(opts.Stages.Notes)
+		if err := p.shardTensors(opts.Stages); err != nil {
+			return nil, err
+		}
+	}
 	p.Fused = fuse(pm, g, opts.Devices)
 	for name, t := range g.Initializers {
 		p.Constants[p.index(name)] = t
@@ -214,10 +229,6 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	}
 	for _, out := range g.Outputs {
 		p.Outputs = append(p.Outputs, p.index(out.Name))
-	}
-	if opts.Stages != nil {
-		p.Stages = opts.Stages
-		p.Notes = stageNotes(g, opts.Stages)
 	}
 	if err := p.place(opts.Devices, opts.Stages); err != nil {
 		return nil, err
@@ -306,6 +317,7 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 		if sp, err = newStagePlacer(p.Model, st, devices); err != nil {
 			return fmt.Errorf("planner: %w", err)
 		}
+		sp.comms = p.Comms
 	}
 	where := map[int]map[string]bool{}
 	for i := range p.Constants {

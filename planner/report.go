@@ -43,6 +43,12 @@ type ReportStep struct {
 	From     string         `json:"from,omitempty"`
 	To       string         `json:"to,omitempty"`
 	Bytes    *int64         `json:"bytes,omitempty"`
+	// Comm is the kind of a communication step that applying sharding
+	// specs inserted (CommScatter, CommGather, CommAllReduce); Bytes is
+	// then the size of what it makes. Shard says which run of a model
+	// node over one shard a compute step is.
+	Comm  string `json:"comm,omitempty"`
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // ReportBuffer is a step output: its type, and its arena slot when it has
@@ -79,6 +85,13 @@ func (p *Plan) Report() *Report {
 			continue
 		}
 		rs := ReportStep{Node: st.Node.Name, Op: st.Node.OpType, Device: st.Device}
+		if c, ok := p.Comms[st.Node.Name]; ok && st.Node.Index < 0 {
+			b := max(p.byteSize(st.Out[0]), 0)
+			rs.Comm, rs.Bytes = c.Kind, &b
+		}
+		if sh, ok := p.Shards[st.Node.Name]; ok {
+			rs.Shard = &sh
+		}
 		if st.Logical != "" {
 			rs.Device, rs.Physical = st.Logical, p.physical(st)
 		}
@@ -124,11 +137,15 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			outs[k] = fmt.Sprintf("%s %s (%s)", o.Name, o.Type, where)
 		}
+		op := s.Op
+		if s.Comm != "" {
+			op += " (" + s.Comm + ")"
+		}
 		dev := s.Device
 		if s.Physical != "" {
 			dev += " (" + s.Physical + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i, dev, s.Op, s.Node, strings.Join(outs, ", "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i, dev, op, s.Node, strings.Join(outs, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -15,10 +15,6 @@ import (
 // pipeline stage or sharding device outside its configuration.
 var ErrBadDeviceConfiguration = errors.New("invalid device configuration")
 
-// ShardingNote is the plan note of a configuration with sharding specs:
-// sharding is a hint, so the model runs unsharded with the same result.
-const ShardingNote = "sharding annotations are not applied: the model runs unsharded"
-
 // Stages places nodes by the pipeline stages of one IR 11 device
 // configuration of the model: pipeline stage k runs on the configuration's
 // logical device k.
@@ -162,6 +158,9 @@ type stagePlacer struct {
 	st    *Stages
 	host  Device
 	stage map[string]int
+	// comms are the communication nodes that tensor sharding inserted,
+	// by name (see Plan.Comms); they run on the host.
+	comms map[string]Comm
 }
 
 // newStagePlacer checks st against m's configuration and finds the host
@@ -190,6 +189,9 @@ func newStagePlacer(m *graph.Model, st *Stages, devices []Device) (*stagePlacer,
 // place returns the device that runs n and its logical device's name, or
 // "" when neither the stage's device nor the host supports it.
 func (sp *stagePlacer) place(n *graph.Node, q Query) (dev, logical string) {
+	if sp.comms[n.Name].Kind != "" && n.Index < 0 {
+		return sp.placeComm(n), ""
+	}
 	stage := 0
 	if dc, ok := annotation(n, sp.st.Configuration); ok && dc.HasStage {
 		stage = int(dc.PipelineStage)
@@ -215,14 +217,20 @@ func (sp *stagePlacer) place(n *graph.Node, q Query) (dev, logical string) {
 	return "", logical
 }
 
-// stageNotes returns the plan notes for st: its own, and that sharding
-// specs are not applied when the configuration has any.
-func stageNotes(g *graph.Graph, st *Stages) []string {
-	notes := slices.Clone(st.Notes)
-	for _, n := range g.Nodes {
-		if dc, ok := annotation(n, st.Configuration); ok && len(dc.Sharding) > 0 {
-			return append(notes, ShardingNote)
+// placeComm places communication node n on the host; its outputs belong
+// to the earliest stage among its inputs, so that consumers without a
+// stage of their own follow the first device of the group it serves.
+func (sp *stagePlacer) placeComm(n *graph.Node) string {
+	stage := -1
+	for _, in := range n.Inputs {
+		if s, ok := sp.stage[in]; ok && (stage < 0 || s < stage) {
+			stage = s
 		}
 	}
-	return notes
+	for _, out := range n.Outputs {
+		if stage >= 0 {
+			sp.stage[out] = stage
+		}
+	}
+	return HostDevice
 }

@@ -98,7 +98,7 @@ func TestPipelineStageReportJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &doc))
 	require.Equal(t, "pp", doc.Configuration)
 	require.Equal(t, []string{"flat"}, doc.Others)
-	require.Equal(t, []string{"mapper's note", planner.ShardingNote}, doc.Notes)
+	require.Equal(t, []string{"mapper's note"}, doc.Notes)
 	computed := 0
 	for _, s := range doc.Steps {
 		if s["op"] != nil {
