@@ -24,6 +24,12 @@ type Executor struct {
 	plan     *planner.Plan
 	devices  map[string]Device
 	segments []segment
+	// after lists, by segment, the segments it must wait for: the latest
+	// earlier one on each device it touches (a transfer touches two).
+	// parallel is set when some segment need not wait for the one before
+	// it, so that a Run starts segments as their devices come free.
+	after    [][]int
+	parallel bool
 	arenas   map[string]*sync.Pool
 	// foreign lists memory that outputs must not share with the caller:
 	// the plan's constants.
@@ -36,6 +42,8 @@ type segment struct {
 	program  Program
 	transfer *planner.Step
 	logical  string
+	// device runs the program.
+	device string
 }
 
 // NewExecutor compiles p for the given devices, which must include every
@@ -69,9 +77,10 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("backend: compiling steps %d..%d for %s: %w", i, j-1, st.Device, err)
 		}
-		e.segments = append(e.segments, segment{program: prog, logical: st.Logical})
+		e.segments = append(e.segments, segment{program: prog, logical: st.Logical, device: st.Device})
 		i = j
 	}
+	e.order()
 	for dev, size := range p.ArenaBytes {
 		e.arenas[dev] = &sync.Pool{New: func() any { return graph.AllocBytes(size) }}
 	}
@@ -79,6 +88,31 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 		e.foreign = append(e.foreign, t.Data)
 	}
 	return e, nil
+}
+
+// order fills e.after and e.parallel. Every value a segment reads or
+// writes lives on a device it touches, and a device's segments keep the
+// plan's order, so a segment that waits for the latest earlier segment on
+// each of its devices sees every value it reads written and every arena
+// slot it writes free.
+func (e *Executor) order() {
+	last := map[string]int{}
+	e.after = make([][]int, len(e.segments))
+	for k, s := range e.segments {
+		devices := []string{s.device}
+		if s.transfer != nil {
+			devices = []string{s.transfer.From, s.transfer.To}
+		}
+		for _, d := range devices {
+			if j, ok := last[d]; ok && !slices.Contains(e.after[k], j) {
+				e.after[k] = append(e.after[k], j)
+			}
+			last[d] = k
+		}
+		if k > 0 && !slices.Contains(e.after[k], k-1) {
+			e.parallel = true
+		}
+	}
 }
 
 // transferLogical returns the logical device of the transfer p.Steps[i]:
@@ -176,17 +210,21 @@ func (e *Executor) RunBatch(ctx context.Context, inputs []map[string]graph.Value
 }
 
 // pipeline orders the segments of a batch: done[i][s] is closed once
-// request i has finished segment s or given up; next[i] is the first
-// segment request i has not closed, touched only by request i.
+// request i has finished segment s or given up.
 type pipeline struct {
 	done [][]chan struct{}
-	next []int
+	// closed marks, by request, the channels of done already closed;
+	// mu guards it, as a request may finish segments from several
+	// goroutines.
+	mu     sync.Mutex
+	closed [][]bool
 }
 
 func newPipeline(requests, segments int) *pipeline {
-	p := &pipeline{done: make([][]chan struct{}, requests), next: make([]int, requests)}
+	p := &pipeline{done: make([][]chan struct{}, requests), closed: make([][]bool, requests)}
 	for i := range p.done {
 		p.done[i] = make([]chan struct{}, segments)
+		p.closed[i] = make([]bool, segments)
 		for s := range p.done[i] {
 			p.done[i][s] = make(chan struct{})
 		}
@@ -213,8 +251,12 @@ func (p *pipeline) finish(i, s int) {
 	if p == nil {
 		return
 	}
-	close(p.done[i][s])
-	p.next[i] = s + 1
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed[i][s] {
+		p.closed[i][s] = true
+		close(p.done[i][s])
+	}
 }
 
 // finishAll marks every segment request i has not finished done, so that
@@ -223,10 +265,14 @@ func (p *pipeline) finishAll(i int) {
 	if p == nil {
 		return
 	}
-	for s := p.next[i]; s < len(p.done[i]); s++ {
-		close(p.done[i][s])
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for s, closed := range p.closed[i] {
+		if !closed {
+			p.closed[i][s] = true
+			close(p.done[i][s])
+		}
 	}
-	p.next[i] = len(p.done[i])
 }
 
 // run is Run as the trace's request req and the i-th request of order, a
@@ -269,22 +315,8 @@ func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, order
 			pool.Put(f.Arenas[dev])
 		}
 	}()
-	tr := TraceFrom(ctx)
-	for k, s := range e.segments {
-		if err := order.wait(ctx, i, k); err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sctx := ctx
-		if tr != nil {
-			sctx = WithTrace(ctx, tr.scope(s.logical, req))
-		}
-		if err := e.runSegment(sctx, f, s); err != nil {
-			return nil, err
-		}
-		order.finish(i, k)
+	if err := e.runSegments(ctx, f, order, i, req); err != nil {
+		return nil, err
 	}
 	for _, a := range f.Arenas {
 		foreign = append(foreign, a)
@@ -298,6 +330,76 @@ func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, order
 		out[p.Values[i]] = ownValue(v, foreign)
 	}
 	return out, nil
+}
+
+// runSegments runs the segments of request i of order (see run): in the
+// plan's order, or, when the plan allows it, each on its own goroutine as
+// soon as the segments in e.after are done, so that segments on different
+// devices run at once. The first failure stops the segments not yet
+// started.
+func (e *Executor) runSegments(ctx context.Context, f *Frame, order *pipeline, i, req int) error {
+	tr := TraceFrom(ctx)
+	one := func(ctx context.Context, k int) error {
+		if err := order.wait(ctx, i, k); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sctx := ctx
+		if tr != nil {
+			sctx = WithTrace(ctx, tr.scope(e.segments[k].logical, req))
+		}
+		if err := e.runSegment(sctx, f, e.segments[k]); err != nil {
+			return err
+		}
+		order.finish(i, k)
+		return nil
+	}
+	if !e.parallel {
+		for k := range e.segments {
+			if err := one(ctx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make([]chan struct{}, len(e.segments))
+	for k := range done {
+		done[k] = make(chan struct{})
+	}
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		failure  error
+	)
+	for k := range e.segments {
+		wg.Go(func() {
+			defer close(done[k])
+			for _, j := range e.after[k] {
+				select {
+				case <-done[j]:
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if err := one(ctx, k); err != nil {
+				failOnce.Do(func() {
+					failure = err
+					cancel()
+				})
+			}
+		})
+	}
+	wg.Wait()
+	if failure != nil {
+		return failure
+	}
+	return ctx.Err()
 }
 
 // runSegment runs s's program, or its transfer recorded as a trace event
