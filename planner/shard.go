@@ -8,18 +8,20 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
-// ErrAnnotated is wrapped by the error of ShardStages for a model that
-// already has IR 11 multi-device annotations and no ShardOptions.Replace.
+// ErrAnnotated is wrapped by the error of ShardStages and
+// ShardTensorParallel for a model that already has IR 11 multi-device
+// annotations and no ShardOptions.Replace.
 var ErrAnnotated = errors.New("the model already has device annotations")
 
 // DefaultShardConfiguration is the name ShardStages gives the configuration
 // it adds when ShardOptions.Configuration is "".
 const DefaultShardConfiguration = "pipeline"
 
-// ShardOptions tune ShardStages.
+// ShardOptions tune ShardStages and ShardTensorParallel.
 type ShardOptions struct {
-	// Configuration names the device configuration to add;
-	// DefaultShardConfiguration when "".
+	// Configuration names the device configuration to add; when "",
+	// DefaultShardConfiguration for ShardStages and
+	// DefaultTensorParallelConfiguration for ShardTensorParallel.
 	Configuration string
 	// Replace removes the model's device configurations and the device
 	// annotations of all its nodes (subgraphs included) first; without it
@@ -63,25 +65,11 @@ func ShardStages(m *graph.Model, stages int, opts ShardOptions) ([]StageCost, er
 	if len(m.Graph.Nodes) < stages {
 		return nil, fmt.Errorf("planner: shard model %q: %d stages: the main graph has only %d nodes", m.Name, stages, len(m.Graph.Nodes))
 	}
-	if !opts.Replace {
-		if err := checkUnannotated(m); err != nil {
-			return nil, fmt.Errorf("planner: shard model %q: %w", m.Name, err)
-		}
-	}
-	costs, err := NodeCosts(m)
+	costs, err := shardCosts(m, opts)
 	if err != nil {
-		return nil, fmt.Errorf("planner: shard model %q: %w", m.Name, err)
+		return nil, err
 	}
-	name := opts.Configuration
-	if name == "" {
-		name = DefaultShardConfiguration
-	}
-	if opts.Replace {
-		m.Configurations = nil
-		clearAnnotations(m.Graph)
-	}
-	m.Configurations = append(m.Configurations, graph.DeviceConfiguration{Name: name, NumDevices: int32(stages)})
-	m.IRVersion = max(m.IRVersion, 11)
+	name := addConfiguration(m, opts, DefaultShardConfiguration, stages)
 	var total int64
 	for _, c := range costs {
 		total += c
@@ -101,6 +89,40 @@ func ShardStages(m *graph.Model, stages int, opts ShardOptions) ([]StageCost, er
 		start = end
 	}
 	return report, nil
+}
+
+// shardCosts checks that m may be annotated under opts (see
+// ShardOptions.Replace) and returns the estimated cost of each node of its
+// main graph (see NodeCosts).
+func shardCosts(m *graph.Model, opts ShardOptions) ([]int64, error) {
+	if !opts.Replace {
+		if err := checkUnannotated(m); err != nil {
+			return nil, fmt.Errorf("planner: shard model %q: %w", m.Name, err)
+		}
+	}
+	costs, err := NodeCosts(m)
+	if err != nil {
+		return nil, fmt.Errorf("planner: shard model %q: %w", m.Name, err)
+	}
+	return costs, nil
+}
+
+// addConfiguration adds to m a device configuration of devices devices,
+// named opts.Configuration or else def, first removing the model's
+// annotations under opts.Replace, raises m's IR version to 11 when it is
+// lower, and returns the configuration's name.
+func addConfiguration(m *graph.Model, opts ShardOptions, def string, devices int) string {
+	name := opts.Configuration
+	if name == "" {
+		name = def
+	}
+	if opts.Replace {
+		m.Configurations = nil
+		clearAnnotations(m.Graph)
+	}
+	m.Configurations = append(m.Configurations, graph.DeviceConfiguration{Name: name, NumDevices: int32(devices)})
+	m.IRVersion = max(m.IRVersion, 11)
+	return name
 }
 
 // checkUnannotated fails when m has a device configuration or a node with

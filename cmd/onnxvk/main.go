@@ -4,7 +4,7 @@
 //	onnxvk bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N] [--json]
 //	onnxvk inspect MODEL [--json]
 //	onnxvk plan MODEL [--device ...] [--config NAME] [--devices LIST] [--json]
-//	onnxvk shard MODEL OUT --stages N [--config NAME] [--replace] [--to archive|protobuf]
+//	onnxvk shard MODEL OUT --stages N | --tensor-parallel N [--config NAME] [--replace] [--to archive|protobuf]
 //	onnxvk conformance [--device ...] [--filter REGEX] [--json] DIR...
 //	onnxvk devices [--json]
 package main
@@ -31,7 +31,7 @@ var commands = []command{
 	{"inspect", "describe a model: opsets, inputs, outputs, ops, parameters", cmdInspect},
 	{"plan", "show the execution plan: steps, devices, transfers, memory", cmdPlan},
 	{"convert", "convert a model between protobuf and the ONNX zip archive", cmdConvert},
-	{"shard", "annotate a model with cost-balanced pipeline stages (IR 11)", cmdShard},
+	{"shard", "annotate a model for pipeline stages or tensor parallelism (IR 11)", cmdShard},
 	{"conformance", "run ONNX backend test folders and compare with their outputs", cmdConformance},
 	{"devices", "list the Vulkan devices and their capabilities", cmdDevices},
 }
