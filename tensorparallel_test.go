@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -413,4 +414,139 @@ func BenchmarkTensorParallelMLP(b *testing.B) {
 			}
 		})
 	}
+}
+
+// randomSpec returns a spec for tensor of shape dims over devices logical
+// devices: a split of one or two random axes into random shard counts, on
+// random devices, some shards replicated over a group; or the whole
+// tensor replicated.
+func randomSpec(rng *rand.Rand, tensor string, dims []int64, devices int) graph.ShardingSpec {
+	s := graph.ShardingSpec{TensorName: tensor, DeviceGroups: map[int64][]int64{}}
+	pick := func() int64 {
+		if rng.IntN(4) == 0 {
+			key := int64(100 + len(s.DeviceGroups))
+			s.DeviceGroups[key] = []int64{int64(rng.IntN(devices)), int64(rng.IntN(devices))}
+			return key
+		}
+		return int64(rng.IntN(devices))
+	}
+	axes := rng.Perm(len(dims))[:rng.IntN(min(2, len(dims))+1)]
+	shards := int64(1)
+	for _, a := range axes {
+		n := 1 + rng.Int64N(min(dims[a], 4))
+		shards *= n
+		s.ShardedDims = append(s.ShardedDims, graph.ShardedDim{Axis: int64(a),
+			SimpleSharding: []graph.SimpleSharding{{Dim: graph.DimOf(dims[a]), NumShards: n}}})
+	}
+	if len(axes) == 0 {
+		shards = 1 + rng.Int64N(int64(devices))
+	}
+	for range shards {
+		s.Devices = append(s.Devices, pick())
+	}
+	return s
+}
+
+// TestTensorParallelRandom plans and runs random chains of ops with
+// random sharding specs on their inputs and outputs (splits of one or two
+// axes, uneven, nested, replicated, reshards between disagreeing specs)
+// over 2 and 4 logical devices, 200 on the CPU and 30 on Vulkan, and
+// compares each with the unannotated chain on one device.
+func TestTensorParallelRandom(t *testing.T) {
+	t.Run("cpu", func(t *testing.T) { checkRandomSharding(t, "cpu", 200) })
+	t.Run("vulkan", func(t *testing.T) {
+		vulkanSession(t, tpCases[0].model(2, false))
+		checkRandomSharding(t, "vulkan", 30)
+	})
+}
+
+func checkRandomSharding(t *testing.T, device string, trials int) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	shardedTrials, comms := 0, map[string]int{}
+	for trial := range trials {
+		devices := 2 + 2*rng.IntN(2)
+		rows, cols := 2+rng.Int64N(7), 2+rng.Int64N(7)
+		c := tpCase{name: fmt.Sprintf("random%d", trial), x: []int64{rows, cols}}
+		specs := map[string][]graph.ShardingSpec{}
+		var ops []string
+		c.build = func(b *tpBuilder) []int64 {
+			r := rand.New(rand.NewPCG(uint64(trial), 3))
+			cur, dims := "x", []int64{rows, cols}
+			for k := range 3 + r.IntN(4) {
+				out := fmt.Sprintf("v%d", k)
+				var ins []string
+				var attrs map[string]*graph.Attribute
+				next := dims
+				op := []string{"Relu", "Add", "MatMul", "Softmax", "ReduceSum", "Transpose", "Mul"}[r.IntN(7)]
+				switch op {
+				case "Relu":
+					ins = []string{cur}
+				case "Add", "Mul":
+					shape := [][]int64{{dims[1]}, {dims[0], 1}, dims}[r.IntN(3)]
+					ins = []string{cur, b.weight(out+"c", shape...)}
+				case "MatMul":
+					next = []int64{dims[0], 2 + r.Int64N(7)}
+					ins = []string{cur, b.weight(out+"w", dims[1], next[1])}
+				case "Softmax":
+					ins, attrs = []string{cur}, intAttr("axis", r.Int64N(2))
+				case "ReduceSum":
+					a := r.Int64N(2)
+					next = slices.Clone(dims)
+					next[a] = 1
+					ins = []string{cur, b.shape(out+"a", a)}
+				case "Transpose":
+					next = []int64{dims[1], dims[0]}
+					ins = []string{cur}
+				}
+				if k == 0 || r.IntN(2) == 0 {
+					ops = append(ops, op)
+				}
+				var sp []graph.ShardingSpec
+				for _, in := range ins {
+					if r.IntN(3) == 0 {
+						t := b.g.TypeOf(in)
+						d := dims
+						if t != nil {
+							d = t.Shape.Ints()
+						}
+						sp = append(sp, randomSpec(r, in, d, devices))
+					}
+				}
+				if r.IntN(3) == 0 {
+					sp = append(sp, randomSpec(r, out, next, devices))
+				}
+				if k == 0 && len(sp) == 0 {
+					sp = append(sp, randomSpec(r, cur, dims, devices))
+				}
+				specs[out] = sp
+				b.node(op, ins, out, attrs, sp...)
+				cur, dims = out, next
+			}
+			b.node("Identity", []string{cur}, "y", nil)
+			return dims
+		}
+		x := c.input(t)
+		ref, err := onnxvk.NewSession(c.model(devices, false), onnxvk.WithDevice(device))
+		require.NoError(t, err)
+		want, err := onnxvk.Data[float32](runOut(t, ref, x))
+		require.NoError(t, err)
+		ref.Close()
+		sess, err := onnxvk.NewSession(c.model(devices, true), onnxvk.WithDevice(device))
+		require.NoError(t, err, "trial %d: %v", trial, specs)
+		got, err := onnxvk.Data[float32](runOut(t, sess, x))
+		require.NoError(t, err, "trial %d", trial)
+		require.InDeltaSlice(t, want, got, 1e-4, "trial %d: %v", trial, specs)
+		p, err := sess.Plan(nil)
+		require.NoError(t, err)
+		sess.Close()
+		if len(p.Shards) > 0 {
+			shardedTrials++
+		}
+		for _, c := range p.Comms {
+			comms[c.Kind]++
+		}
+	}
+	t.Logf("%d of %d chains ran nodes sharded; communication steps: %v", shardedTrials, trials, comms)
+	require.Greater(t, shardedTrials, trials*3/4)
+	require.Len(t, comms, 3, "scatters, gathers and all-reduces")
 }
