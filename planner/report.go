@@ -1,8 +1,11 @@
 package planner
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -49,6 +52,23 @@ type ReportStep struct {
 	// node over one shard a compute step is.
 	Comm  string `json:"comm,omitempty"`
 	Shard *Shard `json:"shard,omitempty"`
+	// Devices are the logical devices whose shards a communication step
+	// joins (gather, all-reduce) or cuts for (scatter); in JSON they take
+	// the place of Device, as a list, and Physical says where the step
+	// runs.
+	Devices []string `json:"-"`
+}
+
+// MarshalJSON writes s, with "device" a list where s.Devices is set.
+func (s ReportStep) MarshalJSON() ([]byte, error) {
+	type plain ReportStep
+	if len(s.Devices) == 0 {
+		return json.Marshal(plain(s))
+	}
+	return json.Marshal(struct {
+		plain
+		Device []string `json:"device"`
+	}{plain(s), s.Devices})
 }
 
 // ReportBuffer is a step output: its type, and its arena slot when it has
@@ -88,6 +108,7 @@ func (p *Plan) Report() *Report {
 		if c, ok := p.Comms[st.Node.Name]; ok && st.Node.Index < 0 {
 			b := max(p.byteSize(st.Out[0]), 0)
 			rs.Comm, rs.Bytes = c.Kind, &b
+			rs.Devices, rs.Physical = p.commDevices(st, c), st.Device
 		}
 		if sh, ok := p.Shards[st.Node.Name]; ok {
 			rs.Shard = &sh
@@ -142,6 +163,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			op += " (" + s.Comm + ")"
 		}
 		dev := s.Device
+		if len(s.Devices) > 0 {
+			dev = strings.Join(s.Devices, ",")
+		}
 		if s.Physical != "" {
 			dev += " (" + s.Physical + ")"
 		}
@@ -176,6 +200,34 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// commDevices returns the logical devices that communication step st
+// serves, sorted: those of the steps that make its inputs (a gather or
+// all-reduce joins their shards; through the communication steps that
+// made them, for a nested gather) or, for a scatter, read its output.
+func (p *Plan) commDevices(st Step, c Comm) []string {
+	set := map[string]bool{}
+	for _, other := range p.Steps {
+		if other.Kind != Compute {
+			continue
+		}
+		switch {
+		case c.Kind == CommScatter:
+			if other.Logical != "" && slices.Contains(other.In, st.Out[0]) {
+				set[other.Logical] = true
+			}
+		case slices.ContainsFunc(other.Out, func(v int) bool { return v >= 0 && slices.Contains(st.In, v) }):
+			if other.Logical != "" {
+				set[other.Logical] = true
+			} else if oc, ok := p.Comms[other.Node.Name]; ok && other.Node.Index < 0 {
+				for _, d := range p.commDevices(other, oc) {
+					set[d] = true
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // physical names what compute step st runs on under Stages: the host when

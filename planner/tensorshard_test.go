@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,11 +66,13 @@ func TestShardMatMulColumns(t *testing.T) {
 	require.NoError(t, err)
 	var doc struct {
 		Steps []struct {
-			Node  string
-			Value string
-			Bytes *int64
-			Comm  string
-			Shard *planner.Shard
+			Node     string
+			Value    string
+			Bytes    *int64
+			Comm     string
+			Shard    *planner.Shard
+			Device   any
+			Physical string
 		}
 	}
 	require.NoError(t, json.Unmarshal(raw, &doc))
@@ -82,6 +85,11 @@ func TestShardMatMulColumns(t *testing.T) {
 		if s.Comm != "" {
 			require.Equal(t, planner.CommGather, s.Comm)
 			require.Equal(t, int64(4*5*4), *s.Bytes)
+			// The gather joins the shards of d0 and d1, on the host.
+			require.Equal(t, []any{"d0", "d1"}, s.Device)
+			require.Equal(t, "cpu", s.Physical)
+		} else if s.Shard != nil {
+			require.Equal(t, "d"+fmt.Sprint(s.Shard.Index), s.Device)
 		}
 		if s.Value != "" && s.Value[0] == 'w' {
 			weights = append(weights, s.Value)
