@@ -37,19 +37,17 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
-	format := *to
-	if format == "" {
-		format = "archive"
-		if strings.EqualFold(filepath.Ext(out), ".onnx") {
-			if archive, err := isArchiveFile(in); err != nil {
-				return err
-			} else if archive {
-				format = "protobuf"
-			}
+	format, err := outputFormat(*to, func() (string, error) {
+		if !strings.EqualFold(filepath.Ext(out), ".onnx") {
+			return "archive", nil
 		}
-	}
-	if format != "archive" && format != "protobuf" {
-		return fmt.Errorf("--to %q: want archive or protobuf", format)
+		if f, err := fileFormat(in); err != nil || f == "protobuf" {
+			return "archive", err
+		}
+		return "protobuf", nil
+	})
+	if err != nil {
+		return err
 	}
 	m, err := loader.Load(in)
 	if err != nil {
@@ -89,12 +87,28 @@ func saveModel(stdout io.Writer, m *graph.Model, path, format string) error {
 	return nil
 }
 
-// isArchiveFile reports whether the file at path is a zip archive.
-func isArchiveFile(path string) (bool, error) {
+// outputFormat returns the output format --to names ("archive" or
+// "protobuf"), or, when to is "", the one deflt picks.
+func outputFormat(to string, deflt func() (string, error)) (string, error) {
+	switch to {
+	case "":
+		return deflt()
+	case "archive", "protobuf":
+		return to, nil
+	}
+	return "", fmt.Errorf("--to %q: want archive or protobuf", to)
+}
+
+// fileFormat returns "archive" when the file at path is a zip archive,
+// else "protobuf".
+func fileFormat(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	defer f.Close()
-	return loader.IsArchive(f), nil
+	if loader.IsArchive(f) {
+		return "archive", nil
+	}
+	return "protobuf", nil
 }

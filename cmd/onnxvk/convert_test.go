@@ -11,9 +11,9 @@ import (
 
 func isArchivePath(t *testing.T, path string) bool {
 	t.Helper()
-	ok, err := isArchiveFile(path)
+	format, err := fileFormat(path)
 	require.NoError(t, err)
-	return ok
+	return format == "archive"
 }
 
 func TestConvert(t *testing.T) {

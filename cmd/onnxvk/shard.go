@@ -69,17 +69,9 @@ func cmdShard(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	in, out := pos[0], pos[1]
-	format := *to
-	if format == "" {
-		format = "protobuf"
-		if archive, err := isArchiveFile(in); err != nil {
-			return err
-		} else if archive {
-			format = "archive"
-		}
-	}
-	if format != "archive" && format != "protobuf" {
-		return fmt.Errorf("--to %q: want archive or protobuf", format)
+	format, err := outputFormat(*to, func() (string, error) { return fileFormat(in) })
+	if err != nil {
+		return err
 	}
 	m, err := loader.Load(in)
 	if err != nil {
