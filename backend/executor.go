@@ -30,6 +30,9 @@ type Executor struct {
 	// it, so that a Run starts segments as their devices come free.
 	after    [][]int
 	parallel bool
+	// programs counts the compute segments: RunBatch keeps at most that
+	// many requests in flight.
+	programs int
 	arenas   map[string]*sync.Pool
 	// foreign lists memory that outputs must not share with the caller:
 	// the plan's constants.
@@ -78,6 +81,7 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 			return nil, fmt.Errorf("backend: compiling steps %d..%d for %s: %w", i, j-1, st.Device, err)
 		}
 		e.segments = append(e.segments, segment{program: prog, logical: st.Logical, device: st.Device})
+		e.programs++
 		i = j
 	}
 	e.order()
@@ -170,13 +174,7 @@ func (e *Executor) RunBatch(ctx context.Context, inputs []map[string]graph.Value
 		failOnce sync.Once
 		failure  error
 	)
-	programs := 0
-	for _, s := range e.segments {
-		if s.program != nil {
-			programs++
-		}
-	}
-	slots := make(chan struct{}, max(1, programs))
+	slots := make(chan struct{}, max(1, e.programs))
 	for i, in := range inputs {
 		select {
 		case slots <- struct{}{}:
