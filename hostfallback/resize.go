@@ -17,142 +17,49 @@ import (
 
 func init() {
 	Register("Resize", resizeKernel)
-	Register("Upsample", upsampleKernel)
+	Register("Upsample", resizeKernel)
 }
 
-// resizeSpec is a resize with every argument resolved to full rank.
-type resizeSpec struct {
-	mode, coord, nearest string
-	// legacy selects Upsample's and Resize-10's nearest rounding: floor
-	// when enlarging an axis, ceil when shrinking it.
-	legacy         bool
-	cubicA         float64
-	excludeOutside bool
-	antialias      bool
-	extrapolation  float64
-	scales         []float64
-	shape          []int64 // output shape
-	roi            []float64
-}
+// resizeSpec is a resolved resize with the CPU kernel's methods.
+type resizeSpec struct{ *ops.ResizeSpec }
 
+// resizeKernel runs Resize and Upsample: ops.ResizeSpec resolves the
+// attributes and the roi, scales and sizes inputs.
 func resizeKernel(c *Call) error {
 	x, err := inputTensor(c, 0)
 	if err != nil {
 		return err
 	}
-	r := x.Rank()
-	n := c.Node
-	s := &resizeSpec{
-		mode:   n.AttrString("mode", "nearest"),
-		coord:  "asymmetric",
-		legacy: true,
-		cubicA: -0.75,
-	}
-	if c.Opset < 11 {
-		sc, err := floatsInput(c, 1)
-		if err != nil {
-			return err
-		}
-		if err := s.fromScales(c, x.Shape, sc, nil); err != nil {
-			return err
-		}
-		return s.run(c, x)
-	}
-	s.legacy = false
-	s.coord = n.AttrString("coordinate_transformation_mode", "half_pixel")
-	s.nearest = n.AttrString("nearest_mode", "round_prefer_floor")
-	s.cubicA = float64(n.AttrFloat("cubic_coeff_a", -0.75))
-	s.excludeOutside = n.AttrInt("exclude_outside", 0) != 0
-	s.extrapolation = float64(n.AttrFloat("extrapolation_value", 0))
-	var axes []int
-	if c.Opset >= 18 {
-		s.antialias = n.AttrInt("antialias", 0) != 0
-		if a := n.Attr("axes"); a != nil && a.Type == graph.AttrInts {
-			if axes, err = resolveAxes(c, a.Ints, r); err != nil {
-				return err
-			}
-		}
-	}
-	if axes == nil {
-		axes = make([]int, r)
-		for i := range axes {
-			axes[i] = i
-		}
-	}
-	if s.coord == "tf_crop_and_resize" {
-		roi, err := floatsInput(c, 1)
-		if err != nil {
-			return err
-		}
-		if len(roi) != 2*len(axes) {
-			return c.Errorf("roi has %d values for %d axes", len(roi), len(axes))
-		}
-		s.roi = make([]float64, 2*r)
-		for i := range r {
-			s.roi[r+i] = 1
-		}
-		for i, a := range axes {
-			s.roi[a], s.roi[r+a] = roi[i], roi[len(axes)+i]
-		}
-	}
-	scales, err := floatsInput(c, 2)
+	spec, err := ops.NewResize(c.Node, c.Opset, x.Shape)
 	if err != nil {
-		return err
+		return c.Errorf("%w", err)
 	}
-	sizes, _, err := intsInput(c, 3)
-	if err != nil {
-		return err
-	}
-	switch {
-	case len(scales) > 0 && len(sizes) > 0:
-		return c.Errorf("both scales and sizes given")
-	case len(scales) > 0:
-		err = s.fromScales(c, x.Shape, scales, axes)
-	case len(sizes) > 0:
-		policy := "stretch"
-		if c.Opset >= 18 {
-			policy = n.AttrString("keep_aspect_ratio_policy", "stretch")
-		}
-		err = s.fromSizes(c, x.Shape, sizes, axes, policy)
-	default:
-		err = c.Errorf("neither scales nor sizes given")
-	}
-	if err != nil {
-		return err
-	}
-	return s.run(c, x)
-}
-
-func upsampleKernel(c *Call) error {
-	x, err := inputTensor(c, 0)
-	if err != nil {
-		return err
-	}
-	s := &resizeSpec{mode: c.Node.AttrString("mode", "nearest"), coord: "asymmetric", legacy: true}
-	var scales []float64
-	switch {
-	case c.Opset < 7:
-		if x.Rank() != 4 {
-			return c.Errorf("input must have rank 4, has shape %v", x.Shape)
-		}
-		h, w := c.Node.AttrFloat("height_scale", 0), c.Node.AttrFloat("width_scale", 0)
-		scales = []float64{1, 1, float64(h), float64(w)}
-		if s.mode == "bilinear" {
-			s.mode = "linear"
-		}
-	case c.Opset < 9:
-		for _, f := range c.Node.AttrFloats("scales", nil) {
-			scales = append(scales, float64(f))
-		}
-	default:
-		if scales, err = floatsInput(c, 1); err != nil {
+	var roi, scales []float64
+	var sizes []int64
+	if spec.RoiInput >= 0 {
+		if roi, err = floatsInput(c, spec.RoiInput); err != nil {
 			return err
 		}
 	}
-	if err := s.fromScales(c, x.Shape, scales, nil); err != nil {
-		return err
+	if spec.ScalesInput >= 0 {
+		if scales, err = floatsInput(c, spec.ScalesInput); err != nil {
+			return err
+		}
 	}
-	return s.run(c, x)
+	if spec.SizesInput >= 0 {
+		if sizes, _, err = intsInput(c, spec.SizesInput); err != nil {
+			return err
+		}
+	}
+	if err := spec.Resolve(roi, scales, sizes); err != nil {
+		return c.Errorf("%w", err)
+	}
+	if len(sizes) > 0 {
+		if err := checkShape(c, spec.Shape); err != nil {
+			return err
+		}
+	}
+	return resizeSpec{spec}.run(c, x)
 }
 
 // floatsInput returns optional input i (a float tensor) as float64s.
@@ -171,124 +78,30 @@ func floatsInput(c *Call, i int) ([]float64, error) {
 	return v, nil
 }
 
-// fromScales sets scales and the output shape from per-axis scales (given
-// for axes, or for all axes when axes is nil).
-func (s *resizeSpec) fromScales(c *Call, in []int64, scales []float64, axes []int) error {
-	r := len(in)
-	if axes == nil {
-		axes = make([]int, r)
-		for i := range axes {
-			axes[i] = i
-		}
-	}
-	if len(scales) != len(axes) {
-		return c.Errorf("%d scales for %d axes", len(scales), len(axes))
-	}
-	s.scales = slices.Repeat([]float64{1}, r)
-	for i, a := range axes {
-		if !(scales[i] > 0) || math.IsInf(scales[i], 0) {
-			return c.Errorf("scale %g must be positive", scales[i])
-		}
-		s.scales[a] = scales[i]
-	}
-	s.shape = make([]int64, r)
-	for i, d := range in {
-		f := s.scales[i] * float64(d)
-		if f >= maxElements {
-			return c.Errorf("scale %g makes axis %d too large", s.scales[i], i)
-		}
-		s.shape[i] = int64(f)
-	}
-	return nil
-}
-
-// fromSizes sets scales and the output shape from per-axis output sizes
-// and the keep_aspect_ratio_policy.
-func (s *resizeSpec) fromSizes(c *Call, in, sizes []int64, axes []int, policy string) error {
-	r := len(in)
-	if len(sizes) != len(axes) {
-		return c.Errorf("%d sizes for %d axes", len(sizes), len(axes))
-	}
-	s.shape = append([]int64{}, in...)
-	s.scales = slices.Repeat([]float64{1}, r)
-	for i, a := range axes {
-		if sizes[i] < 0 || (in[a] == 0 && sizes[i] != 0) {
-			return c.Errorf("cannot resize axis %d of size %d to %d", a, in[a], sizes[i])
-		}
-		s.shape[a] = sizes[i]
-		if in[a] > 0 {
-			s.scales[a] = float64(sizes[i]) / float64(in[a])
-		}
-	}
-	if policy == "stretch" {
-		return checkShape(c, s.shape)
-	}
-	scale := s.scales[axes[0]]
-	for _, a := range axes {
-		switch policy {
-		case "not_larger":
-			scale = min(scale, s.scales[a])
-		case "not_smaller":
-			scale = max(scale, s.scales[a])
-		default:
-			return c.Errorf("unknown keep_aspect_ratio_policy %q", policy)
-		}
-	}
-	for _, a := range axes {
-		f := scale*float64(in[a]) + 0.5
-		if f >= maxElements {
-			return c.Errorf("sizes %v make axis %d too large", sizes, a)
-		}
-		s.scales[a] = scale
-		s.shape[a] = int64(f)
-	}
-	return checkShape(c, s.shape)
-}
-
 // run resizes x to output 0.
-func (s *resizeSpec) run(c *Call, x *graph.Tensor) error {
-	switch s.mode {
-	case "nearest", "linear", "cubic":
-	default:
-		return c.Errorf("unknown mode %q", s.mode)
-	}
-	switch s.coord {
-	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-		"tf_crop_and_resize", "tf_half_pixel_for_nn":
-	default:
-		return c.Errorf("unknown coordinate_transformation_mode %q", s.coord)
-	}
-	switch {
-	case s.legacy:
-	case s.nearest == "round_prefer_floor", s.nearest == "round_prefer_ceil", s.nearest == "floor", s.nearest == "ceil":
-	default:
-		return c.Errorf("unknown nearest_mode %q", s.nearest)
-	}
-	if s.mode == "nearest" && s.antialias {
-		return c.Errorf("antialias does not apply to nearest mode")
-	}
+func (s resizeSpec) run(c *Call, x *graph.Tensor) error {
 	r := x.Rank()
 	maps := make([]axisMap, r)
 	for d := range r {
-		maps[d] = s.axisMap(d, x.Shape[d], s.shape[d])
+		maps[d] = s.axisMap(d, x.Shape[d], s.Shape[d])
 	}
-	if s.mode == "nearest" {
+	if s.Mode == "nearest" {
 		return s.nearestResize(c, x, maps)
 	}
 	if x.DType == graph.Float {
 		// float32 is interpolated in float32, straight from the input into
 		// the output: half the memory traffic of the float64 path.
-		out := c.Output(0, x.DType, s.shape)
-		resample(maps, graph.View[float32](x), x.Shape, graph.View[float32](out), float32(s.extrapolation))
+		out := c.Output(0, x.DType, s.Shape)
+		resample(maps, graph.View[float32](x), x.Shape, graph.View[float32](out), float32(s.Extrapolation))
 		return nil
 	}
 	data, ok := toFloat64s(x)
 	if !ok {
-		return c.Unsupported("%s resize of %s", s.mode, x.DType)
+		return c.Unsupported("%s resize of %s", s.Mode, x.DType)
 	}
-	res := make([]float64, graph.NumElements(s.shape))
-	resample(maps, data, x.Shape, res, s.extrapolation)
-	fromFloat64s(c.Output(0, x.DType, s.shape), res)
+	res := make([]float64, graph.NumElements(s.Shape))
+	resample(maps, data, x.Shape, res, s.Extrapolation)
+	fromFloat64s(c.Output(0, x.DType, s.Shape), res)
 	return nil
 }
 
@@ -319,7 +132,7 @@ func resample[F float32 | float64](maps []axisMap, data []F, shape []int64, dst 
 
 // nearestResize moves elements: axis d's output o reads its map's single
 // tap, or the extrapolation value.
-func (s *resizeSpec) nearestResize(c *Call, x *graph.Tensor, maps []axisMap) error {
+func (s resizeSpec) nearestResize(c *Call, x *graph.Tensor, maps []axisMap) error {
 	strides := stridesOf(x.Shape)
 	tabs := make([][]int64, len(maps))
 	needFill := false
@@ -336,15 +149,15 @@ func (s *resizeSpec) nearestResize(c *Call, x *graph.Tensor, maps []axisMap) err
 	}
 	var fill cells
 	if needFill {
-		b, ok := scalarBytes(x.DType, s.extrapolation)
+		b, ok := scalarBytes(x.DType, s.Extrapolation)
 		if !ok {
 			return c.Unsupported("extrapolation value for %s", x.DType)
 		}
 		fill = cells{b: b, size: len(b)}
 	}
-	out := c.Output(0, x.DType, s.shape)
+	out := c.Output(0, x.DType, s.Shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(x), s.shape, tabs, fill)
+	gatherTables(dst, inCells(x), s.Shape, tabs, fill)
 	storeCells(out, dst)
 	return nil
 }
@@ -359,36 +172,24 @@ type axisMap struct {
 	extrap []bool
 }
 
-// origin maps output coordinate o of an axis resized from in to out
-// elements by scale to the input coordinate; extrap reports a
-// tf_crop_and_resize coordinate outside the input.
-func (s *resizeSpec) origin(d int, o, in, out int64, scale float64) (x float64, extrap bool) {
-	var lo, hi float64
-	if s.coord == "tf_crop_and_resize" {
-		r := len(s.shape)
-		lo, hi = s.roi[d], s.roi[r+d]
-	}
-	return ops.ResizeOrigin(s.coord, o, in, out, scale, lo, hi)
-}
-
 // axisMap computes the resampling of axis d from in to out elements.
-func (s *resizeSpec) axisMap(d int, in, out int64) axisMap {
-	scale := s.scales[d]
+func (s resizeSpec) axisMap(d int, in, out int64) axisMap {
+	scale := s.Scales[d]
 	m := axisMap{extrap: make([]bool, out)}
-	if s.mode == "nearest" {
+	if s.Mode == "nearest" {
 		m.n = 1
 		m.idx = make([]int64, out)
 	}
 	var coeffs []float64
 	for o := range out {
-		x, ex := s.origin(d, o, in, out, scale)
+		x, ex := s.Origin(d, o)
 		if ex {
 			m.extrap[o] = true
 			if m.n == 1 {
 				continue
 			}
 		}
-		if s.legacy && s.mode == "nearest" {
+		if s.Legacy && s.Mode == "nearest" {
 			i := int64(x)
 			if scale < 1 {
 				i = int64(math.Ceil(x))
@@ -425,7 +226,7 @@ func (s *resizeSpec) axisMap(d int, in, out int64) axisMap {
 			m.idx = make([]int64, out*n)
 			m.w = make([]float64, out*n)
 		}
-		if s.excludeOutside {
+		if s.ExcludeOutside {
 			sum := 0.0
 			for t := range coeffs {
 				if j := start + int64(t); j < 0 || j >= in {
@@ -447,27 +248,15 @@ func (s *resizeSpec) axisMap(d int, in, out int64) axisMap {
 
 // coeffs appends the mode's tap weights for an input coordinate ratio in
 // (0, 1] past its left tap, at the given scale.
-func (s *resizeSpec) coeffs(dst []float64, ratio, scale float64) []float64 {
-	switch s.mode {
+func (s resizeSpec) coeffs(dst []float64, ratio, scale float64) []float64 {
+	switch s.Mode {
 	case "nearest":
-		var second bool
-		switch s.nearest {
-		case "round_prefer_floor":
-			second = ratio > 0.5
-		case "round_prefer_ceil":
-			second = ratio >= 0.5
-		case "ceil":
-			second = true
-		}
-		if ratio == 1 {
-			second = true
-		}
-		if second {
+		if s.NearestUpper(ratio) {
 			return append(dst, 0, 1)
 		}
 		return append(dst, 1, 0)
 	case "linear":
-		if !s.antialias {
+		if !s.Antialias {
 			return append(dst, 1-ratio, ratio)
 		}
 		sc := min(scale, 1)
@@ -480,8 +269,8 @@ func (s *resizeSpec) coeffs(dst []float64, ratio, scale float64) []float64 {
 		}
 		return normalize(dst, sum)
 	}
-	a := s.cubicA
-	if !s.antialias {
+	a := s.CubicA
+	if !s.Antialias {
 		return append(dst,
 			((a*(ratio+1)-5*a)*(ratio+1)+8*a)*(ratio+1)-4*a,
 			((a+2)*ratio-(a+3))*ratio*ratio+1,
