@@ -299,6 +299,8 @@ func TestShapeRules(t *testing.T) {
 			in: []*graph.Type{f32(2, 2)}, want: []string{"float32[4 2]"}},
 		{name: "resize scales", op: "Resize", in: []*graph.Type{f32(1, 3, 10, 10), f32(0), f32(4)},
 			vals: []*graph.Tensor{nil, nil, mustFloats(1, 1, 2, 1.5)}, want: []string{"float32[1 3 20 15]"}},
+		{name: "resize scales rounded as the kernels do", op: "Resize", in: []*graph.Type{f32(1, 3, 10, 10), f32(0), f32(4)},
+			vals: []*graph.Tensor{nil, nil, mustFloats(1, 1, 0.7, 1)}, want: []string{"float32[1 3 6 10]"}},
 		{name: "resize sizes", op: "Resize", in: []*graph.Type{f32(1, 3, 10, 10), nil, nil, i64(4)},
 			vals: []*graph.Tensor{nil, nil, nil, i64s(1, 3, 32, 32)}, want: []string{"float32[1 3 32 32]"}},
 		{name: "resize axes", op: "Resize", attrs: []*graph.Attribute{ints("axes", 2, 3), strAttr("keep_aspect_ratio_policy", "not_larger")},

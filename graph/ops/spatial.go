@@ -44,7 +44,8 @@ func (c *InferContext) floatsIn(i int) ([]float64, bool) {
 	return out, true
 }
 
-// scaledDim is floor(d·scale) computed in float32, as the kernels do.
+// scaledDim is floor(d·scale) computed in float64, as the kernels do (see
+// ResizeSpec).
 func scaledDim(d graph.Dim, scale float64) graph.Dim {
 	if !d.Known() {
 		if scale == 1 {
@@ -52,7 +53,7 @@ func scaledDim(d graph.Dim, scale float64) graph.Dim {
 		}
 		return graph.UnknownDim()
 	}
-	return graph.DimOf(int64(math.Floor(float64(float32(d.Value) * float32(scale)))))
+	return graph.DimOf(int64(math.Floor(float64(d.Value) * scale)))
 }
 
 // inferResize is Resize: the output size comes from sizes or from scales
@@ -114,7 +115,7 @@ func inferResize(c *InferContext) error {
 				c.setTensor(0, dt, out)
 				return nil
 			}
-			s := float64(float32(sizes[i]) / float32(xs[a].Value))
+			s := float64(sizes[i]) / float64(xs[a].Value)
 			if policy == "not_smaller" {
 				scale = math.Max(scale, s)
 			} else {
@@ -122,7 +123,7 @@ func inferResize(c *InferContext) error {
 			}
 		}
 		for _, a := range axes {
-			out[a] = graph.DimOf(int64(math.Round(float64(float32(scale) * float32(xs[a].Value)))))
+			out[a] = graph.DimOf(int64(scale*float64(xs[a].Value) + 0.5))
 		}
 		c.setTensor(0, dt, out)
 		return nil
