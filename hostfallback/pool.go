@@ -210,13 +210,23 @@ func maxPoolKernel(c *Call) error {
 }
 
 func maxPool[T poolOrdered](p *poolLayout, x, y []T, indices []int64, colMajor bool, lowest T) {
+	var fast *maxFast
+	if _, f32 := any(x).([]float32); f32 && p.rank == 2 && indices == nil {
+		fast = maxFastPlan(p)
+	}
 	p.forPlanes(func(i int) {
 		var idx []int64
 		if indices != nil {
 			idx = indices[i*p.outSize : (i+1)*p.outSize]
 		}
 		if p.rank == 2 && idx == nil {
-			maxPlane2D(p, x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize], lowest)
+			xi, yi := x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize]
+			if fast != nil {
+				fast.plane(p, any(xi).([]float32), any(yi).([]float32))
+				maxPlane2D(p, xi, yi, lowest, fast.c0, fast.c1)
+				return
+			}
+			maxPlane2D(p, xi, yi, lowest, 0, 0)
 			return
 		}
 		maxPlane(p, x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize], idx, int64(i*p.inSize), colMajor, lowest)
@@ -224,14 +234,20 @@ func maxPool[T poolOrdered](p *poolLayout, x, y []T, indices []int64, colMajor b
 }
 
 // maxPlane2D is maxPlane for two spatial axes without indices, with the
-// windows walked directly (same taps, same order, same NaN rule).
-func maxPlane2D[T poolOrdered](p *poolLayout, x, y []T, lowest T) {
+// windows walked directly (same taps, same order, same NaN rule). It
+// leaves the output columns [skip0, skip1) of the rows with input rows
+// under their windows to the caller (maxFast).
+func maxPlane2D[T poolOrdered](p *poolLayout, x, y []T, lowest T, skip0, skip1 int) {
 	W, OW := p.in[1], p.out[1]
 	dh, dw := p.dil[0]*W, p.dil[1]
 	for oh := range p.out[0] {
 		r0, rn := p.first[0][oh], p.count[0][oh]
 		yrow := y[oh*OW : (oh+1)*OW]
-		for ow := range yrow {
+		for ow := 0; ow < OW; ow++ {
+			if ow == skip0 && rn > 0 && skip1 > skip0 {
+				ow = skip1 - 1
+				continue
+			}
 			c0, cn := p.first[1][ow], p.count[1][ow]
 			if rn == 0 || cn == 0 {
 				yrow[ow] = lowest

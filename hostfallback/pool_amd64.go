@@ -1,0 +1,21 @@
+package hostfallback
+
+// maxRowsAVX2 is maxRowsGo for taps ≥ 1 offsets and n ≥ 1 outputs.
+//
+//go:noescape
+func maxRowsAVX2(dst, src *float32, offs *int, taps, n int)
+
+// maxRows sets dst[i] to the maximum of src[offs[t]+i] over the taps t in
+// order, by maxPlane's rule: a tap replaces the running value when it is
+// greater or when the running value is NaN. offs must not be empty, and
+// 0 ≤ offs[t] ≤ len(src)−len(dst) for every t.
+func maxRows(dst, src []float32, offs []int) {
+	if !hasAVX2 || len(dst) == 0 {
+		maxRowsGo(dst, src, offs)
+		return
+	}
+	for _, off := range offs {
+		_ = src[off : off+len(dst)]
+	}
+	maxRowsAVX2(&dst[0], &src[0], &offs[0], len(offs), len(dst))
+}

@@ -1,0 +1,125 @@
+// Vectorised max pooling (see pool_amd64.go). maxRowsAVX2: dst[i] = the
+// fold over the taps t of src[offs[t]+i] with best = v where v > best or
+// best is NaN, 32 outputs at a time, then 8, then a masked vector for the
+// rest. VMAXPS v, best (Intel order) gives v > best ? v : best, best when
+// either is NaN; VBLENDVPS then takes v where best is NaN. AVX2.
+
+#include "textflag.h"
+
+// maxMask<>+4·(8−n) is the mask of a vector's first n lanes.
+DATA maxMask<>+0(SB)/4, $0xffffffff
+DATA maxMask<>+4(SB)/4, $0xffffffff
+DATA maxMask<>+8(SB)/4, $0xffffffff
+DATA maxMask<>+12(SB)/4, $0xffffffff
+DATA maxMask<>+16(SB)/4, $0xffffffff
+DATA maxMask<>+20(SB)/4, $0xffffffff
+DATA maxMask<>+24(SB)/4, $0xffffffff
+DATA maxMask<>+28(SB)/4, $0xffffffff
+DATA maxMask<>+32(SB)/4, $0
+DATA maxMask<>+36(SB)/4, $0
+DATA maxMask<>+40(SB)/4, $0
+DATA maxMask<>+44(SB)/4, $0
+DATA maxMask<>+48(SB)/4, $0
+DATA maxMask<>+52(SB)/4, $0
+DATA maxMask<>+56(SB)/4, $0
+DATA maxMask<>+60(SB)/4, $0
+GLOBL maxMask<>(SB), RODATA|NOPTR, $64
+
+// MAXTAP folds the vector v into best (t1, t2 scratch).
+#define MAXTAP(v, best, t1, t2) \
+	VMAXPS best, v, t1 \
+	VCMPPS $3, best, best, t2 \
+	VBLENDVPS t2, v, t1, best
+
+// func maxRowsAVX2(dst, src *float32, offs *int, taps, n int)
+TEXT ·maxRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ offs+16(FP), BX
+	MOVQ taps+24(FP), R8
+	MOVQ n+32(FP), CX
+
+wide:
+	CMPQ CX, $32
+	JLT narrow
+	MOVQ (BX), R10
+	VMOVUPS 0(SI)(R10*4), Y0
+	VMOVUPS 32(SI)(R10*4), Y1
+	VMOVUPS 64(SI)(R10*4), Y2
+	VMOVUPS 96(SI)(R10*4), Y3
+	MOVQ $1, R9
+
+widetap:
+	CMPQ R9, R8
+	JGE widestore
+	MOVQ (BX)(R9*8), R10
+	VMOVUPS 0(SI)(R10*4), Y4
+	VMOVUPS 32(SI)(R10*4), Y5
+	VMOVUPS 64(SI)(R10*4), Y6
+	VMOVUPS 96(SI)(R10*4), Y7
+	MAXTAP(Y4, Y0, Y8, Y9)
+	MAXTAP(Y5, Y1, Y10, Y11)
+	MAXTAP(Y6, Y2, Y12, Y13)
+	MAXTAP(Y7, Y3, Y14, Y15)
+	INCQ R9
+	JMP widetap
+
+widestore:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP wide
+
+narrow:
+	CMPQ CX, $8
+	JLT partial
+	MOVQ (BX), R10
+	VMOVUPS 0(SI)(R10*4), Y0
+	MOVQ $1, R9
+
+narrowtap:
+	CMPQ R9, R8
+	JGE narrowstore
+	MOVQ (BX)(R9*8), R10
+	VMOVUPS 0(SI)(R10*4), Y4
+	MAXTAP(Y4, Y0, Y8, Y9)
+	INCQ R9
+	JMP narrowtap
+
+narrowstore:
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP narrow
+
+partial:
+	TESTQ CX, CX
+	JZ done
+	SHLQ $2, CX
+	LEAQ maxMask<>+32(SB), AX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y15
+	MOVQ (BX), R10
+	VMASKMOVPS 0(SI)(R10*4), Y15, Y0
+	MOVQ $1, R9
+
+partialtap:
+	CMPQ R9, R8
+	JGE partialstore
+	MOVQ (BX)(R9*8), R10
+	VMASKMOVPS 0(SI)(R10*4), Y15, Y4
+	MAXTAP(Y4, Y0, Y8, Y9)
+	INCQ R9
+	JMP partialtap
+
+partialstore:
+	VMASKMOVPS Y0, Y15, (DI)
+
+done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,99 @@
+package hostfallback
+
+// maxFast is the vectorised part of 2-D float32 max pooling without
+// indices: the windows of the interior output columns [c0, c1), those
+// whose taps along the last axis all lie inside the input, computed tap by
+// tap over a whole output row at once (maxRows), with the taps in the same
+// order and the same NaN rule as maxPlane2D. With a column stride sw > 1
+// the input plane is first split into sw phase planes (phase q holding
+// columns q, q+sw, …), so that each tap reads a contiguous run.
+type maxFast struct {
+	c0, c1 int
+	// wq is the length of a phase row (the row length with sw = 1) and
+	// sub that of a phase plane.
+	sw, wq, sub int
+	// offs[t] is tap t's offset (row-major over the kernel) from the
+	// first input row of a window, for output column c0; a window with
+	// rn input rows takes the first rn·kernel[1] taps.
+	offs []int
+}
+
+// maxFastLeast is the least number of interior output columns for which
+// maxFastPlan sets up the vectorised path.
+const maxFastLeast = 8
+
+// maxFastPlan returns the vectorised plan for p, or nil where too few
+// output columns are interior.
+func maxFastPlan(p *poolLayout) *maxFast {
+	H, W, OW := p.in[0], p.in[1], p.out[1]
+	kh, kw, sw := p.kernel[0], p.kernel[1], p.stride[1]
+	c0, c1 := OW, 0
+	for ow := range OW {
+		if p.count[1][ow] == kw {
+			c0, c1 = min(c0, ow), ow+1
+		}
+	}
+	if c1-c0 < maxFastLeast {
+		return nil
+	}
+	f := &maxFast{c0: c0, c1: c1, sw: sw, wq: (W + sw - 1) / sw}
+	f.sub = H * f.wq
+	for i := range kh {
+		for j := range kw {
+			c := p.first[1][c0] + j*p.dil[1]
+			f.offs = append(f.offs, i*p.dil[0]*f.wq+c%sw*f.sub+c/sw)
+		}
+	}
+	return f
+}
+
+// plane writes the interior columns of every output row of y that has
+// input rows under its windows; maxPlane2D with the skip range [c0, c1)
+// writes the rest.
+func (f *maxFast) plane(p *poolLayout, x, y []float32) {
+	src := x
+	if f.sw > 1 {
+		buf := gemmBuf(f.sw * f.sub)
+		defer gemmBufs.Put(buf)
+		src = *buf
+		f.split(p, x, src)
+	}
+	OW, kw := p.out[1], p.kernel[1]
+	for oh := range p.out[0] {
+		rn := p.count[0][oh]
+		if rn == 0 {
+			continue
+		}
+		maxRows(y[oh*OW+f.c0:oh*OW+f.c1], src[p.first[0][oh]*f.wq:], f.offs[:rn*kw])
+	}
+}
+
+// split writes the input plane x into buf in the phase layout: column c
+// of row r at (c mod sw)·sub + r·wq + ⌊c/sw⌋. Slots past a phase row's
+// last column are left as they are (no window reads them).
+func (f *maxFast) split(p *poolLayout, x, buf []float32) {
+	H, W, sw, wq := p.in[0], p.in[1], f.sw, f.wq
+	for r := range H {
+		row := x[r*W : (r+1)*W]
+		done := 0
+		if sw == 2 {
+			done = 2 * dwSplit2(buf[r*wq:(r+1)*wq], buf[f.sub+r*wq:f.sub+(r+1)*wq], row)
+		}
+		for c := done; c < W; c++ {
+			buf[c%sw*f.sub+r*wq+c/sw] = row[c]
+		}
+	}
+}
+
+// maxRowsGo is the portable maxRows.
+func maxRowsGo(dst, src []float32, offs []int) {
+	for i := range dst {
+		best := src[offs[0]+i]
+		for _, off := range offs[1:] {
+			if v := src[off+i]; v > best || best != best {
+				best = v
+			}
+		}
+		dst[i] = best
+	}
+}

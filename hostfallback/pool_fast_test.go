@@ -1,0 +1,120 @@
+package hostfallback
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// poolSpecials draws float32 values with many NaNs (of several payloads),
+// infinities, signed zeros and ties, and some ordinary values.
+func poolSpecials(r *rand.Rand, n int) []float32 {
+	specials := []float32{
+		float32(math.NaN()), math.Float32frombits(0x7fc00123), math.Float32frombits(0xffc00456),
+		float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1, -1,
+		math.MaxFloat32, -math.MaxFloat32,
+	}
+	out := make([]float32, n)
+	for i := range out {
+		if r.IntN(2) == 0 {
+			out[i] = specials[r.IntN(len(specials))]
+		} else {
+			out[i] = r.Float32()*4 - 2
+		}
+	}
+	return out
+}
+
+// f32Bits is vals as bit patterns, for bit-exact comparisons.
+func f32Bits(vals []float32) []uint32 {
+	out := make([]uint32, len(vals))
+	for i, v := range vals {
+		out[i] = math.Float32bits(v)
+	}
+	return out
+}
+
+func TestMaxRowsMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for range 300 {
+		n, taps := 1+r.IntN(80), 1+r.IntN(12)
+		src := poolSpecials(r, n+40)
+		offs := make([]int, taps)
+		for i := range offs {
+			offs[i] = r.IntN(41)
+		}
+		got, want := make([]float32, n+1), make([]float32, n+1)
+		got[n], want[n] = 7, 7
+		maxRows(got[:n], src, offs)
+		maxRowsGo(want[:n], src, offs)
+		if !slices.Equal(f32Bits(got), f32Bits(want)) {
+			t.Fatalf("n %d offs %v: got %v, want %v", n, offs, got, want)
+		}
+	}
+}
+
+// TestMaxPoolFastPath checks 2-D float32 MaxPool without Indices (the
+// vectorised path for the interior columns) bit for bit against the
+// general path that MaxPool takes with Indices, on random geometries and
+// inputs full of NaNs, infinities and signed zeros.
+func TestMaxPoolFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	cases := []poolCase{
+		{x: []int64{1, 4, 112, 112}, kernel: []int64{3, 3}, stride: []int64{2, 2}, pads: []int64{1, 1, 1, 1}},
+		{x: []int64{1, 2, 30, 41}, kernel: []int64{3, 3}, stride: []int64{1, 1}, pads: []int64{1, 1, 1, 1}},
+		{x: []int64{2, 1, 20, 70}, kernel: []int64{2, 2}, stride: []int64{2, 2}},
+	}
+	for range 60 {
+		k := []int64{1 + r.Int64N(4), 1 + r.Int64N(4)}
+		tc := poolCase{
+			x:      []int64{1 + r.Int64N(2), 1 + r.Int64N(3), 8 + r.Int64N(30), 8 + r.Int64N(60)},
+			kernel: k,
+			stride: []int64{1 + r.Int64N(3), 1 + r.Int64N(3)},
+			dil:    []int64{1 + r.Int64N(2), 1 + r.Int64N(2)},
+			pads:   []int64{r.Int64N(k[0]), r.Int64N(k[1]), r.Int64N(k[0]), r.Int64N(k[1])},
+			ceil:   r.IntN(2) == 0,
+		}
+		cases = append(cases, tc)
+	}
+	for _, tc := range cases {
+		x := nnF32(tc.x, poolSpecials(r, int(graph.NumElements(tc.x)))...)
+		ref, err := nnRunOuts("MaxPool", 12, tc.attrs(), []string{"y", "i"}, x)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		got, err := nnRun("MaxPool", 12, tc.attrs(), x)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		g, w := f32Bits(graph.View[float32](got)), f32Bits(graph.View[float32](ref[0]))
+		if !slices.Equal(got.Shape, ref[0].Shape) || !slices.Equal(g, w) {
+			t.Fatalf("%+v: shape %v, want %v; bits differ: %s", tc, got.Shape, ref[0].Shape, firstDiff(g, w))
+		}
+	}
+}
+
+// firstDiff describes the first position where a and b differ.
+func firstDiff(a, b []uint32) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("at %d: %#x, want %#x", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d, %d", len(a), len(b))
+}
+
+// BenchmarkMaxPool times ResNet's 3×3, stride-2, padded max pooling.
+func BenchmarkMaxPool(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := nnRand(r, 1, 64, 112, 112)
+	attrs := nnAttrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": []int64{1, 1, 1, 1}}
+	for b.Loop() {
+		if _, err := nnRun("MaxPool", 12, attrs, x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

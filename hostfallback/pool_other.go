@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package hostfallback
+
+// maxRows sets dst[i] to the maximum of src[offs[t]+i] over the taps t in
+// order, by maxPlane's rule: a tap replaces the running value when it is
+// greater or when the running value is NaN. offs must not be empty, and
+// 0 ≤ offs[t] ≤ len(src)−len(dst) for every t.
+func maxRows(dst, src []float32, offs []int) { maxRowsGo(dst, src, offs) }
