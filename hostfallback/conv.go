@@ -258,7 +258,7 @@ func convIm2col[T float32 | int32](g *convGeom, taps [][]int, x []T, cg, s0, s1 
 			for ch := range cg {
 				row := (ch*len(taps) + t) * width
 				dst := col[row+seg : row+seg+o1-o0]
-				if !inside {
+				if !inside || hi == lo {
 					clear(dst)
 					continue
 				}

@@ -128,7 +128,7 @@ func (g *convGeom) forward(c *Call, ceil bool) error {
 func lastAxisRange(o0, o1, off, stride, in int) (lo, hi int) {
 	lo, hi = o0, o1
 	if off < 0 {
-		lo = max(lo, (-off+stride-1)/stride)
+		lo = min(max(lo, (-off+stride-1)/stride), o1)
 	}
 	hi = min(hi, convFloorDiv(in-1-off, stride)+1)
 	if hi < lo {

@@ -14,29 +14,41 @@ type convPanel struct {
 	rows, width, shift int
 }
 
-// put copies src (or, when src is nil, zeros) into columns [q, q+n) of
-// row r, strip by strip.
-func (p *convPanel) put(r, q, n int, src []float32) {
-	if n <= 0 {
-		return
-	}
+// putRow writes columns [q, q+n) of row r, strip by strip: zeros at
+// q+k for k < lo and for k ≥ hi, src[(k−lo)·st] for lo ≤ k < hi (0 ≤ lo ≤
+// hi ≤ n).
+func (p *convPanel) putRow(r, q, n, lo, hi int, src []float32, st int) {
 	nr := 1 << p.shift
 	// gemmPanelIndex, with the divisions by powers of two as shifts.
 	pc := r &^ (gemmKC - 1)
 	kcs := min(gemmKC, p.rows-pc)
 	padded := (p.width + nr - 1) &^ (nr - 1)
-	i := pc*padded + (q>>p.shift)*kcs*nr + (r-pc)*nr + q&(nr-1)
+	i := pc*padded + (q>>p.shift)*kcs*nr + (r-pc)*nr
 	step := kcs * nr
-	for lane := q & (nr - 1); n > 0; lane = 0 {
-		c := min(n, nr-lane)
-		if src == nil {
-			clear(p.buf[i : i+c])
-		} else {
-			copy(p.buf[i:i+c], src[:c])
-			src = src[c:]
+	for k, lane := 0, q&(nr-1); k < n; lane = 0 {
+		c := min(n-k, nr-lane)
+		dst := p.buf[i+lane : i+lane+c]
+		// Columns k … k+c−1 of the run: dst[j] is column k+j.
+		a, b := min(max(lo-k, 0), c), min(max(hi-k, 0), c)
+		for j := 0; j < a; j++ {
+			dst[j] = 0
 		}
-		i += step - lane
-		n -= c
+		if a < b {
+			if st == 1 {
+				copy(dst[a:b], src[k+a-lo:])
+			} else {
+				part := dst[a:b]
+				s := src[(k+a-lo)*st:]
+				for j := range part {
+					part[j] = s[j*st]
+				}
+			}
+		}
+		for j := b; j < c; j++ {
+			dst[j] = 0
+		}
+		i += step
+		k += c
 	}
 }
 
@@ -130,26 +142,13 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 			if !inside {
 				lo, hi = o0, o0
 			}
-			var gather [64]float32
 			for ch := range cg {
 				row := ch*len(taps) + t
-				p.put(row, seg, lo-o0, nil)
-				p.put(row, seg+hi-o0, o1-hi, nil)
 				if hi <= lo {
+					p.putRow(row, seg, o1-o0, 0, 0, nil, st)
 					continue
 				}
-				src := x[ch*g.inSize+base:]
-				if st == 1 {
-					p.put(row, seg+lo-o0, hi-lo, src[lo+of:hi+of])
-					continue
-				}
-				for o := lo; o < hi; o += len(gather) {
-					part := gather[:min(len(gather), hi-o)]
-					for i := range part {
-						part[i] = src[(o+i)*st+of]
-					}
-					p.put(row, seg+o-o0, len(part), part)
-				}
+				p.putRow(row, seg, o1-o0, lo-o0, hi-o0, x[ch*g.inSize+base+lo*st+of:], st)
 			}
 		}
 		s += o1 - o0

@@ -1,0 +1,81 @@
+package hostfallback
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestConvIm2colPacked checks the packed patch matrix bit for bit against
+// the row-major one of convIm2col over random geometries (rank 1 to 3, strides,
+// dilations, pads), tiles and strip widths, with NaN and infinite inputs.
+func TestConvIm2colPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for iter := range 400 {
+		rank := 1 + r.IntN(3)
+		if iter < 200 {
+			rank = 2
+		}
+		g := &convGeom{rank: rank}
+		for range rank {
+			k := 1 + r.IntN(4)
+			if r.IntN(3) == 0 {
+				k = 3
+			}
+			in, s, d := 1+r.IntN(20), 1+r.IntN(3), 1+r.IntN(2)
+			pb, pe := r.IntN(k+1), r.IntN(k+1)
+			span := (k-1)*d + 1
+			if in+pb+pe < span {
+				in = span
+			}
+			g.in, g.kernel, g.stride, g.dil = append(g.in, in), append(g.kernel, k), append(g.stride, s), append(g.dil, d)
+			g.padBegin, g.padEnd = append(g.padBegin, pb), append(g.padEnd, pe)
+			g.out = append(g.out, (in+pb+pe-span)/s+1)
+		}
+		g.inSize, g.outSize, g.kernelSize = convProd(g.in), convProd(g.out), convProd(g.kernel)
+		cg := 1 + r.IntN(8)
+		if r.IntN(4) == 0 {
+			cg = 30 + r.IntN(40) // more than gemmKC rows
+		}
+		x := poolSpecials(r, cg*g.inSize)
+		x[0] = float32(math.NaN())
+		s0 := r.IntN(g.outSize)
+		s1 := s0 + 1 + r.IntN(g.outSize-s0)
+		shift := 4 + r.IntN(2)
+		rows := cg * g.kernelSize
+		size := rows * ((s1 - s0 + (1 << shift) - 1) &^ ((1 << shift) - 1))
+		got := &convPanel{buf: make([]float32, size), rows: rows, width: s1 - s0, shift: shift}
+		for i := range got.buf {
+			got.buf[i] = 7
+		}
+		taps := g.taps()
+		col := make([]float32, rows*(s1-s0))
+		convIm2col(g, taps, x, cg, s0, s1, col)
+		convIm2colPacked(g, taps, x, cg, s0, s1, got)
+		wb := make([]uint32, len(col))
+		for i, v := range col {
+			wb[i] = math.Float32bits(v)
+		}
+		if gb := panelBits(got); !slices.Equal(gb, wb) {
+			t.Fatalf("in %v kernel %v stride %v dil %v pads %v %v, cg %d, [%d, %d), nr %d: %s",
+				g.in, g.kernel, g.stride, g.dil, g.padBegin, g.padEnd, cg, s0, s1, 1<<shift, firstDiff(gb, wb))
+		}
+	}
+}
+
+// panelBits is the bit patterns of p's rows × width values, row by row
+// (the strips' columns past width, which the GEMM ignores, left out).
+func panelBits(p *convPanel) []uint32 {
+	nr := 1 << p.shift
+	padded := (p.width + nr - 1) &^ (nr - 1)
+	var out []uint32
+	for r := range p.rows {
+		pc := r &^ (gemmKC - 1)
+		kcs := min(gemmKC, p.rows-pc)
+		for q := range p.width {
+			out = append(out, math.Float32bits(p.buf[pc*padded+(q>>p.shift)*kcs*nr+(r-pc)*nr+q&(nr-1)]))
+		}
+	}
+	return out
+}
