@@ -192,6 +192,19 @@ var tpCases = []tpCase{
 			return []int64{1, 10}
 		},
 	},
+	{
+		// A column split carried through Reshapes that keep the split
+		// axis (merging and splitting the others) and a Transpose that
+		// moves it.
+		name: "reshape-transpose", x: []int64{6, 8},
+		build: func(b *tpBuilder) []int64 {
+			r := b.node("Reshape", []string{"x", b.shape("s1", 3, 2, 8)}, "r", nil, split("x", seq(b.devices), 1, int64(b.devices)))
+			tr := b.node("Transpose", []string{r}, "t", map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: []int64{2, 0, 1}}})
+			e := b.node("Relu", []string{tr}, "e", nil)
+			b.node("Reshape", []string{e, b.shape("s2", 8, 6)}, "y", nil)
+			return []int64{8, 6}
+		},
+	},
 }
 
 // shape adds an int64 constant.
@@ -477,8 +490,11 @@ func checkRandomSharding(t *testing.T, device string, trials int) {
 				var ins []string
 				var attrs map[string]*graph.Attribute
 				next := dims
-				op := []string{"Relu", "Add", "MatMul", "Softmax", "ReduceSum", "Transpose", "Mul"}[r.IntN(7)]
+				op := []string{"Relu", "Add", "MatMul", "Softmax", "ReduceSum", "Transpose", "Mul", "Reshape"}[r.IntN(8)]
 				switch op {
+				case "Reshape":
+					next = [][]int64{dims, {dims[1], dims[0]}, {1, dims[0] * dims[1]}, {dims[0] * dims[1], 1}}[r.IntN(4)]
+					ins = []string{cur, b.shape(out+"s", next...)}
 				case "Relu":
 					ins = []string{cur}
 				case "Add", "Mul":

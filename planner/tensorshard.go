@@ -118,7 +118,11 @@ func (p *Plan) shardTensors(st *Stages) error {
 			return fmt.Errorf("planner: model %q: graph output %q: %w", p.Model.Name, o.Name, err)
 		}
 	}
-	g.Nodes = s.groupRuns()
+	nodes, err := s.groupRuns()
+	if err != nil {
+		return fmt.Errorf("planner: model %q: %w", p.Model.Name, err)
+	}
+	g.Nodes = nodes
 	p.Notes = append(p.Notes, s.notes...)
 	return nil
 }
@@ -127,8 +131,9 @@ func (p *Plan) shardTensors(st *Stages) error {
 // follow one another where the dependencies allow: among the nodes whose
 // inputs are ready it takes the first on the device of the node before,
 // else the first. A device's consecutive nodes form one segment of the
-// executor (one submit on a GPU).
-func (s *sharder) groupRuns() []*graph.Node {
+// executor (one submit on a GPU). It fails if the nodes do not form a
+// graph in which every value has one producer and there is no cycle.
+func (s *sharder) groupRuns() ([]*graph.Node, error) {
 	pin := func(n *graph.Node) int {
 		switch {
 		case n.Index < 0 && s.p.Comms[n.Name].Kind != "":
@@ -141,6 +146,9 @@ func (s *sharder) groupRuns() []*graph.Node {
 	producer := map[string]int{}
 	for i, n := range s.out {
 		for _, o := range n.Outputs {
+			if _, dup := producer[o]; dup && o != "" {
+				return nil, fmt.Errorf("applying the sharding specs made two producers of %q", o)
+			}
 			if o != "" {
 				producer[o] = i
 			}
@@ -180,7 +188,10 @@ func (s *sharder) groupRuns() []*graph.Node {
 			}
 		}
 	}
-	return order
+	if len(order) != len(s.out) {
+		return nil, fmt.Errorf("applying the sharding specs made a cycle")
+	}
+	return order, nil
 }
 
 // node rewrites n: one node per shard when a rule for its op applies to
@@ -234,6 +245,8 @@ func (s *sharder) node(n *graph.Node) error {
 		done, err = s.elementwise(n, want, outWant[0])
 	case n.Domain == graph.DefaultDomain && (n.OpType == "MatMul" || n.OpType == "Gemm"):
 		done, err = s.matmul(n, want, outWant[0])
+	case n.Domain == graph.DefaultDomain && (n.OpType == "Transpose" || n.OpType == "Reshape") && want[0] != nil:
+		done, err = s.moveAxes(n, want[0], outWant[0])
 	case want[0] != nil && len(n.Outputs) == 1:
 		done, err = s.alongAxes(n, want[0], outWant[0])
 	}
@@ -336,7 +349,7 @@ func (s *sharder) specLayout(spec graph.ShardingSpec) ([]piece, error) {
 			out = append(out, piece{lo: lo, hi: hi, dev: dev})
 		}
 	}
-	return out, nil
+	return distinct(out), nil
 }
 
 // errUnapplied is wrapped by specLayout's errors about specs that are
@@ -553,6 +566,68 @@ func (s *sharder) setLayout(y string, made, outWant []piece) {
 		st.layout = outWant
 	}
 	s.values[y] = st
+}
+
+// moveAxes runs a Transpose or a Reshape once per piece of its input's
+// layout when every split axis survives as one output axis: Transpose
+// permutes the pieces' boxes; Reshape keeps a split axis whose size and
+// whose product of the sizes before it are those of an output axis (the
+// others may merge or split around it), each run reshaping its piece to
+// its own shape, given as a constant.
+func (s *sharder) moveAxes(n *graph.Node, layout, outWant []piece) (bool, error) {
+	inDims, ok1 := s.dims(n.Inputs[0])
+	outDims, ok2 := s.dims(n.Outputs[0])
+	if !ok1 || !ok2 {
+		return false, nil
+	}
+	split := splitAxes(layout, inDims)
+	to := make(map[int]int, len(split))
+	if n.OpType == "Transpose" {
+		perm := n.AttrInts("perm", nil)
+		for o := range outDims {
+			a := len(outDims) - 1 - o
+			if perm != nil {
+				a = int(perm[o])
+			}
+			if slices.Contains(split, a) {
+				to[a] = o
+			}
+		}
+	} else {
+		for _, a := range split {
+			before := graph.NumElements(inDims[:a])
+			for o := range outDims {
+				if graph.NumElements(outDims[:o]) == before && outDims[o] == inDims[a] {
+					to[a] = o
+					break
+				}
+			}
+		}
+	}
+	if len(to) != len(split) || n.OpType == "Reshape" && len(n.Inputs) < 2 {
+		return false, nil
+	}
+	layout = distinct(layout)
+	made := make([]piece, len(layout))
+	for j, pc := range layout {
+		lo, hi := fullBox(outDims)
+		for a, o := range to {
+			lo[o], hi[o] = pc.lo[a], pc.hi[a]
+		}
+		ins := slices.Clone(n.Inputs)
+		var err error
+		if ins[0], err = s.need(n.Inputs[0], pc.lo, pc.hi, pc.dev); err != nil {
+			return false, fmt.Errorf("input %q: %w", n.Inputs[0], err)
+		}
+		if n.OpType == "Reshape" {
+			shape := fmt.Sprintf("%s@shape%s", n.Outputs[0], boxString(lo, hi))
+			t, _ := graph.FromSlice(graph.Int64, []int64{int64(len(outDims))}, boxDims(lo, hi))
+			s.g.Initializers[shape], ins[1] = t, shape
+		}
+		made[j] = s.replica(n, ins, piece{lo: lo, hi: hi, dev: pc.dev}, j, len(layout), false)
+	}
+	s.setLayout(n.Outputs[0], made, outWant)
+	return true, nil
 }
 
 // combineOps are the ops that combine partial results of a reduction
@@ -912,7 +987,7 @@ func (s *sharder) gather(v string, pieces []piece, axes []int, final string) str
 	}
 	out := final
 	if out == "" {
-		out = v + boxString(lo, hi)
+		out = v + "@host" + boxString(lo, hi)
 		s.setType(out, v, boxDims(lo, hi))
 	}
 	s.emitComm(&graph.Node{Name: "gather " + out, OpType: "Concat", Inputs: names, Outputs: []string{out},
