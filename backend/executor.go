@@ -47,6 +47,8 @@ type segment struct {
 	logical  string
 	// device runs the program.
 	device string
+	// steps are the plan's steps of the segment.
+	steps []planner.Step
 }
 
 // NewExecutor compiles p for the given devices, which must include every
@@ -64,7 +66,7 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 					return nil, fmt.Errorf("backend: plan transfers to or from device %q, which is not open: %w", name, ErrDeviceUnavailable)
 				}
 			}
-			e.segments = append(e.segments, segment{transfer: st, logical: transferLogical(p, i)})
+			e.segments = append(e.segments, segment{transfer: st, logical: transferLogical(p, i), steps: p.Steps[i : i+1]})
 			i++
 			continue
 		}
@@ -80,7 +82,7 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("backend: compiling steps %d..%d for %s: %w", i, j-1, st.Device, err)
 		}
-		e.segments = append(e.segments, segment{program: prog, logical: st.Logical, device: st.Device})
+		e.segments = append(e.segments, segment{program: prog, logical: st.Logical, device: st.Device, steps: p.Steps[i:j]})
 		e.programs++
 		i = j
 	}
@@ -94,11 +96,14 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 	return e, nil
 }
 
-// order fills e.after and e.parallel. Every value a segment reads or
-// writes lives on a device it touches, and a device's segments keep the
-// plan's order, so a segment that waits for the latest earlier segment on
-// each of its devices sees every value it reads written and every arena
-// slot it writes free.
+// order fills e.after and e.parallel. Every value a segment reads lives
+// on a device it touches, and a device's segments keep the plan's order,
+// so a segment that waits for the latest earlier segment on each of its
+// devices sees every value it reads written. Arena memory is not kept
+// apart that way: a value moved to another device may share its memory
+// (a Vulkan device reads the host tensor it was given), so a segment that
+// writes an arena slot also waits for every earlier segment that used an
+// overlapping slot of the same arena.
 func (e *Executor) order() {
 	last := map[string]int{}
 	e.after = make([][]int, len(e.segments))
@@ -117,6 +122,53 @@ func (e *Executor) order() {
 			e.parallel = true
 		}
 	}
+	if !e.parallel {
+		return
+	}
+	type use struct {
+		seg    int
+		lo, hi int64
+	}
+	used := map[string][]use{}
+	for k, s := range e.segments {
+		var written []*planner.Buffer
+		for _, st := range s.steps {
+			for _, vs := range [][]int{st.In, st.Captured, st.Out} {
+				for _, v := range vs {
+					if b := e.slot(v); b != nil {
+						used[b.Device] = append(used[b.Device], use{k, b.Offset, b.Offset + b.Size})
+					}
+				}
+			}
+			if st.Kind == planner.Compute {
+				for _, v := range st.Out {
+					if b := e.slot(v); b != nil {
+						written = append(written, b)
+					}
+				}
+			}
+		}
+		for _, b := range written {
+			for _, u := range used[b.Device] {
+				if u.seg < k && u.lo < b.Offset+b.Size && b.Offset < u.hi && !slices.Contains(e.after[k], u.seg) {
+					e.after[k] = append(e.after[k], u.seg)
+				}
+			}
+		}
+	}
+}
+
+// slot returns the arena buffer that holds value v (its root's, for a
+// view), or nil when v has none.
+func (e *Executor) slot(v int) *planner.Buffer {
+	if v < 0 {
+		return nil
+	}
+	b := e.plan.Buffers[v]
+	if b != nil && b.AliasOf >= 0 {
+		b = e.plan.Buffers[b.AliasOf]
+	}
+	return b
 }
 
 // transferLogical returns the logical device of the transfer p.Steps[i]:

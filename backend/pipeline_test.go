@@ -257,3 +257,48 @@ func TestRunShardsConcurrently(t *testing.T) {
 	}
 	t.Fatal("the two shards never ran at once in 5 Runs")
 }
+
+// TestConcurrentSegmentsKeepArenaSlots runs a = Neg(x) on the host, b =
+// Relu(a) slowly on logical device d1, which reads the host tensor it was
+// given in place, and c = Neg(c2), c2 = Neg(x2) on the host; the plan puts
+// c2 in a's arena slot, free once b has read a. The c steps do not depend
+// on b, so they run concurrently with it, but c2 must wait for b before
+// it writes the slot.
+func TestConcurrentSegmentsKeepArenaSlots(t *testing.T) {
+	g := graph.NewGraph("slots")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(64))},
+		{Name: "x2", Type: graph.TensorType(graph.Float, graph.ShapeOf(64))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "b"}, {Name: "c"}}
+	g.Nodes = []*graph.Node{
+		{Name: "a", OpType: "Neg", Inputs: []string{"x"}, Outputs: []string{"a"}},
+		{Name: "b", OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"b"}, Index: 1,
+			DeviceConfigs: []graph.NodeDeviceConfiguration{{ConfigurationID: "pp", PipelineStage: 1, HasStage: true}}},
+		{Name: "c2", OpType: "Neg", Inputs: []string{"x2"}, Outputs: []string{"c2"}, Index: 2},
+		{Name: "c_neg", OpType: "Neg", Inputs: []string{"c2"}, Outputs: []string{"c"}, Index: 3},
+	}
+	m := &graph.Model{Name: "slots", IRVersion: 11, Opsets: map[string]int64{"": 14}, Graph: g,
+		Configurations: []graph.DeviceConfiguration{{Name: "pp", NumDevices: 2}}}
+	d0, d1 := &stageDevice{name: "d0"}, &stageDevice{name: "d1"}
+	cpu := hostfallback.NewDevice()
+	st := &planner.Stages{Configuration: "pp", Devices: []planner.Device{d0, d1}, Physical: []string{"fake", "fake"}}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d0, d1, cpu}, Stages: st})
+	require.NoError(t, err)
+	a, c2 := p.Buffers[p.ValueIndex["a"]], p.Buffers[p.ValueIndex["c2"]]
+	require.NotNil(t, a)
+	require.NotNil(t, c2)
+	require.Equal(t, a.Offset, c2.Offset, "c2 reuses a's slot")
+	ex, err := backend.NewExecutor(p, []backend.Device{d0, d1, cpu})
+	require.NoError(t, err)
+	x, x2 := graph.NewTensor(graph.Float, []int64{64}), graph.NewTensor(graph.Float, []int64{64})
+	for i := range 64 {
+		graph.View[float32](x)[i] = -float32(i)
+		graph.View[float32](x2)[i] = float32(1000 + i)
+	}
+	for range 5 {
+		out, err := ex.Run(context.Background(), map[string]graph.Value{"x": x, "x2": x2})
+		require.NoError(t, err)
+		for i, v := range graph.View[float32](out["b"].(*graph.Tensor)) {
+			require.Equal(t, float32(i), v, "b[%d] = relu(-x[%d])", i, i)
+		}
+	}
+}
