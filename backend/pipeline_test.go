@@ -75,6 +75,23 @@ func (d *stageDevice) Compile(p *planner.Plan, steps []planner.Step) (backend.Pr
 	}), nil
 }
 
+// onStageDevices plans g as a model of IR 11 configuration config over two
+// logical devices, stageDevices d0 and d1, with the CPU as the fallback,
+// and compiles the plan.
+func onStageDevices(t *testing.T, g *graph.Graph, config string) (*planner.Plan, *backend.Executor, *stageDevice, *stageDevice) {
+	t.Helper()
+	m := &graph.Model{Name: g.Name, IRVersion: 11, Opsets: map[string]int64{"": 17}, Graph: g,
+		Configurations: []graph.DeviceConfiguration{{Name: config, NumDevices: 2}}}
+	d0, d1 := &stageDevice{name: "d0"}, &stageDevice{name: "d1"}
+	cpu := hostfallback.NewDevice()
+	st := &planner.Stages{Configuration: config, Devices: []planner.Device{d0, d1}, Physical: []string{"fake", "fake"}}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d0, d1, cpu}, Stages: st})
+	require.NoError(t, err)
+	ex, err := backend.NewExecutor(p, []backend.Device{d0, d1, cpu})
+	require.NoError(t, err)
+	return p, ex, d0, d1
+}
+
 // TestRunBatchPipelines runs Relu, Neg, Relu with the first Relu on
 // logical device d0 and the rest on d1 (the Neg falls back to the CPU)
 // over 8 requests: every request gets its own result, each segment works
@@ -92,15 +109,7 @@ func TestRunBatchPipelines(t *testing.T) {
 		{Name: "neg", OpType: "Neg", Inputs: []string{"a"}, Outputs: []string{"b"}, Index: 1, DeviceConfigs: stage(1)},
 		{Name: "r1", OpType: "Relu", Inputs: []string{"b"}, Outputs: []string{"y"}, Index: 2, DeviceConfigs: stage(1)},
 	}
-	m := &graph.Model{Name: "stages", IRVersion: 11, Opsets: map[string]int64{"": 14}, Graph: g,
-		Configurations: []graph.DeviceConfiguration{{Name: "pp", NumDevices: 2}}}
-	d0, d1 := &stageDevice{name: "d0"}, &stageDevice{name: "d1"}
-	cpu := hostfallback.NewDevice()
-	st := &planner.Stages{Configuration: "pp", Devices: []planner.Device{d0, d1}, Physical: []string{"fake", "fake"}}
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d0, d1, cpu}, Stages: st})
-	require.NoError(t, err)
-	ex, err := backend.NewExecutor(p, []backend.Device{d0, d1, cpu})
-	require.NoError(t, err)
+	_, ex, d0, d1 := onStageDevices(t, g, "pp")
 
 	const n = 8
 	inputs := make([]map[string]graph.Value, n)
@@ -225,16 +234,8 @@ func TestRunShardsConcurrently(t *testing.T) {
 		ShardedDims: []graph.ShardedDim{{Axis: 0, SimpleSharding: []graph.SimpleSharding{{Dim: graph.DimOf(2), NumShards: 2}}}}}
 	g.Nodes = []*graph.Node{{Name: "r", OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"y"},
 		DeviceConfigs: []graph.NodeDeviceConfiguration{{ConfigurationID: "tp", Sharding: []graph.ShardingSpec{spec}}}}}
-	m := &graph.Model{Name: "shards", IRVersion: 11, Opsets: map[string]int64{"": 17}, Graph: g,
-		Configurations: []graph.DeviceConfiguration{{Name: "tp", NumDevices: 2}}}
-	d0, d1 := &stageDevice{name: "d0"}, &stageDevice{name: "d1"}
-	cpu := hostfallback.NewDevice()
-	st := &planner.Stages{Configuration: "tp", Devices: []planner.Device{d0, d1}, Physical: []string{"fake", "fake"}}
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d0, d1, cpu}, Stages: st})
-	require.NoError(t, err)
+	p, ex, _, _ := onStageDevices(t, g, "tp")
 	require.Len(t, p.Shards, 2)
-	ex, err := backend.NewExecutor(p, []backend.Device{d0, d1, cpu})
-	require.NoError(t, err)
 
 	x, _ := graph.FromSlice(graph.Float, []int64{2, 3}, []float32{-1, 2, -3, 4, -5, 6})
 	for range 5 {
@@ -276,19 +277,11 @@ func TestConcurrentSegmentsKeepArenaSlots(t *testing.T) {
 		{Name: "c2", OpType: "Neg", Inputs: []string{"x2"}, Outputs: []string{"c2"}, Index: 2},
 		{Name: "c_neg", OpType: "Neg", Inputs: []string{"c2"}, Outputs: []string{"c"}, Index: 3},
 	}
-	m := &graph.Model{Name: "slots", IRVersion: 11, Opsets: map[string]int64{"": 14}, Graph: g,
-		Configurations: []graph.DeviceConfiguration{{Name: "pp", NumDevices: 2}}}
-	d0, d1 := &stageDevice{name: "d0"}, &stageDevice{name: "d1"}
-	cpu := hostfallback.NewDevice()
-	st := &planner.Stages{Configuration: "pp", Devices: []planner.Device{d0, d1}, Physical: []string{"fake", "fake"}}
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d0, d1, cpu}, Stages: st})
-	require.NoError(t, err)
+	p, ex, _, _ := onStageDevices(t, g, "pp")
 	a, c2 := p.Buffers[p.ValueIndex["a"]], p.Buffers[p.ValueIndex["c2"]]
 	require.NotNil(t, a)
 	require.NotNil(t, c2)
 	require.Equal(t, a.Offset, c2.Offset, "c2 reuses a's slot")
-	ex, err := backend.NewExecutor(p, []backend.Device{d0, d1, cpu})
-	require.NoError(t, err)
 	x, x2 := graph.NewTensor(graph.Float, []int64{64}), graph.NewTensor(graph.Float, []int64{64})
 	for i := range 64 {
 		graph.View[float32](x)[i] = -float32(i)
