@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/onnxvk/onnxvk"
@@ -146,15 +145,6 @@ func percentile(sorted []float64, q float64) float64 {
 	}
 	frac := pos - float64(lo)
 	return sorted[lo]*(1-frac) + sorted[lo+1]*frac
-}
-
-// peakRSS is the process's peak resident set size in bytes.
-func peakRSS() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Maxrss * 1024
 }
 
 // rssAnon reads RssAnon from /proc/self/status, in bytes (0 where absent).

@@ -23,10 +23,6 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// LoaderName is the shared library opened for Vulkan: the runtime loader,
-// not the -dev symlink.
-const LoaderName = "libvulkan.so.1"
-
 // Result is a VkResult.
 type Result int32
 
@@ -82,7 +78,7 @@ func Load() error {
 }
 
 func load() error {
-	lib, err := purego.Dlopen(LoaderName, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := openLoader()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoLoader, err)
 	}
@@ -126,7 +122,7 @@ func load() error {
 		{&fn.getQueryPoolResults, "vkGetQueryPoolResults"},
 	}
 	for _, s := range syms {
-		p, err := purego.Dlsym(lib, s.name)
+		p, err := loaderSymbol(lib, s.name)
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrNoLoader, s.name, err)
 		}
