@@ -2,9 +2,9 @@ package onnxvk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
 )
 
@@ -68,19 +68,5 @@ func (s *Session) RunValuesBatch(ctx context.Context, inputs []map[string]graph.
 			return nil, fmt.Errorf("onnxvk: model %q: request %d: input types %s differ from request 0's %s: %w", s.model.Name, i, k, key, ErrInputMismatch)
 		}
 	}
-	ex, err := s.executor(key, types, false)
-	if err != nil {
-		return nil, err
-	}
-	out, err := ex.RunBatch(ctx, inputs)
-	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
-		if ex, err = s.executor(key, types, true); err != nil {
-			return nil, err
-		}
-		out, err = ex.RunBatch(ctx, inputs)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
-	}
-	return out, nil
+	return runOn(s, key, types, func(ex *backend.Executor) ([]map[string]graph.Value, error) { return ex.RunBatch(ctx, inputs) })
 }

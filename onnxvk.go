@@ -313,19 +313,28 @@ func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) 
 	if err != nil {
 		return nil, err
 	}
+	return runOn(s, key, types, func(ex *backend.Executor) (map[string]graph.Value, error) { return ex.Run(ctx, inputs) })
+}
+
+// runOn runs do on the executor for the input types key and types, and,
+// where the session falls back to the CPU when device memory runs out
+// (WithCPUFallbackOnOOM), again on the CPU-only executor after an
+// ErrOutOfMemory.
+func runOn[T any](s *Session, key string, types map[string]*graph.Type, do func(*backend.Executor) (T, error)) (T, error) {
+	var zero T
 	ex, err := s.executor(key, types, false)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	out, err := ex.Run(ctx, inputs)
+	out, err := do(ex)
 	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
 		if ex, err = s.executor(key, types, true); err != nil {
-			return nil, err
+			return zero, err
 		}
-		out, err = ex.Run(ctx, inputs)
+		out, err = do(ex)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
+		return zero, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
 	}
 	return out, nil
 }
