@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -121,7 +120,7 @@ func TestPipelineStagesVulkan(t *testing.T) {
 					for k, x := range inputs {
 						require.Equal(t, want[k], runY(t, sess, x), "input %d", k)
 					}
-					runPipelineConcurrently(t, sess, inputs, want)
+					compareConcurrently(t, sess, "x", "y", inputs, want, 6, 15)
 				})
 			}
 		})
@@ -153,33 +152,6 @@ func checkStagePlan(t *testing.T, sess *onnxvk.Session, stages int) {
 	// Besides the weights, the input goes up, each activation crossing a
 	// stage boundary down and up, the output down.
 	require.Equal(t, 2*stages, transfers)
-}
-
-func runPipelineConcurrently(t *testing.T, sess *onnxvk.Session, inputs []*onnxvk.Tensor, want [][]byte) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, 6)
-	for g := range 6 {
-		wg.Go(func() {
-			for r := range 15 {
-				k := (g + r) % len(inputs)
-				out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": inputs[k]})
-				if err != nil {
-					errs <- err
-					return
-				}
-				if !bytes.Equal(out["y"].Bytes(), want[k]) {
-					errs <- fmt.Errorf("goroutine %d, run %d: result differs from the single-device run", g, r)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
 }
 
 // TestPipelineStagesCPU maps every logical device onto the CPU, and one

@@ -3,7 +3,7 @@ package onnxvk_test
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -119,6 +119,8 @@ func TestRunConcurrent(t *testing.T) {
 	})
 }
 
+// runConcurrently runs sess on each input once, then from 8 goroutines
+// 200 times each, and requires the concurrent results to equal the first.
 func runConcurrently(t *testing.T, sess *onnxvk.Session, in, out string, inputs []*onnxvk.Tensor) {
 	var want [][]byte
 	for _, x := range inputs {
@@ -126,13 +128,19 @@ func runConcurrently(t *testing.T, sess *onnxvk.Session, in, out string, inputs 
 		require.NoError(t, err)
 		want = append(want, append([]byte{}, res[out].Bytes()...))
 	}
+	compareConcurrently(t, sess, in, out, inputs, want, 8, 200)
+}
+
+// compareConcurrently runs sess from goroutines goroutines, runs times
+// each, on the inputs in turn (input in), and requires output out to
+// equal want for each input, byte for byte.
+func compareConcurrently(t *testing.T, sess *onnxvk.Session, in, out string, inputs []*onnxvk.Tensor, want [][]byte, goroutines, runs int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range 200 {
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			for r := range runs {
 				k := (g + r) % len(inputs)
 				res, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{in: inputs[k]})
 				if err != nil {
@@ -140,11 +148,11 @@ func runConcurrently(t *testing.T, sess *onnxvk.Session, in, out string, inputs 
 					return
 				}
 				if !bytes.Equal(res[out].Bytes(), want[k]) {
-					errs <- errors.New("result differs from the single-threaded run")
+					errs <- fmt.Errorf("goroutine %d, run %d: result differs from the reference run", g, r)
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
