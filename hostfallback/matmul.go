@@ -54,6 +54,9 @@ type matmulShape struct {
 	// packedB, when set, is a constant float32 B already in the packed
 	// layout of gemmPacked (see gemmPackWhole).
 	packedB []float32
+	// wideB, when set, is MatMulInteger's constant B widened to int32 with
+	// its constant zero point subtracted.
+	wideB []int32
 }
 
 // matmulPlan checks and lays out numpy.matmul of shapes sa and sb: 1-D
@@ -251,8 +254,8 @@ func matmulIntegerKernel(c *Call) error {
 	}
 	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
 		p, err := matmulPlan(c, a.Shape, b.Shape)
-		if err == nil && p.foldA && c.Const(1) && b.DType == graph.Float && matmulPrepacks(len(p.offA)*p.m, p.n, p.k) {
-			p.packedB = gemmPackWhole(graph.View[float32](b), p.k, p.n)
+		if err == nil && c.Const(1) && (c.Tensor(3) == nil || c.Const(3)) {
+			p.wideB, err = int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true)
 		}
 		return p, err
 	})
@@ -263,9 +266,11 @@ func matmulIntegerKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	bv, err := int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true)
-	if err != nil {
-		return err
+	bv := p.wideB
+	if bv == nil {
+		if bv, err = int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true); err != nil {
+			return err
+		}
 	}
 	y := c.Output(0, graph.Int32, p.out)
 	matmulBatched(p, av, bv, graph.View[int32](y))
