@@ -19,12 +19,8 @@ type convPanel struct {
 // hi ≤ n).
 func (p *convPanel) putRow(r, q, n, lo, hi int, src []float32, st int) {
 	nr := 1 << p.shift
-	// gemmPanelIndex, with the divisions by powers of two as shifts.
-	pc := r &^ (gemmKC - 1)
-	kcs := min(gemmKC, p.rows-pc)
-	padded := (p.width + nr - 1) &^ (nr - 1)
-	i := pc*padded + (q>>p.shift)*kcs*nr + (r-pc)*nr
-	step := kcs * nr
+	i := gemmPanelIndex(r, q&^(nr-1), p.rows, p.width, p.shift)
+	step := min(gemmKC, p.rows-r/gemmKC*gemmKC) * nr
 	for k, lane := 0, q&(nr-1); k < n; lane = 0 {
 		c := min(n-k, nr-lane)
 		dst := p.buf[i+lane : i+lane+c]

@@ -67,14 +67,10 @@ func TestConvIm2colPacked(t *testing.T) {
 // panelBits is the bit patterns of p's rows × width values, row by row
 // (the strips' columns past width, which the GEMM ignores, left out).
 func panelBits(p *convPanel) []uint32 {
-	nr := 1 << p.shift
-	padded := (p.width + nr - 1) &^ (nr - 1)
 	var out []uint32
 	for r := range p.rows {
-		pc := r &^ (gemmKC - 1)
-		kcs := min(gemmKC, p.rows-pc)
 		for q := range p.width {
-			out = append(out, math.Float32bits(p.buf[pc*padded+(q>>p.shift)*kcs*nr+(r-pc)*nr+q&(nr-1)]))
+			out = append(out, math.Float32bits(p.buf[gemmPanelIndex(r, q, p.rows, p.width, p.shift)]))
 		}
 	}
 	return out
