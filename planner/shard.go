@@ -209,7 +209,7 @@ func nodeCost(g *graph.Graph, n *graph.Node) int64 {
 	dims := func(name string) []int64 { return knownDims(g.TypeOf(name)) }
 	out := int64(1)
 	if len(n.Outputs) > 0 {
-		out = numElements(dims(n.Outputs[0]))
+		out = graph.NumElements(dims(n.Outputs[0]))
 	}
 	if n.Domain == graph.DefaultDomain {
 		switch n.OpType {
@@ -229,22 +229,22 @@ func nodeCost(g *graph.Graph, n *graph.Node) int64 {
 			}
 		case "Conv":
 			if w := dims(n.Input(1)); len(w) > 1 {
-				return cost + 2*out*numElements(w[1:])
+				return cost + 2*out*graph.NumElements(w[1:])
 			}
 		case "ConvTranspose":
 			if w := dims(n.Input(1)); len(w) > 1 {
-				return cost + 2*numElements(dims(n.Input(0)))*numElements(w[1:])
+				return cost + 2*graph.NumElements(dims(n.Input(0)))*graph.NumElements(w[1:])
 			}
 		}
 	}
 	for _, in := range n.Inputs {
 		if in != "" && g.Initializers[in] == nil {
-			cost += numElements(dims(in))
+			cost += graph.NumElements(dims(in))
 		}
 	}
 	for _, o := range n.Outputs {
 		if o != "" {
-			cost += numElements(dims(o))
+			cost += graph.NumElements(dims(o))
 		}
 	}
 	return cost
@@ -265,15 +265,6 @@ func knownDims(t *graph.Type) []int64 {
 		}
 	}
 	return out
-}
-
-// numElements is the product of dims: 1 for a scalar or an unknown shape.
-func numElements(dims []int64) int64 {
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	return n
 }
 
 // splitStages splits the nodes whose positive costs are given, in order,
