@@ -162,6 +162,9 @@ func defaultMapping(cfg *graph.DeviceConfiguration, device string) ([]string, st
 			}
 		}
 	}
+	if best < 0 && err == nil {
+		err = fmt.Errorf("the Vulkan loader lists no device: %w", ErrDeviceUnavailable)
+	}
 	if best < 0 {
 		if device == "vulkan" {
 			return nil, "", fmt.Errorf("device %q: %w", device, err)
