@@ -205,7 +205,9 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	}
 	// Plan once with the declared shapes, so that a model no device can run
 	// fails at load rather than at the first Run.
-	if _, err := planner.New(m, planner.Options{Devices: s.plannerDevices(), NoFolding: true, Stages: s.stages}); err != nil {
+	opts, _ := s.planOptions(nil, false)
+	opts.NoFolding = true
+	if _, err := planner.New(m, opts); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
@@ -246,12 +248,18 @@ func openDevices(name string, opts ...vulkan.OpenOption) ([]backend.Device, erro
 	return nil, fmt.Errorf("device %q: unknown device (want auto, cpu, vulkan or vulkan:N): %w", name, ErrDeviceUnavailable)
 }
 
-func (s *Session) plannerDevices() []planner.Device {
-	out := make([]planner.Device, len(s.devices))
-	for i, d := range s.devices {
-		out[i] = d
+// planOptions returns the planner options for the input types on the
+// session's devices, or on its CPU alone, and those devices.
+func (s *Session) planOptions(types map[string]*graph.Type, cpuOnly bool) (planner.Options, []backend.Device) {
+	devices, stages := s.devices, s.stages
+	if cpuOnly {
+		devices, stages = devices[len(devices)-1:], nil
 	}
-	return out
+	pdevs := make([]planner.Device, len(devices))
+	for i, d := range devices {
+		pdevs[i] = d
+	}
+	return planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages}, devices
 }
 
 // Device names the device that runs the model's nodes ("cpu", "vulkan:0");
@@ -450,15 +458,8 @@ func (s *Session) executor(key string, types map[string]*graph.Type, cpuOnly boo
 // compile plans the model for the input types on the session's devices,
 // or on its CPU alone, and compiles the plan.
 func (s *Session) compile(types map[string]*graph.Type, cpuOnly bool) (*backend.Executor, error) {
-	devices, stages := s.devices, s.stages
-	if cpuOnly {
-		devices, stages = devices[len(devices)-1:], nil
-	}
-	pdevs := make([]planner.Device, len(devices))
-	for i, d := range devices {
-		pdevs[i] = d
-	}
-	p, err := planner.New(s.model, planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages})
+	opts, devices := s.planOptions(types, cpuOnly)
+	p, err := planner.New(s.model, opts)
 	if err != nil {
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
@@ -474,7 +475,8 @@ func (s *Session) compile(types map[string]*graph.Type, cpuOnly bool) (*backend.
 func (s *Session) Plan(inputs map[string]*graph.Type) (*planner.Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return planner.New(s.model, planner.Options{Devices: s.plannerDevices(), Inputs: inputs, NoFolding: s.opts.noFolding, Stages: s.stages})
+	opts, _ := s.planOptions(inputs, false)
+	return planner.New(s.model, opts)
 }
 
 // Close releases the session's devices and the model's memory mappings.

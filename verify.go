@@ -134,7 +134,8 @@ func (s *Session) checkNode(ctx context.Context, p *planner.Plan, st *planner.St
 	// The step's own device first: under pipeline stages it need not be
 	// the session's first device.
 	var devs []planner.Device
-	for _, d := range s.plannerDevices() {
+	all, _ := s.planOptions(nil, false)
+	for _, d := range all.Devices {
 		if d.Name() == st.Device {
 			devs = append([]planner.Device{d}, devs...)
 		} else {
