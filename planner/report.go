@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -108,7 +106,10 @@ func (p *Plan) Report() *Report {
 		if c, ok := p.Comms[st.Node.Name]; ok && st.Node.Index < 0 {
 			b := max(p.byteSize(st.Out[0]), 0)
 			rs.Comm, rs.Bytes = c.Kind, &b
-			rs.Devices, rs.Physical = p.commDevices(st, c), st.Device
+			for _, d := range c.Devices {
+				rs.Devices = append(rs.Devices, LogicalName(d))
+			}
+			rs.Physical = st.Device
 		}
 		if sh, ok := p.Shards[st.Node.Name]; ok {
 			rs.Shard = &sh
@@ -200,34 +201,6 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// commDevices returns the logical devices that communication step st
-// serves, sorted: those of the steps that make its inputs (a gather or
-// all-reduce joins their shards; through the communication steps that
-// made them, for a nested gather) or, for a scatter, read its output.
-func (p *Plan) commDevices(st Step, c Comm) []string {
-	set := map[string]bool{}
-	for _, other := range p.Steps {
-		if other.Kind != Compute {
-			continue
-		}
-		switch {
-		case c.Kind == CommScatter:
-			if other.Logical != "" && slices.Contains(other.In, st.Out[0]) {
-				set[other.Logical] = true
-			}
-		case slices.ContainsFunc(other.Out, func(v int) bool { return v >= 0 && slices.Contains(st.In, v) }):
-			if other.Logical != "" {
-				set[other.Logical] = true
-			} else if oc, ok := p.Comms[other.Node.Name]; ok && other.Node.Index < 0 {
-				for _, d := range p.commDevices(other, oc) {
-					set[d] = true
-				}
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(set))
 }
 
 // physical names what compute step st runs on under Stages: the host when

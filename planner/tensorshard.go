@@ -32,6 +32,9 @@ type Comm struct {
 	Kind string
 	// Value is the model's value that the node moves.
 	Value string
+	// Devices are the logical devices whose shards the node joins (gather,
+	// all-reduce) or cuts for (scatter), in ascending order.
+	Devices []int
 }
 
 // Shard describes a node that the planner made by running a node of the
@@ -780,7 +783,7 @@ func (s *sharder) allReduce(y string, made []piece, op string, outWant []piece) 
 	for j, pc := range made {
 		names[j] = pc.name
 	}
-	s.emitComm(&graph.Node{Name: "all-reduce " + y, OpType: op, Inputs: names, Outputs: []string{y}}, CommAllReduce, y)
+	s.emitComm(&graph.Node{Name: "all-reduce " + y, OpType: op, Inputs: names, Outputs: []string{y}}, CommAllReduce, y, made)
 	if outWant != nil {
 		s.values[y] = &sharded{layout: outWant}
 	}
@@ -918,6 +921,11 @@ func (s *sharder) need(v string, lo, hi []int64, dev int) (string, error) {
 	}
 	key := v + boxString(lo, hi)
 	if name, ok := s.slices[key]; ok {
+		if c, ok := s.p.Comms["scatter "+key]; ok && !slices.Contains(c.Devices, dev) {
+			c.Devices = append(c.Devices, dev)
+			slices.Sort(c.Devices)
+			s.p.Comms["scatter "+key] = c
+		}
 		return name, nil
 	}
 	if t := s.g.Initializers[v]; t != nil && !s.inputs[v] && st == nil && t.DType != graph.String && t.DType.Bits()%8 == 0 {
@@ -932,7 +940,7 @@ func (s *sharder) need(v string, lo, hi []int64, dev int) (string, error) {
 		return v, nil
 	}
 	s.slices[key] = key
-	s.emitComm(s.sliceNode(v, key, lo, hi), CommScatter, v)
+	s.emitComm(s.sliceNode(v, key, lo, hi), CommScatter, v, []piece{{dev: dev}})
 	s.setType(key, v, boxDims(lo, hi))
 	return key, nil
 }
@@ -963,7 +971,7 @@ func (s *sharder) gather(v string, pieces []piece, axes []int, final string) str
 		if final == "" {
 			return pieces[0].name
 		}
-		s.emitComm(&graph.Node{Name: "gather " + final, OpType: "Identity", Inputs: []string{pieces[0].name}, Outputs: []string{final}}, CommGather, v)
+		s.emitComm(&graph.Node{Name: "gather " + final, OpType: "Identity", Inputs: []string{pieces[0].name}, Outputs: []string{final}}, CommGather, v, pieces)
 		return final
 	}
 	a := axes[0]
@@ -991,7 +999,7 @@ func (s *sharder) gather(v string, pieces []piece, axes []int, final string) str
 		s.setType(out, v, boxDims(lo, hi))
 	}
 	s.emitComm(&graph.Node{Name: "gather " + out, OpType: "Concat", Inputs: names, Outputs: []string{out},
-		Attrs: map[string]*graph.Attribute{"axis": {Name: "axis", Type: graph.AttrInt, I: int64(a)}}}, CommGather, v)
+		Attrs: map[string]*graph.Attribute{"axis": {Name: "axis", Type: graph.AttrInt, I: int64(a)}}}, CommGather, v, pieces)
 	return out
 }
 
@@ -1023,10 +1031,16 @@ func (s *sharder) sliceNode(v, out string, lo, hi []int64) *graph.Node {
 	return n
 }
 
-// emitComm appends communication node n, which moves value v.
-func (s *sharder) emitComm(n *graph.Node, kind, v string) {
+// emitComm appends communication node n, which moves value v between
+// its host copy and the pieces' devices.
+func (s *sharder) emitComm(n *graph.Node, kind, v string, pieces []piece) {
 	n.Index = -1
-	s.p.Comms[n.Name] = Comm{Kind: kind, Value: v}
+	var devs []int
+	for _, pc := range pieces {
+		devs = append(devs, pc.dev)
+	}
+	slices.Sort(devs)
+	s.p.Comms[n.Name] = Comm{Kind: kind, Value: v, Devices: slices.Compact(devs)}
 	s.out = append(s.out, n)
 }
 
