@@ -317,7 +317,7 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 		if sp, err = newStagePlacer(p.Model, st, devices); err != nil {
 			return fmt.Errorf("planner: %w", err)
 		}
-		sp.comms = p.Comms
+		sp.comm = p.comm
 	}
 	where := map[int]map[string]bool{}
 	for i := range p.Constants {
@@ -394,6 +394,13 @@ func (p *Plan) move(where map[int]map[string]bool, v int, dev string) {
 	}
 	p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: HostDevice, To: dev, Bytes: p.byteSize(v)})
 	where[v][dev] = true
+}
+
+// comm returns what communication node n moves, when n is a node that
+// applying the sharding specs inserted (see Plan.Comms).
+func (p *Plan) comm(n *graph.Node) (Comm, bool) {
+	c, ok := p.Comms[n.Name]
+	return c, ok && n.Index < 0
 }
 
 // capturedNames lists the outer-scope values that n's subgraphs read, in a

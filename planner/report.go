@@ -103,7 +103,7 @@ func (p *Plan) Report() *Report {
 			continue
 		}
 		rs := ReportStep{Node: st.Node.Name, Op: st.Node.OpType, Device: st.Device}
-		if c, ok := p.Comms[st.Node.Name]; ok && st.Node.Index < 0 {
+		if c, ok := p.comm(st.Node); ok {
 			b := max(p.byteSize(st.Out[0]), 0)
 			rs.Comm, rs.Bytes = c.Kind, &b
 			for _, d := range c.Devices {

@@ -158,9 +158,9 @@ type stagePlacer struct {
 	st    *Stages
 	host  Device
 	stage map[string]int
-	// comms are the communication nodes that tensor sharding inserted,
-	// by name (see Plan.Comms); they run on the host.
-	comms map[string]Comm
+	// comm tells the communication nodes that tensor sharding inserted
+	// (see Plan.comm); they run on the host.
+	comm func(*graph.Node) (Comm, bool)
 }
 
 // newStagePlacer checks st against m's configuration and finds the host
@@ -189,7 +189,7 @@ func newStagePlacer(m *graph.Model, st *Stages, devices []Device) (*stagePlacer,
 // place returns the device that runs n and its logical device's name, or
 // "" when neither the stage's device nor the host supports it.
 func (sp *stagePlacer) place(n *graph.Node, q Query) (dev, logical string) {
-	if sp.comms[n.Name].Kind != "" && n.Index < 0 {
+	if _, ok := sp.comm(n); ok {
 		return sp.placeComm(n), ""
 	}
 	stage := 0

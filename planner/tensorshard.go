@@ -138,10 +138,10 @@ func (p *Plan) shardTensors(st *Stages) error {
 // graph in which every value has one producer and there is no cycle.
 func (s *sharder) groupRuns() ([]*graph.Node, error) {
 	pin := func(n *graph.Node) int {
-		switch {
-		case n.Index < 0 && s.p.Comms[n.Name].Kind != "":
+		if _, ok := s.p.comm(n); ok {
 			return -1
-		case s.p.Shards[n.Name].Count > 0:
+		}
+		if s.p.Shards[n.Name].Count > 0 {
 			return int(n.DeviceConfigs[0].PipelineStage)
 		}
 		return -2
