@@ -1138,23 +1138,19 @@ func splitAxes(pieces []piece, dims []int64) []int {
 }
 
 // distinct drops pieces with the box and device of an earlier one.
-func distinct(pieces []piece) []piece {
+func distinct(pieces []piece) []piece { return firstOf(pieces, true) }
+
+// distinctBoxes keeps the first piece of each box.
+func distinctBoxes(pieces []piece) []piece { return firstOf(pieces, false) }
+
+// firstOf keeps the first piece of each box, or of each box and device
+// when byDevice.
+func firstOf(pieces []piece, byDevice bool) []piece {
 	var out []piece
 	for _, pc := range pieces {
 		if !slices.ContainsFunc(out, func(o piece) bool {
-			return o.dev == pc.dev && slices.Equal(o.lo, pc.lo) && slices.Equal(o.hi, pc.hi)
+			return (!byDevice || o.dev == pc.dev) && slices.Equal(o.lo, pc.lo) && slices.Equal(o.hi, pc.hi)
 		}) {
-			out = append(out, pc)
-		}
-	}
-	return out
-}
-
-// distinctBoxes keeps the first piece of each box.
-func distinctBoxes(pieces []piece) []piece {
-	var out []piece
-	for _, pc := range pieces {
-		if !slices.ContainsFunc(out, func(o piece) bool { return slices.Equal(o.lo, pc.lo) && slices.Equal(o.hi, pc.hi) }) {
 			out = append(out, pc)
 		}
 	}
