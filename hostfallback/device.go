@@ -3,7 +3,6 @@ package hostfallback
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -44,8 +43,8 @@ func (*Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, 
 			return nil, fmt.Errorf("hostfallback: %s: no CPU kernel", st.Node)
 		}
 		cs := cpuStep{Step: st, kernel: k, slots: make([]*planner.Buffer, len(st.Out)), memo: new(stepMemo), consts: make([]bool, len(st.In))}
-		for j, v := range st.In {
-			cs.consts[j] = v >= 0 && p.Constants[v] != nil && !slices.Contains(p.Inputs, v)
+		for j, t := range p.Query(st).Consts {
+			cs.consts[j] = t != nil
 		}
 		for j, v := range st.Out {
 			if b := p.Buffers[v]; v >= 0 && b != nil {
