@@ -122,18 +122,9 @@ func NewResize(n *graph.Node, opset int64, in []int64) (*ResizeSpec, error) {
 		s.Antialias = n.AttrInt("antialias", 0) != 0
 		s.policy = n.AttrString("keep_aspect_ratio_policy", "stretch")
 		if a := n.Attr("axes"); a != nil && a.Type == graph.AttrInts {
-			s.Axes = make([]int, len(a.Ints))
-			seen := make([]bool, r)
-			for i, v := range a.Ints {
-				ax, err := normAxis(v, r)
-				if err != nil {
-					return nil, err
-				}
-				if seen[ax] {
-					return nil, fmt.Errorf("axis %d repeated", v)
-				}
-				seen[ax] = true
-				s.Axes[i] = ax
+			var err error
+			if s.Axes, err = normAxes(a.Ints, r); err != nil {
+				return nil, err
 			}
 		}
 	}
