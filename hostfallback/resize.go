@@ -189,12 +189,10 @@ func (s resizeSpec) axisMap(d int, in, out int64) axisMap {
 				continue
 			}
 		}
-		if s.Legacy && s.Mode == "nearest" {
-			i := int64(x)
-			if scale < 1 {
-				i = int64(math.Ceil(x))
-			}
-			m.idx[o] = min(max(i, 0), in-1)
+		if s.Mode == "nearest" {
+			// exclude_outside does not apply: the reference would
+			// renormalise a single zeroed weight into NaN.
+			m.idx[o] = s.NearestIndex(d, x)
 			continue
 		}
 		// ratio is in (0, 1]: an integer x is approached from its left.
@@ -211,16 +209,6 @@ func (s resizeSpec) axisMap(d int, in, out int64) axisMap {
 		pad := (n + 1) / 2
 		start := int64(math.Ceil(x+float64(pad))) - n/2 - pad
 		start = min(max(start, -pad), in+pad-n)
-		if m.n == 1 {
-			// exclude_outside does not apply: the reference would
-			// renormalise a single zeroed weight into NaN.
-			pick := int64(0)
-			if coeffs[1] != 0 {
-				pick = 1
-			}
-			m.idx[o] = min(max(start+pick, 0), in-1)
-			continue
-		}
 		if m.n == 0 {
 			m.n = len(coeffs)
 			m.idx = make([]int64, out*n)

@@ -127,27 +127,6 @@ func (s resizeSpec) affine(d int, in int64) (a, b float64) {
 	return a, x0
 }
 
-// nearestIndex returns the input index nearest mode reads for input
-// coordinate x of an axis of in elements, as the CPU kernel picks it.
-func (s resizeSpec) nearestIndex(d int, x float64, in int64) int64 {
-	if s.Legacy {
-		i := int64(x)
-		if s.Scales[d] < 1 {
-			i = int64(math.Ceil(x))
-		}
-		return min(max(i, 0), in-1)
-	}
-	ratio := x - math.Floor(x)
-	if ratio == 0 {
-		ratio = 1
-	}
-	start := min(max(int64(math.Ceil(x+1))-2, -1), in-1)
-	if s.NearestUpper(ratio) {
-		start++
-	}
-	return min(max(start, 0), in-1)
-}
-
 // resizeDim is one dimension walked by resize.comp.
 type resizeDim struct {
 	in, out int64
@@ -164,14 +143,15 @@ func (s resizeSpec) axis(d int, in int64) (rd resizeDim, ok bool) {
 	out := s.Shape[d]
 	rd = resizeDim{in: in, out: out, lo: out, hi: -1}
 	xs := make([]float64, out)
+	extrap := make([]bool, out)
 	identity := in == out
 	for o := range out {
 		x, ex := s.Origin(d, o)
-		xs[o] = x
+		xs[o], extrap[o] = x, ex
 		if !ex {
 			rd.lo, rd.hi = min(rd.lo, o), max(rd.hi, o)
 		}
-		if ex || x != float64(o) && (s.Mode != "nearest" || s.nearestIndex(d, x, in) != o) {
+		if ex || x != float64(o) && (s.Mode != "nearest" || s.NearestIndex(d, x) != o) {
 			identity = false
 		}
 	}
@@ -184,10 +164,8 @@ func (s resizeSpec) axis(d int, in int64) (rd resizeDim, ok bool) {
 		return rd, false
 	}
 	rd.resized = true
-	for o := rd.lo; o <= rd.hi; o++ {
-		if _, ex := s.Origin(d, o); ex {
-			return rd, false
-		}
+	if slices.Contains(extrap[max(rd.lo, 0):rd.hi+1], true) {
+		return rd, false
 	}
 	a, b := s.affine(d, in)
 	rd.a, rd.b = float32(a), float32(b)
@@ -196,7 +174,7 @@ func (s resizeSpec) axis(d int, in int64) (rd resizeDim, ok bool) {
 	}
 	idx := make([]int64, out)
 	for o := rd.lo; o <= rd.hi; o++ {
-		idx[o] = s.nearestIndex(d, xs[o], in)
+		idx[o] = s.NearestIndex(d, xs[o])
 	}
 	rd.a, rd.b, ok = fitFloor(idx[rd.lo:rd.hi+1], rd.lo, in, a)
 	return rd, ok

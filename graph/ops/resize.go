@@ -292,3 +292,27 @@ func (s *ResizeSpec) NearestUpper(ratio float64) bool {
 	}
 	return ratio == 1
 }
+
+// NearestIndex is the input element that nearest mode reads for input
+// coordinate x of axis d, clamped to the axis: Legacy rounds down when
+// enlarging the axis and up when shrinking it; otherwise the lower or
+// upper of the two elements around x, as NearestUpper picks.
+func (s *ResizeSpec) NearestIndex(d int, x float64) int64 {
+	in := s.In[d]
+	if s.Legacy {
+		i := int64(x)
+		if s.Scales[d] < 1 {
+			i = int64(math.Ceil(x))
+		}
+		return min(max(i, 0), in-1)
+	}
+	ratio := x - math.Floor(x)
+	if ratio == 0 {
+		ratio = 1
+	}
+	start := min(max(int64(math.Ceil(x+1))-2, -1), in-1)
+	if s.NearestUpper(ratio) {
+		start++
+	}
+	return min(max(start, 0), in-1)
+}
