@@ -32,6 +32,17 @@ func NumElements(shape []int64) int64 {
 	return n
 }
 
+// Strides returns the row-major element strides of shape.
+func Strides(shape []int64) []int64 {
+	st := make([]int64, len(shape))
+	step := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = step
+		step *= shape[i]
+	}
+	return st
+}
+
 // AllocBytes returns n zeroed bytes whose first byte is 8-byte aligned.
 func AllocBytes(n int64) []byte {
 	if n == 0 {

@@ -71,7 +71,7 @@ func densify(c *Call, sp *graph.SparseTensor) error {
 			offs[i] = v
 		}
 	case ind.Rank() == 2 && ind.Shape[0] == nnz && ind.Shape[1] == int64(len(sp.Dims)):
-		strides := stridesOf(sp.Dims)
+		strides := graph.Strides(sp.Dims)
 		r := int64(len(sp.Dims))
 		for i := range offs {
 			for k, v := range idx[int64(i)*r : int64(i+1)*r] {

@@ -1,5 +1,7 @@
 package hostfallback
 
+import "github.com/onnxvk/onnxvk/graph"
+
 func init() {
 	Register("Expand", expandKernel)
 }
@@ -19,7 +21,7 @@ func expandKernel(c *Call) error {
 	r := max(len(want), x.Rank())
 	shape := make([]int64, r)
 	tabs := make([][]int64, r)
-	strides := stridesOf(x.Shape)
+	strides := graph.Strides(x.Shape)
 	for k := range shape {
 		in, w := int64(1), int64(1)
 		if j := k - (r - x.Rank()); j >= 0 {

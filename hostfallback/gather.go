@@ -102,7 +102,7 @@ func elementOffsets(c *Call, shape []int64, indices *graph.Tensor, axis int) ([]
 		return nil, err
 	}
 	ishape := indices.Shape
-	strides := stridesOf(shape)
+	strides := graph.Strides(shape)
 	dim, astride := shape[axis], strides[axis]
 	offs := make([]int64, len(idx))
 	var bad atomic.Int64
@@ -197,7 +197,7 @@ func ndOffsets(c *Call, shape []int64, indices *graph.Tensor, b int64) (offs []i
 	if err != nil {
 		return nil, 0, err
 	}
-	strides := stridesOf(shape)
+	strides := graph.Strides(shape)
 	slice = graph.NumElements(shape[b+k:])
 	batch := graph.NumElements(shape[:b])
 	batchStride := graph.NumElements(shape[b:])

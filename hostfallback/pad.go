@@ -84,7 +84,7 @@ func padKernel(c *Call) error {
 		return err
 	}
 	tabs := make([][]int64, r)
-	strides := stridesOf(x.Shape)
+	strides := graph.Strides(x.Shape)
 	for k, n := range x.Shape {
 		before, after := pads[k], pads[k+r]
 		tab := make([]int64, shape[k])

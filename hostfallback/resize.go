@@ -133,7 +133,7 @@ func resample[F float32 | float64](maps []axisMap, data []F, shape []int64, dst 
 // nearestResize moves elements: axis d's output o reads its map's single
 // tap, or the extrapolation value.
 func (s resizeSpec) nearestResize(c *Call, x *graph.Tensor, maps []axisMap) error {
-	strides := stridesOf(x.Shape)
+	strides := graph.Strides(x.Shape)
 	tabs := make([][]int64, len(maps))
 	needFill := false
 	for d, m := range maps {

@@ -274,17 +274,6 @@ func runTableGather[T any](g *tableGather, dst, src, fill []T) {
 	})
 }
 
-// stridesOf returns the row-major element strides of shape.
-func stridesOf(shape []int64) []int64 {
-	s := make([]int64, len(shape))
-	acc := int64(1)
-	for i := len(shape) - 1; i >= 0; i-- {
-		s[i] = acc
-		acc *= shape[i]
-	}
-	return s
-}
-
 // rangeTable returns the table [start, start+step, ...] of length n.
 func rangeTable(n, start, step int64) []int64 {
 	t := make([]int64, n)

@@ -106,7 +106,7 @@ func newSlicePlan(c *Call, x *graph.Tensor) (*slicePlan, error) {
 		first[a], shape[a] = ops.SliceRange(starts[i], ends[i], s, x.Shape[a])
 		step[a] = s
 	}
-	strides := stridesOf(x.Shape)
+	strides := graph.Strides(x.Shape)
 	tabs := make([][]int64, r)
 	for k := range tabs {
 		tabs[k] = rangeTable(shape[k], first[k]*strides[k], step[k]*strides[k])

@@ -1,5 +1,7 @@
 package hostfallback
 
+import "github.com/onnxvk/onnxvk/graph"
+
 func init() {
 	Register("Tile", tileKernel)
 }
@@ -40,7 +42,7 @@ func tileKernel(c *Call) error {
 	}
 	// Output axis k, of size reps[k]*d, is walked as the pair (rep, i) with
 	// table 0 for rep and i*stride for i.
-	strides := stridesOf(x.Shape)
+	strides := graph.Strides(x.Shape)
 	shape := make([]int64, r)
 	pairShape := make([]int64, 2*r)
 	tabs := make([][]int64, 2*r)

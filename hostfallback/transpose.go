@@ -145,7 +145,7 @@ func newTransposePlan(shape []int64, perm []int) *transposePlan {
 		p.tiled, p.batch, p.rows, p.cols = true, srcShape[0], srcShape[1], srcShape[2]
 		return p
 	}
-	strides := stridesOf(srcShape)
+	strides := graph.Strides(srcShape)
 	outShape := make([]int64, len(groups))
 	tabs := make([][]int64, len(groups))
 	for g := range groups {

@@ -88,7 +88,7 @@ func naiveTranspose(x *graph.Tensor, perm []int64) *graph.Tensor {
 		shape[i] = x.Shape[a]
 	}
 	y := graph.NewTensor(x.DType, shape)
-	in := stridesOf(x.Shape)
+	in := graph.Strides(x.Shape)
 	size := int64(x.DType.Size())
 	idx := make([]int64, r)
 	for o := range y.NumElements() {

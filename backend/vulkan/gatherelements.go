@@ -36,7 +36,7 @@ func lowerGatherElements(q *query) (*launch, bool) {
 		return nil, false
 	}
 	dims, xs := make([]uint32, maxRank), make([]uint32, maxRank)
-	for i, s := range contiguous(x) {
+	for i, s := range graph.Strides(x) {
 		dims[i], xs[i] = uint32(ind[i]), uint32(s)
 	}
 	elems := graph.NumElements(ind)

@@ -40,17 +40,6 @@ func (q *query) elemWords(k int) (int32, bool) {
 	return w, true
 }
 
-// contiguous returns the row-major element strides of shape.
-func contiguous(shape []int64) []int64 {
-	st := make([]int64, len(shape))
-	step := int64(1)
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = step
-		step *= shape[i]
-	}
-	return st
-}
-
 // view is one strided copy of copy.comp: element c of dims (row-major)
 // goes from sbase + Σ c·sst to dbase + Σ c·dst, in elements.
 type view struct {
@@ -296,8 +285,8 @@ func lowerSlice(q *query) (*launch, bool) {
 		return nil, false
 	}
 	out := append([]int64{}, x...)
-	in := contiguous(x)
-	v := view{dims: out, sst: append([]int64{}, in...), dst: contiguous(out)}
+	in := graph.Strides(x)
+	v := view{dims: out, sst: append([]int64{}, in...)}
 	seen := make([]bool, len(x))
 	for i := range starts {
 		a := i
@@ -322,7 +311,7 @@ func lowerSlice(q *query) (*launch, bool) {
 	if graph.NumElements(out) == 0 {
 		return nil, false
 	}
-	v.dst = contiguous(out)
+	v.dst = graph.Strides(out)
 	return copyNode(q, w, v, out)
 }
 
@@ -355,7 +344,7 @@ func lowerConcat(q *query) (*launch, bool) {
 		}
 		out[a] += s[a]
 	}
-	ost := contiguous(out)
+	ost := graph.Strides(out)
 	var l *launch
 	off := int64(0)
 	for k, s := range q.shapes {
@@ -364,7 +353,7 @@ func lowerConcat(q *query) (*launch, bool) {
 		if graph.NumElements(s) == 0 {
 			continue
 		}
-		part, ok := copyLaunch(q, k, 0, w, view{dims: s, sst: contiguous(s), dst: ost, dbase: base})
+		part, ok := copyLaunch(q, k, 0, w, view{dims: s, sst: graph.Strides(s), dst: ost, dbase: base})
 		if !ok {
 			return nil, false
 		}
@@ -420,7 +409,7 @@ func lowerSplit(q *query) (*launch, bool) {
 	if len(split) != outs || sumInts(split) != x[a] {
 		return nil, false
 	}
-	in := contiguous(x)
+	in := graph.Strides(x)
 	var l *launch
 	var shapes [][]int64
 	types := make([]graph.DType, outs)
@@ -438,7 +427,7 @@ func lowerSplit(q *query) (*launch, bool) {
 		if q.n.Outputs[j] == "" {
 			continue
 		}
-		part, ok := copyLaunch(q, 0, j, w, view{dims: shape, sst: in, dst: contiguous(shape), sbase: base})
+		part, ok := copyLaunch(q, 0, j, w, view{dims: shape, sst: in, dst: graph.Strides(shape), sbase: base})
 		if !ok {
 			return nil, false
 		}
@@ -470,7 +459,7 @@ func lowerExpand(q *query) (*launch, bool) {
 	if graph.NumElements(out) == 0 {
 		return nil, false
 	}
-	return copyNode(q, w, view{dims: out, sst: strides(x, out), dst: contiguous(out)}, out)
+	return copyNode(q, w, view{dims: out, sst: strides(x, out), dst: graph.Strides(out)}, out)
 }
 
 // lowerTile lowers Tile with constant repeats: each axis d is walked as
@@ -489,7 +478,7 @@ func lowerTile(q *query) (*launch, bool) {
 		}
 		out[i] = x[i] * r
 	}
-	in, ost := contiguous(x), contiguous(out)
+	in, ost := graph.Strides(x), graph.Strides(out)
 	var v view
 	for i := range x {
 		v.dims = append(v.dims, reps[i], x[i])
@@ -520,9 +509,9 @@ func lowerDepthSpace(q *query, toSpace bool) (*launch, bool) {
 		var s []int64
 		var perm []int
 		if q.n.AttrString("mode", "DCR") == "CRD" {
-			s, perm = contiguous([]int64{n, cc, b, b, h, wd}), []int{0, 1, 4, 2, 5, 3}
+			s, perm = graph.Strides([]int64{n, cc, b, b, h, wd}), []int{0, 1, 4, 2, 5, 3}
 		} else {
-			s, perm = contiguous([]int64{n, b, b, cc, h, wd}), []int{0, 3, 4, 1, 5, 2}
+			s, perm = graph.Strides([]int64{n, b, b, cc, h, wd}), []int{0, 3, 4, 1, 5, 2}
 		}
 		v.dims = []int64{n, cc, h, b, wd, b}
 		for _, p := range perm {
@@ -533,13 +522,13 @@ func lowerDepthSpace(q *query, toSpace bool) (*launch, bool) {
 			return nil, false
 		}
 		out = []int64{n, c * b * b, h / b, wd / b}
-		s := contiguous([]int64{n, c, h / b, b, wd / b, b})
+		s := graph.Strides([]int64{n, c, h / b, b, wd / b, b})
 		v.dims = []int64{n, b, b, c, h / b, wd / b}
 		for _, p := range []int{0, 3, 5, 1, 2, 4} {
 			v.sst = append(v.sst, s[p])
 		}
 	}
-	v.dst = contiguous(v.dims)
+	v.dst = graph.Strides(v.dims)
 	return copyNode(q, w, v, out)
 }
 

@@ -146,7 +146,7 @@ func inferReduce(inputFrom int64, f reduceFunc) InferFunc {
 		}
 		acc := newVals(x.dt, keptShape)
 		seen := make([]bool, acc.len())
-		st := strides(keptShape)
+		st := graph.Strides(keptShape)
 		j := 0
 		forEachIndex(x.shape, func(coord []int64) {
 			var k int64

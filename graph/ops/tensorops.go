@@ -39,7 +39,7 @@ func transposeIndex(in []int64, perm []int) ([]int64, []int) {
 	for i, p := range perm {
 		out[i] = in[p]
 	}
-	st := strides(in)
+	st := graph.Strides(in)
 	idx := make([]int, 0, graph.NumElements(out))
 	forEachIndex(out, func(coord []int64) {
 		var off int64
@@ -498,7 +498,7 @@ func inferSlice(c *InferContext) error {
 // sliceIndex maps each element of a slice of shape out, starting at first
 // with the given steps, to its source element in shape in.
 func sliceIndex(in, out, first, step []int64) []int {
-	st := strides(in)
+	st := graph.Strides(in)
 	idx := make([]int, 0, graph.NumElements(out))
 	forEachIndex(out, func(coord []int64) {
 		var off int64

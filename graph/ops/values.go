@@ -364,17 +364,6 @@ func reshaped(src *graph.Tensor, shape []int64) *graph.Tensor {
 	return &graph.Tensor{DType: src.DType, Shape: append([]int64{}, shape...), Data: src.Data, Strings: src.Strings}
 }
 
-// strides returns row-major strides of shape.
-func strides(shape []int64) []int64 {
-	s := make([]int64, len(shape))
-	acc := int64(1)
-	for i := len(shape) - 1; i >= 0; i-- {
-		s[i] = acc
-		acc *= shape[i]
-	}
-	return s
-}
-
 // forEachIndex calls f with every coordinate of shape in row-major order.
 func forEachIndex(shape []int64, f func(coord []int64)) {
 	n := graph.NumElements(shape)
