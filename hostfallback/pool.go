@@ -26,6 +26,9 @@ type poolLayout struct {
 	// the padded input.
 	first, count, padded [][]int
 	inStrides            []int
+	// fast is MaxPool's vectorised plan for 2-D float32 planes, nil where
+	// it does not apply (see maxFastPlan).
+	fast *maxFast
 }
 
 // poolPlan checks X [N, C, D...] and the window attributes of a pooling
@@ -180,7 +183,13 @@ func maxPoolKernel(c *Call) error {
 	if x == nil {
 		return c.Errorf("input X is required")
 	}
-	p, err := poolPlan(c, x.Shape)
+	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) {
+		p, err := poolPlan(c, x.Shape)
+		if err == nil && p.rank == 2 && f32Family(x.DType) {
+			p.fast = maxFastPlan(p)
+		}
+		return p, err
+	})
 	if err != nil {
 		return err
 	}
@@ -211,8 +220,8 @@ func maxPoolKernel(c *Call) error {
 
 func maxPool[T poolOrdered](p *poolLayout, x, y []T, indices []int64, colMajor bool, lowest T) {
 	var fast *maxFast
-	if _, f32 := any(x).([]float32); f32 && p.rank == 2 && indices == nil {
-		fast = maxFastPlan(p)
+	if _, f32 := any(x).([]float32); f32 && indices == nil {
+		fast = p.fast
 	}
 	p.forPlanes(func(i int) {
 		var idx []int64
@@ -279,7 +288,7 @@ func averagePoolKernel(c *Call) error {
 	if !f32Family(x.DType) {
 		return c.Unsupported("AveragePool of %s", x.DType)
 	}
-	p, err := poolPlan(c, x.Shape)
+	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.Shape) })
 	if err != nil {
 		return err
 	}
@@ -372,7 +381,7 @@ func lpPoolKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	p, err := poolPlan(c, x.Shape)
+	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.Shape) })
 	if err != nil {
 		return err
 	}
