@@ -18,12 +18,9 @@ import (
 func (s *Session) RunBatch(ctx context.Context, inputs []map[string]*Tensor) ([]map[string]*Tensor, error) {
 	vals := make([]map[string]graph.Value, len(inputs))
 	for i, in := range inputs {
-		vals[i] = make(map[string]graph.Value, len(in))
-		for name, t := range in {
-			if t == nil || t.t == nil {
-				return nil, fmt.Errorf("onnxvk: model %q: request %d: input %q is nil: %w", s.model.Name, i, name, ErrInputMismatch)
-			}
-			vals[i][name] = t.t
+		var err error
+		if vals[i], err = s.tensorValues(in, fmt.Sprintf("request %d: ", i)); err != nil {
+			return nil, err
 		}
 	}
 	outs, err := s.RunValuesBatch(ctx, vals)
@@ -32,13 +29,8 @@ func (s *Session) RunBatch(ctx context.Context, inputs []map[string]*Tensor) ([]
 	}
 	res := make([]map[string]*Tensor, len(outs))
 	for i, out := range outs {
-		res[i] = make(map[string]*Tensor, len(out))
-		for name, v := range out {
-			t, ok := v.(*graph.Tensor)
-			if !ok {
-				return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: use RunValuesBatch", s.model.Name, name, v.ValueType())
-			}
-			res[i][name] = &Tensor{t: t}
+		if res[i], err = s.valueTensors(out, "RunValuesBatch"); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil

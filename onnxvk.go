@@ -289,22 +289,38 @@ func (s *Session) Outputs() []ValueInfo { return append([]ValueInfo{}, s.outputs
 // name. Inputs with a default in the model may be omitted. Run is safe to
 // call from many goroutines; ctx is checked between steps.
 func (s *Session) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
-	vals := make(map[string]graph.Value, len(inputs))
-	for name, t := range inputs {
-		if t == nil || t.t == nil {
-			return nil, fmt.Errorf("onnxvk: model %q: input %q is nil: %w", s.model.Name, name, ErrInputMismatch)
-		}
-		vals[name] = t.t
+	vals, err := s.tensorValues(inputs, "")
+	if err != nil {
+		return nil, err
 	}
 	out, err := s.RunValues(ctx, vals)
 	if err != nil {
 		return nil, err
 	}
+	return s.valueTensors(out, "RunValues")
+}
+
+// tensorValues returns inputs as values; at, when set, says which request
+// they are in errors ("request 2: ").
+func (s *Session) tensorValues(inputs map[string]*Tensor, at string) (map[string]graph.Value, error) {
+	vals := make(map[string]graph.Value, len(inputs))
+	for name, t := range inputs {
+		if t == nil || t.t == nil {
+			return nil, fmt.Errorf("onnxvk: model %q: %sinput %q is nil: %w", s.model.Name, at, name, ErrInputMismatch)
+		}
+		vals[name] = t.t
+	}
+	return vals, nil
+}
+
+// valueTensors returns outputs as tensors, or an error naming the
+// function (instead) to call for an output that is not a tensor.
+func (s *Session) valueTensors(out map[string]graph.Value, instead string) (map[string]*Tensor, error) {
 	res := make(map[string]*Tensor, len(out))
 	for name, v := range out {
 		t, ok := v.(*graph.Tensor)
 		if !ok {
-			return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: use RunValues", s.model.Name, name, v.ValueType())
+			return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: use %s", s.model.Name, name, v.ValueType(), instead)
 		}
 		res[name] = &Tensor{t: t}
 	}
