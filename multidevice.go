@@ -76,12 +76,7 @@ func openConfigured(m *graph.Model, o options) ([]backend.Device, *planner.Stage
 		}
 		return nil, nil, md, nil
 	}
-	md.Configuration = cfg.Name
-	for _, c := range m.Configurations {
-		if c.Name != cfg.Name {
-			md.Others = append(md.Others, c.Name)
-		}
-	}
+	md.Configuration, md.Others = cfg.Name, planner.OtherConfigurations(m, cfg.Name)
 	num := int(cfg.NumDevices)
 	mapping := o.mapping
 	if len(mapping) == 0 {

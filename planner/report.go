@@ -85,11 +85,7 @@ func (p *Plan) Report() *Report {
 		UnsharedBytes: p.UnsharedBytes, FoldedNodes: p.Folded, StepsByDevice: map[string]int{}, Notes: p.Notes}
 	if p.Stages != nil {
 		r.Configuration = p.Stages.Configuration
-		for _, c := range p.Model.Configurations {
-			if c.Name != r.Configuration {
-				r.OtherConfigurations = append(r.OtherConfigurations, c.Name)
-			}
-		}
+		r.OtherConfigurations = OtherConfigurations(p.Model, r.Configuration)
 	}
 	for _, t := range p.Constants {
 		r.TotalWeightBytes += int64(len(t.Data))

@@ -64,6 +64,18 @@ func FindConfiguration(m *graph.Model, name string) (*graph.DeviceConfiguration,
 	return nil, fmt.Errorf("model %q: device configuration %q: %w: the model has %s", m.Name, name, ErrBadDeviceConfiguration, strings.Join(have, ", "))
 }
 
+// OtherConfigurations names m's device configurations other than the one
+// called name, in the model's order.
+func OtherConfigurations(m *graph.Model, name string) []string {
+	var others []string
+	for _, c := range m.Configurations {
+		if c.Name != name {
+			others = append(others, c.Name)
+		}
+	}
+	return others
+}
+
 // CheckDeviceConfigurations validates the model's IR 11 annotations: every
 // configuration has a unique name and at least one device, and every
 // node's annotation (subgraphs included) names a configuration, a pipeline
