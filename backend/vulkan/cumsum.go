@@ -2,12 +2,9 @@ package vulkan
 
 import "github.com/onnxvk/onnxvk/graph"
 
-// maxLoop is the most loop iterations one invocation may run: lavapipe
-// silently stops a shader invocation after 65535.
+// maxLoop is the most loop iterations one invocation of cumsum.comp may
+// run: lavapipe silently stops a shader invocation after 65535.
 const maxLoop = 60000
-
-// maxGroups is the most workgroups a dispatch gets (program.go caps it).
-const maxGroups = 65535
 
 func init() {
 	register("CumSum", lowerCumSum)

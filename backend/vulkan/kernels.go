@@ -14,6 +14,11 @@ import (
 	"github.com/onnxvk/onnxvk/shaders"
 )
 
+// maxGroups is the most workgroups a dispatch gets along x: the least
+// maxComputeWorkGroupCount[0] the Vulkan spec allows (program.go also caps
+// it at the device's).
+const maxGroups = 65535
+
 // workgroupSize is local_size_x of every shader.
 const workgroupSize = 256
 

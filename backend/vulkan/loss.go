@@ -93,7 +93,7 @@ func lowerLoss(q *query, code int32) (*launch, bool) {
 	rows := graph.NumElements(t)
 	groups := int64(1)
 	if flags&(lossSum|lossMean) == 0 {
-		groups = min((rows+workgroupSize-1)/workgroupSize, 65535)
+		groups = min((rows+workgroupSize-1)/workgroupSize, maxGroups)
 	}
 	if (rows+groups*workgroupSize-1)/(groups*workgroupSize)*(3*x[1]+1) > maxLoopSteps {
 		return nil, false

@@ -156,7 +156,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 			if groups == 0 {
 				groups = (part.elems + workgroupSize - 1) / workgroupSize
 			}
-			dss[j] = dispatch{pipe: pipe, push: part.push, node: len(pr.nodes), groups: uint32(max(1, min(groups, 65535,
+			dss[j] = dispatch{pipe: pipe, push: part.push, node: len(pr.nodes), groups: uint32(max(1, min(groups, maxGroups,
 				int64(d.info.limits.MaxComputeWorkGroupCount[0]))))}
 			binds = append(binds, part.bindings...)
 		}
