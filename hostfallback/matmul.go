@@ -230,7 +230,7 @@ func matmulF32(p *matmulShape, a, b, y []float32, beta float32) {
 // matmulPrepacks reports whether an m×k by k×n product takes gemmPacked
 // (see gemmRun) with a kernel that can read a B packed whole.
 func matmulPrepacks(m, n, k int) bool {
-	return convPackedUsable() && k > 0 && m >= 2 && n >= 4 && m*n*k >= gemmSmallWork
+	return convPackedUsable() && k > 0 && gemmTakesPacked(m, n, k)
 }
 
 // matmulBatched runs a planned product with matmulLoop, one output matrix

@@ -151,7 +151,7 @@ func gemmRun(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a
 	if m <= 0 || n <= 0 {
 		return
 	}
-	if bias != nil && (k <= 0 || alpha == 0 || m < 2 || n < 4 || m*n*k < gemmSmallWork) {
+	if bias != nil && (k <= 0 || alpha == 0 || !gemmTakesPacked(m, n, k)) {
 		for i := range m {
 			row := c[i*ldc : i*ldc+n]
 			for j := range row {
@@ -170,7 +170,7 @@ func gemmRun(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a
 	if work < gemmParallelWork {
 		workers = 1
 	}
-	if m < 2 || n < 4 || work < gemmSmallWork {
+	if !gemmTakesPacked(m, n, k) {
 		g := &gemmSmall{transA, transB, k, alpha, a, lda, b, ldb, beta, c, ldc}
 		if workers == 1 {
 			g.run(0, m, 0, n)
@@ -184,6 +184,12 @@ func gemmRun(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a
 		return
 	}
 	gemmPacked(kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, bias, c, ldc, workers)
+}
+
+// gemmTakesPacked reports whether gemmRun multiplies an m×n product of
+// depth k with the packed kernels rather than gemmSmall.
+func gemmTakesPacked(m, n, k int) bool {
+	return m >= 2 && n >= 4 && m*n*k >= gemmSmallWork
 }
 
 // gemmScaleRow sets row to beta·row; beta 0 clears it, NaNs included.
