@@ -87,6 +87,36 @@ func wordsFit(q *query, k int) bool {
 	return (q.elems[k].ByteSize(graph.NumElements(q.shapes[k]))+3)/4 <= q.maxElems
 }
 
+// mergeDims drops the dimensions of size 1 of a walk over dims with the
+// element strides st (one list per operand) and merges neighbours that
+// every operand walks contiguously, returning the remaining dims and each
+// operand's strides along them.
+func mergeDims(dims []int64, st ...[]int64) ([]int64, [][]int64) {
+	var md []int64
+	ms := make([][]int64, len(st))
+	for i, d := range dims {
+		if d == 1 {
+			continue
+		}
+		merge := len(md) > 0
+		for k := range st {
+			merge = merge && ms[k][len(md)-1] == d*st[k][i]
+		}
+		if merge {
+			md[len(md)-1] *= d
+			for k := range st {
+				ms[k][len(md)-1] = st[k][i]
+			}
+			continue
+		}
+		md = append(md, d)
+		for k := range st {
+			ms[k] = append(ms[k], st[k][i])
+		}
+	}
+	return md, ms
+}
+
 // broadcastPush returns the push constants of a shader that walks the
 // output shape out and reads inputs of the shapes ins broadcast to it: the
 // output's element count and rank, its dims, then the element strides of
@@ -98,28 +128,7 @@ func broadcastPush(out []int64, maxR int, ins ...[]int64) ([]uint32, bool) {
 	for k, s := range ins {
 		full[k] = strides(s, out)
 	}
-	var dims []int64
-	st := make([][]int64, len(ins))
-	for i, d := range out {
-		if d == 1 {
-			continue
-		}
-		merge := len(dims) > 0
-		for k := range ins {
-			merge = merge && st[k][len(dims)-1] == d*full[k][i]
-		}
-		if merge {
-			dims[len(dims)-1] *= d
-			for k := range ins {
-				st[k][len(dims)-1] = full[k][i]
-			}
-			continue
-		}
-		dims = append(dims, d)
-		for k := range ins {
-			st[k] = append(st[k], full[k][i])
-		}
-	}
+	dims, st := mergeDims(out, full...)
 	if len(dims) > maxR {
 		return nil, false
 	}

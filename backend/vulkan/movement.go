@@ -62,17 +62,8 @@ func copyNode(q *query, w int32, v view, out []int64) (*launch, bool) {
 // in to output out for elements of w words; ok is false when the view has
 // too many dimensions or does not fit a binding or the shader's words.
 func copyLaunch(q *query, in, out int, w int32, v view) (*launch, bool) {
-	var dims, sst, dst []int64
-	for i, d := range v.dims {
-		if d == 1 {
-			continue
-		}
-		if k := len(dims) - 1; k >= 0 && sst[k] == d*v.sst[i] && dst[k] == d*v.dst[i] {
-			dims[k], sst[k], dst[k] = dims[k]*d, v.sst[i], v.dst[i]
-			continue
-		}
-		dims, sst, dst = append(dims, d), append(sst, v.sst[i]), append(dst, v.dst[i])
-	}
+	dims, st := mergeDims(v.dims, v.sst, v.dst)
+	sst, dst := st[0], st[1]
 	elems := graph.NumElements(v.dims)
 	if len(dims) > maxCopyRank || int64(w)*elems > q.maxElems || v.sbase > math.MaxInt32 || v.dbase > math.MaxInt32 {
 		return nil, false
