@@ -68,18 +68,28 @@ func lowerCompare(q *query, op int32) (*launch, bool) {
 // a and b (the same input for the unary ops) broadcast together, with a
 // bool output; ok is false when the shapes do not broadcast or do not fit.
 func predicateLaunch(q *query, op int32, a, b int) (*launch, bool) {
+	l, ok := broadcastLaunch(q, "predicate", op, a, b, graph.Bool)
+	if ok {
+		l.groups = ((l.elems+3)/4 + workgroupSize - 1) / workgroupSize
+	}
+	return l, ok
+}
+
+// broadcastLaunch returns the dispatch of shader for op on inputs a and b
+// broadcast together, with an output of element type outType; ok is false
+// when the shapes do not broadcast or an operand does not fit a binding.
+func broadcastLaunch(q *query, shader string, op int32, a, b int, outType graph.DType) (*launch, bool) {
 	out, ok := broadcast(q.shapes[a], q.shapes[b])
-	if !ok || !wordsFit(q, a) || !wordsFit(q, b) {
+	elems := graph.NumElements(out)
+	if !ok || !wordsFit(q, a) || !wordsFit(q, b) || (outType.ByteSize(elems)+3)/4 > q.maxElems {
 		return nil, false
 	}
 	push, ok := broadcastPush(out, maxRank, q.shapes[a], q.shapes[b])
 	if !ok {
 		return nil, false
 	}
-	elems := graph.NumElements(out)
-	return &launch{shader: "predicate", op: op, bindings: []slot{{false, a}, {false, b}, {true, 0}}, push: words(push...),
-		elems: elems, outShapes: [][]int64{out}, groups: ((elems+3)/4 + workgroupSize - 1) / workgroupSize,
-		rawInputs: []int{a, b}, outTypes: []graph.DType{graph.Bool}}, true
+	return &launch{shader: shader, op: op, bindings: []slot{{false, a}, {false, b}, {true, 0}}, push: words(push...),
+		elems: elems, outShapes: [][]int64{out}, rawInputs: []int{a, b}, outTypes: []graph.DType{outType}}, true
 }
 
 // wordsFit reports whether the 32-bit words of input k fit a binding.

@@ -84,15 +84,5 @@ func lowerIntBinary(q *query, op int32) (*launch, bool) {
 // (the same input for the unary ops) broadcast together; ok is false when
 // the shapes do not broadcast or do not fit.
 func intLaunch(q *query, op int32, a, b int) (*launch, bool) {
-	out, ok := broadcast(q.shapes[a], q.shapes[b])
-	elems := graph.NumElements(out)
-	if !ok || !wordsFit(q, a) || !wordsFit(q, b) || int64(q.elems[a].Size()/4)*elems > q.maxElems {
-		return nil, false
-	}
-	push, ok := broadcastPush(out, maxRank, q.shapes[a], q.shapes[b])
-	if !ok {
-		return nil, false
-	}
-	return &launch{shader: "intops", op: op, bindings: []slot{{false, a}, {false, b}, {true, 0}}, push: words(push...),
-		elems: elems, outShapes: [][]int64{out}, rawInputs: []int{a, b}, outTypes: []graph.DType{q.elems[a]}}, true
+	return broadcastLaunch(q, "intops", op, a, b, q.elems[a])
 }
