@@ -18,6 +18,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
 )
 
@@ -76,9 +77,7 @@ func rssAnon() int64 {
 // ONNX archive and as protobuf with external data, then loads and runs
 // both.
 func TestArchiveLargeModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes two models of 2.25 GiB each")
-	}
+	testenv.SkipLong(t) // writes two models of 2.25 GiB each
 	dir := t.TempDir()
 	var fs syscall.Statfs_t
 	require.NoError(t, syscall.Statfs(dir, &fs))

@@ -17,3 +17,43 @@ func Skip(t testing.TB, reason string) {
 	}
 	t.Skip(reason)
 }
+
+// LongEnv names the variable that turns on the long suites: full sweeps
+// and whole-suite runs that take minutes on a 2-core machine with
+// lavapipe. .ci/run sets it; `go test ./...` runs without it.
+const LongEnv = "ONNXVK_LONG"
+
+// Long reports whether the long suites run: LongEnv is 1 and the tests
+// are not -short.
+func Long() bool { return !testing.Short() && os.Getenv(LongEnv) == "1" }
+
+// SkipLong skips a test of the long suites unless they run.
+func SkipLong(t testing.TB) {
+	t.Helper()
+	if !Long() {
+		t.Skip("a long suite: runs with " + LongEnv + "=1")
+	}
+}
+
+// Sampler picks the cases of a sweep: all of them in the long suites,
+// otherwise every n-th one in the order they are offered, starting with
+// the first. Nested loops that offer their cases to one Sampler see a
+// different subset in each outer iteration.
+type Sampler struct {
+	n, seen int
+}
+
+// NewSampler returns a Sampler that keeps every n-th case outside the
+// long suites.
+func NewSampler(n int) *Sampler {
+	if Long() || n < 1 {
+		n = 1
+	}
+	return &Sampler{n: n}
+}
+
+// Take reports whether the next case runs.
+func (s *Sampler) Take() bool {
+	s.seen++
+	return (s.seen-1)%s.n == 0
+}
