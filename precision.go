@@ -3,6 +3,7 @@ package onnxvk
 import (
 	"strings"
 
+	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 )
 
@@ -62,4 +63,30 @@ func (s *Session) DeviceMemoryInUse() int64 {
 		}
 	}
 	return n
+}
+
+// Counters is what the session's devices have done: queue submissions,
+// kernel dispatches, and bytes copied between host memory and device
+// memory (inputs, outputs, values crossing to or from the CPU, weight
+// uploads; staging copies included). The difference of two readings
+// around one Run, with no other Run in flight, is that Run's cost.
+type Counters struct {
+	Submits, Dispatches, HostDeviceBytes int64
+}
+
+// Sub returns c minus o: what was done between two readings.
+func (c Counters) Sub(o Counters) Counters {
+	return Counters{c.Submits - o.Submits, c.Dispatches - o.Dispatches, c.HostDeviceBytes - o.HostDeviceBytes}
+}
+
+// Counters returns the running totals of the session's devices since they
+// were opened (see Counters). A CPU-only session counts nothing.
+func (s *Session) Counters() Counters {
+	var c backend.Counters
+	for _, d := range s.devices {
+		if k, ok := d.(backend.Counting); ok {
+			c = c.Add(k.Counters())
+		}
+	}
+	return Counters(c)
 }

@@ -36,6 +36,22 @@ type Device interface {
 	Close() error
 }
 
+// Counters count what a device did: queue submissions, kernel dispatches
+// submitted, and bytes copied between host memory and device memory.
+type Counters struct {
+	Submits, Dispatches, HostDeviceBytes int64
+}
+
+// Add returns the sum of c and o.
+func (c Counters) Add(o Counters) Counters {
+	return Counters{c.Submits + o.Submits, c.Dispatches + o.Dispatches, c.HostDeviceBytes + o.HostDeviceBytes}
+}
+
+// Counting is implemented by devices that count their work (see Counters).
+type Counting interface {
+	Counters() Counters
+}
+
 // Program is a compiled sequence of steps. Run may be called from several
 // goroutines at once, each with its own Frame.
 type Program interface {

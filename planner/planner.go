@@ -31,6 +31,22 @@ type Device interface {
 	Supports(q Query) bool
 }
 
+// ConstantHolder is implemented by a device that reads the plan's
+// constants itself when it compiles the steps that use them (a GPU that
+// uploads weights once and keeps them resident). A constant needs no
+// transfer step to such a device, so it neither costs a copy per Run nor
+// splits the device's run of steps.
+type ConstantHolder interface {
+	HoldsConstants() bool
+}
+
+// holdsConstants reports whether d keeps constants itself (see
+// ConstantHolder).
+func holdsConstants(d Device) bool {
+	h, ok := d.(ConstantHolder)
+	return ok && h.HoldsConstants()
+}
+
 // Query describes a node to Device.Supports.
 type Query struct {
 	Node *graph.Node
@@ -65,6 +81,16 @@ func query(g *graph.Graph, n *graph.Node, opset int64, overridable map[string]bo
 // it.
 func (p *Plan) Query(st *Step) Query {
 	return query(p.Graph, st.Node, st.Opset, graphInputs(p.Graph))
+}
+
+// Fixed returns the value of constant v when no Run can replace it (an
+// initializer that is not also a graph input, or a folded value), else
+// nil.
+func (p *Plan) Fixed(v int) *graph.Tensor {
+	if slices.Contains(p.Inputs, v) {
+		return nil
+	}
+	return p.Constants[v]
 }
 
 // graphInputs returns the set of g's input names.
@@ -322,6 +348,11 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 	where := map[int]map[string]bool{}
 	for i := range p.Constants {
 		where[i] = map[string]bool{HostDevice: true}
+		for _, d := range devices {
+			if holdsConstants(d) && p.Fixed(i) != nil {
+				where[i][d.Name()] = true
+			}
+		}
 	}
 	for _, i := range p.Inputs {
 		where[i] = map[string]bool{HostDevice: true}

@@ -3,11 +3,17 @@
 // called with the purego binding in internal/vk.
 //
 // A Program records the dispatches of a plan segment into one command
-// buffer, once per execution context; a context owns its arena buffer (the
-// plan's arena offsets are used as they are), a host-visible buffer for
-// the values that enter or leave the segment, descriptor sets and a fence.
-// Contexts are pooled, so concurrent Runs each get their own. Weights are
-// uploaded once per device.
+// buffer, once per execution context; a context owns its device-local
+// arena (the plan's arena offsets are used as they are), a device-local
+// io buffer for the values that enter or leave the segment, with a
+// host-visible, cached staging buffer and the copies between the two
+// recorded in the same command buffer where the host cannot use io's
+// memory directly, descriptor sets and a fence. Contexts are pooled, so
+// concurrent Runs each get their own. Views (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity) bind their input's memory and record nothing.
+// Weights are constants the device holds (HoldsConstants): the plan has no
+// steps for them, and Compile uploads those it has not seen in bulk, into
+// shared blocks of device-local memory.
 package vulkan
 
 import (
@@ -51,9 +57,32 @@ type Device struct {
 	closed    bool
 	modules   map[string]uintptr
 	pipelines map[pipelineKey]*pipeline
-	weights   map[*graph.Tensor]*buffer
-	programs  []*program
+	// weights holds the resident constants by tensor, in blocks (see
+	// makeResident).
+	weights  map[*graph.Tensor]weightRef
+	blocks   []*buffer
+	programs []*program
+
+	counters counters
 }
+
+// counters are the running totals behind Counters.
+type counters struct {
+	submits, dispatches, hostDeviceBytes atomic.Int64
+}
+
+// Counters returns what the device has done since it was opened: queue
+// submissions, dispatches recorded into the command buffers it submitted,
+// and bytes copied between host memory and device memory (inputs,
+// outputs and weights, staging included).
+func (d *Device) Counters() backend.Counters {
+	return backend.Counters{Submits: d.counters.submits.Load(), Dispatches: d.counters.dispatches.Load(),
+		HostDeviceBytes: d.counters.hostDeviceBytes.Load()}
+}
+
+// HoldsConstants reports that the device keeps the plan's constants
+// resident: Compile uploads them, so they need no transfer steps.
+func (d *Device) HoldsConstants() bool { return true }
 
 var (
 	autoOnce sync.Once
@@ -130,7 +159,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 		QueueCount: 1, PQueuePriorities: unsafe.Pointer(&priority)}
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
 	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", modules: map[string]uintptr{},
-		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]*buffer{}}
+		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]weightRef{}}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	if d.half, err = enableHalf(cfg, info, dci, &pin); err != nil {
@@ -204,13 +233,10 @@ func (d *Device) Close() error {
 	for _, m := range d.modules {
 		vk.DestroyShaderModule(d.dev, m)
 	}
-	for _, b := range d.weights {
+	for _, b := range d.blocks {
 		b.free(d.dev)
 	}
-	for _, b := range d.half.weights {
-		b.free(d.dev)
-	}
-	d.programs, d.pipelines, d.modules, d.weights, d.half.weights = nil, nil, nil, nil, nil
+	d.programs, d.pipelines, d.modules, d.weights, d.half.weights, d.blocks = nil, nil, nil, nil, nil, nil
 	vk.DestroyDevice(d.dev)
 	releaseInstance()
 	return errors.Join(errs...)
@@ -226,13 +252,25 @@ type buffer struct {
 	// the allocation's memSize back from.
 	used    *atomic.Int64
 	memSize int64
+	// flags are the property flags of the buffer's memory type.
+	flags uint32
+}
+
+// hostReadable reports whether the host may read and write b through its
+// mapping at full speed: host-visible, coherent and cached memory, as on
+// unified-memory devices (never a write-combined BAR window).
+func (b *buffer) hostReadable() bool {
+	const want = vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit | vk.MemoryPropertyHostCachedBit
+	return b.mapped != nil && b.flags&want == want
 }
 
 // newBuffer creates a storage buffer of size bytes (at least 16, rounded
 // up to whole 32-bit words: shaders access 1-byte tensors by words). With
-// host set, the memory must be host-visible and coherent (device-local
-// too where there is such a type); otherwise it is device-local, and
-// mapped anyway when that memory is also host-visible.
+// host set, the memory must be host-visible and coherent, and is cached
+// where the device has such a type (staging: the host writes inputs and
+// reads results there, which must not be write-combined memory);
+// otherwise it is device-local, and mapped anyway when that memory is
+// also host-visible and coherent.
 func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
 	size = max((size+3)&^3, 16)
 	b := &buffer{size: size}
@@ -247,7 +285,7 @@ func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
 	const hostBits = vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit
 	var prefs []uint32
 	if host {
-		prefs = []uint32{hostBits | vk.MemoryPropertyDeviceLocalBit, hostBits}
+		prefs = []uint32{hostBits | vk.MemoryPropertyHostCachedBit, hostBits}
 	} else {
 		prefs = []uint32{vk.MemoryPropertyDeviceLocalBit, 0}
 	}
@@ -278,7 +316,7 @@ func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
 		vk.DestroyBuffer(d.dev, b.buf)
 		return nil, fmt.Errorf("vulkan: vkAllocateMemory (%d bytes): %w", req.Size, err)
 	}
-	b.used, b.memSize = &d.memUsed, int64(req.Size)
+	b.used, b.memSize, b.flags = &d.memUsed, int64(req.Size), m.MemoryTypes[typeIndex].PropertyFlags
 	if err := vk.BindBufferMemory(d.dev, b.buf, b.mem, 0); err != nil {
 		b.free(d.dev)
 		return nil, fmt.Errorf("vulkan: vkBindBufferMemory: %w", err)
@@ -298,62 +336,6 @@ func (b *buffer) free(dev uintptr) {
 	vk.DestroyBuffer(dev, b.buf)
 	vk.FreeMemory(dev, b.mem)
 	b.used.Add(-b.memSize)
-}
-
-// weight returns the device buffer holding constant t, uploading it on
-// first use. d.mu must be held.
-func (d *Device) weight(t *graph.Tensor) (*buffer, error) {
-	if b, ok := d.weights[t]; ok {
-		return b, nil
-	}
-	b, err := d.upload(t.Data)
-	if err != nil {
-		return nil, err
-	}
-	d.weights[t] = b
-	return b, nil
-}
-
-// upload returns a new device-local buffer holding data.
-func (d *Device) upload(data []byte) (*buffer, error) {
-	b, err := d.newBuffer(uint64(len(data)), false)
-	if err != nil {
-		return nil, err
-	}
-	if b.mapped != nil {
-		copy(b.mapped, data)
-	} else if err := d.stage(b, data); err != nil {
-		b.free(d.dev)
-		return nil, err
-	}
-	return b, nil
-}
-
-// stage copies data into device-local dst through a host-visible staging
-// buffer and waits for the copy.
-func (d *Device) stage(dst *buffer, data []byte) error {
-	src, err := d.newBuffer(uint64(len(data)), true)
-	if err != nil {
-		return err
-	}
-	defer src.free(d.dev)
-	copy(src.mapped, data)
-	c, err := d.newCommands()
-	if err != nil {
-		return err
-	}
-	defer c.destroy(d.dev)
-	bi := &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageOneTimeSubmitBit}
-	if err := vk.BeginCommandBuffer(c.cmd, bi); err != nil {
-		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
-	}
-	vk.CmdCopyBuffer(c.cmd, src.buf, dst.buf, &vk.BufferCopy{Size: uint64(len(data))})
-	vk.CmdPipelineBarrier(c.cmd, vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit,
-		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessTransferWriteBit, DstAccessMask: vk.AccessShaderReadBit})
-	if err := vk.EndCommandBuffer(c.cmd); err != nil {
-		return fmt.Errorf("vulkan: vkEndCommandBuffer: %w", err)
-	}
-	return d.submit(c)
 }
 
 // commands is a command pool with one primary command buffer and a fence.
@@ -389,6 +371,7 @@ func (c *commands) destroy(dev uintptr) {
 
 // submit runs c's command buffer and waits for it to finish.
 func (d *Device) submit(c *commands) error {
+	d.counters.submits.Add(1)
 	d.queueMu.Lock()
 	err := vk.QueueSubmit(d.queue, c.submitInfo, c.fence)
 	d.queueMu.Unlock()

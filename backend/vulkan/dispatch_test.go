@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/onnxvk/onnxvk"
@@ -11,6 +13,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // reluChain is n Relu nodes in a row over a [1, 64] tensor: n dispatches
@@ -83,6 +86,111 @@ func TestOneSubmitPerRun(t *testing.T) {
 		}
 		if n := vk.Submits() - before; n != 1 {
 			t.Fatalf("run %d made %d submits, want 1", run, n)
+		}
+	}
+}
+
+// convNet is a small classifier with weights on every layer: Conv (3×3,
+// bias) → Relu → GlobalAveragePool → Flatten → Gemm (bias) → Softmax, over
+// an input [1, 3, 16, 16], with seeded random weights.
+func convNet() *graph.Model {
+	r := rand.New(rand.NewPCG(3, 4))
+	weight := func(shape ...int64) *graph.Tensor {
+		t := graph.NewTensor(graph.Float, shape)
+		v := graph.View[float32](t)
+		for i := range v {
+			v[i] = r.Float32() - 0.5
+		}
+		return t
+	}
+	g := graph.NewGraph("convnet")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 3, 16, 16))}}
+	g.Initializers = map[string]*graph.Tensor{"w": weight(8, 3, 3, 3), "b": weight(8), "fw": weight(10, 8), "fb": weight(10)}
+	pads := &graph.Attribute{Name: "pads", Type: graph.AttrInts, Ints: []int64{1, 1, 1, 1}}
+	transB := &graph.Attribute{Name: "transB", Type: graph.AttrInt, I: 1}
+	g.Nodes = []*graph.Node{
+		{Index: 0, OpType: "Conv", Inputs: []string{"x", "w", "b"}, Outputs: []string{"c"}, Attrs: map[string]*graph.Attribute{"pads": pads}},
+		{Index: 1, OpType: "Relu", Inputs: []string{"c"}, Outputs: []string{"r"}},
+		{Index: 2, OpType: "GlobalAveragePool", Inputs: []string{"r"}, Outputs: []string{"p"}},
+		{Index: 3, OpType: "Flatten", Inputs: []string{"p"}, Outputs: []string{"f"}},
+		{Index: 4, OpType: "Gemm", Inputs: []string{"f", "fw", "fb"}, Outputs: []string{"l"}, Attrs: map[string]*graph.Attribute{"transB": transB}},
+		{Index: 5, OpType: "Softmax", Inputs: []string{"l"}, Outputs: []string{"y"}},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 10))}}
+	return &graph.Model{Name: "convnet", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}
+
+// TestOneSubmitWithWeights runs a model whose every layer has weights,
+// all on Vulkan, and requires each Run to be one submission that moves
+// only the input and the output between host and device (the weights are
+// resident from compile time, uploaded by the first Run, which compiles
+// the plan), with the CPU's results.
+func TestOneSubmitWithWeights(t *testing.T) {
+	s, err := onnxvk.NewSession(convNet(), onnxvk.WithDevice("vulkan"))
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cpu, err := onnxvk.NewSession(convNet(), onnxvk.WithDevice("cpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	xs := make([]float32, 3*16*16)
+	for i := range xs {
+		xs[i] = float32(i%17) / 17
+	}
+	x, err := onnxvk.NewTensor([]int64{1, 3, 16, 16}, xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*onnxvk.Tensor{"x": x}
+	p, err := s.Plan(map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(1, 3, 16, 16))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range p.Steps {
+		if st.Kind == planner.Transfer && p.Constants[st.In[0]] != nil {
+			t.Errorf("the plan moves weight %q to %s", p.Values[st.In[0]], st.To)
+		}
+	}
+	want, err := cpu.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantY, _ := want["y"].Float32s()
+	var weights int64
+	for _, w := range convNet().Graph.Initializers {
+		weights += int64(len(w.Data))
+	}
+	for run := range 3 {
+		before := s.Counters()
+		got, err := s.Run(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := s.Counters().Sub(before)
+		if c.Submits != 1 {
+			t.Errorf("run %d made %d submits, want 1", run, c.Submits)
+		}
+		io := int64(len(xs)+len(wantY)) * 4
+		if run == 0 {
+			io += weights
+		}
+		if c.HostDeviceBytes != io {
+			t.Errorf("run %d moved %d bytes between host and device, want %d (the input and the output, and the weights the first time)", run, c.HostDeviceBytes, io)
+		}
+		if c.Dispatches < 1 || c.Dispatches > int64(len(convNet().Graph.Nodes)) {
+			t.Errorf("run %d made %d dispatches for %d nodes", run, c.Dispatches, len(convNet().Graph.Nodes))
+		}
+		gotY, _ := got["y"].Float32s()
+		for i := range wantY {
+			if math.Abs(float64(gotY[i]-wantY[i])) > 1e-5 {
+				t.Fatalf("run %d: y[%d] = %v, the CPU's %v", run, i, gotY[i], wantY[i])
+			}
 		}
 	}
 }

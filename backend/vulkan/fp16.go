@@ -21,7 +21,6 @@ import (
 
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
-	"github.com/onnxvk/onnxvk/planner"
 	"github.com/x448/float16"
 )
 
@@ -57,7 +56,7 @@ type halfMode struct {
 	reason string
 	// weights holds the fp16 copies of constant weights. The device's mu
 	// guards it.
-	weights map[*graph.Tensor]*buffer
+	weights map[*graph.Tensor]weightRef
 }
 
 // storage16 reports whether a device can read fp16 from storage buffers;
@@ -96,7 +95,7 @@ func enableHalf(cfg openConfig, info Info, dci *vk.DeviceCreateInfo, pin *runtim
 			dci.EnabledExtensionCount, dci.PpEnabledExtensionNames = 1, unsafe.Pointer(&names[0])
 		}
 	}
-	return halfMode{on: true, weights: map[*graph.Tensor]*buffer{}}, nil
+	return halfMode{on: true, weights: map[*graph.Tensor]weightRef{}}, nil
 }
 
 // FP16 reports the fp16 weight mode (see WithFP16): on when the device
@@ -129,39 +128,6 @@ func useHalfWeights(q *query, l *launch) {
 		return
 	}
 	l.shader, l.halfInputs = v.shader, []int{s.k}
-}
-
-// placeHalf binds value v, input k of step st, to its fp16 weight buffer
-// in at, uploading the weight on first use. d.mu must be held.
-func (d *Device) placeHalf(p *planner.Plan, st *planner.Step, k int, at map[int]loc) error {
-	v := st.In[k]
-	if _, ok := at[v]; ok {
-		return nil
-	}
-	c := p.Constants[v]
-	if c == nil || c.DType != graph.Float {
-		return fmt.Errorf("vulkan: %s: input %d (%q) is read as an fp16 weight but is no float32 constant", st.Node, k, p.Values[v])
-	}
-	w, err := d.halfWeight(c)
-	if err != nil {
-		return fmt.Errorf("vulkan: %s: uploading weight %q as fp16 (%d bytes) to %s: %w", st.Node, p.Values[v], len(c.Data)/2, d.name, err)
-	}
-	at[v] = loc{region: inWeight, size: uint64(len(c.Data) / 2), weight: w}
-	return nil
-}
-
-// halfWeight returns the device buffer holding float32 constant t as
-// fp16, uploading it on first use. d.mu must be held.
-func (d *Device) halfWeight(t *graph.Tensor) (*buffer, error) {
-	if b, ok := d.half.weights[t]; ok {
-		return b, nil
-	}
-	b, err := d.upload(halfBytes(graph.View[float32](t)))
-	if err != nil {
-		return nil, err
-	}
-	d.half.weights[t] = b
-	return b, nil
 }
 
 // halfBytes returns the fp16 encoding of v, little endian: each value

@@ -126,7 +126,36 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 			}
 		}
 	}
-	align := max(d.info.limits.MinStorageBufferOffsetAlignment, 256)
+	// Lower every step first, so that the weights they bind are made
+	// resident in one batch.
+	launches := make([]*launch, len(steps))
+	var keys []weightKey
+	for i := range steps {
+		st := &steps[i]
+		l, ok := lower(p.Query(st), d.caps())
+		if !ok {
+			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
+		}
+		launches[i] = l
+		for _, part := range l.parts() {
+			for _, s := range part.bindings {
+				if s.out {
+					continue
+				}
+				c := p.Fixed(st.In[s.k])
+				if c == nil && l.halfInput(s.k) || c != nil && l.halfInput(s.k) && c.DType != graph.Float {
+					return nil, fmt.Errorf("vulkan: %s: input %d (%q) is read as an fp16 weight but is no float32 constant", st.Node, s.k, p.Values[st.In[s.k]])
+				}
+				if c != nil {
+					keys = append(keys, weightKey{t: c, half: l.halfInput(s.k)})
+				}
+			}
+		}
+	}
+	if err := d.makeResident(keys); err != nil {
+		return nil, fmt.Errorf("vulkan: %s: uploading weights: %w", d.name, err)
+	}
+	align := d.bindAlign()
 	pr := &program{d: d}
 	// where holds the place of each bound value, halfAt that of the
 	// weights bound as fp16.
@@ -137,16 +166,39 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		return l
 	}
 	for i := range steps {
-		st := &steps[i]
-		q := p.Query(st)
-		types := q.Inputs
-		l, ok := lower(q, d.caps())
-		if !ok {
-			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
+		st, l := &steps[i], launches[i]
+		types := p.Query(st).Inputs
+		for _, part := range l.parts() {
+			for _, s := range part.bindings {
+				if s.out {
+					continue
+				}
+				v := st.In[s.k]
+				if c := p.Fixed(v); c != nil {
+					k := weightKey{t: c, half: l.halfInput(s.k)}
+					r := d.resident(k)
+					at := where
+					if k.half {
+						at = halfAt
+					}
+					at[v] = loc{region: inWeight, off: r.off, size: r.size, weight: r.block}
+					continue
+				}
+				if _, ok := where[v]; ok {
+					continue
+				}
+				size := uint64(types[s.k].Elem.ByteSize(graph.NumElements(types[s.k].Shape.Ints())))
+				where[v] = ioSlot(size)
+				pr.ins = append(pr.ins, ioValue{v: v, off: where[v].off, size: size})
+			}
+		}
+		if pr.view(st, l, where, escapes) {
+			pr.nodes = append(pr.nodes, st.Node)
+			pr.release = append(pr.release, st.Release...)
+			continue
 		}
 		parts := l.parts()
 		dss := make([]dispatch, len(parts))
-		var binds []slot
 		for j, part := range parts {
 			pipe, err := d.pipelineFor(part)
 			if err != nil {
@@ -158,54 +210,29 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 			}
 			dss[j] = dispatch{pipe: pipe, push: part.push, node: len(pr.nodes), groups: uint32(max(1, min(groups, maxGroups,
 				int64(d.info.limits.MaxComputeWorkGroupCount[0]))))}
-			binds = append(binds, part.bindings...)
 		}
-		for _, s := range binds {
-			if s.out {
-				continue
-			}
-			if l.halfInput(s.k) {
-				if err := d.placeHalf(p, st, s.k, halfAt); err != nil {
-					return nil, err
+		for _, part := range parts {
+			for _, s := range part.bindings {
+				if !s.out {
+					continue
 				}
-				continue
-			}
-			v := st.In[s.k]
-			if _, ok := where[v]; ok {
-				continue
-			}
-			size := uint64(types[s.k].Elem.ByteSize(graph.NumElements(types[s.k].Shape.Ints())))
-			if c := p.Constants[v]; c != nil {
-				w, err := d.weight(c)
-				if err != nil {
-					return nil, fmt.Errorf("vulkan: %s: uploading weight %q (%d bytes) to %s: %w", st.Node, p.Values[v], len(c.Data), d.name, err)
+				out := st.Out[s.k]
+				if _, ok := where[out]; ok {
+					continue
 				}
-				where[v] = loc{region: inWeight, size: size, weight: w}
-				continue
-			}
-			where[v] = ioSlot(size)
-			pr.ins = append(pr.ins, ioValue{v: v, off: where[v].off, size: size})
-		}
-		for _, s := range binds {
-			if !s.out {
-				continue
-			}
-			out := st.Out[s.k]
-			if _, ok := where[out]; ok {
-				continue
-			}
-			dt := l.outType(s.k)
-			size := uint64(dt.ByteSize(graph.NumElements(l.outShapes[s.k])))
-			b := p.Buffers[out]
-			switch {
-			case escapes[out] || b == nil || b.AliasOf >= 0 || b.Device != d.name || uint64(b.Offset)%align != 0:
-				where[out] = ioSlot(size)
-				if escapes[out] {
-					pr.outs = append(pr.outs, ioValue{v: out, off: where[out].off, size: size, dtype: dt, shape: l.outShapes[s.k]})
+				dt := l.outType(s.k)
+				size := uint64(dt.ByteSize(graph.NumElements(l.outShapes[s.k])))
+				b := p.Buffers[out]
+				switch {
+				case escapes[out] || b == nil || b.AliasOf >= 0 || b.Device != d.name || uint64(b.Offset)%align != 0:
+					where[out] = ioSlot(size)
+					if escapes[out] {
+						pr.outs = append(pr.outs, ioValue{v: out, off: where[out].off, size: size, dtype: dt, shape: l.outShapes[s.k]})
+					}
+				default:
+					where[out] = loc{region: inArena, off: uint64(b.Offset), size: size}
+					pr.arenaSize = max(pr.arenaSize, uint64(b.Offset)+size)
 				}
-			default:
-				where[out] = loc{region: inArena, off: uint64(b.Offset), size: size}
-				pr.arenaSize = max(pr.arenaSize, uint64(b.Offset)+size)
 			}
 		}
 		for j, part := range parts {
@@ -227,6 +254,33 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	pr.placeBarriers()
 	d.programs = append(d.programs, pr)
 	return pr, nil
+}
+
+// viewOps are the ops whose output is input 0's bytes under another
+// shape.
+var viewOps = map[string]bool{"Identity": true, "Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true}
+
+// view places the output of step st, lowered to l, on its input's memory
+// when the node is a view (see viewOps): no dispatch, no copy. It does not
+// when the output leaves the segment from memory the host cannot read
+// back (the arena, a weight); then st runs its copy. It reports whether
+// st became a view.
+func (pr *program) view(st *planner.Step, l *launch, where map[int]loc, escapes map[int]bool) bool {
+	n := st.Node
+	if n.Domain != graph.DefaultDomain || !viewOps[n.OpType] || len(st.Out) != 1 || len(l.then) > 0 {
+		return false
+	}
+	in, ok := where[st.In[0]]
+	out := st.Out[0]
+	size := uint64(l.outType(0).ByteSize(graph.NumElements(l.outShapes[0])))
+	if !ok || in.size != size || escapes[out] && in.region != inIO {
+		return false
+	}
+	where[out] = in
+	if escapes[out] {
+		pr.outs = append(pr.outs, ioValue{v: out, off: in.off, size: size, dtype: l.outType(0), shape: l.outShapes[0]})
+	}
+	return true
 }
 
 // placeBarriers marks each dispatch that reads or writes memory an earlier
@@ -268,10 +322,14 @@ func (pr *program) placeBarriers() {
 // the command buffer recorded for them.
 type execContext struct {
 	arena, io *buffer
-	cmds      *commands
-	descPool  uintptr
-	query     uintptr
-	sets      []uintptr
+	// stage is the host's side of io where the host cannot use io's
+	// memory directly (see mapIO): inputs are copied from it and outputs
+	// to it in the command buffer. nil when io is mapped.
+	stage    *buffer
+	cmds     *commands
+	descPool uintptr
+	query    uintptr
+	sets     []uintptr
 	// profile and profileQuery are the profiling variant of cmds and its
 	// timestamps, recorded by the first traced Run (see profiled).
 	profile      *commands
@@ -309,6 +367,7 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 		}
 	}
 	vals := f.Values[pr.d.name]
+	var moved uint64
 	for _, in := range pr.ins {
 		var data []byte
 		switch v := vals[in.v].(type) {
@@ -322,7 +381,8 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 		if uint64(len(data)) != in.size {
 			return fmt.Errorf("vulkan: input %q has %d bytes, the plan expects %d", f.Plan.Values[in.v], len(data), in.size)
 		}
-		copy(ec.io.mapped[in.off:], data)
+		copy(ec.host()[in.off:], data)
+		moved += in.size
 	}
 	var submitted time.Duration
 	if tr != nil {
@@ -331,6 +391,7 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 	if err := pr.d.submit(cmds); err != nil {
 		return err
 	}
+	pr.d.counters.dispatches.Add(int64(len(pr.dispatches)))
 	var device time.Duration
 	var spans []span
 	switch {
@@ -349,9 +410,11 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 	}
 	for _, out := range pr.outs {
 		t := graph.NewTensor(out.dtype, out.shape)
-		copy(t.Data, ec.io.mapped[out.off:out.off+out.size])
+		copy(t.Data, ec.host()[out.off:out.off+out.size])
 		vals[out.v] = &Tensor{t: t}
+		moved += out.size
 	}
+	pr.d.counters.hostDeviceBytes.Add(int64(moved))
 	for _, v := range pr.release {
 		vals[v] = nil
 	}
@@ -445,7 +508,7 @@ func (ec *execContext) destroy(dev uintptr) {
 		ec.profile.destroy(dev)
 		vk.DestroyQueryPool(dev, ec.profileQuery)
 	}
-	for _, b := range []*buffer{ec.arena, ec.io} {
+	for _, b := range []*buffer{ec.arena, ec.io, ec.stage} {
 		if b != nil {
 			b.free(dev)
 		}
@@ -465,12 +528,38 @@ func (pr *program) newContext() (_ *execContext, err error) {
 	if ec.arena, err = d.newBuffer(pr.arenaSize, false); err != nil {
 		return nil, fmt.Errorf("vulkan: %s: allocating the arena (%d bytes) of %s: %w", d.name, pr.arenaSize, pr.describe(), err)
 	}
-	if ec.io, err = d.newBuffer(pr.ioSize, true); err != nil {
+	if ec.io, err = d.newBuffer(pr.ioSize, false); err != nil {
 		return nil, fmt.Errorf("vulkan: %s: allocating the input/output buffer (%d bytes) of %s: %w", d.name, pr.ioSize, pr.describe(), err)
+	}
+	if !mapIO(ec.io) {
+		if ec.stage, err = d.newBuffer(pr.ioSize, true); err != nil {
+			return nil, fmt.Errorf("vulkan: %s: allocating the staging buffer (%d bytes) of %s: %w", d.name, pr.ioSize, pr.describe(), err)
+		}
 	}
 	if ec.cmds, err = d.newCommands(); err != nil {
 		return nil, err
 	}
+	if len(pr.dispatches) > 0 {
+		if err := pr.bind(ec); err != nil {
+			return nil, err
+		}
+	}
+	if d.info.Timestamps {
+		qci := &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: 2}
+		if err := vk.CreateQueryPool(d.dev, qci, &ec.query); err != nil {
+			return nil, fmt.Errorf("vulkan: vkCreateQueryPool: %w", err)
+		}
+	}
+	if err := pr.record(ec, ec.cmds.cmd, ec.query, false); err != nil {
+		return nil, err
+	}
+	return ec, nil
+}
+
+// bind allocates the descriptor sets of ec, one per dispatch, and points
+// them at the context's memory and the weights.
+func (pr *program) bind(ec *execContext) error {
+	d := pr.d
 	nbind := 0
 	for _, ds := range pr.dispatches {
 		nbind += len(ds.bindings)
@@ -479,7 +568,7 @@ func (pr *program) newContext() (_ *execContext, err error) {
 	pci := &vk.DescriptorPoolCreateInfo{SType: vk.StructureTypeDescriptorPoolCreateInfo, MaxSets: uint32(len(pr.dispatches)),
 		PoolSizeCount: 1, PPoolSizes: unsafe.Pointer(size)}
 	if err := vk.CreateDescriptorPool(d.dev, pci, &ec.descPool); err != nil {
-		return nil, fmt.Errorf("vulkan: vkCreateDescriptorPool: %w", err)
+		return fmt.Errorf("vulkan: vkCreateDescriptorPool: %w", err)
 	}
 	layouts := make([]uintptr, len(pr.dispatches))
 	for i, ds := range pr.dispatches {
@@ -489,7 +578,7 @@ func (pr *program) newContext() (_ *execContext, err error) {
 	ai := &vk.DescriptorSetAllocateInfo{SType: vk.StructureTypeDescriptorSetAllocateInfo, DescriptorPool: ec.descPool,
 		DescriptorSetCount: uint32(len(layouts)), PSetLayouts: unsafe.Pointer(&layouts[0])}
 	if err := vk.AllocateDescriptorSets(d.dev, ai, &sets[0]); err != nil {
-		return nil, fmt.Errorf("vulkan: vkAllocateDescriptorSets: %w", err)
+		return fmt.Errorf("vulkan: vkAllocateDescriptorSets: %w", err)
 	}
 	infos := make([]vk.DescriptorBufferInfo, 0, nbind)
 	writes := make([]vk.WriteDescriptorSet, 0, nbind)
@@ -512,26 +601,33 @@ func (pr *program) newContext() (_ *execContext, err error) {
 		}
 	}
 	vk.UpdateDescriptorSets(d.dev, writes)
-	if d.info.Timestamps {
-		qci := &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: 2}
-		if err := vk.CreateQueryPool(d.dev, qci, &ec.query); err != nil {
-			return nil, fmt.Errorf("vulkan: vkCreateQueryPool: %w", err)
-		}
-	}
 	ec.sets = sets
-	if err := pr.record(ec.cmds.cmd, ec.query, sets, false); err != nil {
-		return nil, err
-	}
-	return ec, nil
+	return nil
 }
 
-// record fills command buffer cb: a barrier against the previous use of
-// the context's memory, the dispatches with barriers where placeBarriers
-// put them, and a barrier that makes the results visible to the host. With
-// a query pool, timestamps go to query 0 at the start and query 1 at the
-// end. With profile set, every dispatch waits for the one before and is
-// followed by a timestamp in query 1 + its index instead.
-func (pr *program) record(cb, query uintptr, sets []uintptr, profile bool) error {
+// mapIO reports whether a context's io buffer is used through its
+// mapping rather than through a staging buffer; tests replace it to take
+// the staging path on unified memory.
+var mapIO = (*buffer).hostReadable
+
+// host returns the memory the host writes the inputs to and reads the
+// outputs from: io's mapping, or the staging buffer's.
+func (ec *execContext) host() []byte {
+	if ec.stage != nil {
+		return ec.stage.mapped
+	}
+	return ec.io.mapped
+}
+
+// record fills command buffer cb for context ec: a barrier against the
+// previous use of the context's memory, the inputs copied from the
+// staging buffer where there is one, the dispatches with barriers where
+// placeBarriers put them, the outputs copied to the staging buffer, and a
+// barrier that makes the results visible to the host. With a query pool,
+// timestamps go to query 0 at the start and query 1 at the end. With
+// profile set, every dispatch waits for the one before and is followed by
+// a timestamp in query 1 + its index instead.
+func (pr *program) record(ec *execContext, cb, query uintptr, profile bool) error {
 	if err := vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}); err != nil {
 		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
 	}
@@ -543,26 +639,40 @@ func (pr *program) record(cb, query uintptr, sets []uintptr, profile bool) error
 		vk.CmdResetQueryPool(cb, query, 0, n)
 		vk.CmdWriteTimestamp(cb, vk.PipelineStageTopOfPipeBit, query, 0)
 	}
-	vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit|vk.PipelineStageHostBit, vk.PipelineStageComputeShaderBit,
-		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessHostWriteBit,
-			DstAccessMask: vk.AccessShaderReadBit | vk.AccessShaderWriteBit})
-	between := &vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit,
-		DstAccessMask: vk.AccessShaderReadBit | vk.AccessShaderWriteBit}
+	const (
+		shaderRW   = vk.AccessShaderReadBit | vk.AccessShaderWriteBit
+		transferRW = vk.AccessTransferReadBit | vk.AccessTransferWriteBit
+		work       = vk.PipelineStageComputeShaderBit | vk.PipelineStageTransferBit
+	)
+	vk.CmdPipelineBarrier(cb, work|vk.PipelineStageHostBit, work,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessTransferWriteBit | vk.AccessHostWriteBit,
+			DstAccessMask: shaderRW | transferRW})
+	if ec.stage != nil && len(pr.ins) > 0 {
+		vk.CmdCopyBufferRegions(cb, ec.stage.buf, ec.io.buf, ioRegions(pr.ins))
+		vk.CmdPipelineBarrier(cb, vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit,
+			&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessTransferWriteBit, DstAccessMask: shaderRW})
+	}
+	between := &vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit, DstAccessMask: shaderRW}
 	for i := range pr.dispatches {
 		ds := &pr.dispatches[i]
 		if ds.barrier || profile && i > 0 {
 			vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageComputeShaderBit, between)
 		}
 		vk.CmdBindPipeline(cb, ds.pipe.pipeline)
-		vk.CmdBindDescriptorSet(cb, ds.pipe.layout, &sets[i])
+		vk.CmdBindDescriptorSet(cb, ds.pipe.layout, &ec.sets[i])
 		vk.CmdPushConstants(cb, ds.pipe.layout, ds.push)
 		vk.CmdDispatch(cb, ds.groups, 1, 1)
 		if profile {
 			vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, query, uint32(i+1))
 		}
 	}
-	vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageHostBit,
-		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit, DstAccessMask: vk.AccessHostReadBit})
+	if ec.stage != nil && len(pr.outs) > 0 {
+		vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageTransferBit,
+			&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit, DstAccessMask: vk.AccessTransferReadBit})
+		vk.CmdCopyBufferRegions(cb, ec.io.buf, ec.stage.buf, ioRegions(pr.outs))
+	}
+	vk.CmdPipelineBarrier(cb, work, vk.PipelineStageHostBit,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessTransferWriteBit, DstAccessMask: vk.AccessHostReadBit})
 	if query != 0 && !profile {
 		vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, query, 1)
 	}
@@ -570,6 +680,21 @@ func (pr *program) record(cb, query uintptr, sets []uintptr, profile bool) error
 		return fmt.Errorf("vulkan: vkEndCommandBuffer: %w", err)
 	}
 	return nil
+}
+
+// ioRegions returns the copies of the io ranges of vs between the io
+// buffer and the staging buffer, which share one layout; a range that
+// several values share (a view and its input) is copied once.
+func ioRegions(vs []ioValue) []vk.BufferCopy {
+	var r []vk.BufferCopy
+	seen := map[uint64]bool{}
+	for _, v := range vs {
+		if !seen[v.off] {
+			seen[v.off] = true
+			r = append(r, vk.BufferCopy{SrcOffset: v.off, DstOffset: v.off, Size: max((v.size+3)&^3, 4)})
+		}
+	}
+	return r
 }
 
 var _ backend.Device = (*Device)(nil)

@@ -289,29 +289,33 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
-// TestStage checks the staging upload that weights take on devices whose
-// device-local memory the host cannot map. On unified memory the result is
-// read back through the mapping.
-func TestStage(t *testing.T) {
+// TestCopyOnce checks the staging upload that weights take on devices
+// whose device-local memory the host cannot map. On unified memory the
+// result is read back through the mapping.
+func TestCopyOnce(t *testing.T) {
 	d := openTest(t)
 	b, err := d.newBuffer(1000, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.free(d.dev)
-	data := make([]byte, 1000)
-	for i := range data {
-		data[i] = byte(i * 7)
+	src, err := d.newBuffer(1000, true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := d.stage(b, data); err != nil {
+	defer src.free(d.dev)
+	for i := range src.mapped {
+		src.mapped[i] = byte(i * 7)
+	}
+	if err := d.copyOnce(src, b, 1000); err != nil {
 		t.Fatal(err)
 	}
 	if b.mapped == nil {
 		t.Skip("device-local memory is not host-visible here: the copy cannot be read back")
 	}
-	for i := range data {
-		if b.mapped[i] != data[i] {
-			t.Fatalf("byte %d = %d, want %d", i, b.mapped[i], data[i])
+	for i := range 1000 {
+		if b.mapped[i] != src.mapped[i] {
+			t.Fatalf("byte %d = %d, want %d", i, b.mapped[i], src.mapped[i])
 		}
 	}
 }

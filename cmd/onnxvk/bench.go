@@ -37,6 +37,11 @@ type benchResult struct {
 	// DeviceMemoryBytes is the GPU memory the session holds after the
 	// runs: weights and the buffers of its plans.
 	DeviceMemoryBytes int64 `json:"device_memory_bytes"`
+	// The counts of one steady-state Run after the timed ones, as the
+	// devices counted them (see onnxvk.Counters); 0 on the CPU.
+	SubmitsPerRun         int64 `json:"submits_per_run"`
+	DispatchesPerRun      int64 `json:"dispatches_per_run"`
+	HostDeviceBytesPerRun int64 `json:"host_device_bytes_per_run"`
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
@@ -107,6 +112,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		bar.step()
 	}
 	bar.done()
+	before := sess.Counters()
+	if _, err := run(); err != nil {
+		return err
+	}
+	per := sess.Counters().Sub(before)
+	res.SubmitsPerRun, res.DispatchesPerRun, res.HostDeviceBytesPerRun = per.Submits, per.Dispatches, per.HostDeviceBytes
 	slices.Sort(times)
 	res.MinMS, res.MaxMS = times[0], times[len(times)-1]
 	res.MedianMS = percentile(times, 0.5)
@@ -130,6 +141,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		float64(res.PeakRSSBytes)/(1<<20), float64(res.RSSAnonBytes)/(1<<20))
 	if res.DeviceMemoryBytes > 0 {
 		fmt.Fprintf(stdout, "gpu memory %.1f MiB in use after the runs\n", float64(res.DeviceMemoryBytes)/(1<<20))
+		fmt.Fprintf(stdout, "per run    %d submits, %d dispatches, %.1f KiB between host and device\n",
+			res.SubmitsPerRun, res.DispatchesPerRun, float64(res.HostDeviceBytesPerRun)/(1<<10))
 	}
 	return nil
 }

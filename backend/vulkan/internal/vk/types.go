@@ -54,6 +54,7 @@ const (
 	MemoryPropertyDeviceLocalBit                         = 1
 	MemoryPropertyHostVisibleBit                         = 2
 	MemoryPropertyHostCoherentBit                        = 4
+	MemoryPropertyHostCachedBit                          = 8
 	MemoryHeapDeviceLocalBit                             = 1
 	BufferUsageTransferSrcBit                            = 1
 	BufferUsageTransferDstBit                            = 2
@@ -71,6 +72,7 @@ const (
 	PipelineStageHostBit                                 = 16384
 	AccessShaderReadBit                                  = 32
 	AccessShaderWriteBit                                 = 64
+	AccessTransferReadBit                                = 2048
 	AccessTransferWriteBit                               = 4096
 	AccessHostReadBit                                    = 8192
 	AccessHostWriteBit                                   = 16384

@@ -470,6 +470,14 @@ func CmdCopyBuffer(cb, src, dst uintptr, region *BufferCopy) {
 	purego.SyscallN(fn.cmdCopyBuffer, cb, src, dst, 1, uintptr(unsafe.Pointer(region)))
 }
 
+// CmdCopyBufferRegions is vkCmdCopyBuffer with several regions.
+func CmdCopyBufferRegions(cb, src, dst uintptr, regions []BufferCopy) {
+	if len(regions) == 0 {
+		return
+	}
+	purego.SyscallN(fn.cmdCopyBuffer, cb, src, dst, uintptr(len(regions)), uintptr(unsafe.Pointer(&regions[0])))
+}
+
 // CreateFence is vkCreateFence.
 func CreateFence(dev uintptr, ci *FenceCreateInfo, out *uintptr) error {
 	r, _, _ := purego.SyscallN(fn.createFence, dev, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(out)))

@@ -1,0 +1,154 @@
+package vulkan
+
+import (
+	"fmt"
+
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+// weightBlockBytes is the size up to which weights share one device
+// allocation; a larger weight gets a block of its own.
+const weightBlockBytes = 256 << 20
+
+// weightRef is where a resident weight lives: a range of a weight block.
+type weightRef struct {
+	block     *buffer
+	off, size uint64
+}
+
+// weightKey names a weight to make resident: constant t as stored, or,
+// with half set, as fp16 (see WithFP16).
+type weightKey struct {
+	t    *graph.Tensor
+	half bool
+}
+
+// bytes returns the weight's bytes as the device holds them.
+func (k weightKey) bytes() []byte {
+	if k.half {
+		return halfBytes(graph.View[float32](k.t))
+	}
+	return k.t.Data
+}
+
+// size is the length of bytes().
+func (k weightKey) size() uint64 {
+	if k.half {
+		return uint64(len(k.t.Data) / 2)
+	}
+	return uint64(len(k.t.Data))
+}
+
+// table returns the map that holds the weights of k's kind.
+func (d *Device) table(k weightKey) map[*graph.Tensor]weightRef {
+	if k.half {
+		return d.half.weights
+	}
+	return d.weights
+}
+
+// resident returns where the weight k lives; makeResident must have
+// uploaded it. d.mu must be held.
+func (d *Device) resident(k weightKey) weightRef { return d.table(k)[k.t] }
+
+// makeResident uploads every weight of keys that the device does not hold
+// yet, in bulk: the weights share device-local blocks of up to
+// weightBlockBytes (one allocation and one buffer each, carved at the
+// storage-buffer offset alignment), and each block is filled through its
+// mapping on unified memory, else through one staging buffer and one
+// submission. d.mu must be held.
+func (d *Device) makeResident(keys []weightKey) error {
+	align := d.bindAlign()
+	var (
+		todo []weightKey
+		offs []uint64
+		end  uint64
+	)
+	flush := func() error {
+		if len(todo) == 0 {
+			return nil
+		}
+		err := d.uploadBlock(todo, offs, end)
+		todo, offs, end = todo[:0], offs[:0], 0
+		return err
+	}
+	queued := map[weightKey]bool{}
+	for _, k := range keys {
+		if _, ok := d.table(k)[k.t]; ok || queued[k] {
+			continue
+		}
+		queued[k] = true
+		off := (end + align - 1) / align * align
+		if len(todo) > 0 && off+k.size() > weightBlockBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+			off = 0
+		}
+		todo, offs, end = append(todo, k), append(offs, off), off+k.size()
+	}
+	return flush()
+}
+
+// uploadBlock allocates one device-local block of size bytes and fills
+// it with keys[i] at offs[i].
+func (d *Device) uploadBlock(keys []weightKey, offs []uint64, size uint64) error {
+	b, err := d.newBuffer(size, false)
+	if err != nil {
+		return fmt.Errorf("allocating %d bytes for %d weights: %w", size, len(keys), err)
+	}
+	dst := b.mapped
+	var staging *buffer
+	if dst == nil {
+		if staging, err = d.newBuffer(size, true); err != nil {
+			b.free(d.dev)
+			return fmt.Errorf("allocating a %d-byte staging buffer for %d weights: %w", size, len(keys), err)
+		}
+		defer staging.free(d.dev)
+		dst = staging.mapped
+	}
+	var moved int64
+	for i, k := range keys {
+		moved += int64(copy(dst[offs[i]:], k.bytes()))
+	}
+	d.counters.hostDeviceBytes.Add(moved)
+	if staging != nil {
+		if err := d.copyOnce(staging, b, size); err != nil {
+			b.free(d.dev)
+			return err
+		}
+	}
+	d.blocks = append(d.blocks, b)
+	for i, k := range keys {
+		d.table(k)[k.t] = weightRef{block: b, off: offs[i], size: k.size()}
+	}
+	return nil
+}
+
+// copyOnce copies the first size bytes of src into dst with one
+// submission and waits for it.
+func (d *Device) copyOnce(src, dst *buffer, size uint64) error {
+	c, err := d.newCommands()
+	if err != nil {
+		return err
+	}
+	defer c.destroy(d.dev)
+	bi := &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageOneTimeSubmitBit}
+	if err := vk.BeginCommandBuffer(c.cmd, bi); err != nil {
+		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
+	}
+	vk.CmdCopyBuffer(c.cmd, src.buf, dst.buf, &vk.BufferCopy{Size: size})
+	vk.CmdPipelineBarrier(c.cmd, vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessTransferWriteBit, DstAccessMask: vk.AccessShaderReadBit})
+	if err := vk.EndCommandBuffer(c.cmd); err != nil {
+		return fmt.Errorf("vulkan: vkEndCommandBuffer: %w", err)
+	}
+	return d.submit(c)
+}
+
+// bindAlign is the alignment of every offset the device binds: the
+// storage-buffer offset alignment, at least 256 bytes.
+func (d *Device) bindAlign() uint64 {
+	return max(d.info.limits.MinStorageBufferOffsetAlignment, 256)
+}
