@@ -1,7 +1,9 @@
 // Direct fp32 convolution for Conv, FusedConv and ConvTranspose, over one to three
 // spatial axes (fewer axes are the trailing ones of three, the leading
 // ones of size 1), with groups, strides, dilations, padding, an optional
-// bias and an activation applied in the store.
+// bias, an optional residual Sum (FusedConv's input 3, of the output's
+// shape, added before the activation) and an activation applied in the
+// store.
 //
 // It is an implicit GEMM per group: the mg output channels of a group are
 // the rows, the positions of every image (batch times output size) the
@@ -47,11 +49,13 @@ const int RELU = 1;
 const int CLIP = 2;
 const int LEAKYRELU = 3;
 const int SIGMOID = 4;
+const int SWISH = 5;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { WEIGHT w[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Sum { float sum[]; };
 
 layout(push_constant) uniform Params {
     // m and c are the output and input channels, mg and cg their number
@@ -72,7 +76,7 @@ layout(push_constant) uniform Params {
     uint st[3];
     uint dil[3];
     int pad[3];
-    // flags: bit 0, bias is bound.
+    // flags: bit 0, bias is bound; bit 1, sum is bound.
     uint flags;
     // alpha and beta are the activation's parameters: Clip's bounds,
     // LeakyRelu's slope in alpha.
@@ -86,6 +90,7 @@ float act(float v) {
     case CLIP: return min(max(v, p.alpha), p.beta);
     case LEAKYRELU: return v < 0.0 ? p.alpha * v : v;
     case SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case SWISH: return v / (1.0 + exp(-v));
     }
     return v;
 }
@@ -196,7 +201,12 @@ void direct() {
             uint mi = g * p.mg + m0 + uint(i);
             float b = (p.flags & 1u) != 0u ? bias[mi] : 0.0;
             for (uint j = 0u; j < 4u && q0 + j * p.pw < p.cols; j++) {
-                y[yi[j] + (m0 + uint(i)) * p.s] = act(acc[i][j] + b);
+                uint at = yi[j] + (m0 + uint(i)) * p.s;
+                float v = acc[i][j] + b;
+                if ((p.flags & 2u) != 0u) {
+                    v += sum[at];
+                }
+                y[at] = act(v);
             }
         }
     }

@@ -12,8 +12,8 @@ import (
 const maxSpatial = 3
 
 // convActs maps FusedConv's activation attribute to conv.comp's ACT
-// constant (0 is none).
-var convActs = map[string]int32{ops.ActRelu: 1, ops.ActClip: 2, ops.ActLeakyRelu: 3, ops.ActSigmoid: 4}
+// constant; "" is none (0).
+var convActs = map[string]int32{"": 0, ops.ActRelu: 1, ops.ActClip: 2, ops.ActLeakyRelu: 3, ops.ActSigmoid: 4, ops.ActSwish: 5}
 
 func init() {
 	register("Conv", lowerConv)
@@ -105,11 +105,15 @@ func (w *window) words() []uint32 {
 
 // lowerConv lowers Conv and FusedConv on float32 X [N, C, D...] and W
 // [M, C/group, k...] with one to three spatial axes and an optional bias
-// B [M], W and B constant or not. FusedConv applies its activation in the
-// store.
+// B [M], W and B constant or not. FusedConv adds its optional Sum (input
+// 3) and applies its activation in the store.
 func lowerConv(q *query) (*launch, bool) {
 	n, shapes := q.n, q.shapes
-	if len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil {
+	maxIn := 3
+	if n.Domain == ops.FusedDomain {
+		maxIn = 4
+	}
+	if len(shapes) < 2 || len(shapes) > maxIn || shapes[1] == nil {
 		return nil, false
 	}
 	var act int32
@@ -142,15 +146,21 @@ func lowerConv(q *query) (*launch, bool) {
 	if !ok {
 		return nil, false
 	}
-	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}}
+	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}, {false, 0}}
 	var flags uint32
-	if len(shapes) == 3 && shapes[2] != nil {
+	if len(shapes) >= 3 && shapes[2] != nil {
 		if len(shapes[2]) != 1 || shapes[2][0] != m {
 			return nil, false
 		}
 		bindings[2], flags = slot{false, 2}, 1
 	}
 	out := w.outShape([]int64{x[0], m}, r)
+	if len(shapes) == 4 && shapes[3] != nil {
+		if !slices.Equal(shapes[3], out) {
+			return nil, false
+		}
+		bindings[4], flags = slot{false, 3}, flags|2
+	}
 	size := graph.NumElements(out[2:])
 	cols := x[0] * size
 	mg := m / group
@@ -262,15 +272,21 @@ func lowerConvTranspose(q *query) (*launch, bool) {
 			return nil, false
 		}
 	}
-	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}}
+	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}, {false, 0}}
 	var flags uint32
-	if len(shapes) == 3 && shapes[2] != nil {
+	if len(shapes) >= 3 && shapes[2] != nil {
 		if len(shapes[2]) != 1 || shapes[2][0] != m {
 			return nil, false
 		}
 		bindings[2], flags = slot{false, 2}, 1
 	}
 	out := w.outShape([]int64{x[0], m}, r)
+	if len(shapes) == 4 && shapes[3] != nil {
+		if !slices.Equal(shapes[3], out) {
+			return nil, false
+		}
+		bindings[4], flags = slot{false, 3}, flags|2
+	}
 	size := graph.NumElements(out[2:])
 	vals := []uint32{uint32(m), uint32(c), uint32(mg), uint32(c / group), uint32(group), uint32(size), uint32(x[0] * size), 0}
 	vals = append(vals, w.words()...)

@@ -3,7 +3,9 @@ package vulkan
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -182,6 +184,60 @@ func TestFusedConvMatchesCPU(t *testing.T) {
 			what := fmt.Sprintf("Conv %v + %s", c, a.op)
 			gpu := runModel(t, m, map[string]graph.Value{"x": x}, d)
 			cpu := runModel(t, m, map[string]graph.Value{"x": x})
+			compare(t, what, gpu, cpu, tol)
+		}
+	}
+}
+
+// TestFusedConvSumMatchesCPU checks the FusedConv forms whose tail
+// conv.comp adds in the store: a residual Add of a runtime value (alone
+// and followed by Relu), and SiLU written as Sigmoid and Mul (the Swish
+// activation). runModel requires the fused node to run on Vulkan.
+func TestFusedConvSumMatchesCPU(t *testing.T) {
+	d := openTest(t)
+	tol := ops.Lookup(ops.FusedDomain, "FusedConv", 1).Tolerance()
+	tails := map[string][]*graph.Node{
+		"Add": {{OpType: "Add", Inputs: []string{"s", "c"}, Outputs: []string{"y"}}},
+		"Add+Relu": {{OpType: "Add", Inputs: []string{"c", "s"}, Outputs: []string{"a"}},
+			{OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"y"}}},
+		"Sigmoid*": {{OpType: "Sigmoid", Inputs: []string{"c"}, Outputs: []string{"g"}},
+			{OpType: "Mul", Inputs: []string{"c", "g"}, Outputs: []string{"y"}}},
+	}
+	for i, c := range []convCase{convCases[1], convCases[2], convCases[7]} {
+		for _, name := range slices.Sorted(maps.Keys(tails)) {
+			r := rand.New(rand.NewPCG(uint64(i), 5))
+			random := func(shape []int64) *graph.Tensor {
+				x := graph.NewTensor(graph.Float, shape)
+				xs := graph.View[float32](x)
+				for j := range xs {
+					xs[j] = 2*r.Float32() - 1
+				}
+				return x
+			}
+			conv := c.node("Conv")
+			conv.Outputs = []string{"c"}
+			g := graph.NewGraph("fused")
+			g.Initializers["w"], g.Initializers["b"] = random(c.w), random([]int64{c.w[0]})
+			x := random(c.x)
+			g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(c.x...))}}
+			g.Nodes = append([]*graph.Node{conv}, tails[name]...)
+			g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+			feeds := map[string]graph.Value{"x": x}
+			if name != "Sigmoid*" {
+				p, err := planner.New(&graph.Model{Name: "shape", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: &graph.Graph{
+					Inputs: g.Inputs, Initializers: g.Initializers, Nodes: []*graph.Node{conv}, Outputs: []*graph.ValueInfo{{Name: "c"}}}},
+					planner.Options{Devices: []planner.Device{hostfallback.NewDevice()}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := p.Types[p.ValueIndex["c"]].Shape
+				g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: "s", Type: graph.TensorType(graph.Float, out)})
+				feeds["s"] = random(out.Ints())
+			}
+			m := &graph.Model{Name: "fused", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+			what := fmt.Sprintf("Conv %v + %s", c, name)
+			gpu := runModel(t, m, feeds, d)
+			cpu := runModel(t, m, feeds)
 			compare(t, what, gpu, cpu, tol)
 		}
 	}
