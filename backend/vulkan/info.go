@@ -35,8 +35,13 @@ type Info struct {
 	Timestamps      bool
 	TimestampPeriod float32
 	TimestampBits   uint32
-	// UnifiedMemory reports a memory type that is both device-local and
-	// host-visible and coherent, which the backend maps directly.
+	// UnifiedMemory reports a memory type that is device-local,
+	// host-visible, coherent and cached (an integrated GPU, lavapipe):
+	// the backend then reads and writes a Run's inputs and outputs in
+	// device memory through its mapping. Elsewhere they go through a
+	// staging buffer in host memory, copied by the Run's command buffer;
+	// a device-local window the host can map but not cache (the BAR) is
+	// never used for them.
 	UnifiedMemory bool
 
 	physical    uintptr
@@ -172,7 +177,7 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	for _, h := range m.MemoryHeaps[:m.MemoryHeapCount] {
 		info.Heaps = append(info.Heaps, Heap{Size: h.Size, DeviceLocal: h.Flags&vk.MemoryHeapDeviceLocalBit != 0})
 	}
-	unified := uint32(vk.MemoryPropertyDeviceLocalBit | vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
+	unified := uint32(vk.MemoryPropertyDeviceLocalBit | vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit | vk.MemoryPropertyHostCachedBit)
 	for _, t := range m.MemoryTypes[:m.MemoryTypeCount] {
 		if t.PropertyFlags&unified == unified {
 			info.UnifiedMemory = true

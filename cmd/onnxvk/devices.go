@@ -63,7 +63,11 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 			}
 			heaps = append(heaps, fmt.Sprintf("%.1f GiB %s", float64(h.Size)/(1<<30), kind))
 		}
-		fmt.Fprintf(stdout, "  memory: %s; unified (mapped directly): %s\n", strings.Join(heaps, ", "), yes(d.UnifiedMemory))
+		io := "staged through host-cached memory, copied in each Run's command buffer"
+		if d.UnifiedMemory {
+			io = "unified memory, mapped directly"
+		}
+		fmt.Fprintf(stdout, "  memory: %s; inputs and outputs: %s\n", strings.Join(heaps, ", "), io)
 		fmt.Fprintf(stdout, "  subgroup size %d; fp16 %s, int8 %s, 16-bit storage %s, 8-bit storage %s\n",
 			d.SubgroupSize, yes(d.Float16), yes(d.Int8), yes(d.Storage16Bit), yes(d.Storage8Bit))
 		fmt.Fprintf(stdout, "  cooperative matrix %s; timestamps %s", yes(d.CooperativeMatrix), yes(d.Timestamps))
