@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -289,11 +290,31 @@ func (s *Session) Outputs() []ValueInfo { return append([]ValueInfo{}, s.outputs
 // name. Inputs with a default in the model may be omitted. Run is safe to
 // call from many goroutines; ctx is checked between steps.
 func (s *Session) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
+	return s.RunWith(ctx, inputs, RunOptions{})
+}
+
+// RunOptions choose how a Run hands over its outputs.
+type RunOptions struct {
+	// KeepOnDevice names outputs to leave in GPU memory as device tensors
+	// (see Tensor): passed back as inputs of a later Run of the same
+	// Session, they are read in place, never copied through the host (a
+	// decoder's KV cache: each step's present outputs become the next
+	// step's past inputs). An output computed on the CPU comes back as a
+	// host tensor.
+	KeepOnDevice []string
+}
+
+// RunWith is Run with options. Inputs may be device tensors of this
+// Session: a step on their GPU reads them in place; a step on the CPU
+// reads a host copy. A device tensor must not be released while a Run
+// that reads it is in flight.
+func (s *Session) RunWith(ctx context.Context, inputs map[string]*Tensor, opts RunOptions) (map[string]*Tensor, error) {
+	defer runtime.KeepAlive(inputs)
 	vals, err := s.tensorValues(inputs, "")
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.RunValues(ctx, vals)
+	out, err := s.runValues(ctx, vals, opts.KeepOnDevice)
 	if err != nil {
 		return nil, err
 	}
@@ -305,10 +326,10 @@ func (s *Session) Run(ctx context.Context, inputs map[string]*Tensor) (map[strin
 func (s *Session) tensorValues(inputs map[string]*Tensor, at string) (map[string]graph.Value, error) {
 	vals := make(map[string]graph.Value, len(inputs))
 	for name, t := range inputs {
-		if t == nil || t.t == nil {
+		if t == nil || t.t == nil && t.dev == nil {
 			return nil, fmt.Errorf("onnxvk: model %q: %sinput %q is nil: %w", s.model.Name, at, name, ErrInputMismatch)
 		}
-		vals[name] = t.t
+		vals[name] = t.value()
 	}
 	return vals, nil
 }
@@ -318,6 +339,10 @@ func (s *Session) tensorValues(inputs map[string]*Tensor, at string) (map[string
 func (s *Session) valueTensors(out map[string]graph.Value, instead string) (map[string]*Tensor, error) {
 	res := make(map[string]*Tensor, len(out))
 	for name, v := range out {
+		if r, ok := v.(backend.Resident); ok {
+			res[name] = deviceTensor(r)
+			continue
+		}
 		t, ok := v.(*graph.Tensor)
 		if !ok {
 			return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: use %s", s.model.Name, name, v.ValueType(), instead)
@@ -330,6 +355,12 @@ func (s *Session) valueTensors(out map[string]graph.Value, instead string) (map[
 // RunValues is Run for models whose inputs or outputs are sequences,
 // optionals or maps as well as tensors.
 func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
+	return s.runValues(ctx, inputs, nil)
+}
+
+// runValues is RunValues with the outputs named in keep left on their
+// device (see RunOptions).
+func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, keep []string) (map[string]graph.Value, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -337,7 +368,9 @@ func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) 
 	if err != nil {
 		return nil, err
 	}
-	return runOn(s, key, types, func(ex *backend.Executor) (map[string]graph.Value, error) { return ex.Run(ctx, inputs) })
+	return runOn(s, key, types, func(ex *backend.Executor) (map[string]graph.Value, error) {
+		return ex.RunKeeping(ctx, inputs, keep)
+	})
 }
 
 // runOn runs do on the executor for the input types key and types, and,

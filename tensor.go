@@ -2,9 +2,13 @@ package onnxvk
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
-	"github.com/onnxvk/onnxvk/graph"
 	"github.com/x448/float16"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
 )
 
 // DType is a tensor element type, numbered as ONNX's TensorProto.DataType.
@@ -39,8 +43,85 @@ type Elem interface {
 
 // Tensor is an input or output of a model: an element type, a shape, and
 // row-major data. A Tensor returned by Session.Run is owned by the caller.
+//
+// A device tensor (RunOptions.KeepOnDevice) holds its data in GPU memory
+// that belongs to the Session whose Run made it: a later Run of that
+// Session reads it in place, with no copy through the host. Its data is
+// copied to the host once, when first read (Bytes, Data, Float32s,
+// Graph, String). Release gives the GPU memory back at once; otherwise it
+// is freed when the tensor is garbage collected or the Session closed,
+// after which the data can no longer be read (Data and Float32s say so;
+// Bytes and Graph return nil). Shape, DType and Len never touch the data.
 type Tensor struct {
 	t *graph.Tensor
+	// dev is the GPU memory of a device tensor, nil for host tensors.
+	dev *deviceData
+}
+
+// deviceData is a device tensor's memory, and its host copy once read.
+type deviceData struct {
+	r    backend.Resident
+	typ  *graph.Type
+	once sync.Once
+	t    *graph.Tensor
+	err  error
+}
+
+// deviceTensor wraps a Resident value as a Tensor whose memory is released
+// when it becomes unreachable.
+func deviceTensor(r backend.Resident) *Tensor {
+	t := &Tensor{dev: &deviceData{r: r, typ: r.ValueType()}}
+	runtime.AddCleanup(t, func(r backend.Resident) { r.Release() }, r)
+	return t
+}
+
+// host returns the tensor's host form, reading a device tensor on first
+// use.
+func (t *Tensor) host() (*graph.Tensor, error) {
+	if t.dev == nil {
+		return t.t, nil
+	}
+	d := t.dev
+	d.once.Do(func() {
+		d.t, d.err = d.r.Read()
+		if d.err != nil {
+			d.err = fmt.Errorf("onnxvk: reading a device tensor: %w", d.err)
+		}
+	})
+	return d.t, d.err
+}
+
+// hostOrNil is host without its error.
+func (t *Tensor) hostOrNil() *graph.Tensor {
+	h, _ := t.host()
+	return h
+}
+
+// OnDevice names the device that holds a device tensor ("vulkan:0"), ""
+// for a host tensor.
+func (t *Tensor) OnDevice() string {
+	if t.dev == nil {
+		return ""
+	}
+	return t.dev.r.DeviceName()
+}
+
+// Release frees a device tensor's GPU memory now (its data can no longer
+// be read unless it was read before); for a host tensor it does nothing.
+// Releasing twice is harmless.
+func (t *Tensor) Release() {
+	if t.dev != nil {
+		t.dev.r.Release()
+	}
+}
+
+// value returns the tensor as a value for a Run: the Resident value of a
+// device tensor, the host tensor otherwise.
+func (t *Tensor) value() graph.Value {
+	if t.dev != nil {
+		return t.dev.r
+	}
+	return t.t
 }
 
 // dtypeOf maps a Go element type to its DType.
@@ -122,50 +203,86 @@ func NewTensorBytes(dt DType, shape []int64, raw []byte) (*Tensor, error) {
 // TensorFrom wraps a graph tensor without copying it.
 func TensorFrom(t *graph.Tensor) *Tensor { return &Tensor{t: t} }
 
-// Graph returns the underlying graph tensor (shared, not copied).
-func (t *Tensor) Graph() *graph.Tensor { return t.t }
+// Graph returns the underlying graph tensor (shared, not copied); for a
+// device tensor, its host copy.
+func (t *Tensor) Graph() *graph.Tensor { return t.hostOrNil() }
 
 // Shape returns the tensor's dimensions.
-func (t *Tensor) Shape() []int64 { return append([]int64{}, t.t.Shape...) }
+func (t *Tensor) Shape() []int64 {
+	if t.dev != nil {
+		return t.dev.typ.Shape.Ints()
+	}
+	return append([]int64{}, t.t.Shape...)
+}
 
 // DType returns the element type.
-func (t *Tensor) DType() DType { return t.t.DType }
+func (t *Tensor) DType() DType {
+	if t.dev != nil {
+		return t.dev.typ.Elem
+	}
+	return t.t.DType
+}
 
 // Len returns the number of elements.
-func (t *Tensor) Len() int { return int(t.t.NumElements()) }
+func (t *Tensor) Len() int { return int(graph.NumElements(t.Shape())) }
 
 // Bytes returns the raw little-endian data (shared, not copied); nil for
 // string tensors.
-func (t *Tensor) Bytes() []byte { return t.t.Data }
+func (t *Tensor) Bytes() []byte {
+	if h := t.hostOrNil(); h != nil {
+		return h.Data
+	}
+	return nil
+}
 
 // Strings returns the elements of a string tensor (shared, not copied).
-func (t *Tensor) Strings() []string { return t.t.Strings }
+func (t *Tensor) Strings() []string {
+	if h := t.hostOrNil(); h != nil {
+		return h.Strings
+	}
+	return nil
+}
 
 // String summarises the tensor: type, shape and leading values.
-func (t *Tensor) String() string { return t.t.String() }
+func (t *Tensor) String() string {
+	h, err := t.host()
+	if err != nil {
+		return fmt.Sprintf("%s%v on %s (%v)", t.DType(), t.Shape(), t.OnDevice(), err)
+	}
+	return h.String()
+}
 
 // Data returns the tensor's elements as a []T sharing the tensor's memory.
 // T must match the element type exactly (float16.Float16 for Float16).
 func Data[T Elem](t *Tensor) ([]T, error) {
-	if dt := dtypeOf[T](); dt != t.t.DType {
+	if dt := dtypeOf[T](); dt != t.DType() {
 		var zero T
-		return nil, fmt.Errorf("onnxvk: Data[%T] of a %s tensor", zero, t.t.DType)
+		return nil, fmt.Errorf("onnxvk: Data[%T] of a %s tensor", zero, t.DType())
 	}
-	return graph.View[T](t.t), nil
+	h, err := t.host()
+	if err != nil {
+		return nil, err
+	}
+	return graph.View[T](h), nil
 }
 
 // Float32s returns the elements converted to float32 (a copy), for any
 // numeric or bool element type.
 func (t *Tensor) Float32s() ([]float32, error) {
-	if t.t.DType == graph.String || (!t.t.DType.IsFloat() && !t.t.DType.IsInt() && t.t.DType != graph.Bool) {
-		return nil, fmt.Errorf("onnxvk: Float32s of a %s tensor", t.t.DType)
+	dt := t.DType()
+	if dt == graph.String || (!dt.IsFloat() && !dt.IsInt() && dt != graph.Bool) {
+		return nil, fmt.Errorf("onnxvk: Float32s of a %s tensor", dt)
 	}
-	if t.t.DType == graph.Float {
-		return append([]float32{}, graph.View[float32](t.t)...), nil
+	h, err := t.host()
+	if err != nil {
+		return nil, err
 	}
-	out := make([]float32, t.t.NumElements())
+	if dt == graph.Float {
+		return append([]float32{}, graph.View[float32](h)...), nil
+	}
+	out := make([]float32, h.NumElements())
 	for i := range out {
-		out[i] = float32(t.t.Float64At(int64(i)))
+		out[i] = float32(h.Float64At(int64(i)))
 	}
 	return out, nil
 }

@@ -58,6 +58,21 @@ type Program interface {
 	Run(ctx context.Context, f *Frame) error
 }
 
+// Resident is a tensor that stays in a device's memory between Runs: a Run
+// returns it for an output the caller keeps on the device (Frame.Keep), and
+// takes it back as an input without a host copy when the step that reads
+// it runs on the same device.
+type Resident interface {
+	graph.Value
+	// DeviceName names the device that holds the tensor.
+	DeviceName() string
+	// Read copies the tensor to the host.
+	Read() (*graph.Tensor, error)
+	// Release gives the device memory back; the tensor must not be used
+	// afterwards. Releasing twice is harmless.
+	Release()
+}
+
 // Frame is the state of one Run: each device's values by plan index and
 // the per-device arenas.
 type Frame struct {
@@ -69,4 +84,7 @@ type Frame struct {
 	// Arenas holds each device's arena memory for this run, sized by
 	// Plan.ArenaBytes.
 	Arenas map[string][]byte
+	// Keep holds the plan indices of the graph outputs the caller wants
+	// left on the device that computes them, as Resident values.
+	Keep map[int]bool
 }

@@ -37,6 +37,10 @@ type Executor struct {
 	// foreign lists memory that outputs must not share with the caller:
 	// the plan's constants.
 	foreign [][]byte
+	// hostReads marks the values that a host step reads as they are
+	// (not through a transfer): a Resident input among them is read to
+	// the host first.
+	hostReads map[int]bool
 }
 
 // segment is a run of compute steps on one device and logical device, or
@@ -92,6 +96,19 @@ func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
 	}
 	for _, t := range p.Constants {
 		e.foreign = append(e.foreign, t.Data)
+	}
+	e.hostReads = map[int]bool{}
+	for _, st := range p.Steps {
+		if st.Kind == planner.Compute && st.Device == planner.HostDevice {
+			for _, v := range append(slices.Clone(st.In), st.Captured...) {
+				e.hostReads[v] = true
+			}
+		}
+	}
+	for _, v := range p.Outputs {
+		if !slices.ContainsFunc(p.Steps, func(st planner.Step) bool { return slices.Contains(st.Out, v) }) {
+			e.hostReads[v] = true // an input passed through as an output
+		}
 	}
 	return e, nil
 }
@@ -197,11 +214,20 @@ func (e *Executor) Plan() *planner.Plan { return e.plan }
 // The returned values are owned by the caller. ctx is checked between
 // steps.
 func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
+	return e.RunKeeping(ctx, inputs, nil)
+}
+
+// RunKeeping is Run with the outputs named in keep left on the device that
+// computes them, as Resident values (an output computed on the host comes
+// back as a host tensor). Inputs may be Resident values: a device step
+// that reads one on its own device reads it in place, and it is copied to
+// the host only for a host step.
+func (e *Executor) RunKeeping(ctx context.Context, inputs map[string]graph.Value, keep []string) (map[string]graph.Value, error) {
 	req := 0
 	if tr := TraceFrom(ctx); tr != nil {
 		req = tr.reserve(1)
 	}
-	return e.run(ctx, inputs, nil, 0, req)
+	return e.run(ctx, inputs, keep, nil, 0, req)
 }
 
 // RunBatch runs the plan on each element of inputs, as Run does, as a
@@ -236,7 +262,7 @@ func (e *Executor) RunBatch(ctx context.Context, inputs []map[string]graph.Value
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			out, err := e.run(ctx, in, order, i, base+i)
+			out, err := e.run(ctx, in, nil, order, i, base+i)
 			if err != nil {
 				failOnce.Do(func() {
 					failure = fmt.Errorf("request %d: %w", i, err)
@@ -325,12 +351,22 @@ func (p *pipeline) finishAll(i int) {
 	}
 }
 
-// run is Run as the trace's request req and the i-th request of order, a
-// batch's pipeline (nil for a single Run).
-func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, order *pipeline, i, req int) (map[string]graph.Value, error) {
+// run is RunKeeping as the trace's request req and the i-th request of
+// order, a batch's pipeline (nil for a single Run).
+func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, keep []string, order *pipeline, i, req int) (map[string]graph.Value, error) {
 	defer order.finishAll(i)
 	p := e.plan
 	f := &Frame{Plan: p, Values: map[string][]graph.Value{}, Arenas: map[string][]byte{}}
+	for _, name := range keep {
+		v, ok := p.ValueIndex[name]
+		if !ok || !slices.Contains(p.Outputs, v) {
+			return nil, fmt.Errorf("backend: model %q: %q is not an output, to keep on the device", p.Model.Name, name)
+		}
+		if f.Keep == nil {
+			f.Keep = map[int]bool{}
+		}
+		f.Keep[v] = true
+	}
 	for name := range e.devices {
 		f.Values[name] = make([]graph.Value, len(p.Values))
 	}
@@ -351,6 +387,13 @@ func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, order
 				return nil, fmt.Errorf("backend: model %q: input %q: %w", p.Model.Name, p.Values[i], ErrMissingInput)
 			}
 			continue
+		}
+		if r, ok := v.(Resident); ok && e.hostReads[i] {
+			t, err := r.Read()
+			if err != nil {
+				return nil, fmt.Errorf("backend: model %q: reading input %q from %s: %w", p.Model.Name, p.Values[i], r.DeviceName(), err)
+			}
+			v = t
 		}
 		host[i] = v
 		if t, ok := v.(*graph.Tensor); ok {
@@ -481,6 +524,10 @@ func (e *Executor) transfer(f *Frame, st *planner.Step) (int64, error) {
 	if v == nil {
 		return -1, nil
 	}
+	if _, ok := v.(Resident); ok && st.To == planner.HostDevice && f.Keep[st.In[0]] {
+		f.Values[st.To][st.In[0]] = v
+		return 0, nil
+	}
 	from := v
 	var err error
 	if st.To == planner.HostDevice {
@@ -507,6 +554,8 @@ func (e *Executor) transfer(f *Frame, st *planner.Step) (int64, error) {
 // the foreign buffers (arenas, weights, the caller's inputs).
 func ownValue(v graph.Value, foreign [][]byte) graph.Value {
 	switch x := v.(type) {
+	case Resident:
+		return x
 	case *graph.Tensor:
 		for _, b := range foreign {
 			if Overlaps(x.Data, b) {

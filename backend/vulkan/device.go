@@ -64,6 +64,8 @@ type Device struct {
 	programs []*program
 
 	counters counters
+	// tensors holds the memory of DeviceTensors.
+	tensors tensorPool
 }
 
 // counters are the running totals behind Counters.
@@ -181,21 +183,37 @@ func (d *Device) Info() Info { return d.info }
 // Upload wraps a host tensor as a value of this device; its bytes are
 // copied into device memory by the Program that reads it. Weights are
 // uploaded once, when a Program that uses them is compiled.
+// A tensor this device holds (a DeviceTensor) stays where it is; a
+// Resident value of another device is read to the host first.
 func (d *Device) Upload(v graph.Value) (graph.Value, error) {
-	t, ok := v.(*graph.Tensor)
-	if !ok {
-		return nil, fmt.Errorf("vulkan: cannot upload a %s to %s", v.ValueType(), d.name)
+	switch x := v.(type) {
+	case *DeviceTensor:
+		if x.d == d {
+			return x, nil
+		}
+	case *graph.Tensor:
+		return &Tensor{t: x}, nil
 	}
-	return &Tensor{t: t}, nil
+	if r, ok := v.(backend.Resident); ok {
+		t, err := r.Read()
+		if err != nil {
+			return nil, err
+		}
+		return &Tensor{t: t}, nil
+	}
+	return nil, fmt.Errorf("vulkan: cannot upload a %s to %s", v.ValueType(), d.name)
 }
 
-// Download returns the host tensor of a value of this device.
+// Download returns the host tensor of a value of this device, reading a
+// DeviceTensor from device memory.
 func (d *Device) Download(v graph.Value) (graph.Value, error) {
-	t, ok := v.(*Tensor)
-	if !ok {
-		return nil, fmt.Errorf("vulkan: %s holds no %s value to download", d.name, v.ValueType())
+	switch x := v.(type) {
+	case *Tensor:
+		return x.t, nil
+	case *DeviceTensor:
+		return x.Read()
 	}
-	return t.t, nil
+	return nil, fmt.Errorf("vulkan: %s holds no %s value to download", d.name, v.ValueType())
 }
 
 // Tensor is a tensor value of a Vulkan device, as it crosses from one
@@ -236,6 +254,7 @@ func (d *Device) Close() error {
 	for _, b := range d.blocks {
 		b.free(d.dev)
 	}
+	d.tensors.close(d.dev)
 	d.programs, d.pipelines, d.modules, d.weights, d.half.weights, d.blocks = nil, nil, nil, nil, nil, nil
 	vk.DestroyDevice(d.dev)
 	releaseInstance()

@@ -29,7 +29,7 @@ func (pr *program) profiled(ec *execContext) (*commands, error) {
 		vk.DestroyQueryPool(d.dev, query)
 		return nil, err
 	}
-	if err := pr.record(ec, c.cmd, query, true); err != nil {
+	if err := pr.record(ec, c.cmd, query, true, nil); err != nil {
 		c.destroy(d.dev)
 		vk.DestroyQueryPool(d.dev, query)
 		return nil, err

@@ -330,6 +330,9 @@ type execContext struct {
 	descPool uintptr
 	query    uintptr
 	sets     []uintptr
+	// moving is re-recorded by each Run that reads or keeps DeviceTensors
+	// (see recordMoves).
+	moving *commands
 	// profile and profileQuery are the profiling variant of cmds and its
 	// timestamps, recorded by the first traced Run (see profiled).
 	profile      *commands
@@ -359,15 +362,11 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 		return err
 	}
 	defer pr.put(ec)
-	cmds := ec.cmds
-	profiling := tr != nil && ec.query != 0
-	if profiling {
-		if cmds, err = pr.profiled(ec); err != nil {
-			return err
-		}
-	}
 	vals := f.Values[pr.d.name]
-	var moved uint64
+	var (
+		moved uint64
+		mv    moves
+	)
 	for _, in := range pr.ins {
 		var data []byte
 		switch v := vals[in.v].(type) {
@@ -375,6 +374,14 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 			data = v.t.Data
 		case *graph.Tensor:
 			data = v.Data
+		case *DeviceTensor:
+			b := v.buffer()
+			if b == nil || v.d != pr.d || v.size != in.size {
+				return fmt.Errorf("vulkan: input %q is a device tensor of %d bytes on %s (released: %v); the plan expects %d bytes on %s",
+					f.Plan.Values[in.v], v.size, v.d.name, b == nil, in.size, pr.d.name)
+			}
+			mv.in = append(mv.in, devCopy{b: b, off: in.off, size: in.size})
+			continue
 		default:
 			return fmt.Errorf("vulkan: input %q of %s is not a tensor", f.Plan.Values[in.v], pr.d.name)
 		}
@@ -384,11 +391,28 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 		copy(ec.host()[in.off:], data)
 		moved += in.size
 	}
+	kept, err := pr.keep(f, &mv)
+	if err != nil {
+		return err
+	}
+	cmds := ec.cmds
+	profiling := tr != nil && ec.query != 0 && mv.empty()
+	switch {
+	case profiling:
+		cmds, err = pr.profiled(ec)
+	case !mv.empty():
+		cmds, err = pr.recordMoves(ec, &mv)
+	}
+	if err != nil {
+		releaseAll(kept)
+		return err
+	}
 	var submitted time.Duration
 	if tr != nil {
 		submitted = tr.Now()
 	}
 	if err := pr.d.submit(cmds); err != nil {
+		releaseAll(kept)
 		return err
 	}
 	pr.d.counters.dispatches.Add(int64(len(pr.dispatches)))
@@ -409,6 +433,10 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 		pr.lastNs.Store(int64(device))
 	}
 	for _, out := range pr.outs {
+		if t := kept[out.v]; t != nil {
+			vals[out.v] = t
+			continue
+		}
 		t := graph.NewTensor(out.dtype, out.shape)
 		copy(t.Data, ec.host()[out.off:out.off+out.size])
 		vals[out.v] = &Tensor{t: t}
@@ -495,8 +523,10 @@ func (pr *program) destroy() {
 }
 
 func (ec *execContext) destroy(dev uintptr) {
-	if ec.cmds != nil {
-		ec.cmds.destroy(dev)
+	for _, c := range []*commands{ec.cmds, ec.moving} {
+		if c != nil {
+			c.destroy(dev)
+		}
 	}
 	if ec.descPool != 0 {
 		vk.DestroyDescriptorPool(dev, ec.descPool)
@@ -550,7 +580,7 @@ func (pr *program) newContext() (_ *execContext, err error) {
 			return nil, fmt.Errorf("vulkan: vkCreateQueryPool: %w", err)
 		}
 	}
-	if err := pr.record(ec, ec.cmds.cmd, ec.query, false); err != nil {
+	if err := pr.record(ec, ec.cmds.cmd, ec.query, false, nil); err != nil {
 		return nil, err
 	}
 	return ec, nil
@@ -626,8 +656,10 @@ func (ec *execContext) host() []byte {
 // barrier that makes the results visible to the host. With a query pool,
 // timestamps go to query 0 at the start and query 1 at the end. With
 // profile set, every dispatch waits for the one before and is followed by
-// a timestamp in query 1 + its index instead.
-func (pr *program) record(ec *execContext, cb, query uintptr, profile bool) error {
+// a timestamp in query 1 + its index instead. mv, when not nil, replaces
+// the host's bytes of some inputs by DeviceTensors and copies some outputs
+// to DeviceTensors instead of the host.
+func (pr *program) record(ec *execContext, cb, query uintptr, profile bool, mv *moves) error {
 	if err := vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}); err != nil {
 		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
 	}
@@ -647,8 +679,18 @@ func (pr *program) record(ec *execContext, cb, query uintptr, profile bool) erro
 	vk.CmdPipelineBarrier(cb, work|vk.PipelineStageHostBit, work,
 		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessTransferWriteBit | vk.AccessHostWriteBit,
 			DstAccessMask: shaderRW | transferRW})
-	if ec.stage != nil && len(pr.ins) > 0 {
-		vk.CmdCopyBufferRegions(cb, ec.stage.buf, ec.io.buf, ioRegions(pr.ins))
+	copied := false
+	if ec.stage != nil {
+		if r := ioRegions(pr.ins, mv.inSlots()); len(r) > 0 {
+			vk.CmdCopyBufferRegions(cb, ec.stage.buf, ec.io.buf, r)
+			copied = true
+		}
+	}
+	for _, c := range mv.ins() {
+		vk.CmdCopyBuffer(cb, c.b.buf, ec.io.buf, &vk.BufferCopy{DstOffset: c.off, Size: wordSize(c.size)})
+		copied = true
+	}
+	if copied {
 		vk.CmdPipelineBarrier(cb, vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit,
 			&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessTransferWriteBit, DstAccessMask: shaderRW})
 	}
@@ -666,10 +708,19 @@ func (pr *program) record(ec *execContext, cb, query uintptr, profile bool) erro
 			vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, query, uint32(i+1))
 		}
 	}
-	if ec.stage != nil && len(pr.outs) > 0 {
+	var staged []vk.BufferCopy
+	if ec.stage != nil {
+		staged = ioRegions(pr.outs, mv.outSlots())
+	}
+	if len(staged) > 0 || len(mv.outs()) > 0 {
 		vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageTransferBit,
 			&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit, DstAccessMask: vk.AccessTransferReadBit})
-		vk.CmdCopyBufferRegions(cb, ec.io.buf, ec.stage.buf, ioRegions(pr.outs))
+		if len(staged) > 0 {
+			vk.CmdCopyBufferRegions(cb, ec.io.buf, ec.stage.buf, staged)
+		}
+		for _, c := range mv.outs() {
+			vk.CmdCopyBuffer(cb, ec.io.buf, c.b.buf, &vk.BufferCopy{SrcOffset: c.off, Size: wordSize(c.size)})
+		}
 	}
 	vk.CmdPipelineBarrier(cb, work, vk.PipelineStageHostBit,
 		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessTransferWriteBit, DstAccessMask: vk.AccessHostReadBit})
@@ -683,18 +734,110 @@ func (pr *program) record(ec *execContext, cb, query uintptr, profile bool) erro
 }
 
 // ioRegions returns the copies of the io ranges of vs between the io
-// buffer and the staging buffer, which share one layout; a range that
-// several values share (a view and its input) is copied once.
-func ioRegions(vs []ioValue) []vk.BufferCopy {
+// buffer and the staging buffer, which share one layout, but for those at
+// the offsets in skip; a range that several values share (a view and its
+// input) is copied once.
+func ioRegions(vs []ioValue, skip map[uint64]bool) []vk.BufferCopy {
 	var r []vk.BufferCopy
 	seen := map[uint64]bool{}
 	for _, v := range vs {
-		if !seen[v.off] {
+		if !seen[v.off] && !skip[v.off] {
 			seen[v.off] = true
-			r = append(r, vk.BufferCopy{SrcOffset: v.off, DstOffset: v.off, Size: max((v.size+3)&^3, 4)})
+			r = append(r, vk.BufferCopy{SrcOffset: v.off, DstOffset: v.off, Size: wordSize(v.size)})
 		}
 	}
 	return r
+}
+
+// wordSize rounds a copy's size up to whole 32-bit words, as the bindings
+// are: shaders access 1-byte tensors by words.
+func wordSize(size uint64) uint64 { return max((size+3)&^3, 4) }
+
+// moves are the copies of one Run between the io buffer and DeviceTensors:
+// in, inputs read from device tensors instead of the host; out, outputs
+// kept on the device.
+type moves struct {
+	in, out []devCopy
+}
+
+// devCopy is a copy between an io range (off, size) and buffer b.
+type devCopy struct {
+	b         *buffer
+	off, size uint64
+}
+
+func (mv *moves) empty() bool { return mv == nil || len(mv.in)+len(mv.out) == 0 }
+
+func (mv *moves) ins() []devCopy {
+	if mv == nil {
+		return nil
+	}
+	return mv.in
+}
+
+func (mv *moves) outs() []devCopy {
+	if mv == nil {
+		return nil
+	}
+	return mv.out
+}
+
+func (mv *moves) inSlots() map[uint64]bool  { return slots(mv.ins()) }
+func (mv *moves) outSlots() map[uint64]bool { return slots(mv.outs()) }
+
+func slots(cs []devCopy) map[uint64]bool {
+	m := make(map[uint64]bool, len(cs))
+	for _, c := range cs {
+		m[c.off] = true
+	}
+	return m
+}
+
+// keep allocates a DeviceTensor for each output of the segment that the
+// Run keeps on the device (Frame.Keep), and adds its copy to mv.
+func (pr *program) keep(f *backend.Frame, mv *moves) (map[int]*DeviceTensor, error) {
+	var kept map[int]*DeviceTensor
+	for _, out := range pr.outs {
+		if !f.Keep[out.v] || kept[out.v] != nil {
+			continue
+		}
+		b, err := pr.d.tensorBuffer(out.size)
+		if err != nil {
+			releaseAll(kept)
+			return nil, fmt.Errorf("vulkan: %s: keeping output %q (%d bytes) on the device: %w", pr.d.name, f.Plan.Values[out.v], out.size, err)
+		}
+		if kept == nil {
+			kept = map[int]*DeviceTensor{}
+		}
+		kept[out.v] = &DeviceTensor{d: pr.d, typ: graph.TensorType(out.dtype, graph.ShapeOf(out.shape...)), size: out.size, buf: b}
+		mv.out = append(mv.out, devCopy{b: b, off: out.off, size: out.size})
+	}
+	return kept, nil
+}
+
+func releaseAll(ts map[int]*DeviceTensor) {
+	for _, t := range ts {
+		t.Release()
+	}
+}
+
+// recordMoves records ec's command buffer for a Run with the device
+// copies mv into ec.moving, which each such Run records anew.
+func (pr *program) recordMoves(ec *execContext, mv *moves) (*commands, error) {
+	d := pr.d
+	if ec.moving == nil {
+		c, err := d.newCommands()
+		if err != nil {
+			return nil, err
+		}
+		ec.moving = c
+	} else if err := vk.ResetCommandPool(d.dev, ec.moving.pool); err != nil {
+		return nil, fmt.Errorf("vulkan: vkResetCommandPool: %w", err)
+	}
+	if err := pr.record(ec, ec.moving.cmd, ec.query, false, mv); err != nil {
+		return nil, err
+	}
+	return ec.moving, nil
 }
 
 var _ backend.Device = (*Device)(nil)

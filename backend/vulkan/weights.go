@@ -127,7 +127,8 @@ func (d *Device) uploadBlock(keys []weightKey, offs []uint64, size uint64) error
 }
 
 // copyOnce copies the first size bytes of src into dst with one
-// submission and waits for it.
+// submission and waits for it, ordered after every earlier write to either
+// and before later reads by shaders and the host.
 func (d *Device) copyOnce(src, dst *buffer, size uint64) error {
 	c, err := d.newCommands()
 	if err != nil {
@@ -138,9 +139,12 @@ func (d *Device) copyOnce(src, dst *buffer, size uint64) error {
 	if err := vk.BeginCommandBuffer(c.cmd, bi); err != nil {
 		return fmt.Errorf("vulkan: vkBeginCommandBuffer: %w", err)
 	}
+	vk.CmdPipelineBarrier(c.cmd, vk.PipelineStageComputeShaderBit|vk.PipelineStageTransferBit|vk.PipelineStageHostBit, vk.PipelineStageTransferBit,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessShaderWriteBit | vk.AccessTransferWriteBit | vk.AccessHostWriteBit,
+			DstAccessMask: vk.AccessTransferReadBit | vk.AccessTransferWriteBit})
 	vk.CmdCopyBuffer(c.cmd, src.buf, dst.buf, &vk.BufferCopy{Size: size})
-	vk.CmdPipelineBarrier(c.cmd, vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit,
-		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessTransferWriteBit, DstAccessMask: vk.AccessShaderReadBit})
+	vk.CmdPipelineBarrier(c.cmd, vk.PipelineStageTransferBit, vk.PipelineStageComputeShaderBit|vk.PipelineStageHostBit,
+		&vk.MemoryBarrier{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessTransferWriteBit, DstAccessMask: vk.AccessShaderReadBit | vk.AccessHostReadBit})
 	if err := vk.EndCommandBuffer(c.cmd); err != nil {
 		return fmt.Errorf("vulkan: vkEndCommandBuffer: %w", err)
 	}

@@ -67,6 +67,7 @@ var (
 		cmdBindDescriptorSets, cmdPushConstants, cmdDispatch, cmdPipelineBarrier, cmdCopyBuffer      uintptr
 		createFence, destroyFence, resetFences, waitForFences, queueSubmit, deviceWaitIdle           uintptr
 		createQueryPool, destroyQueryPool, cmdResetQueryPool, cmdWriteTimestamp, getQueryPoolResults uintptr
+		resetCommandPool                                                                             uintptr
 	}
 )
 
@@ -109,6 +110,7 @@ func load() error {
 		{&fn.createShaderModule, "vkCreateShaderModule"}, {&fn.destroyShaderModule, "vkDestroyShaderModule"},
 		{&fn.createComputePipelines, "vkCreateComputePipelines"}, {&fn.destroyPipeline, "vkDestroyPipeline"},
 		{&fn.createCommandPool, "vkCreateCommandPool"}, {&fn.destroyCommandPool, "vkDestroyCommandPool"},
+		{&fn.resetCommandPool, "vkResetCommandPool"},
 		{&fn.allocateCommandBuffers, "vkAllocateCommandBuffers"},
 		{&fn.beginCommandBuffer, "vkBeginCommandBuffer"}, {&fn.endCommandBuffer, "vkEndCommandBuffer"},
 		{&fn.cmdBindPipeline, "vkCmdBindPipeline"}, {&fn.cmdBindDescriptorSets, "vkCmdBindDescriptorSets"},
@@ -418,6 +420,13 @@ func CreateCommandPool(dev uintptr, ci *CommandPoolCreateInfo, out *uintptr) err
 func DestroyCommandPool(dev, p uintptr) {
 	purego.SyscallN(fn.destroyCommandPool, dev, p, 0)
 	destroyed(1)
+}
+
+// ResetCommandPool is vkResetCommandPool: the pool's command buffers
+// return to the initial state, to be recorded again.
+func ResetCommandPool(dev, p uintptr) error {
+	r, _, _ := purego.SyscallN(fn.resetCommandPool, dev, p, 0)
+	return result(r)
 }
 
 // AllocateCommandBuffers is vkAllocateCommandBuffers; command buffers are
