@@ -212,6 +212,10 @@ type Plan struct {
 	// one shard, by node name; both nil without sharding specs.
 	Comms  map[string]Comm
 	Shards map[string]Shard
+
+	// hoisted counts the transfers of graph inputs and constants that
+	// place put before every compute step.
+	hoisted int
 }
 
 // New plans m. It never modifies m except for recording inferred types of
@@ -408,6 +412,7 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 // lists the devices each value is on. A value on neither the host nor dev
 // goes through the host, so that no device needs to read another's values.
 // A value not yet anywhere (an input the run may omit) comes from the host.
+// A graph input or constant moves ahead of every compute step.
 func (p *Plan) move(where map[int]map[string]bool, v int, dev string) {
 	if where[v][dev] {
 		return
@@ -423,7 +428,15 @@ func (p *Plan) move(where map[int]map[string]bool, v int, dev string) {
 			return
 		}
 	}
-	p.Steps = append(p.Steps, Step{Kind: Transfer, In: []int{v}, From: HostDevice, To: dev, Bytes: p.byteSize(v)})
+	st := Step{Kind: Transfer, In: []int{v}, From: HostDevice, To: dev, Bytes: p.byteSize(v)}
+	if slices.Contains(p.Inputs, v) || p.Constants[v] != nil {
+		// On the host before any step runs: moved first, so that the
+		// move does not split a device's run of steps.
+		p.Steps = slices.Insert(p.Steps, p.hoisted, st)
+		p.hoisted++
+	} else {
+		p.Steps = append(p.Steps, st)
+	}
 	where[v][dev] = true
 }
 
