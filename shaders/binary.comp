@@ -3,20 +3,13 @@
 // element strides of a and b (0 along broadcast dims) come as push
 // constants, up to rank 8.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-const int ADD = 0;
-const int SUB = 1;
-const int MUL = 2;
-const int DIV = 3;
-const int POW = 4;
-const int MAX = 5;
-const int MIN = 6;
-const int PRELU = 7;
-const int MOD = 8;
+#include "binary.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
@@ -30,102 +23,6 @@ layout(push_constant) uniform Params {
     uint sb[8];
 } p;
 
-// pow_ follows C's pow (and Go's math.Pow) in its special cases: x^0 and
-// 1^e are 1 even for NaN, (-1)^±inf is 1, and ±0 to an odd integer keeps
-// its sign.
-float pow_(float x, float e) {
-    if (e == 0.0 || x == 1.0) {
-        return 1.0;
-    }
-    if (isnan(x) || isnan(e)) {
-        return x + e;
-    }
-    bool odd = e == floor(e) && mod(e, 2.0) == 1.0;
-    if (x == 0.0) {
-        if (e < 0.0) {
-            return odd ? 1.0 / x : 1.0 / 0.0;
-        }
-        return odd ? x : 0.0;
-    }
-    if (x == -1.0 && isinf(e)) {
-        return 1.0;
-    }
-    if (x > 0.0) {
-        return pow(x, e);
-    }
-    if (isinf(x)) {
-        float r = e > 0.0 ? 1.0 / 0.0 : 0.0;
-        return odd ? -r : r;
-    }
-    if (e != floor(e)) {
-        return 0.0 / 0.0;
-    }
-    float r = pow(-x, e);
-    return odd ? -r : r;
-}
-
-// split_ cuts v into a high half of 12 significant bits and the rest
-// (Veltkamp), so that products of halves are exact.
-vec2 split_(float v) {
-    precise float t = 4097.0 * v;
-    precise float hi = t - (t - v);
-    precise float lo = v - hi;
-    return vec2(hi, lo);
-}
-
-// fmodScaled is fmod_ for finite x and y with q = trunc(x/y) not 0 (see
-// fmod_).
-float fmodScaled(float x, float y, float q) {
-    vec2 a = split_(q);
-    vec2 b = split_(y);
-    precise float p = q * y;
-    precise float e = ((a.x * b.x - p) + a.x * b.y + a.y * b.x) + a.y * b.y;
-    precise float r = (x - p) - e;
-    float ay = abs(y);
-    if (r != 0.0 && (r < 0.0) != (x < 0.0)) {
-        r += x < 0.0 ? -ay : ay;
-    }
-    if (abs(r) >= ay) {
-        r -= x < 0.0 ? -ay : ay;
-    }
-    return r;
-}
-
-// fmod_ is C's fmod: x - trunc(x/y)*y with the sign of x, exact like C's.
-// The product q*y is formed exactly as p + e (Dekker; no fused multiply-add
-// is assumed), and a quotient off by one (x/y rounded across an integer)
-// is corrected. A divisor beyond 2^113 would overflow the split, so such
-// operands are scaled by 2^-40 first (exact: both stay normal).
-float fmod_(float x, float y) {
-    if (isinf(y) && !isinf(x) && !isnan(x)) {
-        return x;
-    }
-    float q = trunc(x / y);
-    if (q == 0.0) {
-        return x;
-    }
-    if (abs(y) > 1.0e34 && !isinf(x) && !isnan(y)) {
-        float s = exp2(-40.0);
-        return fmodScaled(x * s, y * s, q) / s;
-    }
-    return fmodScaled(x, y, q);
-}
-
-float f(float x, float v) {
-    switch (OP) {
-    case ADD: return x + v;
-    case SUB: return x - v;
-    case MUL: return x * v;
-    case DIV: return x / v;
-    case POW: return pow_(x, v);
-    case MAX: return isnan(x) || isnan(v) ? x + v : max(x, v);
-    case MIN: return isnan(x) || isnan(v) ? x + v : min(x, v);
-    case PRELU: return x < 0.0 ? v * x : x;
-    case MOD: return fmod_(x, v);
-    }
-    return x;
-}
-
 void main() {
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
@@ -138,6 +35,6 @@ void main() {
             ia += c * p.sa[d];
             ib += c * p.sb[d];
         }
-        y[i] = f(a[ia], b[ib]);
+        y[i] = binaryOp(OP, a[ia], b[ib]);
     }
 }

@@ -15,6 +15,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o batchnorm.spv batchnorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o binary.spv binary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cast.spv cast.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o chain.spv chain.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o conv_f16w.spv conv.comp

@@ -37,11 +37,19 @@ var unaryOps = map[string]int32{
 // binaryOps maps ONNX ops to the OP specialization constant of binary.comp.
 var binaryOps = map[string]int32{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7, "Mod": 8}
 
-// slot names an input (In) or output of a node bound to a shader binding.
+// slot names an input (In) or output of a node bound to a shader binding;
+// the input paramsSlot is the launch's params.
 type slot struct {
 	out bool
 	k   int
 }
+
+// paramsSlot is the k of the slot that binds launch.params, uploaded with
+// the weights.
+const paramsSlot = -1
+
+// isParams tells the slot that binds the launch's params.
+func (s slot) isParams() bool { return !s.out && s.k == paramsSlot }
 
 // launch is one node lowered to a shader dispatch.
 type launch struct {
@@ -66,6 +74,9 @@ type launch struct {
 	// halfInputs lists the constant float32 inputs bound as fp16 weights
 	// (see useHalfWeights).
 	halfInputs []int
+	// params, when set, is what a paramsSlot binds: data the shader reads
+	// that does not fit its push constants, made resident like a weight.
+	params *graph.Tensor
 	// then holds further dispatches of the node, recorded in order after
 	// this one; only their shader, op, bindings, push, elems and groups
 	// are used.

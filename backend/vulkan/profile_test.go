@@ -176,7 +176,9 @@ func TestOutOfMemory(t *testing.T) {
 	if !errors.Is(err, onnxvk.ErrOutOfMemory) {
 		t.Fatalf("Run over the memory limit: %v, want ErrOutOfMemory", err)
 	}
-	for _, part := range []string{"allocating the arena (8388608 bytes)", "node \"add\"", "VK_ERROR_OUT_OF_DEVICE_MEMORY"} {
+	// The three nodes are one chain.comp dispatch: no arena, 4 MiB of io
+	// for x and y each.
+	for _, part := range []string{"allocating the input/output buffer (8388608 bytes)", "node \"add\"", "VK_ERROR_OUT_OF_DEVICE_MEMORY"} {
 		if !strings.Contains(err.Error(), part) {
 			t.Errorf("error %q does not say %q", err, part)
 		}

@@ -129,7 +129,6 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	// Lower every step first, so that the weights they bind are made
 	// resident in one batch.
 	launches := make([]*launch, len(steps))
-	var keys []weightKey
 	for i := range steps {
 		st := &steps[i]
 		l, ok := lower(p.Query(st), d.caps())
@@ -137,9 +136,31 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
 		}
 		launches[i] = l
+	}
+	// compiled holds the step compiled at each index: the step itself, a
+	// chain's stand-in at the chain's last index, nil inside a chain.
+	compiled := make([]*planner.Step, len(steps))
+	for i := range steps {
+		compiled[i] = &steps[i]
+	}
+	for _, c := range findChains(p, steps, launches, escapes) {
+		for i := c.first; i < c.last; i++ {
+			compiled[i] = nil
+		}
+		compiled[c.last], launches[c.last] = &c.step, c.l
+	}
+	var keys []weightKey
+	for i, st := range compiled {
+		if st == nil {
+			continue
+		}
+		l := launches[i]
+		if l.params != nil {
+			keys = append(keys, weightKey{t: l.params})
+		}
 		for _, part := range l.parts() {
 			for _, s := range part.bindings {
-				if s.out {
+				if s.out || s.isParams() {
 					continue
 				}
 				c := p.Fixed(st.In[s.k])
@@ -165,12 +186,16 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		pr.ioSize += (size + align - 1) / align * align
 		return l
 	}
-	for i := range steps {
-		st, l := &steps[i], launches[i]
-		types := p.Query(st).Inputs
+	for i, st := range compiled {
+		if st == nil {
+			pr.nodes = append(pr.nodes, steps[i].Node)
+			pr.release = append(pr.release, steps[i].Release...)
+			continue
+		}
+		l := launches[i]
 		for _, part := range l.parts() {
 			for _, s := range part.bindings {
-				if s.out {
+				if s.out || s.isParams() {
 					continue
 				}
 				v := st.In[s.k]
@@ -187,7 +212,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 				if _, ok := where[v]; ok {
 					continue
 				}
-				size := uint64(types[s.k].Elem.ByteSize(graph.NumElements(types[s.k].Shape.Ints())))
+				size := uint64(p.Types[v].Elem.ByteSize(graph.NumElements(p.Types[v].Shape.Ints())))
 				where[v] = ioSlot(size)
 				pr.ins = append(pr.ins, ioValue{v: v, off: where[v].off, size: size})
 			}
@@ -238,6 +263,9 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		for j, part := range parts {
 			for _, s := range part.bindings {
 				switch {
+				case s.isParams():
+					r := d.resident(weightKey{t: l.params})
+					dss[j].bindings = append(dss[j].bindings, loc{region: inWeight, off: r.off, size: r.size, weight: r.block})
 				case s.out:
 					dss[j].bindings = append(dss[j].bindings, where[st.Out[s.k]])
 				case l.halfInput(s.k):

@@ -1,0 +1,170 @@
+package vulkan_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// node is a test graph node: op, inputs, output, attributes.
+func node(op string, in []string, out string, attrs ...*graph.Attribute) *graph.Node {
+	n := &graph.Node{OpType: op, Inputs: in, Outputs: []string{out}, Attrs: map[string]*graph.Attribute{}}
+	for _, a := range attrs {
+		n.Attrs[a.Name] = a
+	}
+	return n
+}
+
+func scalar(v float32) *graph.Tensor {
+	t, _ := graph.FromSlice(graph.Float, nil, []float32{v})
+	return t
+}
+
+// TestChainsMatchCPU runs chains of elementwise ops as models exporters
+// write them and requires each to be the expected number of dispatches on
+// Vulkan (chain.comp) and to match the unfused CPU ops within the loosest
+// tolerance of the ops involved.
+func TestChainsMatchCPU(t *testing.T) {
+	x := graph.TensorType(graph.Float, graph.ShapeOf(2, 3, 8, 8))
+	cases := []struct {
+		name       string
+		inputs     map[string]*graph.Type
+		consts     map[string]*graph.Tensor
+		nodes      []*graph.Node
+		dispatches int64
+	}{
+		{"gelu-erf", map[string]*graph.Type{"x": x}, map[string]*graph.Tensor{"s2": scalar(1.4142135), "one": scalar(1), "half": scalar(0.5)},
+			[]*graph.Node{node("Div", []string{"x", "s2"}, "a"), node("Erf", []string{"a"}, "b"), node("Add", []string{"b", "one"}, "c"),
+				node("Mul", []string{"x", "c"}, "d"), node("Mul", []string{"d", "half"}, "y")}, 1},
+		{"gelu-tanh", map[string]*graph.Type{"x": x}, map[string]*graph.Tensor{"three": scalar(3), "k": scalar(0.044715), "r": scalar(0.7978846), "one": scalar(1), "half": scalar(0.5)},
+			[]*graph.Node{node("Pow", []string{"x", "three"}, "a"), node("Mul", []string{"k", "a"}, "b"), node("Add", []string{"x", "b"}, "c"),
+				node("Mul", []string{"c", "r"}, "d"), node("Tanh", []string{"d"}, "e"), node("Add", []string{"e", "one"}, "f"),
+				node("Mul", []string{"x", "f"}, "g"), node("Mul", []string{"half", "g"}, "y")}, 1},
+		{"silu", map[string]*graph.Type{"x": x}, nil,
+			[]*graph.Node{node("Sigmoid", []string{"x"}, "a"), node("Mul", []string{"x", "a"}, "y")}, 1},
+		{"bias-leakyrelu", map[string]*graph.Type{"x": x, "bias": graph.TensorType(graph.Float, graph.ShapeOf(3, 1, 1))}, nil,
+			[]*graph.Node{node("Add", []string{"x", "bias"}, "a"), node("LeakyRelu", []string{"a"}, "y", &graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: 0.3})}, 1},
+		{"scale-mask", map[string]*graph.Type{"x": x, "mask": graph.TensorType(graph.Float, graph.ShapeOf(1, 1, 8, 8))}, map[string]*graph.Tensor{"d": scalar(8)},
+			[]*graph.Node{node("Div", []string{"x", "d"}, "a"), node("Add", []string{"a", "mask"}, "y")}, 1},
+		// Four inputs, each read twice, fit one dispatch; a fifth starts
+		// another.
+		{"four-inputs", map[string]*graph.Type{"x": x, "p": x, "q": x, "r": x}, nil,
+			[]*graph.Node{node("Add", []string{"x", "p"}, "a"), node("Sub", []string{"a", "q"}, "b"), node("Mul", []string{"b", "r"}, "c"),
+				node("Max", []string{"x", "c"}, "y1"), node("Div", []string{"y1", "p"}, "y2"), node("Min", []string{"q", "y2"}, "y3"),
+				node("Pow", []string{"r", "y3"}, "y")}, 1},
+		{"five-inputs-spill", map[string]*graph.Type{"x": x, "p": x, "q": x, "r": x, "s": x, "u": x}, nil,
+			[]*graph.Node{node("Add", []string{"x", "p"}, "a"), node("Sub", []string{"a", "q"}, "b"), node("Mul", []string{"b", "r"}, "c"),
+				node("Max", []string{"s", "c"}, "y1"), node("Min", []string{"y1", "u"}, "y")}, 2},
+	}
+	// Softmax written out: the planner may give Exp's output the memory of
+	// ReduceMax's, dead by then unfused; fused, the broadcast max must
+	// not be overwritten while it is read (the dispatch count depends on
+	// the memory plan, so it is not checked).
+	axes := &graph.Attribute{Name: "axes", Type: graph.AttrInts, Ints: []int64{-1}}
+	cases = append(cases, struct {
+		name       string
+		inputs     map[string]*graph.Type
+		consts     map[string]*graph.Tensor
+		nodes      []*graph.Node
+		dispatches int64
+	}{"softmax-expanded", map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(3, 4, 5))}, nil,
+		[]*graph.Node{node("ReduceMax", []string{"x"}, "m", axes), node("Sub", []string{"x", "m"}, "a"), node("Exp", []string{"a"}, "e"),
+			node("ReduceSum", []string{"e"}, "s", axes), node("Div", []string{"e", "s"}, "y")}, -1})
+	// A chain of 20 unary ops: 16 in one dispatch, 4 in the next.
+	long := []*graph.Node{}
+	prev := "x"
+	for i, op := range []string{"Tanh", "Sigmoid", "Neg", "Exp", "Softsign", "Abs", "Sqrt", "Sin", "Cos", "Relu",
+		"Tanh", "Sigmoid", "Neg", "Exp", "Softsign", "Abs", "Sqrt", "Sin", "Cos", "Relu"} {
+		out := fmt.Sprint("v", i)
+		if i == 19 {
+			out = "y"
+		}
+		long = append(long, node(op, []string{prev}, out))
+		prev = out
+	}
+	cases = append(cases, struct {
+		name       string
+		inputs     map[string]*graph.Type
+		consts     map[string]*graph.Tensor
+		nodes      []*graph.Node
+		dispatches int64
+	}{"long", map[string]*graph.Type{"x": x}, nil, long, 2})
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			build := func() *graph.Model {
+				g := graph.NewGraph(c.name)
+				for name, typ := range c.inputs {
+					g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: name, Type: typ})
+				}
+				for name, v := range c.consts {
+					g.Initializers[name] = v
+				}
+				for i, n := range c.nodes {
+					n.Index = i
+				}
+				g.Nodes = c.nodes
+				g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+				return &graph.Model{Name: c.name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+			}
+			gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"))
+			if errors.Is(err, backend.ErrDeviceUnavailable) {
+				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gpu.Close()
+			cpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("cpu"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cpu.Close()
+			r := rand.New(rand.NewPCG(1, 2))
+			in := map[string]*onnxvk.Tensor{}
+			for name, typ := range c.inputs {
+				vs := make([]float32, graph.NumElements(typ.Shape.Ints()))
+				for i := range vs {
+					vs[i] = 4*r.Float32() - 2
+				}
+				in[name], _ = onnxvk.NewTensor(typ.Shape.Ints(), vs)
+			}
+			if _, err := gpu.Run(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			before := gpu.Counters()
+			got, err := gpu.Run(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := gpu.Counters().Sub(before).Dispatches; c.dispatches >= 0 && n != c.dispatches {
+				t.Errorf("%d dispatches, want %d", n, c.dispatches)
+			}
+			want, err := cpu.Run(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tol := ops.Tolerance{}
+			for _, n := range c.nodes {
+				nt := ops.Lookup("", n.OpType, 17).Tolerance()
+				tol.Abs, tol.Rel = max(tol.Abs, nt.Abs), max(tol.Rel, nt.Rel)
+			}
+			g, _ := got["y"].Float32s()
+			w, _ := want["y"].Float32s()
+			for i := range w {
+				if d := math.Abs(float64(g[i] - w[i])); g[i] != w[i] && !(d <= tol.Abs+tol.Rel*math.Abs(float64(w[i]))) && !(math.IsNaN(float64(g[i])) && math.IsNaN(float64(w[i]))) {
+					t.Fatalf("y[%d] = %v, the CPU's %v (tolerance %+v)", i, g[i], w[i], tol)
+				}
+			}
+		})
+	}
+}
