@@ -14,13 +14,14 @@ func init() {
 	setRule(passThrough, "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Celu",
 		"Cos", "Cosh", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid", "HardSwish", "LeakyRelu", "Log",
 		"Mish", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sin", "Sinh", "Softplus", "Softsign",
-		"Tan", "Tanh", "ThresholdedRelu", "Reciprocal", "Clip", "ScaledTanh", "ParametricSoftplus",
+		"Tan", "Tanh", "ThresholdedRelu", "Clip", "ScaledTanh", "ParametricSoftplus",
 		"Affine", "ImageScaler", "Crop", "MeanVarianceNormalization", "LRN", "Softmax", "LogSoftmax",
 		"Hardmax")
 	setRule(inferUnaryValue(unaryNeg), "Neg")
 	setRule(inferUnaryValue(unaryMath(math.Floor)), "Floor")
 	setRule(inferUnaryValue(unaryMath(math.Ceil)), "Ceil")
 	setRule(inferUnaryValue(unaryMath(math.Sqrt)), "Sqrt")
+	setRule(inferUnaryValue(unaryMath(func(v float64) float64 { return 1 / v })), "Reciprocal")
 	setRule(inferUnaryValue(unarySign), "Sign")
 	setRule(inferUnaryValue(unaryAbs), "Abs")
 	setRule(inferUnaryValue(unaryNot), "Not")
@@ -31,7 +32,8 @@ func init() {
 	setRule(inferBinary(arithMul), "Mul")
 	setRule(inferBinary(arithDiv), "Div")
 	setRule(inferMod, "Mod")
-	setRule(inferBinary(nil), "Pow", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu")
+	setRule(inferBinary(arithPow), "Pow")
+	setRule(inferBinary(nil), "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu")
 	setRule(inferCompare(func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b }), "Equal")
 	setRule(inferCompare(func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b }), "Less")
 	setRule(inferCompare(func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b }), "Greater")
@@ -172,6 +174,16 @@ func arithDiv(out *nvals, k int, x *nvals, a int, y *nvals, b int) bool {
 		return false
 	}
 	out.setInt(k, x.int(a)/y.int(b))
+	return true
+}
+
+// arithPow computes float powers (a scale such as 1/√d that an exporter
+// derives from a shape); integer ones are left to the kernels.
+func arithPow(out *nvals, k int, x *nvals, a int, y *nvals, b int) bool {
+	if !out.isFloat() {
+		return false
+	}
+	out.setFloat(k, math.Pow(x.float(a), y.float(b)))
 	return true
 }
 
