@@ -60,12 +60,22 @@ func torchModelCache(t *testing.T) string {
 	return filepath.Join(dir, "onnxvk", "torch-models", version)
 }
 
+// torchFiles lists the files of an exported model: the model and
+// PyTorch's reference (the decoder's is a prompt and its greedy
+// continuation).
+func torchFiles(name string) []string {
+	if name == "decoder" {
+		return []string{"model.onnx", "prompt.npy", "tokens.npy"}
+	}
+	return []string{"model.onnx", "input.npy", "output.npy"}
+}
+
 // exportTorchModels makes sure every named model has been exported into
 // cache, running the export script for the missing ones only.
 func exportTorchModels(t *testing.T, cache string, names []string) {
 	var missing []string
 	for _, name := range names {
-		for _, f := range []string{"model.onnx", "input.npy", "output.npy"} {
+		for _, f := range torchFiles(name) {
 			if _, err := os.Stat(filepath.Join(cache, name, f)); err != nil {
 				missing = append(missing, name)
 				break

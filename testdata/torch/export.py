@@ -3,7 +3,10 @@
 
 For each model named on the command line, write OUT/<name>/model.onnx (opset
 14, constants folded, input "input", output "output"), OUT/<name>/input.npy (a
-fixed, seeded input) and OUT/<name>/output.npy (PyTorch's output for it).
+fixed, seeded input) and OUT/<name>/output.npy (PyTorch's output for it). The
+decoder (a GPT-2-style model with a KV cache, see Decoder) has its own inputs
+and outputs; its reference is PyTorch's greedy continuation of a prompt
+(prompt.npy, tokens.npy).
 
 Usage: /usr/bin/python3 testdata/torch/export.py --out DIR [--all] [names...]
 
@@ -83,6 +86,105 @@ def transformer():
     return model, x
 
 
+class Block(torch.nn.Module):
+    """A GPT-2 decoder block that appends its keys and values to a cache."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.fc = torch.nn.Linear(d, 4 * d)
+        self.out = torch.nn.Linear(4 * d, d)
+
+    def forward(self, x, past_k, past_v):
+        b, t, c = x.shape
+        h, hd = self.heads, c // self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q = q.view(b, t, h, hd).transpose(1, 2)
+        k = torch.cat([past_k, k.view(b, t, h, hd).transpose(1, 2)], dim=2)
+        v = torch.cat([past_v, v.view(b, t, h, hd).transpose(1, 2)], dim=2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / hd ** 0.5)
+        p = past_k.shape[2]
+        # Query i sits at position p + i and sees the keys up to it.
+        rows = torch.arange(t).unsqueeze(1) + p
+        cols = torch.arange(k.shape[2]).unsqueeze(0)
+        att = att.masked_fill(cols > rows, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.proj(y)
+        x = x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
+        return x, k, v
+
+
+class Decoder(torch.nn.Module):
+    """A GPT-2-style language model with a KV cache: ids [1, T] and, per
+    layer, past keys and values [1, heads, P, d/heads] in; logits
+    [1, T, vocab] and the present keys and values [1, heads, P+T, ...] out."""
+
+    LAYERS, D, HEADS, VOCAB, POSITIONS = 6, 512, 8, 1024, 512
+
+    def __init__(self):
+        super().__init__()
+        self.wte = torch.nn.Embedding(self.VOCAB, self.D)
+        self.wpe = torch.nn.Embedding(self.POSITIONS, self.D)
+        self.blocks = torch.nn.ModuleList(Block(self.D, self.HEADS) for _ in range(self.LAYERS))
+        self.ln = torch.nn.LayerNorm(self.D)
+        self.head = torch.nn.Linear(self.D, self.VOCAB, bias=False)
+
+    def forward(self, ids, *past):
+        p = past[0].shape[2]
+        pos = torch.arange(ids.shape[1]).unsqueeze(0) + p
+        x = self.wte(ids) + self.wpe(pos)
+        present = []
+        for i, blk in enumerate(self.blocks):
+            x, k, v = blk(x, past[2 * i], past[2 * i + 1])
+            present += [k, v]
+        return (self.head(self.ln(x)), *present)
+
+    def empty_cache(self, p=0):
+        shape = (1, self.HEADS, p, self.D // self.HEADS)
+        return [torch.zeros(shape) for _ in range(2 * self.LAYERS)]
+
+
+def decoder_names():
+    names = []
+    for i in range(Decoder.LAYERS):
+        names += [f"{i}.key", f"{i}.value"]
+    return names
+
+
+PROMPT = [7, 300, 12, 999]
+GENERATE = 200
+
+
+def export_decoder(tmp):
+    """Export the decoder, and PyTorch's greedy continuation of PROMPT
+    (prompt.npy, tokens.npy: GENERATE tokens) as the reference."""
+    torch.manual_seed(0)
+    model = Decoder().eval()
+    cache = decoder_names()
+    names = ["ids"] + ["past." + n for n in cache]
+    outputs = ["logits"] + ["present." + n for n in cache]
+    axes = {"ids": {1: "T"}, "logits": {1: "T"}}
+    for n in cache:
+        axes["past." + n] = {2: "P"}
+        axes["present." + n] = {2: "S"}
+    example = (torch.tensor([[1, 2]]), *model.empty_cache(3))
+    torch.onnx.export(model, example, os.path.join(tmp, "model.onnx"), opset_version=OPSET,
+                      do_constant_folding=True, input_names=names, output_names=outputs,
+                      dynamic_axes=axes)
+    with torch.no_grad():
+        ids, past, tokens = torch.tensor([PROMPT]), model.empty_cache(), []
+        for _ in range(GENERATE):
+            logits, *past = model(ids, *past)
+            ids = logits[:, -1:].argmax(dim=-1)
+            tokens.append(int(ids))
+    np.save(os.path.join(tmp, "prompt.npy"), np.array([PROMPT], dtype=np.int64))
+    np.save(os.path.join(tmp, "tokens.npy"), np.array(tokens, dtype=np.int64))
+
+
 DEFAULT = {
     "resnet18": vision("resnet18"),
     "mobilenet_v2": vision("mobilenet_v2"),
@@ -92,11 +194,23 @@ DEFAULT = {
 LARGE = {
     "efficientnet_b0": vision("efficientnet_b0"),
     "resnet50": vision("resnet50"),
+    "decoder": export_decoder,
 }
 MODELS = {**DEFAULT, **LARGE}
 
 
 def export(name, out):
+    os.makedirs(out, exist_ok=True)
+    if MODELS[name] is export_decoder:
+        tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=out)
+        os.chmod(tmp, 0o755)
+        try:
+            export_decoder(tmp)
+            move_into_place(tmp, os.path.join(out, name))
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return
     model, x = MODELS[name]()
     model.eval()
     # The output is computed with autograd enabled, as during export: that
@@ -107,7 +221,6 @@ def export(name, out):
     if not torch.equal(y, y2):
         raise RuntimeError(f"{name}: evaluation is not deterministic")
 
-    os.makedirs(out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=out)
     os.chmod(tmp, 0o755)
     try:
@@ -117,13 +230,16 @@ def export(name, out):
             input_names=["input"], output_names=["output"])
         np.save(os.path.join(tmp, "input.npy"), x.numpy())
         np.save(os.path.join(tmp, "output.npy"), y.numpy())
-        dest = os.path.join(out, name)
-        if os.path.exists(dest):
-            shutil.rmtree(dest)
-        os.rename(tmp, dest)
+        move_into_place(tmp, os.path.join(out, name))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def move_into_place(tmp, dest):
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    os.rename(tmp, dest)
 
 
 def main():

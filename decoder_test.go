@@ -1,0 +1,124 @@
+package onnxvk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// generate runs greedy decoding of the exported decoder on sess: the
+// prompt first (with empty caches), then one token per step with the
+// present keys and values fed back as the past ones, kept on the device
+// when keep is set. It returns the steps tokens and, for each step after
+// the first two, the bytes the session moved between host and device.
+func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, keep bool) (tokens []int64, moved []int64) {
+	t.Helper()
+	var cache []string
+	for _, in := range sess.Inputs() {
+		if name, ok := strings.CutPrefix(in.Name, "past."); ok {
+			cache = append(cache, name)
+		}
+	}
+	var opts onnxvk.RunOptions
+	if keep {
+		for _, name := range cache {
+			opts.KeepOnDevice = append(opts.KeepOnDevice, "present."+name)
+		}
+	}
+	past := map[string]*onnxvk.Tensor{}
+	for _, name := range cache {
+		empty, err := onnxvk.NewTensor([]int64{1, 8, 0, 64}, []float32{})
+		require.NoError(t, err)
+		past[name] = empty
+	}
+	ids, err := onnxvk.NewTensor([]int64{1, int64(len(prompt))}, prompt)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for step := range steps {
+		in := map[string]*onnxvk.Tensor{"ids": ids}
+		for name, v := range past {
+			in["past."+name] = v
+		}
+		before := sess.Counters()
+		out, err := sess.RunWith(ctx, in, opts)
+		require.NoError(t, err, "step %d", step)
+		if step >= 2 {
+			moved = append(moved, sess.Counters().Sub(before).HostDeviceBytes)
+		}
+		logits, err := onnxvk.Data[float32](out["logits"])
+		require.NoError(t, err)
+		last := logits[len(logits)-1024:]
+		next := int64(slices.Index(last, slices.Max(last)))
+		tokens = append(tokens, next)
+		for _, name := range cache {
+			past[name].Release()
+			past[name] = out["present."+name]
+		}
+		if ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{next}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range past {
+		v.Release()
+	}
+	return tokens, moved
+}
+
+// TestDecoderGeneration runs greedy generation with the GPT-2-style decoder
+// exported from PyTorch (6 layers, d_model 512, 8 heads, a KV cache of
+// past and present inputs and outputs) on the CPU and on Vulkan with the
+// cache kept on the GPU: both give PyTorch's tokens, and a decode step
+// moves only the token id and the logits between host and device (64 KiB
+// of slack for the constants a new plan uploads). 200 tokens in the long
+// suites, 12 otherwise.
+func TestDecoderGeneration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exports and runs a PyTorch model")
+	}
+	steps := 12
+	if testenv.Long() {
+		steps = 200
+	}
+	cache := torchModelCache(t)
+	exportTorchModels(t, cache, []string{"decoder"})
+	dir := filepath.Join(cache, "decoder")
+	prompt, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
+	require.NoError(t, err)
+	ref, err := npy.ReadFile(filepath.Join(dir, "tokens.npy"))
+	require.NoError(t, err)
+	p, err := prompt.Int64s()
+	require.NoError(t, err)
+	want, err := ref.Int64s()
+	require.NoError(t, err)
+	want = want[:steps]
+
+	cpu, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	defer cpu.Close()
+	got, _ := generate(t, cpu, p, steps, false)
+	require.Equal(t, want, got, "CPU tokens against PyTorch's")
+
+	gpu, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice("vulkan"))
+	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	require.NoError(t, err)
+	defer gpu.Close()
+	got, moved := generate(t, gpu, p, steps, true)
+	require.Equal(t, want, got, "Vulkan tokens against PyTorch's")
+	const idsAndLogits = 8 + 1024*4
+	for i, n := range moved {
+		require.LessOrEqual(t, n, int64(idsAndLogits+64<<10), "step %d moved %d bytes between host and device", i+2, n)
+	}
+	t.Logf("%d tokens; bytes between host and device per decode step: %d..%d (ids and logits: %d)", steps, slices.Min(moved), slices.Max(moved), idsAndLogits)
+}
