@@ -38,12 +38,7 @@ type chain struct {
 // scalar constants (those become immediates) and maxChainOps steps, and
 // whose output does not share memory with a broadcast input.
 func findChains(p *planner.Plan, steps []planner.Step, launches []*launch, escapes map[int]bool) []chain {
-	reads := map[int]int{}
-	for _, st := range p.Steps {
-		for _, v := range append(slices.Clone(st.In), st.Captured...) {
-			reads[v]++
-		}
-	}
+	reads := readCounts(p)
 	var out []chain
 	for i := 0; i < len(steps); {
 		c, ok := newChain(p, steps, launches, i)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/onnxvk/onnxvk"
@@ -163,6 +165,93 @@ func TestChainsMatchCPU(t *testing.T) {
 			for i := range w {
 				if d := math.Abs(float64(g[i] - w[i])); g[i] != w[i] && !(d <= tol.Abs+tol.Rel*math.Abs(float64(w[i]))) && !(math.IsNaN(float64(g[i])) && math.IsNaN(float64(w[i]))) {
 					t.Fatalf("y[%d] = %v, the CPU's %v (tolerance %+v)", i, g[i], w[i], tol)
+				}
+			}
+		})
+	}
+}
+
+// TestTransposeIntoMatMul checks products that read a Transpose's output:
+// attention's Q·Kᵀ with batch and head axes, a transposed A, and a
+// transposed operand also read elsewhere (not folded). Each must match
+// the CPU, in the expected number of dispatches.
+func TestTransposeIntoMatMul(t *testing.T) {
+	perm := func(p ...int64) *graph.Attribute {
+		return &graph.Attribute{Name: "perm", Type: graph.AttrInts, Ints: p}
+	}
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	cases := []struct {
+		name       string
+		inputs     map[string]*graph.Type
+		nodes      []*graph.Node
+		dispatches int64
+	}{
+		{"q-kT", map[string]*graph.Type{"q": f32(2, 3, 5, 8), "k": f32(2, 3, 7, 8)},
+			[]*graph.Node{node("Transpose", []string{"k"}, "kt", perm(0, 1, 3, 2)), node("MatMul", []string{"q", "kt"}, "y")}, 1},
+		{"heads", map[string]*graph.Type{"x": f32(2, 5, 3, 8), "w": f32(3, 8, 4)},
+			[]*graph.Node{node("Transpose", []string{"x"}, "xt", perm(0, 2, 1, 3)), node("MatMul", []string{"xt", "w"}, "y")}, 1},
+		{"aT-default-perm", map[string]*graph.Type{"a": f32(6, 4), "b": f32(6, 5)},
+			[]*graph.Node{node("Transpose", []string{"a"}, "at"), node("MatMul", []string{"at", "b"}, "y")}, 1},
+		{"read-twice", map[string]*graph.Type{"a": f32(4, 4), "b": f32(4, 4)},
+			[]*graph.Node{node("Transpose", []string{"a"}, "at"), node("MatMul", []string{"at", "b"}, "p"), node("Add", []string{"p", "at"}, "y")}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			build := func() *graph.Model {
+				g := graph.NewGraph(c.name)
+				for _, name := range slices.Sorted(maps.Keys(c.inputs)) {
+					g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: name, Type: c.inputs[name]})
+				}
+				for i, n := range c.nodes {
+					n.Index = i
+				}
+				g.Nodes = c.nodes
+				g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+				return &graph.Model{Name: c.name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+			}
+			gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"))
+			if errors.Is(err, backend.ErrDeviceUnavailable) {
+				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gpu.Close()
+			cpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("cpu"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cpu.Close()
+			r := rand.New(rand.NewPCG(3, 4))
+			in := map[string]*onnxvk.Tensor{}
+			for name, typ := range c.inputs {
+				vs := make([]float32, graph.NumElements(typ.Shape.Ints()))
+				for i := range vs {
+					vs[i] = 2*r.Float32() - 1
+				}
+				in[name], _ = onnxvk.NewTensor(typ.Shape.Ints(), vs)
+			}
+			if _, err := gpu.Run(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			before := gpu.Counters()
+			got, err := gpu.Run(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := gpu.Counters().Sub(before).Dispatches; n != c.dispatches {
+				t.Errorf("%d dispatches, want %d", n, c.dispatches)
+			}
+			want, err := cpu.Run(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _ := got["y"].Float32s()
+			w, _ := want["y"].Float32s()
+			tol := ops.Lookup("", "MatMul", 13).Tolerance()
+			for i := range w {
+				if d := math.Abs(float64(g[i] - w[i])); !(d <= tol.Abs+tol.Rel*math.Abs(float64(w[i]))) {
+					t.Fatalf("y[%d] = %v, the CPU's %v", i, g[i], w[i])
 				}
 			}
 		})

@@ -1,7 +1,9 @@
 package vulkan
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -143,6 +145,7 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	if g.bias {
 		flags = 1
 	}
+	// The word indexes of matmulStrides below follow this layout.
 	vals := []uint32{uint32(g.m), uint32(g.n), uint32(g.k), uint32(batches), uint32(len(g.batch)), flags,
 		math.Float32bits(g.alpha), math.Float32bits(g.beta), uint32(g.sam), uint32(g.sak), uint32(g.sbk), uint32(g.sbn),
 		uint32(g.scm), uint32(g.scn)}
@@ -159,4 +162,40 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 		l.groups = batches * ((g.m + 31) / 32) * ((g.n + 255) / 256)
 	}
 	return l
+}
+
+// Word indexes in matmul.comp's push constants (see matmulGeom.launch):
+// the batch rank, a's strides along m and k, b's along k and n, and the
+// batch strides of a and b.
+const (
+	mmBatchRank = 4
+	mmSam       = 8
+	mmSbk       = 10
+	mmBatchA    = 14 + maxBatchRank
+	mmBatchB    = 14 + 2*maxBatchRank
+)
+
+// readThrough makes matmul launch l read operand k (0: a, 1: b), whose
+// logical shape is shape, through the element strides st instead of
+// contiguously: a Transpose folded into the product.
+func (l *launch) readThrough(k int, shape, st []int64) {
+	push := slices.Clone(l.push)
+	put := func(word int, v int64) { binary.LittleEndian.PutUint32(push[4*word:], uint32(v)) }
+	r := len(shape)
+	matrix, batch := mmSam, mmBatchA
+	if k == 1 {
+		matrix, batch = mmSbk, mmBatchB
+	}
+	put(matrix, st[r-2])
+	put(matrix+1, st[r-1])
+	nb := int(binary.LittleEndian.Uint32(push[4*mmBatchRank:]))
+	for i := range nb {
+		axis := i - (nb - (r - 2))
+		v := int64(0)
+		if axis >= 0 && shape[axis] != 1 {
+			v = st[axis]
+		}
+		put(batch+i, v)
+	}
+	l.push = push
 }

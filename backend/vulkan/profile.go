@@ -82,7 +82,7 @@ func (pr *program) traceNodes(tr *backend.Trace, submitted time.Duration, spans 
 	for n, node := range pr.nodes {
 		sp := spans[n]
 		tr.Add(backend.TraceEvent{Name: node.Name, Op: node.OpType, Device: pr.d.name,
-			Start: submitted + sp.start, Dur: sp.dur, DeviceDur: sp.dur})
+			Start: submitted + sp.start, Dur: sp.dur, DeviceDur: sp.dur, Note: pr.notes[n]})
 	}
 }
 

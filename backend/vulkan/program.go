@@ -79,8 +79,10 @@ type program struct {
 	ioSize     uint64
 	ins, outs  []ioValue
 	release    []int
-	// nodes are the segment's nodes in order, for traces.
+	// nodes are the segment's nodes in order, for traces; notes says, for
+	// each, why it records no dispatch of its own ("" when it does).
 	nodes []*graph.Node
+	notes []string
 
 	mu     sync.Mutex
 	closed bool
@@ -139,13 +141,16 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	}
 	// compiled holds the step compiled at each index: the step itself, a
 	// chain's stand-in at the chain's last index, nil inside a chain.
-	compiled := make([]*planner.Step, len(steps))
+	// fusedInto holds, at each nil of compiled, the node whose dispatch
+	// does that step's work.
+	compiled, fusedInto := make([]*planner.Step, len(steps)), make([]*graph.Node, len(steps))
 	for i := range steps {
 		compiled[i] = &steps[i]
 	}
+	foldTransposes(p, steps, launches, compiled, fusedInto, escapes)
 	for _, c := range findChains(p, steps, launches, escapes) {
 		for i := c.first; i < c.last; i++ {
-			compiled[i] = nil
+			compiled[i], fusedInto[i] = nil, steps[c.last].Node
 		}
 		compiled[c.last], launches[c.last] = &c.step, c.l
 	}
@@ -189,6 +194,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	for i, st := range compiled {
 		if st == nil {
 			pr.nodes = append(pr.nodes, steps[i].Node)
+			pr.notes = append(pr.notes, "fused into "+fusedInto[i].String())
 			pr.release = append(pr.release, steps[i].Release...)
 			continue
 		}
@@ -219,6 +225,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		}
 		if pr.view(st, l, where, escapes) {
 			pr.nodes = append(pr.nodes, st.Node)
+			pr.notes = append(pr.notes, "a view of its input")
 			pr.release = append(pr.release, st.Release...)
 			continue
 		}
@@ -278,6 +285,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		pr.dispatches = append(pr.dispatches, dss...)
 		pr.release = append(pr.release, st.Release...)
 		pr.nodes = append(pr.nodes, st.Node)
+		pr.notes = append(pr.notes, "")
 	}
 	pr.placeBarriers()
 	d.programs = append(d.programs, pr)
