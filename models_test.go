@@ -121,7 +121,7 @@ func TestTorchModels(t *testing.T) {
 
 // vulkanTorchModels are the models that must run wholly on Vulkan, within
 // vulkanTorchTolerance of PyTorch.
-var vulkanTorchModels = []string{"resnet18", "mobilenet_v2", "efficientnet_b0", "transformer"}
+var vulkanTorchModels = []string{"resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "transformer"}
 
 const vulkanTorchTolerance = 1e-3
 

@@ -103,71 +103,81 @@ func TestChainsMatchCPU(t *testing.T) {
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			build := func() *graph.Model {
-				g := graph.NewGraph(c.name)
-				for name, typ := range c.inputs {
-					g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: name, Type: typ})
-				}
-				for name, v := range c.consts {
-					g.Initializers[name] = v
-				}
-				for i, n := range c.nodes {
-					n.Index = i
-				}
-				g.Nodes = c.nodes
-				g.Outputs = []*graph.ValueInfo{{Name: "y"}}
-				return &graph.Model{Name: c.name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
-			}
-			gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"))
-			if errors.Is(err, backend.ErrDeviceUnavailable) {
-				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer gpu.Close()
-			cpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("cpu"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cpu.Close()
-			r := rand.New(rand.NewPCG(1, 2))
-			in := map[string]*onnxvk.Tensor{}
-			for name, typ := range c.inputs {
-				vs := make([]float32, graph.NumElements(typ.Shape.Ints()))
-				for i := range vs {
-					vs[i] = 4*r.Float32() - 2
-				}
-				in[name], _ = onnxvk.NewTensor(typ.Shape.Ints(), vs)
-			}
-			if _, err := gpu.Run(context.Background(), in); err != nil {
-				t.Fatal(err)
-			}
-			before := gpu.Counters()
-			got, err := gpu.Run(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := gpu.Counters().Sub(before).Dispatches; c.dispatches >= 0 && n != c.dispatches {
-				t.Errorf("%d dispatches, want %d", n, c.dispatches)
-			}
-			want, err := cpu.Run(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
 			tol := ops.Tolerance{}
 			for _, n := range c.nodes {
 				nt := ops.Lookup("", n.OpType, 17).Tolerance()
 				tol.Abs, tol.Rel = max(tol.Abs, nt.Abs), max(tol.Rel, nt.Rel)
 			}
-			g, _ := got["y"].Float32s()
-			w, _ := want["y"].Float32s()
-			for i := range w {
-				if d := math.Abs(float64(g[i] - w[i])); g[i] != w[i] && !(d <= tol.Abs+tol.Rel*math.Abs(float64(w[i]))) && !(math.IsNaN(float64(g[i])) && math.IsNaN(float64(w[i]))) {
-					t.Fatalf("y[%d] = %v, the CPU's %v (tolerance %+v)", i, g[i], w[i], tol)
-				}
-			}
+			checkDispatches(t, c.name, c.inputs, c.consts, c.nodes, c.dispatches, tol)
 		})
+	}
+}
+
+// checkDispatches builds a model of nodes over inputs and consts with
+// output y, runs it on Vulkan and on the CPU with seeded inputs in
+// [-2, 2), and requires dispatches dispatches per Run (any number when
+// negative) and y within tol of the CPU's (equal values, infinities
+// included, and NaN against NaN pass).
+func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, consts map[string]*graph.Tensor, nodes []*graph.Node, dispatches int64, tol ops.Tolerance) {
+	t.Helper()
+	build := func() *graph.Model {
+		g := graph.NewGraph(name)
+		for _, in := range slices.Sorted(maps.Keys(inputs)) {
+			g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: in, Type: inputs[in]})
+		}
+		maps.Copy(g.Initializers, consts)
+		for i, n := range nodes {
+			n.Index = i
+		}
+		g.Nodes = nodes
+		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+		return &graph.Model{Name: name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+	}
+	gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"))
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	cpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("cpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	in := map[string]*onnxvk.Tensor{}
+	for _, name := range slices.Sorted(maps.Keys(inputs)) {
+		shape := inputs[name].Shape.Ints()
+		vs := make([]float32, graph.NumElements(shape))
+		for i := range vs {
+			vs[i] = 4*r.Float32() - 2
+		}
+		in[name], _ = onnxvk.NewTensor(shape, vs)
+	}
+	if _, err := gpu.Run(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	before := gpu.Counters()
+	got, err := gpu.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := gpu.Counters().Sub(before).Dispatches; dispatches >= 0 && n != dispatches {
+		t.Errorf("%d dispatches, want %d", n, dispatches)
+	}
+	want, err := cpu.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := got["y"].Float32s()
+	w, _ := want["y"].Float32s()
+	for i := range w {
+		d := math.Abs(float64(g[i] - w[i]))
+		if g[i] != w[i] && !(d <= tol.Abs+tol.Rel*math.Abs(float64(w[i]))) && !(math.IsNaN(float64(g[i])) && math.IsNaN(float64(w[i]))) {
+			t.Fatalf("y[%d] = %v, the CPU's %v (tolerance %+v)", i, g[i], w[i], tol)
+		}
 	}
 }
 
@@ -197,63 +207,42 @@ func TestTransposeIntoMatMul(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			build := func() *graph.Model {
-				g := graph.NewGraph(c.name)
-				for _, name := range slices.Sorted(maps.Keys(c.inputs)) {
-					g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: name, Type: c.inputs[name]})
-				}
-				for i, n := range c.nodes {
-					n.Index = i
-				}
-				g.Nodes = c.nodes
-				g.Outputs = []*graph.ValueInfo{{Name: "y"}}
-				return &graph.Model{Name: c.name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
-			}
-			gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"))
-			if errors.Is(err, backend.ErrDeviceUnavailable) {
-				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer gpu.Close()
-			cpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("cpu"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cpu.Close()
-			r := rand.New(rand.NewPCG(3, 4))
-			in := map[string]*onnxvk.Tensor{}
-			for name, typ := range c.inputs {
-				vs := make([]float32, graph.NumElements(typ.Shape.Ints()))
-				for i := range vs {
-					vs[i] = 2*r.Float32() - 1
-				}
-				in[name], _ = onnxvk.NewTensor(typ.Shape.Ints(), vs)
-			}
-			if _, err := gpu.Run(context.Background(), in); err != nil {
-				t.Fatal(err)
-			}
-			before := gpu.Counters()
-			got, err := gpu.Run(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := gpu.Counters().Sub(before).Dispatches; n != c.dispatches {
-				t.Errorf("%d dispatches, want %d", n, c.dispatches)
-			}
-			want, err := cpu.Run(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, _ := got["y"].Float32s()
-			w, _ := want["y"].Float32s()
-			tol := ops.Lookup("", "MatMul", 13).Tolerance()
-			for i := range w {
-				if d := math.Abs(float64(g[i] - w[i])); !(d <= tol.Abs+tol.Rel*math.Abs(float64(w[i]))) {
-					t.Fatalf("y[%d] = %v, the CPU's %v", i, g[i], w[i])
-				}
-			}
+			checkDispatches(t, c.name, c.inputs, nil, c.nodes, c.dispatches, ops.Lookup("", "MatMul", 13).Tolerance())
+		})
+	}
+}
+
+// TestConcatInPlace checks Concats whose inputs their producers write
+// straight into the output (no copy) and Concats that must copy: batch 2
+// (the inputs are not contiguous blocks of the output), an input that is
+// a graph input, and an input read by another node too.
+func TestConcatInPlace(t *testing.T) {
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	axis := &graph.Attribute{Name: "axis", Type: graph.AttrInt, I: 1}
+	fire := func(batch int64) ([]*graph.Node, map[string]*graph.Type) {
+		return []*graph.Node{node("Relu", []string{"x"}, "a"), node("Sigmoid", []string{"x"}, "b"), node("Tanh", []string{"x"}, "c"),
+				node("Concat", []string{"a", "b", "c"}, "y", axis)},
+			map[string]*graph.Type{"x": f32(batch, 16, 4, 4)}
+	}
+	one, oneIn := fire(1)
+	two, twoIn := fire(2)
+	cases := []struct {
+		name       string
+		inputs     map[string]*graph.Type
+		nodes      []*graph.Node
+		dispatches int64
+	}{
+		{"in-place", oneIn, one, 3},
+		{"batch-2", twoIn, two, 6},
+		{"graph-input", map[string]*graph.Type{"x": f32(1, 16, 4, 4)},
+			[]*graph.Node{node("Relu", []string{"x"}, "a"), node("Concat", []string{"a", "x"}, "y", axis)}, 3},
+		{"read-twice", map[string]*graph.Type{"x": f32(1, 16, 4, 4)},
+			[]*graph.Node{node("Relu", []string{"x"}, "a"), node("Neg", []string{"x"}, "b"), node("Concat", []string{"a", "b"}, "c", axis),
+				node("Add", []string{"c", "c"}, "d"), node("Concat", []string{"d", "a"}, "y", axis)}, 7},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkDispatches(t, c.name, c.inputs, nil, c.nodes, c.dispatches, ops.Lookup("", "Tanh", 13).Tolerance())
 		})
 	}
 }

@@ -182,6 +182,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		return nil, fmt.Errorf("vulkan: %s: uploading weights: %w", d.name, err)
 	}
 	align := d.bindAlign()
+	inside, inPlace := concatsInPlace(p, steps, compiled, escapes, align)
 	pr := &program{d: d}
 	// where holds the place of each bound value, halfAt that of the
 	// weights bound as fp16.
@@ -190,6 +191,16 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		l := loc{region: inIO, off: pr.ioSize, size: size}
 		pr.ioSize += (size + align - 1) / align * align
 		return l
+	}
+	// place puts value v, of type t, in its own io slot, and has Run
+	// read it back when it leaves the segment.
+	place := func(v int, t *graph.Type) loc {
+		size := uint64(t.Elem.ByteSize(graph.NumElements(t.Shape.Ints())))
+		where[v] = ioSlot(size)
+		if escapes[v] {
+			pr.outs = append(pr.outs, ioValue{v: v, off: where[v].off, size: size, dtype: t.Elem, shape: t.Shape.Ints()})
+		}
+		return where[v]
 	}
 	for i, st := range compiled {
 		if st == nil {
@@ -223,6 +234,12 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 				pr.ins = append(pr.ins, ioValue{v: v, off: where[v].off, size: size})
 			}
 		}
+		if inPlace[i] {
+			pr.nodes = append(pr.nodes, st.Node)
+			pr.notes = append(pr.notes, "written in place by its inputs")
+			pr.release = append(pr.release, st.Release...)
+			continue
+		}
 		if pr.view(st, l, where, escapes) {
 			pr.nodes = append(pr.nodes, st.Node)
 			pr.notes = append(pr.notes, "a view of its input")
@@ -254,6 +271,16 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 				}
 				dt := l.outType(s.k)
 				size := uint64(dt.ByteSize(graph.NumElements(l.outShapes[s.k])))
+				if part, ok := inside[out]; ok {
+					// A Concat's input, written in place: the Concat's
+					// output has an io slot of its own, never reused.
+					c, ok := where[part.concat]
+					if !ok {
+						c = place(part.concat, p.Types[part.concat])
+					}
+					where[out] = loc{region: inIO, off: c.off + part.off, size: size}
+					continue
+				}
 				b := p.Buffers[out]
 				switch {
 				case escapes[out] || b == nil || b.AliasOf >= 0 || b.Device != d.name || uint64(b.Offset)%align != 0:
