@@ -215,7 +215,8 @@ func TestTransposeIntoMatMul(t *testing.T) {
 // TestConcatInPlace checks Concats whose inputs their producers write
 // straight into the output (no copy) and Concats that must copy: batch 2
 // (the inputs are not contiguous blocks of the output), an input that is
-// a graph input, and an input read by another node too.
+// a graph input, and an input read by another node too; and an empty
+// input, which the GPU skips.
 func TestConcatInPlace(t *testing.T) {
 	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
 	axis := &graph.Attribute{Name: "axis", Type: graph.AttrInt, I: 1}
@@ -234,6 +235,8 @@ func TestConcatInPlace(t *testing.T) {
 	}{
 		{"in-place", oneIn, one, 3},
 		{"batch-2", twoIn, two, 6},
+		{"empty-part", map[string]*graph.Type{"x": f32(1, 16, 4, 4), "e": f32(1, 0, 4, 4)},
+			[]*graph.Node{node("Relu", []string{"x"}, "a"), node("Concat", []string{"e", "a"}, "y", axis)}, 2},
 		{"graph-input", map[string]*graph.Type{"x": f32(1, 16, 4, 4)},
 			[]*graph.Node{node("Relu", []string{"x"}, "a"), node("Concat", []string{"a", "x"}, "y", axis)}, 3},
 		{"read-twice", map[string]*graph.Type{"x": f32(1, 16, 4, 4)},

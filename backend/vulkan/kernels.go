@@ -157,6 +157,11 @@ func registerFused(op string, f lowerFunc) {
 	fusedLowerers[op] = f
 }
 
+// takesEmpty lists the kernels that take empty runtime inputs (and bind
+// none of them): Concat skips an empty part, as a decoder's first step
+// concatenates an empty cache.
+var takesEmpty = map[string]bool{"Concat": true}
+
 // lower maps the node of pq to a dispatch; ok is false when no kernel
 // handles it, when the node names an output the kernel does not bind, or
 // when the kernel binds an input of a type it does not declare.
@@ -176,7 +181,7 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 			return nil, false
 		}
 		q.shapes[i], q.elems[i] = t.Shape.Ints(), t.Elem
-		if e := graph.NumElements(q.shapes[i]); e > c.maxElems || e <= 0 && q.consts[i] == nil {
+		if e := graph.NumElements(q.shapes[i]); e > c.maxElems || e <= 0 && q.consts[i] == nil && !takesEmpty[n.OpType] {
 			return nil, false
 		}
 	}
