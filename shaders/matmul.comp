@@ -1,5 +1,6 @@
 // Batched fp32 matrix product with an optional bias, for MatMul and Gemm:
-// y[b, m, n] = alpha * sum_k a[b, m, k] * b[b, k, n] + beta * c[m, n].
+// y[b, m, n] = alpha * sum_k a[b, m, k] * b[b, k, n] + beta * c[m, n]
+// (+ s[b, m, n], a residual of y's shape, when bound).
 // Every operand is read through element strides (push constants), so
 // transposes, 1-D promotion, batch broadcasting and the broadcast of c cost
 // nothing. y is contiguous, batch by batch.
@@ -30,6 +31,7 @@ layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { WEIGHT b[]; };
 layout(std430, set = 0, binding = 2) readonly buffer C { float c[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 4) readonly buffer S { float s[]; };
 
 layout(push_constant) uniform Params {
     uint m;
@@ -39,7 +41,8 @@ layout(push_constant) uniform Params {
     // batch shape bdims; bsa and bsb are the batch strides of a and b.
     uint batches;
     uint brank;
-    // flags: bit 0, c is bound and beta * c is added.
+    // flags: bit 0, c is bound and beta * c is added; bit 1, s is bound
+    // and added.
     uint flags;
     float alpha;
     float beta;
@@ -73,7 +76,11 @@ void store(uint bi, uint row, uint col, float acc) {
     if ((p.flags & 1u) != 0u) {
         v += p.beta * c[row * p.scm + col * p.scn];
     }
-    y[(bi * p.m + row) * p.n + col] = v;
+    uint at = (bi * p.m + row) * p.n + col;
+    if ((p.flags & 2u) != 0u) {
+        v += s[at];
+    }
+    y[at] = v;
 }
 
 void blocked() {

@@ -37,8 +37,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 	}
 	for j, st := range steps {
 		n, l := st.Node, launches[j]
-		product := n.Domain == graph.DefaultDomain && n.OpType == "MatMul" || n.Domain == ops.FusedDomain && n.OpType == "FusedMatMul"
-		if !product || compiled[j] == nil || l.shader != "matmul" || len(l.then) > 0 {
+		if !product(n) || compiled[j] == nil || l.shader != "matmul" || len(l.then) > 0 {
 			continue
 		}
 		for k := range 2 {
@@ -88,4 +87,79 @@ func overwritten(p *planner.Plan, steps []planner.Step, v int) bool {
 		}
 	}
 	return false
+}
+
+// product tells the nodes lowered to matmul.comp that folds may change.
+func product(n *graph.Node) bool {
+	return n.Domain == graph.DefaultDomain && n.OpType == "MatMul" || n.Domain == ops.FusedDomain && n.OpType == "FusedMatMul"
+}
+
+// foldProductTails lets each MatMul and FusedMatMul of the segment absorb
+// the steps right after it that scale its result by a scalar constant
+// (Mul) or add a value of the result's shape (Add, a residual):
+// matmul.comp scales by alpha and beta and adds the residual in its
+// store. The result must be read by nothing else and not leave the
+// segment; the tail's output must not share memory with the product's
+// inputs, which other invocations still read while one writes; a scale
+// after a residual is not folded (it would scale the residual too).
+func foldProductTails(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool) {
+	reads := readCounts(p)
+	for j := range steps {
+		if !product(steps[j].Node) || compiled[j] == nil || launches[j].shader != "matmul" {
+			continue
+		}
+		for cur := j; cur+1 < len(steps) && compiled[cur+1] != nil; cur++ {
+			folded, l, ok := foldTail(p, compiled[cur], launches[cur], &steps[cur+1], reads, escapes)
+			if !ok {
+				break
+			}
+			compiled[cur+1], launches[cur+1] = folded, l
+			compiled[cur], fusedInto[cur] = nil, steps[cur+1].Node
+		}
+	}
+}
+
+// foldTail returns product step st, lowered to l, with the elementwise
+// step tail folded into it (see foldProductTails); ok is false when tail
+// does not fold.
+func foldTail(p *planner.Plan, st *planner.Step, l *launch, tail *planner.Step, reads map[int]int, escapes map[int]bool) (*planner.Step, *launch, bool) {
+	v := st.Out[0]
+	n := tail.Node
+	if reads[v] != 1 || escapes[v] || n.Domain != graph.DefaultDomain || len(tail.In) != 2 || len(tail.Out) != 1 || tail.Out[0] < 0 || l.sums() {
+		return nil, nil, false
+	}
+	other := tail.In[0]
+	if other == v {
+		other = tail.In[1]
+	} else if tail.In[1] != v {
+		return nil, nil, false
+	}
+	if other == v || other < 0 {
+		return nil, nil, false
+	}
+	for _, u := range st.In {
+		if u >= 0 && sharesArena(p, tail.Out[0], u) {
+			return nil, nil, false
+		}
+	}
+	folded, fl := *st, *l
+	folded.Out, folded.Release = tail.Out, tail.Release
+	switch n.OpType {
+	case "Mul":
+		c := p.Fixed(other)
+		if c == nil || c.DType != graph.Float || len(c.Data) != 4 {
+			return nil, nil, false
+		}
+		fl.scaled(graph.View[float32](c)[0])
+	case "Add":
+		t := p.Types[other]
+		if t == nil || t.Elem != graph.Float || !slices.Equal(t.Shape.Ints(), l.outShapes[0]) {
+			return nil, nil, false
+		}
+		folded.In = append(slices.Clone(st.In), other)
+		fl.summing(len(folded.In) - 1)
+	default:
+		return nil, nil, false
+	}
+	return &folded, &fl, true
 }

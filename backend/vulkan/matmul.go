@@ -45,7 +45,7 @@ func lowerMatMul(q *query) (*launch, bool) {
 	if !ok {
 		return nil, false
 	}
-	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}), true
+	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}, {false, 0}}), true
 }
 
 // lowerFusedMatMul lowers the planner's FusedMatMul: MatMul of inputs 0
@@ -61,7 +61,7 @@ func lowerFusedMatMul(q *query) (*launch, bool) {
 		return nil, false
 	}
 	g.bias, g.beta, g.scm, g.scn = true, 1, 0, 1
-	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 2}, {true, 0}}), true
+	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 2}, {true, 0}, {false, 0}}), true
 }
 
 // newMatMulGeom returns the geometry of MatMul on operands of shapes a and
@@ -124,7 +124,7 @@ func lowerGemm(q *query) (*launch, bool) {
 		return nil, false
 	}
 	g.outShape = []int64{g.m, g.n}
-	bindings := []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}
+	bindings := []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}, {false, 0}}
 	if len(shapes) == 3 && shapes[2] != nil {
 		cs := shapes[2]
 		if out, ok := broadcast(cs, g.outShape); !ok || len(out) != 2 || out[0] != g.m || out[1] != g.n {
@@ -138,7 +138,7 @@ func lowerGemm(q *query) (*launch, bool) {
 }
 
 // launch returns the dispatch of matmul.comp for g with these bindings
-// (a, b, c, y).
+// (a, b, c, y, s).
 func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	batches := graph.NumElements(g.batch)
 	var flags uint32
@@ -165,10 +165,13 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 }
 
 // Word indexes in matmul.comp's push constants (see matmulGeom.launch):
-// the batch rank, a's strides along m and k, b's along k and n, and the
-// batch strides of a and b.
+// the batch rank, the flags, alpha and beta, a's strides along m and k,
+// b's along k and n, and the batch strides of a and b.
 const (
 	mmBatchRank = 4
+	mmFlags     = 5
+	mmAlpha     = 6
+	mmBeta      = 7
 	mmSam       = 8
 	mmSbk       = 10
 	mmBatchA    = 14 + maxBatchRank
@@ -198,4 +201,37 @@ func (l *launch) readThrough(k int, shape, st []int64) {
 		put(batch+i, v)
 	}
 	l.push = push
+}
+
+// matmulSum is the binding of matmul.comp's residual s and its flag.
+const (
+	matmulSum     = 4
+	matmulSumFlag = 2
+)
+
+// scaled makes matmul launch l multiply its result by f: alpha and beta
+// times f.
+func (l *launch) scaled(f float32) {
+	push := slices.Clone(l.push)
+	for _, w := range []int{mmAlpha, mmBeta} {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(push[4*w:]))
+		binary.LittleEndian.PutUint32(push[4*w:], math.Float32bits(v*f))
+	}
+	l.push = push
+}
+
+// summing makes matmul launch l add input k of its step, of the result's
+// shape, to the result.
+func (l *launch) summing(k int) {
+	push := slices.Clone(l.push)
+	flags := binary.LittleEndian.Uint32(push[4*mmFlags:])
+	binary.LittleEndian.PutUint32(push[4*mmFlags:], flags|matmulSumFlag)
+	l.push = push
+	l.bindings = slices.Clone(l.bindings)
+	l.bindings[matmulSum] = slot{false, k}
+}
+
+// sums tells whether matmul launch l adds a residual.
+func (l *launch) sums() bool {
+	return binary.LittleEndian.Uint32(l.push[4*mmFlags:])&matmulSumFlag != 0
 }
