@@ -57,8 +57,9 @@ type TraceEvent struct {
 	// configuration that the step belongs to; "" outside one.
 	Logical string
 	// Note says why a node took no time of its own on a device that times
-	// its nodes ("a view of its input", "fused into <node>"); "" for a
-	// node with its own dispatches.
+	// its nodes ("a view of its input", "fused into <node>": a fused
+	// dispatch's time goes to the last node it covers); "" for a node with
+	// its own dispatches.
 	Note string
 	// Request numbers the Run that recorded the step: Runs under one trace
 	// take 0, 1, ... as they begin, a RunBatch one number per request in

@@ -285,3 +285,40 @@ func TestConcatInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitIntoTransposes checks attention's head split: a product's
+// output split in three, each part reshaped into heads and transposed,
+// copied straight from the product's output (one copy per part, no Split);
+// and a split whose part is also read elsewhere, which stays.
+func TestSplitIntoTransposes(t *testing.T) {
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	axis := &graph.Attribute{Name: "axis", Type: graph.AttrInt, I: 2}
+	perm := &graph.Attribute{Name: "perm", Type: graph.AttrInts, Ints: []int64{0, 2, 1, 3}}
+	heads, _ := graph.FromSlice(graph.Int64, []int64{4}, []int64{2, 3, 4, 4})
+	consts := map[string]*graph.Tensor{"heads": heads}
+	split := func(extra ...*graph.Node) []*graph.Node {
+		nodes := []*graph.Node{node("Relu", []string{"x"}, "qkv"), {OpType: "Split", Inputs: []string{"qkv"}, Outputs: []string{"q", "k", "v"},
+			Attrs: map[string]*graph.Attribute{"axis": axis}}}
+		for _, p := range []string{"q", "k", "v"} {
+			nodes = append(nodes, node("Reshape", []string{p, "heads"}, p+"r"), node("Transpose", []string{p + "r"}, p+"t", perm))
+		}
+		nodes = append(nodes, node("Add", []string{"qt", "kt"}, "s"), node("Add", []string{"s", "vt"}, "y"))
+		return append(nodes, extra...)
+	}
+	cases := []struct {
+		name       string
+		nodes      []*graph.Node
+		dispatches int64
+	}{
+		// Relu, three copies, the two Adds as one chain.
+		{"heads", split(), 5},
+		// k read by a Neg too: the Split stays (3 copies) beside the three
+		// Transposes and the Neg.
+		{"part-read-twice", split(node("Neg", []string{"k"}, "kn")), 9},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkDispatches(t, c.name, map[string]*graph.Type{"x": f32(2, 3, 48)}, consts, c.nodes, c.dispatches, ops.Lookup("", "Add", 13).Tolerance())
+		})
+	}
+}

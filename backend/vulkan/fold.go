@@ -48,7 +48,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 			}
 			tn := steps[i].Node
 			x := steps[i].In[0]
-			if tn.Domain != graph.DefaultDomain || tn.OpType != "Transpose" || p.Types[x] == nil || p.Types[v] == nil {
+			if tn.Domain != graph.DefaultDomain || tn.OpType != "Transpose" || launches[i].shader != "transpose" || p.Types[x] == nil || p.Types[v] == nil {
 				continue
 			}
 			xs, shape := p.Types[x].Shape.Ints(), p.Types[v].Shape.Ints()
@@ -143,7 +143,7 @@ func foldTail(p *planner.Plan, st *planner.Step, l *launch, tail *planner.Step, 
 		}
 	}
 	folded, fl := *st, *l
-	folded.Out, folded.Release = tail.Out, tail.Release
+	folded.Node, folded.Opset, folded.Out, folded.Release = n, tail.Opset, tail.Out, tail.Release
 	switch n.OpType {
 	case "Mul":
 		c := p.Fixed(other)
@@ -162,4 +162,188 @@ func foldTail(p *planner.Plan, st *planner.Step, l *launch, tail *planner.Step, 
 		return nil, nil, false
 	}
 	return &folded, &fl, true
+}
+
+// foldSplits drops each Split of the segment whose every output reaches,
+// through views alone (Reshape, Flatten, Squeeze, Unsqueeze, Identity),
+// one Transpose read by the Split's output alone: each Transpose then
+// copies its part straight from the Split's input, through the strides the
+// slice, the views and the permutation compose to (copy.comp), and the
+// Split and the views record nothing. Attention's query, key and value
+// heads come out of one product that way. It does not when a step in
+// between writes memory the Split's input shares, when a view does not
+// keep its elements at a fixed stride, or when an output has another
+// reader or leaves the segment. The Transposes' outputs go in io slots of
+// their own (private), so that they do not overwrite the Split's input,
+// which the planner let them do, while another part still reads it.
+func foldSplits(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, private map[int]bool, c caps) {
+	reads := readCounts(p)
+	reader := map[int]int{}
+	for i, st := range steps {
+		for _, v := range st.In {
+			reader[v] = i
+		}
+	}
+	for s, st := range steps {
+		n := st.Node
+		if compiled[s] == nil || n.Domain != graph.DefaultDomain || n.OpType != "Split" || p.Types[st.In[0]] == nil {
+			continue
+		}
+		x := st.In[0]
+		xt := p.Types[x]
+		xs := xt.Shape.Ints()
+		w := int32(xt.Elem.Bits() / 32)
+		axis := n.AttrInt("axis", 0)
+		if axis < 0 {
+			axis += int64(len(xs))
+		}
+		if xt.Elem.Bits()%32 != 0 || w < 1 || w > 2 || axis < 0 || axis >= int64(len(xs)) {
+			continue
+		}
+		type part struct {
+			views []int
+			tr    int
+			l     *launch
+		}
+		var parts []part
+		xst := graph.Strides(xs)
+		base := int64(0)
+		for _, o := range st.Out {
+			pt, ok := part{tr: -1}, o >= 0 && p.Types[o] != nil
+			shape, strides := []int64(nil), slices.Clone(xst)
+			if ok {
+				shape = p.Types[o].Shape.Ints()
+			}
+			for cur := o; ok; {
+				r, read := reader[cur]
+				if !read || reads[cur] != 1 || escapes[cur] || compiled[r] == nil || r <= s {
+					ok = false
+					break
+				}
+				rn := steps[r].Node
+				if rn.Domain != graph.DefaultDomain || steps[r].In[0] != cur || len(steps[r].Out) != 1 || p.Types[steps[r].Out[0]] == nil {
+					ok = false
+					break
+				}
+				next := p.Types[steps[r].Out[0]].Shape.Ints()
+				if viewOps[rn.OpType] {
+					strides, ok = restride(shape, strides, next)
+					shape, cur = next, steps[r].Out[0]
+					pt.views = append(pt.views, r)
+					continue
+				}
+				if rn.OpType != "Transpose" {
+					ok = false
+					break
+				}
+				perm := rn.AttrInts("perm", nil)
+				if perm == nil {
+					for d := len(shape) - 1; d >= 0; d-- {
+						perm = append(perm, int64(d))
+					}
+				}
+				if len(perm) != len(shape) {
+					ok = false
+					break
+				}
+				sst := make([]int64, len(perm))
+				for d, from := range perm {
+					sst[d] = strides[from]
+				}
+				l, fits := copyLaunch(&query{caps: c}, 0, 0, w, view{dims: next, sst: sst, dst: graph.Strides(next), sbase: base})
+				if !fits {
+					ok = false
+					break
+				}
+				l.outShapes, l.rawInputs, l.outTypes = [][]int64{next}, []int{0}, []graph.DType{xt.Elem}
+				pt.tr, pt.l = r, l
+				break
+			}
+			if !ok {
+				parts = nil
+				break
+			}
+			parts = append(parts, pt)
+			base += p.Types[o].Shape.Ints()[axis] * xst[axis]
+		}
+		if parts == nil {
+			continue
+		}
+		last, mine := s, map[int]bool{}
+		for _, pt := range parts {
+			last = max(last, pt.tr)
+			mine[pt.tr] = true
+		}
+		var between []planner.Step
+		for i := s + 1; i < last; i++ {
+			if !mine[i] {
+				between = append(between, steps[i])
+			}
+		}
+		if overwritten(p, between, x) {
+			continue
+		}
+		compiled[s], fusedInto[s] = nil, steps[parts[0].tr].Node
+		for _, pt := range parts {
+			for _, v := range pt.views {
+				compiled[v], fusedInto[v] = nil, steps[pt.tr].Node
+			}
+			folded := steps[pt.tr]
+			folded.In = []int{x}
+			compiled[pt.tr], launches[pt.tr] = &folded, pt.l
+			private[folded.Out[0]] = true
+		}
+	}
+}
+
+// restride returns the strides that read shape to, of as many elements,
+// from memory that holds shape from at strides st; ok is false when a run
+// of dimensions to merges or splits is not at one stride in memory.
+func restride(from, st, to []int64) ([]int64, bool) {
+	var fs, fst []int64
+	for i, d := range from {
+		if d != 1 {
+			fs, fst = append(fs, d), append(fst, st[i])
+		}
+	}
+	out := make([]int64, len(to))
+	fi := 0
+	for ti := 0; ti < len(to); {
+		if to[ti] == 1 {
+			ti++
+			continue
+		}
+		if fi >= len(fs) {
+			return nil, false
+		}
+		tp, fp := to[ti], fs[fi]
+		tj, fj := ti+1, fi+1
+		for tp != fp {
+			if tp < fp {
+				if tj >= len(to) {
+					return nil, false
+				}
+				tp *= to[tj]
+				tj++
+			} else {
+				if fj >= len(fs) {
+					return nil, false
+				}
+				fp *= fs[fj]
+				fj++
+			}
+		}
+		for k := fi; k < fj-1; k++ {
+			if fst[k] != fst[k+1]*fs[k+1] {
+				return nil, false
+			}
+		}
+		last := fst[fj-1]
+		for k := tj - 1; k >= ti; k-- {
+			out[k] = last
+			last *= to[k]
+		}
+		ti, fi = tj, fj
+	}
+	return out, fi == len(fs)
 }

@@ -147,6 +147,10 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	for i := range steps {
 		compiled[i] = &steps[i]
 	}
+	// private holds the values that get an io slot of their own instead of
+	// their arena slot (see foldSplits).
+	private := map[int]bool{}
+	foldSplits(p, steps, launches, compiled, fusedInto, escapes, private, d.caps())
 	foldTransposes(p, steps, launches, compiled, fusedInto, escapes)
 	foldProductTails(p, steps, launches, compiled, fusedInto, escapes)
 	for _, c := range findChains(p, steps, launches, escapes) {
@@ -272,6 +276,10 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 				}
 				dt := l.outType(s.k)
 				size := uint64(dt.ByteSize(graph.NumElements(l.outShapes[s.k])))
+				if private[out] {
+					place(out, p.Types[out])
+					continue
+				}
 				if part, ok := inside[out]; ok {
 					// A Concat's input, written in place: the Concat's
 					// output has an io slot of its own, never reused.
