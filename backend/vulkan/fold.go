@@ -52,12 +52,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 				continue
 			}
 			xs, shape := p.Types[x].Shape.Ints(), p.Types[v].Shape.Ints()
-			perm := tn.AttrInts("perm", nil)
-			if perm == nil {
-				for d := len(xs) - 1; d >= 0; d-- {
-					perm = append(perm, int64(d))
-				}
-			}
+			perm := transposePerm(tn, len(xs))
 			if len(shape) < 2 || len(perm) != len(xs) || overwritten(p, steps[i+1:j], x) {
 				continue
 			}
@@ -236,12 +231,7 @@ func foldSplits(p *planner.Plan, steps []planner.Step, launches []*launch, compi
 					ok = false
 					break
 				}
-				perm := rn.AttrInts("perm", nil)
-				if perm == nil {
-					for d := len(shape) - 1; d >= 0; d-- {
-						perm = append(perm, int64(d))
-					}
-				}
+				perm := transposePerm(rn, len(shape))
 				if len(perm) != len(shape) {
 					ok = false
 					break

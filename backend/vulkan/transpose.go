@@ -15,12 +15,7 @@ func lowerTranspose(q *query) (*launch, bool) {
 	if len(shapes) != 1 || len(x) > maxTransposeRank {
 		return nil, false
 	}
-	perm := n.AttrInts("perm", nil)
-	if perm == nil {
-		for i := len(x) - 1; i >= 0; i-- {
-			perm = append(perm, int64(i))
-		}
-	}
+	perm := transposePerm(n, len(x))
 	if len(perm) != len(x) {
 		return nil, false
 	}
@@ -44,4 +39,16 @@ func lowerTranspose(q *query) (*launch, bool) {
 	elems := graph.NumElements(x)
 	vals := append(append([]uint32{uint32(elems), uint32(len(x))}, dims...), st...)
 	return &launch{shader: "transpose", bindings: []slot{{false, 0}, {true, 0}}, push: words(vals...), elems: elems, outShapes: [][]int64{out}}, true
+}
+
+// transposePerm returns the permutation of Transpose n of a tensor of the
+// given rank: its perm attribute, by default the axes reversed.
+func transposePerm(n *graph.Node, rank int) []int64 {
+	perm := n.AttrInts("perm", nil)
+	if perm == nil {
+		for i := rank - 1; i >= 0; i-- {
+			perm = append(perm, int64(i))
+		}
+	}
+	return perm
 }
