@@ -119,3 +119,41 @@ func TestDeviceTensorLifetime(t *testing.T) {
 	require.Nil(t, kept.Bytes())
 	require.True(t, slices.Equal(kept.Shape(), []int64{1, 2, 4}))
 }
+
+// TestRunIntoOutputs gives a Run host tensors to write outputs into, on
+// Vulkan and on the CPU: the Run returns those very tensors, filled with
+// the results, and refuses a tensor of another shape.
+func TestRunIntoOutputs(t *testing.T) {
+	for _, device := range []string{"vulkan", "cpu"} {
+		t.Run(device, func(t *testing.T) {
+			s, err := onnxvk.NewSession(cacheModel(), onnxvk.WithDevice(device))
+			if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
+				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+			}
+			require.NoError(t, err)
+			defer s.Close()
+			x, err := onnxvk.NewTensor([]int64{1, 1, 4}, []float32{1, 2, 3, 4})
+			require.NoError(t, err)
+			in := map[string]*onnxvk.Tensor{"x": x, "past": x}
+			want, err := s.Run(context.Background(), in)
+			require.NoError(t, err)
+			y, err := onnxvk.NewTensor([]int64{1, 4}, make([]float32, 4))
+			require.NoError(t, err)
+			present, err := onnxvk.NewTensor([]int64{1, 2, 4}, make([]float32, 8))
+			require.NoError(t, err)
+			data := &y.Bytes()[0]
+			got, err := s.RunWith(context.Background(), in, onnxvk.RunOptions{Outputs: map[string]*onnxvk.Tensor{"y": y, "present": present}})
+			require.NoError(t, err)
+			require.Same(t, y, got["y"])
+			require.Same(t, present, got["present"])
+			require.Same(t, data, &got["y"].Bytes()[0], "y was written in place")
+			require.Equal(t, want["y"].Bytes(), y.Bytes())
+			require.Equal(t, want["present"].Bytes(), present.Bytes())
+
+			wrong, err := onnxvk.NewTensor([]int64{4}, make([]float32, 4))
+			require.NoError(t, err)
+			_, err = s.RunWith(context.Background(), in, onnxvk.RunOptions{Outputs: map[string]*onnxvk.Tensor{"y": wrong}})
+			require.ErrorContains(t, err, `output "y" is float32[1 4]`)
+		})
+	}
+}

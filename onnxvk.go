@@ -302,6 +302,11 @@ type RunOptions struct {
 	// step's past inputs). An output computed on the CPU comes back as a
 	// host tensor.
 	KeepOnDevice []string
+	// Outputs gives host tensors to write outputs into, by name, each of
+	// its output's element type and shape: the Run fills it (a GPU copies
+	// the result straight into it) and returns it, allocating nothing for
+	// that output.
+	Outputs map[string]*Tensor
 }
 
 // RunWith is Run with options. Inputs may be device tensors of this
@@ -314,11 +319,28 @@ func (s *Session) RunWith(ctx context.Context, inputs map[string]*Tensor, opts R
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.runValues(ctx, vals, opts.KeepOnDevice)
+	o := backend.RunOptions{Keep: opts.KeepOnDevice}
+	for name, t := range opts.Outputs {
+		if t == nil || t.dev != nil {
+			return nil, fmt.Errorf("onnxvk: model %q: the tensor to write output %q into must be a host tensor: %w", s.model.Name, name, ErrInputMismatch)
+		}
+		if o.Into == nil {
+			o.Into = map[string]*graph.Tensor{}
+		}
+		o.Into[name] = t.t
+	}
+	out, err := s.runValues(ctx, vals, o)
 	if err != nil {
 		return nil, err
 	}
-	return s.valueTensors(out, "RunValues")
+	res, err := s.valueTensors(out, "RunValues")
+	if err != nil {
+		return nil, err
+	}
+	for name, t := range opts.Outputs {
+		res[name] = t
+	}
+	return res, nil
 }
 
 // tensorValues returns inputs as values; at, when set, says which request
@@ -355,12 +377,11 @@ func (s *Session) valueTensors(out map[string]graph.Value, instead string) (map[
 // RunValues is Run for models whose inputs or outputs are sequences,
 // optionals or maps as well as tensors.
 func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
-	return s.runValues(ctx, inputs, nil)
+	return s.runValues(ctx, inputs, backend.RunOptions{})
 }
 
-// runValues is RunValues with the outputs named in keep left on their
-// device (see RunOptions).
-func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, keep []string) (map[string]graph.Value, error) {
+// runValues is RunValues with options (see RunOptions).
+func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, o backend.RunOptions) (map[string]graph.Value, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -369,7 +390,7 @@ func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, 
 		return nil, err
 	}
 	return runOn(s, key, types, func(ex *backend.Executor) (map[string]graph.Value, error) {
-		return ex.RunKeeping(ctx, inputs, keep)
+		return ex.RunWith(ctx, inputs, o)
 	})
 }
 

@@ -87,4 +87,8 @@ type Frame struct {
 	// Keep holds the plan indices of the graph outputs the caller wants
 	// left on the device that computes them, as Resident values.
 	Keep map[int]bool
+	// Into holds, by plan index, the host tensors the caller gave to write
+	// graph outputs into (see RunOptions.Into); a device may fill one
+	// instead of allocating the output.
+	Into map[int]*graph.Tensor
 }

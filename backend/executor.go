@@ -214,20 +214,30 @@ func (e *Executor) Plan() *planner.Plan { return e.plan }
 // The returned values are owned by the caller. ctx is checked between
 // steps.
 func (e *Executor) Run(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
-	return e.RunKeeping(ctx, inputs, nil)
+	return e.RunWith(ctx, inputs, RunOptions{})
 }
 
-// RunKeeping is Run with the outputs named in keep left on the device that
-// computes them, as Resident values (an output computed on the host comes
-// back as a host tensor). Inputs may be Resident values: a device step
-// that reads one on its own device reads it in place, and it is copied to
-// the host only for a host step.
-func (e *Executor) RunKeeping(ctx context.Context, inputs map[string]graph.Value, keep []string) (map[string]graph.Value, error) {
+// RunOptions choose how a Run hands over its outputs.
+type RunOptions struct {
+	// Keep names outputs to leave on the device that computes them, as
+	// Resident values (an output computed on the host comes back as a host
+	// tensor).
+	Keep []string
+	// Into gives host tensors, by output name, to write outputs into: each
+	// of its output's element type and shape, filled and returned instead
+	// of a new tensor.
+	Into map[string]*graph.Tensor
+}
+
+// RunWith is Run with options. Inputs may be Resident values: a device
+// step that reads one on its own device reads it in place, and it is
+// copied to the host only for a host step.
+func (e *Executor) RunWith(ctx context.Context, inputs map[string]graph.Value, o RunOptions) (map[string]graph.Value, error) {
 	req := 0
 	if tr := TraceFrom(ctx); tr != nil {
 		req = tr.reserve(1)
 	}
-	return e.run(ctx, inputs, keep, nil, 0, req)
+	return e.run(ctx, inputs, o, nil, 0, req)
 }
 
 // RunBatch runs the plan on each element of inputs, as Run does, as a
@@ -262,7 +272,7 @@ func (e *Executor) RunBatch(ctx context.Context, inputs []map[string]graph.Value
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			out, err := e.run(ctx, in, nil, order, i, base+i)
+			out, err := e.run(ctx, in, RunOptions{}, order, i, base+i)
 			if err != nil {
 				failOnce.Do(func() {
 					failure = fmt.Errorf("request %d: %w", i, err)
@@ -351,21 +361,41 @@ func (p *pipeline) finishAll(i int) {
 	}
 }
 
-// run is RunKeeping as the trace's request req and the i-th request of
+// run is RunWith as the trace's request req and the i-th request of
 // order, a batch's pipeline (nil for a single Run).
-func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, keep []string, order *pipeline, i, req int) (map[string]graph.Value, error) {
+func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, o RunOptions, order *pipeline, i, req int) (map[string]graph.Value, error) {
 	defer order.finishAll(i)
 	p := e.plan
 	f := &Frame{Plan: p, Values: map[string][]graph.Value{}, Arenas: map[string][]byte{}}
-	for _, name := range keep {
+	output := func(name, what string) (int, error) {
 		v, ok := p.ValueIndex[name]
 		if !ok || !slices.Contains(p.Outputs, v) {
-			return nil, fmt.Errorf("backend: model %q: %q is not an output, to keep on the device", p.Model.Name, name)
+			return 0, fmt.Errorf("backend: model %q: %q is not an output, %s", p.Model.Name, name, what)
+		}
+		return v, nil
+	}
+	for _, name := range o.Keep {
+		v, err := output(name, "to keep on the device")
+		if err != nil {
+			return nil, err
 		}
 		if f.Keep == nil {
 			f.Keep = map[int]bool{}
 		}
 		f.Keep[v] = true
+	}
+	for name, t := range o.Into {
+		v, err := output(name, "to write into")
+		if err != nil {
+			return nil, err
+		}
+		if want := p.Types[v]; want == nil || t == nil || !want.Shape.Known() || t.DType != want.Elem || !slices.Equal(t.Shape, want.Shape.Ints()) {
+			return nil, fmt.Errorf("backend: model %q: output %q is %s, the tensor to write it into %s", p.Model.Name, name, p.Types[v], describe(t))
+		}
+		if f.Into == nil {
+			f.Into = map[int]*graph.Tensor{}
+		}
+		f.Into[v] = t
 	}
 	for name := range e.devices {
 		f.Values[name] = make([]graph.Value, len(p.Values))
@@ -420,9 +450,30 @@ func (e *Executor) run(ctx context.Context, inputs map[string]graph.Value, keep 
 		if v == nil {
 			return nil, fmt.Errorf("backend: model %q: output %q was not computed", p.Model.Name, p.Values[i])
 		}
-		out[p.Values[i]] = ownValue(v, foreign)
+		if t := f.Into[i]; t != nil {
+			h, ok := v.(*graph.Tensor)
+			if !ok {
+				return nil, fmt.Errorf("backend: model %q: output %q is a %s, not a host tensor to write into", p.Model.Name, p.Values[i], v.ValueType())
+			}
+			if h != t {
+				copy(t.Data, h.Data)
+				copy(t.Strings, h.Strings)
+			}
+			v = t
+		} else {
+			v = ownValue(v, foreign)
+		}
+		out[p.Values[i]] = v
 	}
 	return out, nil
+}
+
+// describe names the type of a tensor to write an output into.
+func describe(t *graph.Tensor) string {
+	if t == nil {
+		return "is nil"
+	}
+	return fmt.Sprintf("is %s%v", t.DType, t.Shape)
 }
 
 // runSegments runs the segments of request i of order (see run): in the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -509,7 +510,10 @@ func (pr *program) run(ctx context.Context, f *backend.Frame) error {
 			vals[out.v] = t
 			continue
 		}
-		t := graph.NewTensor(out.dtype, out.shape)
+		t := f.Into[out.v]
+		if t == nil || t.DType != out.dtype || !slices.Equal(t.Shape, out.shape) {
+			t = graph.NewTensor(out.dtype, out.shape)
+		}
 		copy(t.Data, ec.host()[out.off:out.off+out.size])
 		vals[out.v] = &Tensor{t: t}
 		moved += out.size

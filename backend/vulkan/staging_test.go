@@ -80,7 +80,7 @@ func TestStagedDeviceTensors(t *testing.T) {
 	var h graph.Value = graph.NewTensor(graph.Float, []int64{3, 5})
 	want := make([]float32, len(xs))
 	for step := range 3 {
-		out, err := ex.RunKeeping(context.Background(), map[string]graph.Value{"x": x, "h": h}, []string{"y"})
+		out, err := ex.RunWith(context.Background(), map[string]graph.Value{"x": x, "h": h}, backend.RunOptions{Keep: []string{"y"}})
 		if err != nil {
 			t.Fatal(err)
 		}
