@@ -3,6 +3,12 @@
 // elements at o * len * inner + i + j * inner. One workgroup normalizes a
 // row at a time, reducing its maximum and its sum of exponentials in
 // shared memory.
+//
+// With masked set, the input is Where(cond, fill, x) (or Where(cond, x,
+// fill)) of x, folded in: element e reads fill where cond, broadcast to
+// the input's shape, selects it, and x[e] elsewhere. The params buffer
+// holds the rank, the dims, cond's element strides (8 words each), fill,
+// whether cond true selects fill, then cond's elements as words.
 #version 450
 
 layout(local_size_x = 256) in;
@@ -11,12 +17,33 @@ layout(constant_id = 0) const int OP = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Mask { uint mask[]; };
 
 layout(push_constant) uniform Params {
     uint rows;
     uint len;
     uint inner;
+    uint masked;
 } p;
+
+const uint MASK_HEADER = 19u;
+
+// load returns input element e: x[e], or the fill where the mask selects it.
+float load(uint e) {
+    if (p.masked == 0u) {
+        return x[e];
+    }
+    uint rank = mask[0];
+    uint rest = e;
+    uint at = 0u;
+    for (int d = int(rank) - 1; d >= 0; d--) {
+        uint c = rest % mask[1 + d];
+        rest /= mask[1 + d];
+        at += c * mask[9 + d];
+    }
+    bool sel = (mask[MASK_HEADER + at] != 0u) == (mask[18] != 0u);
+    return sel ? uintBitsToFloat(mask[17]) : x[e];
+}
 
 shared float part[256];
 
@@ -43,17 +70,17 @@ void main() {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
         float mx = -1.0 / 0.0;
         for (uint j = lid; j < p.len; j += 256u) {
-            mx = max(mx, x[base + j * p.inner]);
+            mx = max(mx, load(base + j * p.inner));
         }
         mx = reduce(mx, 0);
         float sum = 0.0;
         for (uint j = lid; j < p.len; j += 256u) {
-            sum += exp(x[base + j * p.inner] - mx);
+            sum += exp(load(base + j * p.inner) - mx);
         }
         sum = reduce(sum, 1);
         float lsum = log(sum);
         for (uint j = lid; j < p.len; j += 256u) {
-            float d = x[base + j * p.inner] - mx;
+            float d = load(base + j * p.inner) - mx;
             y[base + j * p.inner] = OP == 0 ? exp(d) / sum : d - lsum;
         }
     }

@@ -322,3 +322,41 @@ func TestSplitIntoTransposes(t *testing.T) {
 		})
 	}
 }
+
+// TestMaskedSoftmax checks attention's mask folded into Softmax and
+// LogSoftmax: Where(causal, -inf, x) and Where(keep, x, -1e9) of a
+// constant bool mask, and a mask computed at run time (not folded).
+func TestMaskedSoftmax(t *testing.T) {
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	causal := graph.NewTensor(graph.Bool, []int64{1, 1, 4, 6})
+	keep := graph.NewTensor(graph.Bool, []int64{1, 1, 4, 6})
+	for i := range 4 {
+		for j := range 6 {
+			if j > i+2 {
+				causal.Data[i*6+j] = 1
+			} else {
+				keep.Data[i*6+j] = 1
+			}
+		}
+	}
+	consts := map[string]*graph.Tensor{"causal": causal, "keep": keep, "ninf": scalar(float32(math.Inf(-1))), "low": scalar(-1e9)}
+	axis := &graph.Attribute{Name: "axis", Type: graph.AttrInt, I: -1}
+	cases := []struct {
+		name       string
+		inputs     map[string]*graph.Type
+		nodes      []*graph.Node
+		dispatches int64
+	}{
+		{"softmax", map[string]*graph.Type{"x": f32(2, 3, 4, 6)},
+			[]*graph.Node{node("Where", []string{"causal", "ninf", "x"}, "m"), node("Softmax", []string{"m"}, "y", axis)}, 1},
+		{"logsoftmax-else", map[string]*graph.Type{"x": f32(2, 3, 4, 6)},
+			[]*graph.Node{node("Where", []string{"keep", "x", "low"}, "m"), node("LogSoftmax", []string{"m"}, "y", axis)}, 1},
+		{"runtime-mask", map[string]*graph.Type{"x": f32(2, 3, 4, 6), "z": f32(1, 1, 4, 6)},
+			[]*graph.Node{node("Greater", []string{"z", "low"}, "c"), node("Where", []string{"c", "ninf", "x"}, "m"), node("Softmax", []string{"m"}, "y", axis)}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkDispatches(t, c.name, c.inputs, consts, c.nodes, c.dispatches, ops.Lookup("", "Softmax", 13).Tolerance())
+		})
+	}
+}

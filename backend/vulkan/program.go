@@ -154,6 +154,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	foldSplits(p, steps, launches, compiled, fusedInto, escapes, private, d.caps())
 	foldTransposes(p, steps, launches, compiled, fusedInto, escapes)
 	foldProductTails(p, steps, launches, compiled, fusedInto, escapes)
+	foldMaskedSoftmax(p, steps, launches, compiled, fusedInto, escapes)
 	for _, c := range findChains(p, steps, launches, escapes) {
 		for i := c.first; i < c.last; i++ {
 			compiled[i], fusedInto[i] = nil, steps[c.last].Node
