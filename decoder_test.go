@@ -80,12 +80,12 @@ func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, kee
 // cache kept on the GPU: both give PyTorch's tokens, and a decode step
 // moves only the token id and the logits between host and device (64 KiB
 // of slack for the constants a new plan uploads). 200 tokens in the long
-// suites, 12 otherwise.
+// suites, 6 otherwise.
 func TestDecoderGeneration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("exports and runs a PyTorch model")
 	}
-	steps := 12
+	steps := 6
 	if testenv.Long() {
 		steps = 200
 	}
