@@ -113,6 +113,24 @@ func TestChainsMatchCPU(t *testing.T) {
 	}
 }
 
+// dispatchCase is a model of nodes over inputs (output y) and the
+// dispatches a Run of it must take on Vulkan.
+type dispatchCase struct {
+	name       string
+	inputs     map[string]*graph.Type
+	nodes      []*graph.Node
+	dispatches int64
+}
+
+// runDispatchCases runs checkDispatches on each case, with consts and tol.
+func runDispatchCases(t *testing.T, cases []dispatchCase, consts map[string]*graph.Tensor, tol ops.Tolerance) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkDispatches(t, c.name, c.inputs, consts, c.nodes, c.dispatches, tol)
+		})
+	}
+}
+
 // checkDispatches builds a model of nodes over inputs and consts with
 // output y, runs it on Vulkan and on the CPU with seeded inputs in
 // [-2, 2), and requires dispatches dispatches per Run (any number when
@@ -190,12 +208,7 @@ func TestTransposeIntoMatMul(t *testing.T) {
 		return &graph.Attribute{Name: "perm", Type: graph.AttrInts, Ints: p}
 	}
 	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
-	cases := []struct {
-		name       string
-		inputs     map[string]*graph.Type
-		nodes      []*graph.Node
-		dispatches int64
-	}{
+	cases := []dispatchCase{
 		{"q-kT", map[string]*graph.Type{"q": f32(2, 3, 5, 8), "k": f32(2, 3, 7, 8)},
 			[]*graph.Node{node("Transpose", []string{"k"}, "kt", perm(0, 1, 3, 2)), node("MatMul", []string{"q", "kt"}, "y")}, 1},
 		{"heads", map[string]*graph.Type{"x": f32(2, 5, 3, 8), "w": f32(3, 8, 4)},
@@ -206,11 +219,7 @@ func TestTransposeIntoMatMul(t *testing.T) {
 			// The Add is the product's residual (see TestProductTails).
 			[]*graph.Node{node("Transpose", []string{"a"}, "at"), node("MatMul", []string{"at", "b"}, "p"), node("Add", []string{"p", "at"}, "y")}, 2},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			checkDispatches(t, c.name, c.inputs, nil, c.nodes, c.dispatches, ops.Lookup("", "MatMul", 13).Tolerance())
-		})
-	}
+	runDispatchCases(t, cases, nil, ops.Lookup("", "MatMul", 13).Tolerance())
 }
 
 // TestProductTails checks what matmul.comp's store absorbs after a
@@ -226,12 +235,7 @@ func TestProductTails(t *testing.T) {
 	}
 	bias, _ := graph.FromSlice(graph.Float, []int64{6}, []float32{0.1, -0.2, 0.3, -0.4, 0.5, -0.6})
 	consts := map[string]*graph.Tensor{"s": scalar(0.125), "w": w, "bias": bias}
-	cases := []struct {
-		name       string
-		inputs     map[string]*graph.Type
-		nodes      []*graph.Node
-		dispatches int64
-	}{
+	cases := []dispatchCase{
 		{"scale-residual", map[string]*graph.Type{"a": f32(2, 3, 5, 8), "b": f32(2, 3, 8, 7), "r": f32(2, 3, 5, 7)},
 			[]*graph.Node{node("MatMul", []string{"a", "b"}, "p"), node("Mul", []string{"s", "p"}, "q"), node("Add", []string{"q", "r"}, "y")}, 1},
 		{"bias-residual", map[string]*graph.Type{"x": f32(4, 8), "r": f32(4, 6)},
@@ -241,11 +245,7 @@ func TestProductTails(t *testing.T) {
 		{"broadcast-add", map[string]*graph.Type{"x": f32(4, 8), "r": f32(1, 6)},
 			[]*graph.Node{node("MatMul", []string{"x", "w"}, "p"), node("Add", []string{"p", "r"}, "y")}, 2},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			checkDispatches(t, c.name, c.inputs, consts, c.nodes, c.dispatches, ops.Lookup("", "MatMul", 13).Tolerance())
-		})
-	}
+	runDispatchCases(t, cases, consts, ops.Lookup("", "MatMul", 13).Tolerance())
 }
 
 // TestConcatInPlace checks Concats whose inputs their producers write
@@ -263,12 +263,7 @@ func TestConcatInPlace(t *testing.T) {
 	}
 	one, oneIn := fire(1)
 	two, twoIn := fire(2)
-	cases := []struct {
-		name       string
-		inputs     map[string]*graph.Type
-		nodes      []*graph.Node
-		dispatches int64
-	}{
+	cases := []dispatchCase{
 		{"in-place", oneIn, one, 3},
 		{"batch-2", twoIn, two, 6},
 		{"empty-part", map[string]*graph.Type{"x": f32(1, 16, 4, 4), "e": f32(1, 0, 4, 4)},
@@ -279,11 +274,7 @@ func TestConcatInPlace(t *testing.T) {
 			[]*graph.Node{node("Relu", []string{"x"}, "a"), node("Neg", []string{"x"}, "b"), node("Concat", []string{"a", "b"}, "c", axis),
 				node("Add", []string{"c", "c"}, "d"), node("Concat", []string{"d", "a"}, "y", axis)}, 7},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			checkDispatches(t, c.name, c.inputs, nil, c.nodes, c.dispatches, ops.Lookup("", "Tanh", 13).Tolerance())
-		})
-	}
+	runDispatchCases(t, cases, nil, ops.Lookup("", "Tanh", 13).Tolerance())
 }
 
 // TestSplitIntoTransposes checks attention's head split: a product's
@@ -341,12 +332,7 @@ func TestMaskedSoftmax(t *testing.T) {
 	}
 	consts := map[string]*graph.Tensor{"causal": causal, "keep": keep, "ninf": scalar(float32(math.Inf(-1))), "low": scalar(-1e9)}
 	axis := &graph.Attribute{Name: "axis", Type: graph.AttrInt, I: -1}
-	cases := []struct {
-		name       string
-		inputs     map[string]*graph.Type
-		nodes      []*graph.Node
-		dispatches int64
-	}{
+	cases := []dispatchCase{
 		{"softmax", map[string]*graph.Type{"x": f32(2, 3, 4, 6)},
 			[]*graph.Node{node("Where", []string{"causal", "ninf", "x"}, "m"), node("Softmax", []string{"m"}, "y", axis)}, 1},
 		{"logsoftmax-else", map[string]*graph.Type{"x": f32(2, 3, 4, 6)},
@@ -354,9 +340,5 @@ func TestMaskedSoftmax(t *testing.T) {
 		{"runtime-mask", map[string]*graph.Type{"x": f32(2, 3, 4, 6), "z": f32(1, 1, 4, 6)},
 			[]*graph.Node{node("Greater", []string{"z", "low"}, "c"), node("Where", []string{"c", "ninf", "x"}, "m"), node("Softmax", []string{"m"}, "y", axis)}, 3},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			checkDispatches(t, c.name, c.inputs, consts, c.nodes, c.dispatches, ops.Lookup("", "Softmax", 13).Tolerance())
-		})
-	}
+	runDispatchCases(t, cases, consts, ops.Lookup("", "Softmax", 13).Tolerance())
 }

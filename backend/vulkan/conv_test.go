@@ -206,14 +206,7 @@ func TestFusedConvSumMatchesCPU(t *testing.T) {
 	for i, c := range []convCase{convCases[1], convCases[2], convCases[7]} {
 		for _, name := range slices.Sorted(maps.Keys(tails)) {
 			r := rand.New(rand.NewPCG(uint64(i), 5))
-			random := func(shape []int64) *graph.Tensor {
-				x := graph.NewTensor(graph.Float, shape)
-				xs := graph.View[float32](x)
-				for j := range xs {
-					xs[j] = 2*r.Float32() - 1
-				}
-				return x
-			}
+			random := func(shape []int64) *graph.Tensor { return randFloats(r, shape, -1, 1) }
 			conv := c.node("Conv")
 			conv.Outputs = []string{"c"}
 			g := graph.NewGraph("fused")
