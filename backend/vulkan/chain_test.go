@@ -31,19 +31,22 @@ func scalar(v float32) *graph.Tensor {
 	return t
 }
 
+// chainCase is a dispatchCase with constants.
+type chainCase struct {
+	name       string
+	inputs     map[string]*graph.Type
+	consts     map[string]*graph.Tensor
+	nodes      []*graph.Node
+	dispatches int64
+}
+
 // TestChainsMatchCPU runs chains of elementwise ops as models exporters
 // write them and requires each to be the expected number of dispatches on
 // Vulkan (chain.comp) and to match the unfused CPU ops within the loosest
 // tolerance of the ops involved.
 func TestChainsMatchCPU(t *testing.T) {
 	x := graph.TensorType(graph.Float, graph.ShapeOf(2, 3, 8, 8))
-	cases := []struct {
-		name       string
-		inputs     map[string]*graph.Type
-		consts     map[string]*graph.Tensor
-		nodes      []*graph.Node
-		dispatches int64
-	}{
+	cases := []chainCase{
 		{"gelu-erf", map[string]*graph.Type{"x": x}, map[string]*graph.Tensor{"s2": scalar(1.4142135), "one": scalar(1), "half": scalar(0.5)},
 			[]*graph.Node{node("Div", []string{"x", "s2"}, "a"), node("Erf", []string{"a"}, "b"), node("Add", []string{"b", "one"}, "c"),
 				node("Mul", []string{"x", "c"}, "d"), node("Mul", []string{"d", "half"}, "y")}, 1},
@@ -72,13 +75,7 @@ func TestChainsMatchCPU(t *testing.T) {
 	// not be overwritten while it is read (the dispatch count depends on
 	// the memory plan, so it is not checked).
 	axes := &graph.Attribute{Name: "axes", Type: graph.AttrInts, Ints: []int64{-1}}
-	cases = append(cases, struct {
-		name       string
-		inputs     map[string]*graph.Type
-		consts     map[string]*graph.Tensor
-		nodes      []*graph.Node
-		dispatches int64
-	}{"softmax-expanded", map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(3, 4, 5))}, nil,
+	cases = append(cases, chainCase{"softmax-expanded", map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(3, 4, 5))}, nil,
 		[]*graph.Node{node("ReduceMax", []string{"x"}, "m", axes), node("Sub", []string{"x", "m"}, "a"), node("Exp", []string{"a"}, "e"),
 			node("ReduceSum", []string{"e"}, "s", axes), node("Div", []string{"e", "s"}, "y")}, -1})
 	// A chain of 20 unary ops: 16 in one dispatch, 4 in the next.
@@ -93,13 +90,7 @@ func TestChainsMatchCPU(t *testing.T) {
 		long = append(long, node(op, []string{prev}, out))
 		prev = out
 	}
-	cases = append(cases, struct {
-		name       string
-		inputs     map[string]*graph.Type
-		consts     map[string]*graph.Tensor
-		nodes      []*graph.Node
-		dispatches int64
-	}{"long", map[string]*graph.Type{"x": x}, nil, long, 2})
+	cases = append(cases, chainCase{"long", map[string]*graph.Type{"x": x}, nil, long, 2})
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
