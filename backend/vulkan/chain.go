@@ -37,8 +37,7 @@ type chain struct {
 // segment, with at most maxChainInputs distinct inputs that are not
 // scalar constants (those become immediates) and maxChainOps steps, and
 // whose output does not share memory with a broadcast input.
-func findChains(p *planner.Plan, steps []planner.Step, launches []*launch, escapes map[int]bool) []chain {
-	reads := readCounts(p)
+func findChains(p *planner.Plan, steps []planner.Step, launches []*launch, escapes map[int]bool, reads map[int]int) []chain {
 	var out []chain
 	for i := 0; i < len(steps); {
 		c, ok := newChain(p, steps, launches, i)

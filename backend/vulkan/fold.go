@@ -27,8 +27,7 @@ func readCounts(p *planner.Plan) map[int]int {
 // compiled[i] of the Transpose nil and fusedInto[i] the product's node. It does not where a step between
 // the two writes memory that the input shares: the planner let that
 // happen, as the input was dead unfused.
-func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool) {
-	reads := readCounts(p)
+func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	producer := map[int]int{}
 	for i, st := range steps {
 		for _, v := range st.Out {
@@ -97,8 +96,7 @@ func product(n *graph.Node) bool {
 // segment; the tail's output must not share memory with the product's
 // inputs, which other invocations still read while one writes; a scale
 // after a residual is not folded (it would scale the residual too).
-func foldProductTails(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool) {
-	reads := readCounts(p)
+func foldProductTails(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	for j := range steps {
 		if !product(steps[j].Node) || compiled[j] == nil || launches[j].shader != "matmul" {
 			continue
@@ -171,8 +169,7 @@ func foldTail(p *planner.Plan, st *planner.Step, l *launch, tail *planner.Step, 
 // reader or leaves the segment. The Transposes' outputs go in io slots of
 // their own (private), so that they do not overwrite the Split's input,
 // which the planner let them do, while another part still reads it.
-func foldSplits(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, private map[int]bool, c caps) {
-	reads := readCounts(p)
+func foldSplits(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int, private map[int]bool, c caps) {
 	reader := map[int]int{}
 	for i, st := range steps {
 		for _, v := range st.In {
@@ -345,8 +342,7 @@ func restride(from, st, to []int64) ([]int64, bool) {
 // mask): the same values, one dispatch less. x must have the output's
 // shape and not share memory with the Softmax's output, which other
 // workgroups write while one reads.
-func foldMaskedSoftmax(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool) {
-	reads := readCounts(p)
+func foldMaskedSoftmax(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	for s := 1; s < len(steps); s++ {
 		st, w := &steps[s], &steps[s-1]
 		if compiled[s] == nil || compiled[s-1] == nil || launches[s].shader != "softmax" || launches[s].params != nil ||

@@ -19,8 +19,7 @@ type concatPart struct {
 // before it, so that each input is one contiguous block of the output, at
 // an offset the device can bind. It returns, per such input, its place in
 // the output, and the Concat steps, which then record nothing.
-func concatsInPlace(p *planner.Plan, steps []planner.Step, compiled []*planner.Step, escapes map[int]bool, align uint64) (map[int]concatPart, map[int]bool) {
-	reads := readCounts(p)
+func concatsInPlace(p *planner.Plan, steps []planner.Step, compiled []*planner.Step, escapes map[int]bool, reads map[int]int, align uint64) (map[int]concatPart, map[int]bool) {
 	producer := map[int]int{}
 	for i, st := range compiled {
 		if st != nil {

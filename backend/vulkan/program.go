@@ -151,11 +151,13 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	// private holds the values that get an io slot of their own instead of
 	// their arena slot (see foldSplits).
 	private := map[int]bool{}
-	foldSplits(p, steps, launches, compiled, fusedInto, escapes, private, d.caps())
-	foldTransposes(p, steps, launches, compiled, fusedInto, escapes)
-	foldProductTails(p, steps, launches, compiled, fusedInto, escapes)
-	foldMaskedSoftmax(p, steps, launches, compiled, fusedInto, escapes)
-	for _, c := range findChains(p, steps, launches, escapes) {
+	// reads counts the steps of the plan that read each value.
+	reads := readCounts(p)
+	foldSplits(p, steps, launches, compiled, fusedInto, escapes, reads, private, d.caps())
+	foldTransposes(p, steps, launches, compiled, fusedInto, escapes, reads)
+	foldProductTails(p, steps, launches, compiled, fusedInto, escapes, reads)
+	foldMaskedSoftmax(p, steps, launches, compiled, fusedInto, escapes, reads)
+	for _, c := range findChains(p, steps, launches, escapes, reads) {
 		for i := c.first; i < c.last; i++ {
 			compiled[i], fusedInto[i] = nil, steps[c.last].Node
 		}
@@ -189,7 +191,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		return nil, fmt.Errorf("vulkan: %s: uploading weights: %w", d.name, err)
 	}
 	align := d.bindAlign()
-	inside, inPlace := concatsInPlace(p, steps, compiled, escapes, align)
+	inside, inPlace := concatsInPlace(p, steps, compiled, escapes, reads, align)
 	pr := &program{d: d}
 	// where holds the place of each bound value, halfAt that of the
 	// weights bound as fp16.
