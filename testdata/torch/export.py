@@ -22,11 +22,18 @@ import sys
 import tempfile
 import time
 
+import inspect
+
 import numpy as np
 import torch
 import torchvision
 
 OPSET = 14
+
+# torch.onnx.export gained a `dynamo` argument in torch 2.5, and newer releases
+# default it to True; these exports are written for the TorchScript exporter
+# (dynamic_axes, opset 14), so ask for it wherever the choice exists.
+LEGACY = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
 
 
 def vision(name):
@@ -174,7 +181,7 @@ def export_decoder(tmp):
     example = (torch.tensor([[1, 2]]), *model.empty_cache(3))
     torch.onnx.export(model, example, os.path.join(tmp, "model.onnx"), opset_version=OPSET,
                       do_constant_folding=True, input_names=names, output_names=outputs,
-                      dynamic_axes=axes)
+                      dynamic_axes=axes, **LEGACY)
     with torch.no_grad():
         ids, past, tokens = torch.tensor([PROMPT]), model.empty_cache(), []
         for _ in range(GENERATE):
@@ -227,7 +234,7 @@ def export(name, out):
         torch.onnx.export(
             model, (x,), os.path.join(tmp, "model.onnx"),
             opset_version=OPSET, do_constant_folding=True,
-            input_names=["input"], output_names=["output"])
+            input_names=["input"], output_names=["output"], **LEGACY)
         np.save(os.path.join(tmp, "input.npy"), x.numpy())
         np.save(os.path.join(tmp, "output.npy"), y.numpy())
         move_into_place(tmp, os.path.join(out, name))
