@@ -44,7 +44,9 @@ void main() {
                 } else if (MODE == 2) {
                     s = s < 0 ? -s : 2 * (n - 1) - s;
                 } else {
-                    s = (s % n + n) % n;
+                    // Vulkan leaves OpSMod/OpSRem of negative operands
+                    // undefined: take the remainder of non-negative ones.
+                    s = s < 0 ? n - 1 - (-s - 1) % n : s % n;
                 }
             }
             src += uint(s) * step;

@@ -65,7 +65,7 @@ float softplus_(float v) {
 
 float unaryOp(int op, float v, float alpha, float beta) {
     switch (op) {
-    case U_RELU: return v < 0.0 ? 0.0 : v;
+    case U_RELU: return isnan(v) || v >= 0.0 ? v : 0.0;
     case U_SIGMOID: return 1.0 / (1.0 + exp(-v));
     case U_TANH: return tanh_(v);
     case U_EXP: return exp(v);
