@@ -93,6 +93,43 @@ def transformer():
     return model, x
 
 
+class Bert(torch.nn.Module):
+    """A BERT-base-sized encoder over [1, 128] token ids: token and position
+    embeddings, LayerNorm, then 12 post-norm layers (d_model 768, 12 heads,
+    a GELU feed-forward of 3072)."""
+
+    VOCAB, D, HEADS, LAYERS, FF, SEQ = 30522, 768, 12, 12, 3072, 128
+
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(self.VOCAB, self.D)
+        self.pos = torch.nn.Embedding(512, self.D)
+        self.ln = torch.nn.LayerNorm(self.D)
+        layer = torch.nn.TransformerEncoderLayer(
+            d_model=self.D, nhead=self.HEADS, dim_feedforward=self.FF,
+            activation="gelu", batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(
+            layer, num_layers=self.LAYERS, enable_nested_tensor=False)
+        # TransformerEncoder deep-copies one layer: draw each layer's own
+        # matrices, or the exporter would store one set for all twelve.
+        for block in self.encoder.layers:
+            for p in block.parameters():
+                if p.dim() > 1:
+                    torch.nn.init.xavier_uniform_(p)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1]).unsqueeze(0)
+        return self.encoder(self.ln(self.tok(ids) + self.pos(pos)))
+
+
+def bert():
+    torch.manual_seed(0)
+    model = Bert()
+    torch.manual_seed(1)
+    x = torch.randint(0, Bert.VOCAB, (1, Bert.SEQ))
+    return model, x
+
+
 class Block(torch.nn.Module):
     """A GPT-2 decoder block that appends its keys and values to a cache."""
 
@@ -202,6 +239,7 @@ LARGE = {
     "efficientnet_b0": vision("efficientnet_b0"),
     "resnet50": vision("resnet50"),
     "decoder": export_decoder,
+    "bert": bert,
 }
 MODELS = {**DEFAULT, **LARGE}
 
