@@ -1,0 +1,952 @@
+// Command gpucheck is the one-shot check of a Vulkan GPU: in one run of a
+// few minutes it records the device, runs the GPU kernel tests, the ONNX
+// backend tests on the CPU and on the GPU (every test that passes on the
+// CPU must pass on the GPU), the PyTorch models on the GPU against
+// PyTorch's outputs, a batched vision model, greedy decoding with the KV
+// cache on the GPU and a MatMul sweep in TFLOP/s, and writes everything to
+// one JSON file. bench/gpucheck/run.sh builds it and exports the models;
+// --quick makes every part small enough for lavapipe in CI.
+//
+// It exits 1 when a correctness check fails or a part could not run, 0
+// otherwise; timings are recorded, never judged.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
+	"github.com/onnxvk/onnxvk/bench"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// config holds the command line.
+type config struct {
+	quick     bool
+	out       string
+	device    string
+	models    string
+	onnxData  string
+	kernelBin string
+	kernelDir string
+	kernelRun string
+	budget    time.Duration
+	start     time.Time
+}
+
+// part is the outcome of one part of the check.
+type part struct {
+	Name    string  `json:"name"`
+	OK      bool    `json:"ok"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
+	Data    any     `json:"data,omitempty"`
+}
+
+// report is the JSON file gpucheck writes.
+type report struct {
+	Build     string        `json:"build"`
+	Quick     bool          `json:"quick"`
+	Started   time.Time     `json:"started"`
+	GoMaxProc int           `json:"gomaxprocs"`
+	Device    *vulkan.Info  `json:"device,omitempty"`
+	Parts     []part        `json:"parts"`
+	OK        bool          `json:"ok"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+}
+
+func main() {
+	var c config
+	flag.BoolVar(&c.quick, "quick", false, "small sizes and samples (lavapipe, CI)")
+	flag.StringVar(&c.out, "out", "gpucheck.json", "write the report to `FILE`")
+	flag.StringVar(&c.device, "device", "vulkan", "the device to check: vulkan or vulkan:N")
+	flag.StringVar(&c.models, "models", "", "`DIR` of models exported by testdata/torch/export.py (one folder each)")
+	flag.StringVar(&c.onnxData, "onnx-data", "/usr/share/libonnx-testdata/data", "`DIR` of the ONNX backend test suites (node, simple, ...)")
+	flag.StringVar(&c.kernelBin, "kernel-tests", "", "the backend/vulkan test binary (go test -c) to run, `PATH`")
+	flag.StringVar(&c.kernelDir, "kernel-dir", ".", "the `DIR` the kernel tests run in (backend/vulkan)")
+	flag.StringVar(&c.kernelRun, "kernel-run", "", "the kernel tests to run, a go test -run `REGEX` (default: all, or TestDifferential with --quick)")
+	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "stop starting new parts after `DURATION`")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "gpucheck: no arguments expected:", strings.Join(flag.Args(), " "))
+		os.Exit(2)
+	}
+	if c.kernelRun == "" {
+		c.kernelRun = "."
+		if c.quick {
+			c.kernelRun = "TestDifferential"
+		}
+	}
+	c.start = time.Now()
+	r := check(&c)
+	if err := writeReport(c.out, r); err != nil {
+		fmt.Fprintln(os.Stderr, "gpucheck:", err)
+		os.Exit(1)
+	}
+	summary(os.Stdout, r)
+	if !r.OK {
+		os.Exit(1)
+	}
+}
+
+// check runs every part in turn, each within what is left of the budget.
+func check(c *config) *report {
+	r := &report{Build: build(), Quick: c.quick, Started: c.start, GoMaxProc: runtime.GOMAXPROCS(0)}
+	info, err := device(c.device)
+	r.Device = info
+	devicePart := part{Name: "device", OK: err == nil}
+	if err != nil {
+		devicePart.Error = err.Error()
+	}
+	r.Parts = append(r.Parts, devicePart)
+	if err == nil {
+		parts := []struct {
+			name string
+			cap  time.Duration
+			run  func(ctx context.Context, c *config) (any, error)
+		}{
+			{"kernel tests", 4 * time.Minute, kernelTests},
+			{"conformance", 3 * time.Minute, conformance},
+			{"models", 2 * time.Minute, models},
+			{"batch", time.Minute, batch},
+			{"decoder", time.Minute, decoder},
+			{"matmul", 2 * time.Minute, matmul},
+		}
+		for _, p := range parts {
+			left := c.budget - time.Since(c.start)
+			if left <= 0 {
+				r.Parts = append(r.Parts, part{Name: p.name, Error: "not run: the time budget is spent"})
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), min(left, p.cap))
+			begin := time.Now()
+			fmt.Fprintf(os.Stderr, "gpucheck: %s...\n", p.name)
+			data, err := p.run(ctx, c)
+			cancel()
+			res := part{Name: p.name, OK: err == nil, Seconds: time.Since(begin).Seconds(), Data: data}
+			if err != nil {
+				res.Error = err.Error()
+			}
+			fmt.Fprintf(os.Stderr, "gpucheck: %s: ok %v in %.1fs %s\n", p.name, res.OK, res.Seconds, res.Error)
+			r.Parts = append(r.Parts, res)
+		}
+	}
+	r.OK = true
+	for _, p := range r.Parts {
+		r.OK = r.OK && p.OK
+	}
+	r.Elapsed = time.Since(c.start)
+	return r
+}
+
+// build names the build: the module version or VCS revision.
+func build() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	s := bi.Main.Version
+	for _, kv := range bi.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			s += " " + kv.Value
+		case "vcs.modified":
+			if kv.Value == "true" {
+				s += " (modified)"
+			}
+		}
+	}
+	return s + " " + bi.GoVersion
+}
+
+// device describes the Vulkan device named by name ("vulkan" is the
+// default one).
+func device(name string) (*vulkan.Info, error) {
+	infos, err := vulkan.Devices()
+	if err != nil {
+		return nil, err
+	}
+	if name == "vulkan" {
+		return &infos[vulkan.DefaultIndex(infos)], nil
+	}
+	for i := range infos {
+		if fmt.Sprintf("vulkan:%d", infos[i].Index) == name {
+			return &infos[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no device %s", name)
+}
+
+func writeReport(path string, r *report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// summary prints one line per part, and the figures worth reading.
+func summary(w io.Writer, r *report) {
+	if r.Device != nil {
+		fmt.Fprintf(w, "device: %s (%s %s, Vulkan %s)\n", r.Device.Name, r.Device.Driver, r.Device.DriverInfo, r.Device.APIVersion)
+	}
+	for _, p := range r.Parts {
+		status := "ok  "
+		if !p.OK {
+			status = "FAIL"
+		}
+		fmt.Fprintf(w, "%s %-13s %6.1fs %s\n", status, p.Name, p.Seconds, p.Error)
+		switch d := p.Data.(type) {
+		case []modelResult:
+			for _, m := range d {
+				fmt.Fprintf(w, "       %-16s median %8.3f ms  max |diff| %.2e  %d dispatches\n", m.Name, m.MedianMs, m.MaxAbsDiff, m.Dispatches)
+			}
+		case *batchResult:
+			fmt.Fprintf(w, "       %s batch %d: median %.3f ms, %.1f images/s\n", d.Model, d.Batch, d.MedianMs, d.ImagesPerSec)
+		case *decoderResult:
+			fmt.Fprintf(w, "       %d tokens, median %.3f ms/token\n", d.Tokens, d.MedianMsPerToken)
+		case []matmulResult:
+			for _, m := range d {
+				if m.Placed != "" {
+					fmt.Fprintf(w, "       %5d³ %s: placed on %s\n", m.N, m.Mode, m.Placed)
+					continue
+				}
+				fmt.Fprintf(w, "       %5d³ %-12s %9.3f ms  %8.4g TFLOP/s\n", m.N, m.Mode, m.MedianMs, m.TFLOPs)
+			}
+		}
+	}
+}
+
+// kernelTests runs the backend/vulkan test binary on the device.
+func kernelTests(ctx context.Context, c *config) (any, error) {
+	if c.kernelBin == "" {
+		return nil, errors.New("no kernel test binary given (--kernel-tests)")
+	}
+	cmd := exec.CommandContext(ctx, c.kernelBin, "-test.run", c.kernelRun, "-test.v")
+	cmd.Dir = c.kernelDir
+	out, err := cmd.CombinedOutput()
+	var failed []string
+	passed := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		t := strings.TrimSpace(line)
+		if name, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
+			failed = append(failed, strings.Fields(name)[0])
+		}
+		if strings.HasPrefix(t, "--- PASS: ") {
+			passed++
+		}
+	}
+	data := map[string]any{"run": c.kernelRun, "passed": passed, "failed": failed}
+	if err != nil {
+		data["output_tail"] = tail(string(out), 6000)
+		return data, fmt.Errorf("kernel tests: %v (%d failed)", err, len(failed))
+	}
+	return data, nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+// quickConformance is the sample of backend tests --quick runs.
+var quickConformance = regexp.MustCompile(`^node/test_(add|sub|mul|relu|sigmoid|conv|gemm|matmul|softmax|maxpool|averagepool|concat|transpose|reshape|layer_normalization|batchnorm|gather|pad|where|reduce_sum|cast)(_|$)`)
+
+type conformanceCounts struct {
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+	NotRun  int `json:"not_run"`
+	// Whole counts the passes with every node on the GPU.
+	Whole int `json:"whole,omitempty"`
+}
+
+type regression struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// conformance runs the ONNX backend tests on the CPU and on the device;
+// a test that passes on the CPU and not on the device is a regression.
+func conformance(ctx context.Context, c *config) (any, error) {
+	var dirs []string
+	for _, suite := range []string{"node", "pytorch-converted", "pytorch-operator", "simple", "real"} {
+		if d := filepath.Join(c.onnxData, suite); isDir(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("no ONNX backend tests in %s", c.onnxData)
+	}
+	opts := bench.ConformanceOptions{Timeout: time.Minute}
+	if c.quick {
+		opts.Filter = quickConformance
+	}
+	run := func(device string) ([]bench.ConformanceResult, conformanceCounts, error) {
+		opts.Device = device
+		rs, err := bench.RunConformance(ctx, dirs, opts)
+		var n conformanceCounts
+		for _, r := range rs {
+			switch {
+			case ctx.Err() != nil && r.Status == bench.Fail && strings.Contains(r.Reason, "context"):
+				n.NotRun++
+			case r.Status == bench.Pass:
+				n.Passed++
+				if len(r.Fallback) == 0 {
+					n.Whole++
+				}
+			case r.Status == bench.Fail:
+				n.Failed++
+			default:
+				n.Skipped++
+			}
+		}
+		return rs, n, err
+	}
+	cpuRes, cpu, err := run("cpu")
+	if err != nil {
+		return nil, err
+	}
+	gpuRes, gpu, err := run(c.device)
+	if err != nil {
+		return nil, err
+	}
+	cpu.Whole = 0
+	onCPU := map[string]bool{}
+	for _, r := range cpuRes {
+		onCPU[r.Name] = r.Status == bench.Pass
+	}
+	var regs []regression
+	for _, r := range gpuRes {
+		if onCPU[r.Name] && r.Status != bench.Pass {
+			regs = append(regs, regression{r.Name, r.Reason})
+		}
+	}
+	data := map[string]any{"cpu": cpu, "gpu": gpu, "regressions": regs}
+	switch {
+	case cpu.NotRun+gpu.NotRun > 0:
+		return data, fmt.Errorf("conformance: out of time with %d CPU and %d GPU tests not run", cpu.NotRun, gpu.NotRun)
+	case len(regs) > 0:
+		return data, fmt.Errorf("conformance: %d tests pass on the CPU and not on %s", len(regs), c.device)
+	}
+	return data, nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// modelTolerance bounds the largest absolute difference from PyTorch's
+// output (the models' outputs are of order 1).
+const modelTolerance = 1e-3
+
+// quickModels are the models --quick runs.
+var quickModels = []string{"squeezenet1_1", "transformer"}
+
+type modelResult struct {
+	Name       string   `json:"name"`
+	Nodes      int      `json:"compute_nodes"`
+	OnCPU      []string `json:"on_cpu,omitempty"`
+	MaxAbsDiff float64  `json:"max_abs_diff"`
+	FirstRunMs float64  `json:"first_run_ms"`
+	MedianMs   float64  `json:"median_ms"`
+	P90Ms      float64  `json:"p90_ms"`
+	MinMs      float64  `json:"min_ms"`
+	Runs       int      `json:"runs"`
+	Submits    int64    `json:"submits_per_run"`
+	Dispatches int64    `json:"dispatches_per_run"`
+	HostBytes  int64    `json:"host_device_bytes_per_run"`
+}
+
+// models runs every exported model with a reference output on the device:
+// every compute node must be placed there and the output must match
+// PyTorch's.
+func models(ctx context.Context, c *config) (any, error) {
+	if c.models == "" {
+		return nil, errors.New("no models folder given (--models)")
+	}
+	entries, err := os.ReadDir(c.models)
+	if err != nil {
+		return nil, err
+	}
+	warmup, runs := 3, 30
+	if c.quick {
+		warmup, runs = 1, 3
+	}
+	var res []modelResult
+	var problems []string
+	for _, e := range entries {
+		dir := filepath.Join(c.models, e.Name())
+		if !fileExists(filepath.Join(dir, "output.npy")) || c.quick && !slices.Contains(quickModels, e.Name()) {
+			continue
+		}
+		if ctx.Err() != nil {
+			problems = append(problems, e.Name()+": not run, out of time")
+			continue
+		}
+		m, err := runModel(ctx, c.device, e.Name(), dir, warmup, runs)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		res = append(res, *m)
+		if len(m.OnCPU) > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d nodes on the CPU", m.Name, len(m.OnCPU)))
+		}
+		if !(m.MaxAbsDiff <= modelTolerance) {
+			problems = append(problems, fmt.Sprintf("%s: max |diff| %.3g from PyTorch's output (tolerance %g)", m.Name, m.MaxAbsDiff, modelTolerance))
+		}
+	}
+	if len(res) == 0 && len(problems) == 0 {
+		return nil, fmt.Errorf("no exported models in %s", c.models)
+	}
+	if len(problems) > 0 {
+		return res, errors.New(strings.Join(problems, "; "))
+	}
+	return res, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func runModel(ctx context.Context, device, name, dir string, warmup, runs int) (*modelResult, error) {
+	in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice(device))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer sess.Close()
+	inName := sess.Inputs()[0].Name
+	m := &modelResult{Name: name}
+	m.Nodes, m.OnCPU, err = placement(sess, map[string]*graph.Type{inName: graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	feed := map[string]*onnxvk.Tensor{inName: onnxvk.TensorFrom(in)}
+	begin := time.Now()
+	out, err := sess.Run(ctx, feed)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	m.FirstRunMs = ms(time.Since(begin))
+	got, err := out[sess.Outputs()[0].Name].Float32s()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	m.MaxAbsDiff = maxAbsDiff(got, graph.View[float32](want))
+	times, counters, err := timeRuns(ctx, sess, feed, warmup, runs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	m.MedianMs, m.P90Ms, m.MinMs = quantile(times, 0.5), quantile(times, 0.9), slices.Min(times)
+	m.Runs = len(times)
+	m.Submits, m.Dispatches, m.HostBytes = counters.Submits, counters.Dispatches, counters.HostDeviceBytes
+	return m, nil
+}
+
+// placement counts the compute nodes of the session's plan for types and
+// lists those placed on the CPU.
+func placement(sess *onnxvk.Session, types map[string]*graph.Type) (int, []string, error) {
+	p, err := sess.Plan(types)
+	if err != nil {
+		return 0, nil, err
+	}
+	n := 0
+	var cpu []string
+	for _, st := range p.Steps {
+		if st.Kind != planner.Compute {
+			continue
+		}
+		n++
+		if st.Device != sess.Device() {
+			cpu = append(cpu, st.Node.OpType+" "+st.Node.Name)
+		}
+	}
+	return n, cpu, nil
+}
+
+// timeRuns runs sess on feed after warmup untimed runs and returns each
+// run's milliseconds and the counters of one run.
+func timeRuns(ctx context.Context, sess *onnxvk.Session, feed map[string]*onnxvk.Tensor, warmup, runs int) ([]float64, onnxvk.Counters, error) {
+	for range warmup {
+		if _, err := sess.Run(ctx, feed); err != nil {
+			return nil, onnxvk.Counters{}, err
+		}
+	}
+	var one onnxvk.Counters
+	times := make([]float64, 0, runs)
+	for i := range runs {
+		if ctx.Err() != nil && i > 0 {
+			break
+		}
+		before := sess.Counters()
+		begin := time.Now()
+		if _, err := sess.Run(ctx, feed); err != nil {
+			return nil, one, err
+		}
+		times = append(times, ms(time.Since(begin)))
+		one = sess.Counters().Sub(before)
+	}
+	return times, one, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// quantile returns the q-quantile of xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
+
+// maxAbsDiff returns the largest |a-b|, +Inf when the lengths differ and
+// NaN when an element is NaN.
+func maxAbsDiff(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	d := 0.0
+	for i := range a {
+		e := math.Abs(float64(a[i]) - float64(b[i]))
+		if math.IsNaN(e) {
+			return math.NaN()
+		}
+		d = max(d, e)
+	}
+	return d
+}
+
+type batchResult struct {
+	Model        string  `json:"model"`
+	Batch        int64   `json:"batch"`
+	MaxAbsDiff   float64 `json:"max_abs_diff"`
+	MedianMs     float64 `json:"median_ms"`
+	MinMs        float64 `json:"min_ms"`
+	ImagesPerSec float64 `json:"images_per_s"`
+}
+
+// batch runs a vision model on a batch of copies of its reference input
+// (resnet50 batch 32; squeezenet1_1 batch 2 with --quick): every image's
+// output must match PyTorch's.
+func batch(ctx context.Context, c *config) (any, error) {
+	name, n, warmup, runs := "resnet50", int64(32), 3, 10
+	if c.quick {
+		name, n, warmup, runs = "squeezenet1_1", 2, 0, 1
+	}
+	dir := filepath.Join(c.models, name)
+	m, err := loader.Load(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		return nil, err
+	}
+	for _, vi := range []*graph.ValueInfo{m.Graph.Inputs[0], m.Graph.Outputs[0]} {
+		if vi.Type == nil || len(vi.Type.Shape) == 0 {
+			return nil, fmt.Errorf("%s: %s has no shape to batch", name, vi.Name)
+		}
+		vi.Type.Shape[0] = graph.SymDim("N")
+	}
+	sess, err := onnxvk.NewSession(m, onnxvk.WithDevice(c.device))
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
+	if err != nil {
+		return nil, err
+	}
+	want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	if err != nil {
+		return nil, err
+	}
+	one := graph.View[float32](in)
+	data := make([]float32, 0, int64(len(one))*n)
+	for range n {
+		data = append(data, one...)
+	}
+	shape := append([]int64{n}, in.Shape[1:]...)
+	x, err := onnxvk.NewTensor(shape, data)
+	if err != nil {
+		return nil, err
+	}
+	feed := map[string]*onnxvk.Tensor{sess.Inputs()[0].Name: x}
+	out, err := sess.Run(ctx, feed)
+	if err != nil {
+		return nil, err
+	}
+	got, err := out[sess.Outputs()[0].Name].Float32s()
+	if err != nil {
+		return nil, err
+	}
+	ref := graph.View[float32](want)
+	r := &batchResult{Model: name, Batch: n}
+	if len(got) != len(ref)*int(n) {
+		return nil, fmt.Errorf("%s: %d outputs for batch %d, want %d", name, len(got), n, len(ref)*int(n))
+	}
+	for i := range n {
+		r.MaxAbsDiff = max(r.MaxAbsDiff, maxAbsDiff(got[int(i)*len(ref):int(i+1)*len(ref)], ref))
+	}
+	times, _, err := timeRuns(ctx, sess, feed, warmup, runs)
+	if err != nil {
+		return r, err
+	}
+	r.MedianMs, r.MinMs = quantile(times, 0.5), slices.Min(times)
+	r.ImagesPerSec = float64(n) / (r.MedianMs / 1e3)
+	if !(r.MaxAbsDiff <= modelTolerance) {
+		return r, fmt.Errorf("%s batch %d: max |diff| %.3g from PyTorch's output", name, n, r.MaxAbsDiff)
+	}
+	return r, nil
+}
+
+type decoderResult struct {
+	Tokens           int     `json:"tokens"`
+	Matches          bool    `json:"matches_pytorch"`
+	MedianMsPerToken float64 `json:"median_ms_per_token"`
+	MinMsPerToken    float64 `json:"min_ms_per_token"`
+	// HostBytesPerToken is the largest number of bytes a decode step moved
+	// between host and device.
+	HostBytesPerToken int64 `json:"host_device_bytes_per_token"`
+}
+
+// decoder runs greedy decoding with the exported GPT-2-style decoder, the
+// KV cache kept on the device: the tokens must be PyTorch's. Steps after
+// the prompt are timed.
+func decoder(ctx context.Context, c *config) (any, error) {
+	dir := filepath.Join(c.models, "decoder")
+	prompt, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
+	if err != nil {
+		return nil, err
+	}
+	ref, err := npy.ReadFile(filepath.Join(dir, "tokens.npy"))
+	if err != nil {
+		return nil, err
+	}
+	sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice(c.device))
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	steps := 64
+	if c.quick {
+		steps = 6
+	}
+	want := graph.View[int64](ref)
+	steps = min(steps, len(want))
+	var cache []string
+	var opts onnxvk.RunOptions
+	for _, in := range sess.Inputs() {
+		if name, ok := strings.CutPrefix(in.Name, "past."); ok {
+			cache = append(cache, name)
+			opts.KeepOnDevice = append(opts.KeepOnDevice, "present."+name)
+		}
+	}
+	past := map[string]*onnxvk.Tensor{}
+	defer func() {
+		for _, t := range past {
+			t.Release()
+		}
+	}()
+	for _, name := range cache {
+		dims, err := cacheShape(sess, "past."+name)
+		if err != nil {
+			return nil, err
+		}
+		dims[2] = 0
+		empty, err := onnxvk.NewTensor(dims, []float32{})
+		if err != nil {
+			return nil, err
+		}
+		past[name] = empty
+	}
+	ids, err := onnxvk.NewTensor([]int64{1, prompt.Shape[1]}, graph.View[int64](prompt))
+	if err != nil {
+		return nil, err
+	}
+	r := &decoderResult{Matches: true}
+	var times []float64
+	for step := range steps {
+		in := map[string]*onnxvk.Tensor{"ids": ids}
+		for name, v := range past {
+			in["past."+name] = v
+		}
+		before := sess.Counters()
+		begin := time.Now()
+		out, err := sess.RunWith(ctx, in, opts)
+		if err != nil {
+			return r, fmt.Errorf("step %d: %w", step, err)
+		}
+		logits, err := out["logits"].Float32s()
+		if err != nil {
+			return r, err
+		}
+		vocab := int(out["logits"].Shape()[2])
+		last := logits[len(logits)-vocab:]
+		next := int64(slices.Index(last, slices.Max(last)))
+		if step >= 2 {
+			times = append(times, ms(time.Since(begin)))
+			r.HostBytesPerToken = max(r.HostBytesPerToken, sess.Counters().Sub(before).HostDeviceBytes)
+		}
+		for _, name := range cache {
+			past[name].Release()
+			past[name] = out["present."+name]
+		}
+		r.Tokens++
+		if next != want[step] {
+			r.Matches = false
+			return r, fmt.Errorf("token %d is %d, PyTorch's is %d", step, next, want[step])
+		}
+		if ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{next}); err != nil {
+			return r, err
+		}
+	}
+	if len(times) > 0 {
+		r.MedianMsPerToken, r.MinMsPerToken = quantile(times, 0.5), slices.Min(times)
+	}
+	return r, nil
+}
+
+// cacheShape returns the shape of the cache input name with its known
+// dimensions and 0 for the others (the past length).
+func cacheShape(sess *onnxvk.Session, name string) ([]int64, error) {
+	for _, in := range sess.Inputs() {
+		if in.Name != name {
+			continue
+		}
+		if len(in.Shape) != 4 {
+			return nil, fmt.Errorf("%s has rank %d, want 4", name, len(in.Shape))
+		}
+		dims := make([]int64, 4)
+		for i, d := range in.Shape {
+			if d.Known() {
+				dims[i] = d.Value
+			}
+		}
+		return dims, nil
+	}
+	return nil, fmt.Errorf("no input %s", name)
+}
+
+type matmulResult struct {
+	N        int64   `json:"n"`
+	Mode     string  `json:"mode"`
+	Chain    int     `json:"chain"`
+	MedianMs float64 `json:"median_ms"`
+	TFLOPs   float64 `json:"tflops"`
+	// RelErr is ‖gpu − cpu‖ / ‖cpu‖ of one product chain, where the CPU
+	// check ran (the smaller sizes).
+	RelErr *float64 `json:"rel_err,omitempty"`
+	// Placed says where a float16 model's MatMul is placed.
+	Placed string `json:"placed,omitempty"`
+}
+
+// matmul times chains of square products y = (((a·b)·b)·b)... with b a
+// constant weight, the output kept on the device and fed back as the next
+// Run's a, so that nothing crosses the bus: fp32, and fp32 with the
+// weights stored as fp16 (--fp16). The smaller sizes are checked against
+// the CPU. A float16 model's placement is recorded.
+func matmul(ctx context.Context, c *config) (any, error) {
+	sizes, chain, runs := []int64{512, 1024, 2048, 4096, 8192}, 8, 5
+	if c.quick {
+		sizes, chain, runs = []int64{64, 256}, 2, 2
+	}
+	var res []matmulResult
+	var problems []string
+	for _, n := range sizes {
+		for _, mode := range []string{"fp32", "fp16-weights"} {
+			if ctx.Err() != nil {
+				problems = append(problems, fmt.Sprintf("%d %s: not run, out of time", n, mode))
+				continue
+			}
+			r, err := matmulRun(ctx, c.device, n, chain, runs, mode == "fp16-weights")
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%d %s: %v", n, mode, err))
+				continue
+			}
+			r.Mode = mode
+			res = append(res, *r)
+			if r.RelErr != nil && !(*r.RelErr <= matmulTolerance(mode)) {
+				problems = append(problems, fmt.Sprintf("%d %s: relative error %.3g", n, mode, *r.RelErr))
+			}
+		}
+	}
+	placed, err := float16Placement(c.device)
+	if err != nil {
+		problems = append(problems, "float16 model: "+err.Error())
+	} else {
+		res = append(res, matmulResult{N: 4096, Mode: "float16 model", Placed: placed})
+	}
+	if len(problems) > 0 {
+		return res, errors.New(strings.Join(problems, "; "))
+	}
+	return res, nil
+}
+
+// matmulTolerance bounds the relative error of a product chain: fp32
+// rounding, or fp16 weights (2^-11 relative per weight).
+func matmulTolerance(mode string) float64 {
+	if mode == "fp16-weights" {
+		return 5e-3
+	}
+	return 1e-4
+}
+
+// chainModel builds the product chain of length chain over n×n matrices.
+func chainModel(n int64, chain int) *graph.Model {
+	g := graph.NewGraph("matmul")
+	g.Inputs = []*graph.ValueInfo{{Name: "a", Type: graph.TensorType(graph.Float, graph.ShapeOf(n, n))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, graph.ShapeOf(n, n))}}
+	w := graph.NewTensor(graph.Float, []int64{n, n})
+	rng := rand.New(rand.NewPCG(uint64(n), 3))
+	scale := 1 / math.Sqrt(float64(n))
+	for i, v := 0, graph.View[float32](w); i < len(v); i++ {
+		v[i] = float32(rng.NormFloat64() * scale)
+	}
+	g.Initializers["b"] = w
+	prev := "a"
+	for i := range chain {
+		out := fmt.Sprintf("t%d", i)
+		if i == chain-1 {
+			out = "y"
+		}
+		g.Nodes = append(g.Nodes, &graph.Node{Index: i, Name: "mm" + out, OpType: "MatMul", Inputs: []string{prev, "b"}, Outputs: []string{out}})
+		prev = out
+	}
+	return &graph.Model{Name: fmt.Sprintf("matmul%d", n), IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+}
+
+func matmulRun(ctx context.Context, device string, n int64, chain, runs int, half bool) (*matmulResult, error) {
+	opts := []onnxvk.Option{onnxvk.WithDevice(device)}
+	if half {
+		opts = append(opts, onnxvk.WithFP16())
+	}
+	sess, err := onnxvk.NewSession(chainModel(n, chain), opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	rng := rand.New(rand.NewPCG(uint64(n), 5))
+	data := make([]float32, n*n)
+	for i := range data {
+		data[i] = rng.Float32()*2 - 1
+	}
+	a, err := onnxvk.NewTensor([]int64{n, n}, data)
+	if err != nil {
+		return nil, err
+	}
+	r := &matmulResult{N: n, Chain: chain}
+	if n <= 1024 {
+		out, err := sess.Run(ctx, map[string]*onnxvk.Tensor{"a": a})
+		if err != nil {
+			return nil, err
+		}
+		e, err := chainError(ctx, n, chain, a, out["y"])
+		if err != nil {
+			return nil, err
+		}
+		r.RelErr = &e
+	}
+	keep := onnxvk.RunOptions{KeepOnDevice: []string{"y"}}
+	cur := a
+	var times []float64
+	for i := range runs + 2 {
+		begin := time.Now()
+		out, err := sess.RunWith(ctx, map[string]*onnxvk.Tensor{"a": cur}, keep)
+		if err != nil {
+			return nil, err
+		}
+		if i >= 2 {
+			times = append(times, ms(time.Since(begin)))
+		}
+		if cur != a {
+			cur.Release()
+		}
+		cur = out["y"]
+	}
+	if cur != a {
+		cur.Release()
+	}
+	r.MedianMs = quantile(times, 0.5)
+	r.TFLOPs = float64(chain) * 2 * float64(n*n*n) / (r.MedianMs / 1e3) / 1e12
+	return r, nil
+}
+
+// chainError returns ‖got − cpu‖ / ‖cpu‖ for the CPU's run of the chain on a.
+func chainError(ctx context.Context, n int64, chain int, a, got *onnxvk.Tensor) (float64, error) {
+	cpu, err := onnxvk.NewSession(chainModel(n, chain), onnxvk.WithDevice("cpu"))
+	if err != nil {
+		return 0, err
+	}
+	defer cpu.Close()
+	out, err := cpu.Run(ctx, map[string]*onnxvk.Tensor{"a": a})
+	if err != nil {
+		return 0, err
+	}
+	want, err := out["y"].Float32s()
+	if err != nil {
+		return 0, err
+	}
+	have, err := got.Float32s()
+	if err != nil {
+		return 0, err
+	}
+	var num, den float64
+	for i := range want {
+		d := float64(have[i]) - float64(want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	return math.Sqrt(num / den), nil
+}
+
+// float16Placement says where a float16 MatMul [4096,4096] is placed.
+func float16Placement(device string) (string, error) {
+	g := graph.NewGraph("matmul16")
+	typ := graph.TensorType(graph.Float16, graph.ShapeOf(4096, 4096))
+	g.Inputs = []*graph.ValueInfo{{Name: "a", Type: typ}, {Name: "b", Type: typ}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: typ}}
+	g.Nodes = []*graph.Node{{Index: 0, Name: "mm", OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}}
+	sess, err := onnxvk.NewSession(&graph.Model{Name: "matmul16", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}, onnxvk.WithDevice(device))
+	if err != nil {
+		return "", err
+	}
+	defer sess.Close()
+	_, onCPU, err := placement(sess, map[string]*graph.Type{"a": typ, "b": typ})
+	if err != nil {
+		return "", err
+	}
+	if len(onCPU) > 0 {
+		return "cpu", nil
+	}
+	return sess.Device(), nil
+}
