@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -45,13 +44,7 @@ const (
 	excludedHeader = "# ONNX backend tests that do not pass on the CPU: NAME<TAB>REASON, a reason on every line.\n# Update: go test ./bench -run TestConformanceCPU -update (new entries get the failure as reason)\n# A reason starting with " + randomReason + " marks a test whose reference is random: it may pass by chance and stays here."
 )
 
-// randomReason starts the exclusion reason of a test whose expected output
-// was drawn at random (an unseeded random op): onnxvk draws other values,
-// which may match by chance, so passing does not move it to the pass list.
-const randomReason = "random:"
-
-// readList reads a list file: one test name per line, optionally followed
-// by a tab and a reason; blank lines and lines starting with # are ignored.
+// readList reads a list file (see parseList).
 func readList(t *testing.T, path string, wantReason bool) map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -59,23 +52,8 @@ func readList(t *testing.T, path string, wantReason bool) map[string]string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		name, reason, _ := strings.Cut(text, "\t")
-		if wantReason && strings.TrimSpace(reason) == "" {
-			t.Errorf("%s:%d: %s has no reason (want NAME<TAB>REASON)", path, line, name)
-		}
-		if _, dup := out[name]; dup {
-			t.Errorf("%s:%d: %s is listed twice", path, line, name)
-		}
-		out[name] = reason
-	}
-	if err := sc.Err(); err != nil {
+	out, err := parseList(f, path, wantReason)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

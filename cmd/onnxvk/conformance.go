@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -23,14 +24,47 @@ type conformanceReport struct {
 	Failed  int    `json:"failed"`
 	Skipped int    `json:"skipped"`
 	// Whole counts the passes with every node on the session's device.
-	Whole   int                       `json:"whole"`
-	Results []bench.ConformanceResult `json:"results"`
+	Whole int `json:"whole"`
+	// Unexpected names the failures the expectations do not list,
+	// Expected those they do, NewPasses the listed tests that passed.
+	Unexpected []string                  `json:"unexpected_failures"`
+	Expected   []string                  `json:"expected_failures"`
+	NewPasses  []string                  `json:"unexpected_passes"`
+	Results    []bench.ConformanceResult `json:"results"`
+}
+
+// names returns the names of rs.
+func names(rs []bench.ConformanceResult) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// readExpectations returns the expected failures: the project's list when
+// path is empty, none when it is "none", else the list in the file.
+func readExpectations(path string) (bench.Expectations, error) {
+	switch path {
+	case "":
+		return bench.KnownFailures(), nil
+	case "none":
+		return bench.Expectations{}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--expect: %w", err)
+	}
+	defer f.Close()
+	return bench.ParseExpectations(f, path)
 }
 
 func cmdConformance(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("conformance", "conformance [--device ...] [--filter REGEX] [--json] DIR...", stderr)
+	fs := newFlags("conformance", "conformance [--device ...] [--filter REGEX] [--expect FILE] [--junit FILE] [--json] DIR...", stderr)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	filter := fs.String("filter", "", "run only the tests whose suite/name matches `REGEX`")
+	expect := fs.String("expect", "", "the tests expected to fail, NAME<TAB>REASON per line, from `FILE` (default: onnxvk's own list of the tests it does not pass; none: no test)")
+	junit := fs.String("junit", "", "also write a JUnit XML report to `FILE`")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	dirs, err := parseArgs(fs, args)
 	if err != nil {
@@ -38,6 +72,10 @@ func cmdConformance(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(dirs) == 0 {
 		return errors.New("no test folder given (a suite folder of test_* folders, or one test folder)")
+	}
+	expected, err := readExpectations(*expect)
+	if err != nil {
+		return err
 	}
 	opts := bench.ConformanceOptions{Device: *device, Timeout: conformanceTimeout}
 	if *filter != "" {
@@ -60,10 +98,20 @@ func cmdConformance(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sum := bench.Summarize(results)
+	verdict := expected.Judge(results)
+	if *junit != "" {
+		if err := writeJUnit(*junit, *device, results, expected); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(conformanceReport{Device: *device, Passed: sum.Passed, Failed: sum.Failed, Skipped: sum.Skipped, Whole: sum.Whole, Results: results})
+		if err := enc.Encode(conformanceReport{Device: *device, Passed: sum.Passed, Failed: sum.Failed, Skipped: sum.Skipped, Whole: sum.Whole,
+			Unexpected: names(verdict.Unexpected), Expected: names(verdict.Expected), NewPasses: names(verdict.NewPasses), Results: results}); err != nil {
+			return err
+		}
+		return unexpectedError(verdict)
 	}
 	accel := ""
 	for _, r := range results {
@@ -82,6 +130,39 @@ func cmdConformance(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, sum)
 	if accel != "" {
 		fmt.Fprintf(stdout, "%d of the %d passes ran every node on %s\n", sum.Whole, sum.Passed, accel)
+	}
+	fmt.Fprintf(stdout, "%d failures expected", len(verdict.Expected))
+	if n := len(verdict.Unexpected); n > 0 {
+		fmt.Fprintf(stdout, ", %d unexpected: %s", n, strings.Join(names(verdict.Unexpected), ", "))
+	}
+	fmt.Fprintln(stdout)
+	if len(verdict.NewPasses) > 0 {
+		fmt.Fprintf(stdout, "%d tests expected to fail passed: %s\n", len(verdict.NewPasses), strings.Join(names(verdict.NewPasses), ", "))
+	}
+	return unexpectedError(verdict)
+}
+
+// unexpectedError is the error of a run with unexpected failures, which
+// makes the command exit 1.
+func unexpectedError(v bench.Verdict) error {
+	if len(v.Unexpected) > 0 {
+		return fmt.Errorf("%d unexpected failures", len(v.Unexpected))
+	}
+	return nil
+}
+
+// writeJUnit writes the JUnit report to path.
+func writeJUnit(path, device string, results []bench.ConformanceResult, e bench.Expectations) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--junit: %w", err)
+	}
+	if err := bench.WriteJUnit(f, device, results, e); err != nil {
+		f.Close()
+		return fmt.Errorf("--junit: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--junit: %w", err)
 	}
 	return nil
 }
