@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -111,7 +110,7 @@ func main() {
 
 // check runs every part in turn, each within what is left of the budget.
 func check(c *config) *report {
-	r := &report{Build: build(), Quick: c.quick, Started: c.start, GoMaxProc: runtime.GOMAXPROCS(0)}
+	r := &report{Build: onnxvk.Build().String(), Quick: c.quick, Started: c.start, GoMaxProc: runtime.GOMAXPROCS(0)}
 	info, err := device(c.device)
 	r.Device = info
 	devicePart := part{Name: "device", OK: err == nil}
@@ -157,26 +156,6 @@ func check(c *config) *report {
 	}
 	r.Elapsed = time.Since(c.start)
 	return r
-}
-
-// build names the build: the module version or VCS revision.
-func build() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	s := bi.Main.Version
-	for _, kv := range bi.Settings {
-		switch kv.Key {
-		case "vcs.revision":
-			s += " " + kv.Value
-		case "vcs.modified":
-			if kv.Value == "true" {
-				s += " (modified)"
-			}
-		}
-	}
-	return s + " " + bi.GoVersion
 }
 
 // device describes the Vulkan device named by name ("vulkan" is the

@@ -20,6 +20,7 @@ import (
 
 type benchResult struct {
 	Model        string  `json:"model"`
+	Version      string  `json:"version"`
 	Device       string  `json:"device"`
 	Precision    string  `json:"precision"`
 	LoadMS       float64 `json:"load_ms"`
@@ -78,7 +79,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sess.Close()
-	res := benchResult{Model: filepath.Base(path), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
+	res := benchResult{Model: filepath.Base(path), Version: onnxvk.Build().String(), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
 		Runs: *runs, Warmup: *warmup, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon()}
 	feeds, err := makeInputs(sess, inputs, dims, *seed, nil)
 	if err != nil {

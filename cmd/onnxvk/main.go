@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/onnxvk/onnxvk"
 )
 
 type command struct {
@@ -34,6 +36,7 @@ var commands = []command{
 	{"shard", "annotate a model for pipeline stages or tensor parallelism (IR 11)", cmdShard},
 	{"conformance", "run ONNX backend test folders and compare with their outputs", cmdConformance},
 	{"devices", "list the Vulkan devices and their capabilities", cmdDevices},
+	{"version", "print onnxvk's version, VCS revision and Go version", cmdVersion},
 }
 
 func main() {
@@ -44,6 +47,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
@@ -140,4 +146,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// cmdVersion prints the build information (onnxvk.Build).
+func cmdVersion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", "version", stderr)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("no arguments expected, got %s", strings.Join(pos, " "))
+	}
+	fmt.Fprintln(stdout, onnxvk.Build())
+	return nil
 }

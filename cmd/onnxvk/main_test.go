@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/onnxvk/onnxvk"
+
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/example"
 	"github.com/onnxvk/onnxvk/internal/npy"
@@ -163,4 +165,15 @@ func TestOutputFileNames(t *testing.T) {
 	file, err := writeOutput(dir, "a/b:c d", tt)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "a_b_c_d.npy"), file)
+}
+
+func TestVersionCommand(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, errOut := cli(t, args...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, onnxvk.Build().String()+"\n", out)
+	}
+	code, _, errOut := cli(t, "version", "extra")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "no arguments expected")
 }
