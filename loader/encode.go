@@ -101,6 +101,9 @@ func Save(m *graph.Model, path string, opts ...SaveOption) error {
 		}
 		defer os.Remove(f.Name())
 		defer f.Close()
+		if err := f.Chmod(0o644); err != nil {
+			return fmt.Errorf("loader: save %q: %w", path, err)
+		}
 		ext = &extWriter{cfg: c, path: extPath, f: f, w: bufio.NewWriterSize(f, 1<<20)}
 		enc.ext = ext
 	}
@@ -129,6 +132,10 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	defer os.Remove(f.Name())
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,10 +18,11 @@ import (
 
 const convertHelp = `Converts a model between the ONNX protobuf format (.onnx, with its
 external data) and the ONNX zip archive (one file, weights 64-byte aligned
-and memory-mapped at load). The default --to is protobuf when IN is an
-archive and OUT ends in .onnx, and archive otherwise. A protobuf model past
-protobuf's 2 GiB limit gets its tensors of 1 KiB and more in OUT.data, beside
-OUT, 4096-byte aligned.`
+and memory-mapped at load). The default --to is protobuf when OUT ends in
+.onnx and archive otherwise. A protobuf model past protobuf's 2 GiB limit
+gets its tensors of 1 KiB and more in OUT.data, beside OUT, 4096-byte
+aligned. OUT is written under a temporary name and renamed into place (mode
+0644); it must not be IN.`
 
 func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("convert", "convert IN OUT [--to archive|protobuf]", stderr)
@@ -38,15 +41,15 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	in, out := pos[0], pos[1]
 	format, err := outputFormat(*to, func() (string, error) {
-		if !strings.EqualFold(filepath.Ext(out), ".onnx") {
-			return "archive", nil
+		if strings.EqualFold(filepath.Ext(out), ".onnx") {
+			return "protobuf", nil
 		}
-		if f, err := fileFormat(in); err != nil || f == "protobuf" {
-			return "archive", err
-		}
-		return "protobuf", nil
+		return "archive", nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := distinctFiles(in, out); err != nil {
 		return err
 	}
 	m, err := loader.Load(in)
@@ -97,6 +100,26 @@ func outputFormat(to string, deflt func() (string, error)) (string, error) {
 		return to, nil
 	}
 	return "", fmt.Errorf("--to %q: want archive or protobuf", to)
+}
+
+// distinctFiles fails when out names the same file as in (convert never
+// replaces its input).
+func distinctFiles(in, out string) error {
+	a, err := os.Stat(in)
+	if err != nil {
+		return err
+	}
+	b, err := os.Stat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if os.SameFile(a, b) {
+		return fmt.Errorf("%s is the input: write the converted model to another file", out)
+	}
+	return nil
 }
 
 // fileFormat returns "archive" when the file at path is a zip archive,

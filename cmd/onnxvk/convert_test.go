@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,8 +25,8 @@ func TestConvert(t *testing.T) {
 	require.NoError(t, err)
 	defer orig.Close()
 
-	// Protobuf in: an archive out, whatever OUT's extension.
-	archive := filepath.Join(dir, "edges_archive.onnx")
+	// OUT not ending in .onnx: an archive.
+	archive := filepath.Join(dir, "edges.zip")
 	code, out, errOut := cli(t, "convert", in, archive)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "ONNX archive")
@@ -36,7 +38,7 @@ func TestConvert(t *testing.T) {
 	code, _, errOut = cli(t, "inspect", archive)
 	require.Equal(t, 0, code, errOut)
 
-	// Archive in, .onnx out: protobuf.
+	// .onnx out: protobuf, mode 0644.
 	back := filepath.Join(dir, "back.onnx")
 	code, out, errOut = cli(t, "convert", archive, back)
 	require.Equal(t, 0, code, errOut)
@@ -46,11 +48,31 @@ func TestConvert(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, orig.Graph, m.Graph)
 	require.NoError(t, m.Close())
+	if runtime.GOOS != "windows" {
+		for _, p := range []string{archive, back} {
+			st, err := os.Stat(p)
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o644), st.Mode().Perm(), p)
+		}
+	}
 
-	// --to wins over the extension, and converting in place works.
-	code, _, errOut = cli(t, "convert", "--to", "archive", back, back)
+	// --to wins over the extension.
+	archive2 := filepath.Join(dir, "archive.onnx")
+	code, _, errOut = cli(t, "convert", "--to", "archive", back, archive2)
 	require.Equal(t, 0, code, errOut)
-	require.True(t, isArchivePath(t, back))
+	require.True(t, isArchivePath(t, archive2))
+
+	// Never over the input, by any name.
+	before, err := os.ReadFile(back)
+	require.NoError(t, err)
+	for _, out := range []string{back, filepath.Join(dir, ".", "back.onnx")} {
+		code, _, errOut = cli(t, "convert", "--to", "archive", back, out)
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, "is the input")
+	}
+	after, err := os.ReadFile(back)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
 
 	code, _, errOut = cli(t, "convert", in, back, "--to", "zip")
 	require.Equal(t, 1, code)
@@ -64,5 +86,5 @@ func TestConvert(t *testing.T) {
 
 	code, _, errOut = cli(t, "convert", "--help")
 	require.Equal(t, 0, code)
-	require.Contains(t, errOut, "The default --to is protobuf when IN is an")
+	require.Contains(t, errOut, "The default --to is protobuf when OUT ends in")
 }
