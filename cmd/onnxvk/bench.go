@@ -6,35 +6,51 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 )
 
 type benchResult struct {
-	Model        string  `json:"model"`
-	Version      string  `json:"version"`
-	Device       string  `json:"device"`
-	Precision    string  `json:"precision"`
-	LoadMS       float64 `json:"load_ms"`
-	FirstRunMS   float64 `json:"first_run_ms"`
-	MedianMS     float64 `json:"median_ms"`
-	P90MS        float64 `json:"p90_ms"`
-	MinMS        float64 `json:"min_ms"`
-	MaxMS        float64 `json:"max_ms"`
-	MeanMS       float64 `json:"mean_ms"`
-	Runs         int     `json:"runs"`
-	Warmup       int     `json:"warmup"`
-	Threads      int     `json:"threads"`
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	RSSAnonBytes int64   `json:"rss_anon_bytes"`
+	Model   string `json:"model"`
+	Version string `json:"version"`
+	Device  string `json:"device"`
+	// DeviceName and DeviceDriver describe a Vulkan device: the name, the
+	// driver and its version.
+	DeviceName   string `json:"device_name,omitempty"`
+	DeviceDriver string `json:"device_driver,omitempty"`
+	Precision    string `json:"precision"`
+	// Inputs gives each input's shape as fed.
+	Inputs     map[string][]int64 `json:"inputs"`
+	LoadMS     float64            `json:"load_ms"`
+	FirstRunMS float64            `json:"first_run_ms"`
+	MedianMS   float64            `json:"median_ms"`
+	P90MS      float64            `json:"p90_ms"`
+	P95MS      float64            `json:"p95_ms"`
+	P99MS      float64            `json:"p99_ms"`
+	MinMS      float64            `json:"min_ms"`
+	MaxMS      float64            `json:"max_ms"`
+	MeanMS     float64            `json:"mean_ms"`
+	StddevMS   float64            `json:"stddev_ms"`
+	// ThroughputPerS is the timed Runs per second of wall time, over all
+	// Concurrency goroutines.
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	Concurrency    int     `json:"concurrency"`
+	Runs           int     `json:"runs"`
+	Warmup         int     `json:"warmup"`
+	Threads        int     `json:"threads"`
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"`
+	RSSAnonBytes   int64   `json:"rss_anon_bytes"`
 	// DeviceMemoryBytes is the GPU memory the session holds after the
 	// runs: weights and the buffers of its plans.
 	DeviceMemoryBytes int64 `json:"device_memory_bytes"`
@@ -46,12 +62,14 @@ type benchResult struct {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N] [--json]", stderr)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--json]", stderr)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
 	warmup := fs.Int("warmup", 3, "untimed runs after the first")
-	runs := fs.Int("runs", 20, "timed runs")
+	runs := fs.Int("runs", 20, "timed runs (per goroutine with --concurrency)")
+	duration := fs.Duration("duration", 0, "time runs for `DURATION` (e.g. 10s) instead of counting --runs")
+	concurrency := fs.Int("concurrency", 1, "run from `N` goroutines at once, all on the one Session")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	seed := fs.Uint64("seed", 1, "seed for the random input data")
 	var inputs, dimList listFlag
@@ -65,13 +83,15 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *runs < 1 || *warmup < 0 {
-		return fmt.Errorf("--runs must be at least 1 and --warmup at least 0")
+	if *runs < 1 || *warmup < 0 || *concurrency < 1 || *duration < 0 {
+		return fmt.Errorf("--runs and --concurrency must be at least 1, --warmup and --duration at least 0")
 	}
 	dims, err := parseDims(dimList)
 	if err != nil {
 		return err
 	}
+	phases := newPhases(stderr)
+	phases.say("loading " + path)
 	start := time.Now()
 	opts := append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...)
 	sess, err := onnxvk.Load(path, opts...)
@@ -80,10 +100,16 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer sess.Close()
 	res := benchResult{Model: filepath.Base(path), Version: onnxvk.Build().String(), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
-		Runs: *runs, Warmup: *warmup, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon()}
+		Warmup: *warmup, Concurrency: *concurrency, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon(), Inputs: map[string][]int64{}}
+	res.DeviceName, res.DeviceDriver = deviceDescription(sess.Device())
 	feeds, err := makeInputs(sess, inputs, dims, *seed, nil)
 	if err != nil {
 		return err
+	}
+	for name, v := range feeds {
+		if t, ok := v.(*graph.Tensor); ok {
+			res.Inputs[name] = t.Shape
+		}
 	}
 	ctx := context.Background()
 	run := func() (time.Duration, error) {
@@ -91,28 +117,33 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		_, err := sess.RunValues(ctx, feeds)
 		return time.Since(t0), err
 	}
+	phases.say("first run")
 	first, err := run()
 	if err != nil {
 		return err
 	}
 	res.FirstRunMS = ms(first)
-	bar := newProgress(stderr, *warmup+*runs, *asJSON)
+	if *warmup > 0 {
+		phases.say(fmt.Sprintf("%d warm-up runs", *warmup))
+	}
 	for i := 0; i < *warmup; i++ {
 		if _, err := run(); err != nil {
 			return err
 		}
-		bar.step()
 	}
-	times := make([]float64, *runs)
-	for i := range times {
-		d, err := run()
-		if err != nil {
-			return err
-		}
-		times[i] = ms(d)
-		bar.step()
+	if *duration > 0 {
+		phases.say(fmt.Sprintf("timing runs for %v from %d goroutines", *duration, *concurrency))
+	} else {
+		phases.say(fmt.Sprintf("timing %d runs from %d goroutines", *runs**concurrency, *concurrency))
 	}
+	bar := newProgress(stderr, *runs**concurrency, *asJSON || *duration > 0)
+	times, wall, err := timeRuns(run, *runs, *duration, *concurrency, bar.step)
 	bar.done()
+	if err != nil {
+		return err
+	}
+	res.Runs = len(times)
+	res.ThroughputPerS = float64(len(times)) / wall.Seconds()
 	before := sess.Counters()
 	if _, err := run(); err != nil {
 		return err
@@ -123,21 +154,28 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.MinMS, res.MaxMS = times[0], times[len(times)-1]
 	res.MedianMS = percentile(times, 0.5)
 	res.P90MS = percentile(times, 0.9)
-	for _, t := range times {
-		res.MeanMS += t / float64(len(times))
-	}
+	res.P95MS = percentile(times, 0.95)
+	res.P99MS = percentile(times, 0.99)
+	res.MeanMS, res.StddevMS = meanStddev(times)
 	res.PeakRSSBytes, res.DeviceMemoryBytes = peakRSS(), sess.DeviceMemoryInUse()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(stdout, "model      %s on %s (%d threads)\n", res.Model, res.Device, res.Threads)
+	on := res.Device
+	if res.DeviceName != "" {
+		on += " (" + res.DeviceName + ", " + res.DeviceDriver + ")"
+	}
+	fmt.Fprintf(stdout, "model      %s on %s, %d threads\n", res.Model, on, res.Threads)
+	fmt.Fprintf(stdout, "build      %s\n", res.Version)
 	fmt.Fprintf(stdout, "precision  %s\n", res.Precision)
 	fmt.Fprintf(stdout, "load       %.2f ms\n", res.LoadMS)
 	fmt.Fprintf(stdout, "first run  %.2f ms\n", res.FirstRunMS)
-	fmt.Fprintf(stdout, "%d runs     median %.3f ms  p90 %.3f ms  min %.3f ms  max %.3f ms  mean %.3f ms\n",
-		res.Runs, res.MedianMS, res.P90MS, res.MinMS, res.MaxMS, res.MeanMS)
+	fmt.Fprintf(stdout, "%d runs     median %.3f ms  p90 %.3f ms  p95 %.3f ms  p99 %.3f ms  min %.3f ms  max %.3f ms\n",
+		res.Runs, res.MedianMS, res.P90MS, res.P95MS, res.P99MS, res.MinMS, res.MaxMS)
+	fmt.Fprintf(stdout, "           mean %.3f ms ± %.3f ms (stddev), %.1f runs/s from %d goroutines\n",
+		res.MeanMS, res.StddevMS, res.ThroughputPerS, res.Concurrency)
 	fmt.Fprintf(stdout, "memory     peak RSS %.1f MiB, anonymous RSS after load %.1f MiB\n",
 		float64(res.PeakRSSBytes)/(1<<20), float64(res.RSSAnonBytes)/(1<<20))
 	if res.DeviceMemoryBytes > 0 {
@@ -149,6 +187,107 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// timeRuns times run from n goroutines at once: runs times each, or, when
+// d > 0, as often as each can until d has passed (at least once). It
+// returns every run's milliseconds and the wall time of the whole; step is
+// called after each run.
+func timeRuns(run func() (time.Duration, error), runs int, d time.Duration, n int, step func()) ([]float64, time.Duration, error) {
+	var (
+		mu    sync.Mutex
+		times []float64
+		first error
+		wg    sync.WaitGroup
+	)
+	start := time.Now()
+	for range n {
+		wg.Go(func() {
+			var mine []float64
+			for i := 0; d > 0 && (i == 0 || time.Since(start) < d) || d == 0 && i < runs; i++ {
+				t, err := run()
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				stop := first != nil
+				if err == nil {
+					step()
+				}
+				mu.Unlock()
+				if stop {
+					break
+				}
+				mine = append(mine, ms(t))
+			}
+			mu.Lock()
+			times = append(times, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return times, time.Since(start), first
+}
+
+// meanStddev returns the mean and the sample standard deviation of xs.
+func meanStddev(xs []float64) (mean, stddev float64) {
+	for _, x := range xs {
+		mean += x / float64(len(xs))
+	}
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// deviceDescription returns the name and the driver of a Vulkan device
+// ("vulkan:N"), or empty strings.
+func deviceDescription(device string) (name, driver string) {
+	idx, ok := strings.CutPrefix(device, "vulkan:")
+	if !ok {
+		return "", ""
+	}
+	infos, err := vulkan.Devices()
+	if err != nil {
+		return "", ""
+	}
+	for _, in := range infos {
+		if strconv.Itoa(in.Index) == idx {
+			return in.Name, strings.TrimSpace(in.Driver + " " + in.DriverInfo)
+		}
+	}
+	return "", ""
+}
+
+// phases prints one line per phase of a command on stderr when it is not a
+// terminal (a log), and nothing on a terminal, where the progress bar shows.
+type phases struct {
+	w  io.Writer
+	on bool
+}
+
+func newPhases(w io.Writer) *phases {
+	return &phases{w: w, on: !isTerminal(w)}
+}
+
+func (p *phases) say(what string) {
+	if p.on {
+		fmt.Fprintf(p.w, "onnxvk bench: %s\n", what)
+	}
+}
+
+// isTerminal reports whether w is a character device.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
 
 // percentile of sorted values, interpolating linearly between ranks.
 func percentile(sorted []float64, q float64) float64 {
@@ -186,13 +325,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
-	p := &progress{w: w, total: total}
-	if f, ok := w.(*os.File); ok && !quiet {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
+	return &progress{w: w, total: total, on: !quiet && isTerminal(w)}
 }
 
 func (p *progress) step() {

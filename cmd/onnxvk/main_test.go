@@ -130,11 +130,34 @@ func TestBenchJSON(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	for _, k := range []string{"load_ms", "first_run_ms", "median_ms", "p90_ms", "runs", "device", "peak_rss_bytes", "rss_anon_bytes"} {
+	for _, k := range []string{"load_ms", "first_run_ms", "median_ms", "p90_ms", "p95_ms", "p99_ms", "stddev_ms", "throughput_per_s",
+		"runs", "device", "peak_rss_bytes", "rss_anon_bytes", "version", "inputs", "concurrency"} {
 		require.Contains(t, r, k)
 	}
 	require.Equal(t, 3.0, r["runs"])
 	require.Equal(t, "cpu", r["device"])
+	require.Equal(t, onnxvk.Build().String(), r["version"])
+	require.Equal(t, map[string]any{"image": []any{1.0, 3.0, 32.0, 32.0}}, r["inputs"])
+	require.Greater(t, r["throughput_per_s"], 0.0)
+	// Not a terminal: one line per phase on stderr.
+	require.Contains(t, errOut, "onnxvk bench: first run\n")
+	require.Contains(t, errOut, "onnxvk bench: timing 3 runs from 1 goroutines\n")
+
+	code, out, errOut = cli(t, "bench", exampleFile(t), "--runs", "2", "--warmup", "0", "--concurrency", "3", "--json", "--dim", "H=16", "--dim", "W=16")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, 6.0, r["runs"])
+	require.Equal(t, 3.0, r["concurrency"])
+
+	code, out, errOut = cli(t, "bench", exampleFile(t), "--duration", "30ms", "--warmup", "0", "--json", "--dim", "H=16", "--dim", "W=16")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.GreaterOrEqual(t, r["runs"], 1.0)
+	require.Contains(t, errOut, "onnxvk bench: timing runs for 30ms from 1 goroutines\n")
+
+	code, _, errOut = cli(t, "bench", exampleFile(t), "--concurrency", "0")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "--concurrency must be at least 1")
 }
 
 func TestErrors(t *testing.T) {
