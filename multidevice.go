@@ -145,7 +145,7 @@ func defaultMapping(cfg *graph.DeviceConfiguration, device string) ([]string, st
 	case strings.HasPrefix(device, "vulkan:"):
 		return all(device, "the session runs on "+device)
 	case device != "" && device != "auto" && device != "vulkan":
-		return nil, "", fmt.Errorf("device %q: unknown device (want auto, cpu, vulkan or vulkan:N): %w", device, ErrDeviceUnavailable)
+		return nil, "", unknownDevice(device)
 	}
 	infos, err := vulkan.Devices()
 	best := -1

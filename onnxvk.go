@@ -246,8 +246,21 @@ func openDevices(name string, opts ...vulkan.OpenOption) ([]backend.Device, erro
 		}
 		return []backend.Device{d, cpu}, nil
 	}
-	return nil, fmt.Errorf("device %q: unknown device (want auto, cpu, vulkan or vulkan:N): %w", name, ErrDeviceUnavailable)
+	return nil, unknownDevice(name)
 }
+
+// unknownDevice is the error for a device name that names no device. It
+// matches ErrDeviceUnavailable without appending that error's text.
+func unknownDevice(name string) error {
+	return &deviceError{fmt.Sprintf("device %q: unknown device (want auto, cpu, vulkan or vulkan:N)", name)}
+}
+
+// deviceError is an error that says why a device cannot be used and
+// matches ErrDeviceUnavailable.
+type deviceError struct{ msg string }
+
+func (e *deviceError) Error() string        { return e.msg }
+func (e *deviceError) Is(target error) bool { return target == ErrDeviceUnavailable }
 
 // planOptions returns the planner options for the input types on the
 // session's devices, or on its CPU alone, and those devices.

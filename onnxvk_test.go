@@ -221,6 +221,7 @@ func TestRunCancelled(t *testing.T) {
 func TestUnknownDevice(t *testing.T) {
 	_, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("tpu"))
 	require.ErrorIs(t, err, onnxvk.ErrDeviceUnavailable)
+	require.Equal(t, `onnxvk: model "mlp": device "tpu": unknown device (want auto, cpu, vulkan or vulkan:N)`, err.Error())
 }
 
 func TestUnsupportedOpsListedTogether(t *testing.T) {

@@ -45,6 +45,6 @@ func TestRunProfileBatch(t *testing.T) {
 	require.Len(t, requests["d1"], 6)
 
 	code, _, errOut = cli(t, "run", model, "--devices", "cpu,cpu", "--profile", trace, "--batch", "0")
-	require.Equal(t, 1, code)
+	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--batch 0: want at least 1")
 }

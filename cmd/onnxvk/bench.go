@@ -62,7 +62,7 @@ type benchResult struct {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--json]", stderr)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--json]", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
@@ -84,7 +84,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *runs < 1 || *warmup < 0 || *concurrency < 1 || *duration < 0 {
-		return fmt.Errorf("--runs and --concurrency must be at least 1, --warmup and --duration at least 0")
+		return usagef("--runs and --concurrency must be at least 1, --warmup and --duration at least 0")
 	}
 	dims, err := parseDims(dimList)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,7 +59,7 @@ func readExpectations(path string) (bench.Expectations, error) {
 }
 
 func cmdConformance(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("conformance", "conformance [--device ...] [--filter REGEX] [--expect FILE] [--junit FILE] [--json] DIR...", stderr)
+	fs := newFlags("conformance", "conformance [--device ...] [--filter REGEX] [--expect FILE] [--junit FILE] [--json] DIR...", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	filter := fs.String("filter", "", "run only the tests whose suite/name matches `REGEX`")
 	expect := fs.String("expect", "", "the tests expected to fail, NAME<TAB>REASON per line, from `FILE` (default: onnxvk's own list of the tests it does not pass; none: no test)")
@@ -71,7 +70,7 @@ func cmdConformance(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(dirs) == 0 {
-		return errors.New("no test folder given (a suite folder of test_* folders, or one test folder)")
+		return usagef("no test folder given (a suite folder of test_* folders, or one test folder)")
 	}
 	expected, err := readExpectations(*expect)
 	if err != nil {
@@ -80,7 +79,7 @@ func cmdConformance(args []string, stdout, stderr io.Writer) error {
 	opts := bench.ConformanceOptions{Device: *device, Timeout: conformanceTimeout}
 	if *filter != "" {
 		if opts.Filter, err = regexp.Compile(*filter); err != nil {
-			return fmt.Errorf("--filter: %w", err)
+			return usagef("--filter: %w", err)
 		}
 	}
 	var bar *progress

@@ -117,8 +117,13 @@ func TestConformanceCommand(t *testing.T) {
 	require.Equal(t, "SKIP", js.Results[0].Status, fmt.Sprint(js.Results))
 
 	require.NoError(t, os.WriteFile(expect, []byte("node/test_neg\n"), 0o644))
-	for _, args := range [][]string{{"conformance"}, {"conformance", "--filter", "(", suite}, {"conformance", t.TempDir()},
-		{"conformance", "--expect", expect, suite}, {"conformance", "--expect", filepath.Join(dir, "missing"), suite}} {
+	for _, args := range [][]string{{"conformance"}, {"conformance", "--filter", "(", suite}} {
+		code, _, errOut = cli(t, args...)
+		require.Equal(t, 2, code, args)
+		require.Contains(t, errOut, "onnxvk conformance: ")
+		require.Contains(t, errOut, "Run 'onnxvk conformance --help' for usage.")
+	}
+	for _, args := range [][]string{{"conformance", t.TempDir()}, {"conformance", "--expect", expect, suite}, {"conformance", "--expect", filepath.Join(dir, "missing"), suite}} {
 		code, _, errOut = cli(t, args...)
 		require.Equal(t, 1, code, args)
 		require.Contains(t, errOut, "onnxvk conformance: ")

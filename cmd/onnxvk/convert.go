@@ -25,7 +25,7 @@ aligned. OUT is written under a temporary name and renamed into place (mode
 0644); it must not be IN.`
 
 func cmdConvert(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("convert", "convert IN OUT [--to archive|protobuf]", stderr)
+	fs := newFlags("convert", "convert IN OUT [--to archive|protobuf]", stdout)
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -37,7 +37,7 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return fmt.Errorf("want IN and OUT, got %d arguments", len(pos))
+		return usagef("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
 	format, err := outputFormat(*to, func() (string, error) {
@@ -99,7 +99,7 @@ func outputFormat(to string, deflt func() (string, error)) (string, error) {
 	case "archive", "protobuf":
 		return to, nil
 	}
-	return "", fmt.Errorf("--to %q: want archive or protobuf", to)
+	return "", usagef("--to %q: want archive or protobuf", to)
 }
 
 // distinctFiles fails when out names the same file as in (convert never
@@ -117,7 +117,7 @@ func distinctFiles(in, out string) error {
 		return err
 	}
 	if os.SameFile(a, b) {
-		return fmt.Errorf("%s is the input: write the converted model to another file", out)
+		return usagef("%s is the input: write the converted model to another file", out)
 	}
 	return nil
 }

@@ -12,14 +12,14 @@ import (
 // cmdDevices lists the Vulkan devices, the one "vulkan" chooses (the
 // default) and what "auto" runs on, with the reason when that is the CPU.
 func cmdDevices(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("devices", "devices [--json]", stderr)
+	fs := newFlags("devices", "devices [--json]", stdout)
 	asJSON := fs.Bool("json", false, "print the devices as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("no arguments expected, got %s", strings.Join(pos, " "))
+		return usagef("no arguments expected, got %s", strings.Join(pos, " "))
 	}
 	infos, err := vulkan.Devices()
 	if err != nil {

@@ -46,7 +46,7 @@ type opCount struct {
 }
 
 func cmdInspect(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("inspect", "inspect MODEL [--json]", stderr)
+	fs := newFlags("inspect", "inspect MODEL [--json]", stdout)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {

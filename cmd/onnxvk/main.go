@@ -1,15 +1,22 @@
 // Command onnxvk runs, benchmarks, inspects and plans ONNX models.
 //
 //	onnxvk run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N]
-//	onnxvk bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N] [--json]
+//	onnxvk bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--json]
 //	onnxvk inspect MODEL [--json]
 //	onnxvk plan MODEL [--device ...] [--config NAME] [--devices LIST] [--json]
+//	onnxvk convert IN OUT [--to archive|protobuf]
 //	onnxvk shard MODEL OUT --stages N | --tensor-parallel N [--config NAME] [--replace] [--to archive|protobuf]
-//	onnxvk conformance [--device ...] [--filter REGEX] [--json] DIR...
+//	onnxvk conformance [--device ...] [--filter REGEX] [--expect FILE] [--junit FILE] [--json] DIR...
 //	onnxvk devices [--json]
+//	onnxvk version
+//
+// onnxvk help CMD and onnxvk CMD --help print a command's usage. The exit
+// status is 0 on success, 1 when the work failed and 2 when the command was
+// called wrongly (an unknown command or flag, a missing argument).
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,29 +51,54 @@ func main() {
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
+		usage(stderr)
+		return 2
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1:
 		usage(stdout)
 		return 0
-	}
-	if args[0] == "--version" || args[0] == "-version" {
+	case args[0] == "help":
+		args = []string{args[1], "--help"}
+	case args[0] == "--version" || args[0] == "-version":
 		args[0] = "version"
 	}
 	for _, c := range commands {
-		if c.name == args[0] {
-			err := c.run(args[1:], stdout, stderr)
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "onnxvk %s: %v\n", c.name, err)
-				return 1
-			}
-			return 0
+		if c.name != args[0] {
+			continue
 		}
+		err := c.run(args[1:], stdout, stderr)
+		var uerr usageError
+		switch {
+		case err == nil || errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &uerr):
+			fmt.Fprintf(stderr, "onnxvk %s: %s\nRun 'onnxvk %s --help' for usage.\n", c.name, message(err), c.name)
+			return 2
+		}
+		fmt.Fprintf(stderr, "onnxvk %s: %s\n", c.name, message(err))
+		return 1
 	}
-	fmt.Fprintf(stderr, "onnxvk: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return 1
+	fmt.Fprintf(stderr, "onnxvk: unknown command %q\nRun 'onnxvk help' for the list of commands.\n", args[0])
+	return 2
+}
+
+// message is err's text without the "onnxvk: " the library's errors start
+// with, which the command's own prefix already says.
+func message(err error) string {
+	return strings.TrimPrefix(err.Error(), "onnxvk: ")
+}
+
+// usageError is a command called wrongly (a flag, an argument): the command
+// exits 2 and points at its help.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
 }
 
 func usage(w io.Writer) {
@@ -78,24 +110,72 @@ func usage(w io.Writer) {
 	}
 }
 
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name, usageLine string, stderr io.Writer) *flag.FlagSet {
+// newFlags returns a flag set that reports errors instead of exiting or
+// printing them; --help prints the usage line and the flags to help.
+func newFlags(name, usageLine string, help io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(&heldOutput{to: help})
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: onnxvk %s\n\nFlags:\n", usageLine)
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	return fs
 }
 
+// heldOutput is a flag set's output: the flag package writes its messages
+// and the usage there on every parse error, and parseArgs passes them on
+// only for --help.
+type heldOutput struct {
+	to  io.Writer
+	buf bytes.Buffer
+}
+
+func (h *heldOutput) Write(p []byte) (int, error) { return h.buf.Write(p) }
+
+// printFlags lists fs's flags as the commands are used: --name for long
+// names (a single dash works too), -x for one letter.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, text := flag.UnquoteUsage(f)
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		line := "  " + dash + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		line += "\n    \t" + strings.ReplaceAll(text, "\n", "\n    \t")
+		if def := f.DefValue; def != "" && def != "0" && def != "false" && def != "0s" && def != "[]" {
+			if arg == "string" || strings.ContainsAny(def, " \t") {
+				def = strconv.Quote(def)
+			}
+			line += fmt.Sprintf(" (default %s)", def)
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
 // parseArgs parses flags that may come before, between or after positional
-// arguments, and returns the positional ones.
+// arguments, and returns the positional ones. A flag error is a usage
+// error; --help prints the usage and returns flag.ErrHelp.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		err := fs.Parse(args)
+		if h, ok := fs.Output().(*heldOutput); ok {
+			if errors.Is(err, flag.ErrHelp) {
+				if _, werr := h.to.Write(h.buf.Bytes()); werr != nil {
+					return nil, werr
+				}
+			}
+			h.buf.Reset()
+		}
+		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
+		}
+		if err != nil {
+			return nil, usageError{err}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -122,7 +202,7 @@ func parseDims(list []string) (map[string]int64, error) {
 		name, val, ok := strings.Cut(kv, "=")
 		n, err := strconv.ParseInt(val, 10, 64)
 		if !ok || err != nil || n < 0 {
-			return nil, fmt.Errorf("--dim %q: want NAME=SIZE", kv)
+			return nil, usagef("--dim %q: want NAME=SIZE", kv)
 		}
 		dims[name] = n
 	}
@@ -132,11 +212,11 @@ func parseDims(list []string) (map[string]int64, error) {
 func oneModel(pos []string) (string, error) {
 	switch len(pos) {
 	case 0:
-		return "", errors.New("no model given")
+		return "", usagef("no model given")
 	case 1:
 		return pos[0], nil
 	}
-	return "", fmt.Errorf("one model expected, got %d arguments: %s", len(pos), strings.Join(pos, " "))
+	return "", usagef("one model expected, got %d arguments: %s", len(pos), strings.Join(pos, " "))
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -150,13 +230,13 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // cmdVersion prints the build information (onnxvk.Build).
 func cmdVersion(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("version", "version", stderr)
+	fs := newFlags("version", "version", stdout)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("no arguments expected, got %s", strings.Join(pos, " "))
+		return usagef("no arguments expected, got %s", strings.Join(pos, " "))
 	}
 	fmt.Fprintln(stdout, onnxvk.Build())
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -156,30 +157,53 @@ func TestBenchJSON(t *testing.T) {
 	require.Contains(t, errOut, "onnxvk bench: timing runs for 30ms from 1 goroutines\n")
 
 	code, _, errOut = cli(t, "bench", exampleFile(t), "--concurrency", "0")
-	require.Equal(t, 1, code)
+	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--concurrency must be at least 1")
 }
 
 func TestErrors(t *testing.T) {
 	cases := []struct {
 		args []string
+		code int
 		says string
 	}{
-		{[]string{"frobnicate"}, "unknown command"},
-		{[]string{"run", "/nonexistent/model.onnx"}, "no such file"},
-		{[]string{"bench"}, "no model given"},
-		{[]string{"run", "-i", "x=y.npy"}, "needs a MODEL"},
-		{[]string{"run", "--device", "tpu"}, `device "tpu"`},
-		{[]string{"plan", "a.onnx", "b.onnx"}, "one model expected"},
+		{[]string{"frobnicate"}, 2, "onnxvk: unknown command \"frobnicate\"\nRun 'onnxvk help' for the list of commands.\n"},
+		{[]string{"run", "/nonexistent/model.onnx"}, 1, "no such file"},
+		{[]string{"bench"}, 2, "onnxvk bench: no model given\nRun 'onnxvk bench --help' for usage.\n"},
+		{[]string{"run", "-i", "x=y.npy"}, 2, "needs a MODEL"},
+		{[]string{"run", "--profile", "t.json", "--seed", "3"}, 2, "--profile, --seed needs a MODEL: the built-in example takes only --device and -o"},
+		{[]string{"run", "--device", "tpu"}, 1, `device "tpu"`},
+		{[]string{"plan", "a.onnx", "b.onnx"}, 2, "one model expected"},
+		{[]string{"plan", "--frobnicate", "a.onnx"}, 2, "onnxvk plan: flag provided but not defined: -frobnicate\nRun 'onnxvk plan --help' for usage.\n"},
+		{[]string{"bench", "--runs", "x", "a.onnx"}, 2, `invalid value "x" for flag -runs`},
 	}
 	for _, c := range cases {
 		code, _, errOut := cli(t, c.args...)
-		require.Equal(t, 1, code, c.args)
+		require.Equal(t, c.code, code, c.args)
 		require.Contains(t, errOut, c.says, c.args)
+		require.NotContains(t, errOut, "onnxvk: onnxvk", c.args)
+		require.NotContains(t, errOut, "Flags:", c.args)
 	}
-	code, out, _ := cli(t, "run", "--help")
+	// A library error is not prefixed twice.
+	_, _, errOut := cli(t, "run", "/nonexistent/model.onnx")
+	require.True(t, strings.HasPrefix(errOut, "onnxvk run: loader: "), errOut)
+
+	// Help goes to stdout, with the flags as they are used.
+	for _, args := range [][]string{{"run", "--help"}, {"help", "run"}, {"run", "-h"}} {
+		code, out, errOut := cli(t, args...)
+		require.Equal(t, 0, code, args)
+		require.Empty(t, errOut, args)
+		require.True(t, strings.HasPrefix(out, "Usage: onnxvk run [MODEL]"), out)
+		require.Contains(t, out, "\n  --device string\n")
+		require.Contains(t, out, "\n  -i NAME=FILE\n")
+	}
+	code, out, _ := cli(t, "help")
 	require.Equal(t, 0, code)
+	require.Contains(t, out, "Commands:")
+	code, out, errOut = cli(t)
+	require.Equal(t, 2, code)
 	require.Empty(t, out)
+	require.Contains(t, errOut, "Commands:")
 }
 
 func TestOutputFileNames(t *testing.T) {
@@ -197,6 +221,6 @@ func TestVersionCommand(t *testing.T) {
 		require.Equal(t, onnxvk.Build().String()+"\n", out)
 	}
 	code, _, errOut := cli(t, "version", "extra")
-	require.Equal(t, 1, code)
+	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "no arguments expected")
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func cmdPlan(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("plan", "plan MODEL [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--dim NAME=SIZE]... [--json]", stderr)
+	fs := newFlags("plan", "plan MODEL [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--dim NAME=SIZE]... [--json]", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	multi := addMultiDeviceFlags(fs)

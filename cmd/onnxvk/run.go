@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"image"
 	"image/png"
@@ -26,7 +27,7 @@ import (
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N] [--verify] [--profile FILE [--batch N]]", stderr)
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N] [--verify] [--profile FILE [--batch N]]", stdout)
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
 	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
@@ -44,7 +45,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) == 0 {
 		if len(inputs) > 0 {
-			return errors.New("-i needs a MODEL; the built-in example takes its own picture")
+			return usagef("-i needs a MODEL; the built-in example takes its own picture")
+		}
+		var other []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "device" && f.Name != "o" {
+				other = append(other, "--"+f.Name)
+			}
+		})
+		if len(other) > 0 {
+			return usagef("%s needs a MODEL: the built-in example takes only --device and -o", strings.Join(other, ", "))
 		}
 		return runExample(*device, *outDir, stdout)
 	}
@@ -93,7 +103,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  wrote %s\n", file)
 	}
 	if *batch < 1 {
-		return fmt.Errorf("--batch %d: want at least 1", *batch)
+		return usagef("--batch %d: want at least 1", *batch)
 	}
 	if *profile != "" {
 		if err := profileRun(sess, feeds, *batch, *profile, stdout); err != nil {
@@ -245,7 +255,7 @@ func readInputs(sess *onnxvk.Session, specs []string) (map[string]graph.Value, e
 	for _, spec := range specs {
 		name, file, ok := strings.Cut(spec, "=")
 		if !ok || name == "" || file == "" {
-			return nil, fmt.Errorf("-i %q: want NAME=FILE", spec)
+			return nil, usagef("-i %q: want NAME=FILE", spec)
 		}
 		var (
 			v   graph.Value

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +37,7 @@ its logical devices. OUT is written in IN's format (protobuf or ONNX zip
 archive) unless --to says otherwise.`
 
 func cmdShard(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("shard", "shard MODEL OUT (--stages N | --tensor-parallel N) [--config NAME] [--replace] [--to archive|protobuf]", stderr)
+	fs := newFlags("shard", "shard MODEL OUT (--stages N | --tensor-parallel N) [--config NAME] [--replace] [--to archive|protobuf]", stdout)
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -54,12 +53,12 @@ func cmdShard(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return fmt.Errorf("want MODEL and OUT, got %d arguments", len(pos))
+		return usagef("want MODEL and OUT, got %d arguments", len(pos))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["stages"] == set["tensor-parallel"] {
-		return errors.New("give exactly one of --stages N (pipeline parallelism) and --tensor-parallel N")
+		return usagef("give exactly one of --stages N (pipeline parallelism) and --tensor-parallel N")
 	}
 	tensorParallel := set["tensor-parallel"]
 	if *config == "" {
