@@ -62,6 +62,8 @@ type Device struct {
 	weights  map[*graph.Tensor]weightRef
 	blocks   []*buffer
 	programs []*program
+	// cache is the pipeline cache every pipeline is created through.
+	cache pipelineCache
 
 	counters counters
 	// tensors holds the memory of DeviceTensors.
@@ -97,6 +99,8 @@ var (
 // AutoIndex; the answer that there is none is remembered for the life of
 // the process). It wraps backend.ErrDeviceUnavailable when Vulkan or the
 // device is missing. Options such as WithFP16 choose the device's modes.
+// The device compiles its pipelines through a pipeline cache loaded from
+// the file of its device and driver (see PipelineCacheEnv).
 func Open(name string, opts ...OpenOption) (*Device, error) {
 	if name == "auto" {
 		// Sessions open "auto" often; where it means the CPU, say so
@@ -171,6 +175,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 		return nil, fmt.Errorf("vulkan: vkCreateDevice (%s): %w: %w", info.Name, backend.ErrDeviceUnavailable, err)
 	}
 	d.queue = vk.GetDeviceQueue(d.dev, info.queueFamily, 0)
+	d.openPipelineCache()
 	return d, nil
 }
 
@@ -228,7 +233,9 @@ func (t *Tensor) ValueType() *graph.Type { return t.t.ValueType() }
 
 // Close waits for the device to go idle and destroys every Vulkan object
 // it created: programs, pipelines, shader modules, weights and the device
-// itself. Runs in progress must have returned.
+// itself. Before, it saves the pipeline cache when pipelines were created
+// since Open; a failure to save is not reported. Runs in progress must
+// have returned.
 func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -255,6 +262,12 @@ func (d *Device) Close() error {
 		b.free(d.dev)
 	}
 	d.tensors.close(d.dev)
+	// A pipeline cache that cannot be saved makes the next process
+	// compile its pipelines again; it is no error of Close.
+	_ = d.cache.save(d.dev)
+	if d.cache.handle != 0 {
+		vk.DestroyPipelineCache(d.dev, d.cache.handle)
+	}
 	d.programs, d.pipelines, d.modules, d.weights, d.half.weights, d.blocks = nil, nil, nil, nil, nil, nil
 	vk.DestroyDevice(d.dev)
 	releaseInstance()

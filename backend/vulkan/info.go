@@ -48,6 +48,10 @@ type Info struct {
 	queueFamily uint32
 	limits      vk.PhysicalDeviceLimits
 	memory      vk.PhysicalDeviceMemoryProperties
+	// cacheHeader is what the device's pipeline cache data starts with;
+	// with driverVersion it names the device's pipeline cache file.
+	cacheHeader   vk.PipelineCacheHeaderVersionOne
+	driverVersion uint32
 }
 
 // Heap is one memory heap of a device.
@@ -150,6 +154,7 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	info.Driver, info.DriverInfo = vk.GoString(driver.DriverName[:]), vk.GoString(driver.DriverInfo[:])
 	info.SubgroupSize = subgroup.SubgroupSize
 	info.limits = p.Limits
+	info.cacheHeader, info.driverVersion = cacheHeader(p), p.DriverVersion
 	info.TimestampPeriod = p.Limits.TimestampPeriod
 	info.Timestamps = info.Timestamps && p.Limits.TimestampComputeAndGraphics != 0
 

@@ -409,11 +409,12 @@ func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
 	ci := &vk.ComputePipelineCreateInfo{SType: vk.StructureTypeComputePipelineCreateInfo, Layout: p.layout,
 		Stage: vk.PipelineShaderStageCreateInfo{SType: vk.StructureTypePipelineShaderStageCreateInfo,
 			Stage: vk.ShaderStageComputeBit, Module: module, PName: unsafe.Pointer(&main[0]), PSpecializationInfo: unsafe.Pointer(spec)}}
-	if err := vk.CreateComputePipeline(d.dev, ci, &p.pipeline); err != nil {
+	if err := vk.CreateComputePipeline(d.dev, d.cache.handle, ci, &p.pipeline); err != nil {
 		vk.DestroyPipelineLayout(d.dev, p.layout)
 		vk.DestroyDescriptorSetLayout(d.dev, p.setLayout)
 		return nil, fmt.Errorf("vulkan: vkCreateComputePipelines (%s, op %d): %w", l.shader, l.op, err)
 	}
+	d.cache.created = true
 	d.pipelines[key] = p
 	return p, nil
 }

@@ -7,9 +7,25 @@ import (
 )
 
 // TestMain fails the run when the validation layer (enabled with
-// ONNXVK_VULKAN_VALIDATION=1) reported anything.
+// ONNXVK_VULKAN_VALIDATION=1) reported anything. Unless PipelineCacheEnv
+// is set, the devices the tests open keep their pipeline caches in a
+// folder of the run's own, removed at the end, not in the user's cache
+// folder.
 func TestMain(m *testing.M) {
+	var pipelines string
+	if _, ok := os.LookupEnv(PipelineCacheEnv); !ok {
+		dir, err := os.MkdirTemp("", "onnxvk-pipelines-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv(PipelineCacheEnv, dir)
+		pipelines = dir
+	}
 	code := m.Run()
+	if pipelines != "" {
+		os.RemoveAll(pipelines)
+	}
 	if n := validationMessages.Load(); n > 0 {
 		fmt.Fprintf(os.Stderr, "vulkan: the validation layer sent %d messages\n", n)
 		code = 1

@@ -58,6 +58,8 @@ var layoutTypes = []any{
 	SpecializationInfo{},
 	PipelineShaderStageCreateInfo{},
 	ComputePipelineCreateInfo{},
+	PipelineCacheCreateInfo{},
+	PipelineCacheHeaderVersionOne{},
 	CommandPoolCreateInfo{},
 	CommandBufferAllocateInfo{},
 	CommandBufferBeginInfo{},
@@ -101,6 +103,7 @@ var layoutConsts = []struct {
 	{"VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO", StructureTypeShaderModuleCreateInfo},
 	{"VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO", StructureTypePipelineShaderStageCreateInfo},
 	{"VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO", StructureTypeComputePipelineCreateInfo},
+	{"VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO", StructureTypePipelineCacheCreateInfo},
 	{"VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO", StructureTypeCommandPoolCreateInfo},
 	{"VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO", StructureTypeCommandBufferAllocateInfo},
 	{"VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO", StructureTypeCommandBufferBeginInfo},
@@ -145,6 +148,7 @@ var layoutConsts = []struct {
 	{"VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT", DebugUtilsMessageTypeValidationBitEXT},
 	{"VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT", DebugUtilsMessageTypePerformanceBitEXT},
 	{"VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT", ValidationFeatureEnableSynchronizationValidationEXT},
+	{"VK_PIPELINE_CACHE_HEADER_VERSION_ONE", HeaderVersionOne},
 }
 
 // TestLayout compiles a C program against <vulkan/vulkan_core.h> that

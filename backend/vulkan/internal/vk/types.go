@@ -39,6 +39,7 @@ const (
 	StructureTypeShaderModuleCreateInfo                  = 16
 	StructureTypePipelineShaderStageCreateInfo           = 18
 	StructureTypeComputePipelineCreateInfo               = 29
+	StructureTypePipelineCacheCreateInfo                 = 17
 	StructureTypeCommandPoolCreateInfo                   = 39
 	StructureTypeCommandBufferAllocateInfo               = 40
 	StructureTypeCommandBufferBeginInfo                  = 42
@@ -86,6 +87,10 @@ const (
 	DebugUtilsMessageTypePerformanceBitEXT               = 4
 	ValidationFeatureEnableSynchronizationValidationEXT  = 4
 )
+
+// HeaderVersionOne is VK_PIPELINE_CACHE_HEADER_VERSION_ONE (the name
+// PipelineCacheHeaderVersionOne is the header struct's).
+const HeaderVersionOne = 1
 
 // ApplicationInfo is VkApplicationInfo.
 type ApplicationInfo struct {
@@ -676,6 +681,28 @@ type ComputePipelineCreateInfo struct {
 	Layout             uintptr
 	BasePipelineHandle uintptr
 	BasePipelineIndex  int32
+}
+
+// PipelineCacheCreateInfo is VkPipelineCacheCreateInfo.
+type PipelineCacheCreateInfo struct {
+	_               structs.HostLayout
+	SType           int32
+	PNext           unsafe.Pointer
+	Flags           uint32
+	InitialDataSize uintptr
+	PInitialData    unsafe.Pointer
+}
+
+// PipelineCacheHeaderVersionOne is VkPipelineCacheHeaderVersionOne, the
+// header that starts pipeline cache data; the spec stores its fields least
+// significant byte first whatever the host's byte order.
+type PipelineCacheHeaderVersionOne struct {
+	_                 structs.HostLayout
+	HeaderSize        uint32
+	HeaderVersion     int32
+	VendorID          uint32
+	DeviceID          uint32
+	PipelineCacheUUID [16]uint8
 }
 
 // CommandPoolCreateInfo is VkCommandPoolCreateInfo.

@@ -67,7 +67,7 @@ var (
 		cmdBindDescriptorSets, cmdPushConstants, cmdDispatch, cmdPipelineBarrier, cmdCopyBuffer      uintptr
 		createFence, destroyFence, resetFences, waitForFences, queueSubmit, deviceWaitIdle           uintptr
 		createQueryPool, destroyQueryPool, cmdResetQueryPool, cmdWriteTimestamp, getQueryPoolResults uintptr
-		resetCommandPool                                                                             uintptr
+		resetCommandPool, createPipelineCache, destroyPipelineCache, getPipelineCacheData            uintptr
 	}
 )
 
@@ -109,6 +109,8 @@ func load() error {
 		{&fn.createPipelineLayout, "vkCreatePipelineLayout"}, {&fn.destroyPipelineLayout, "vkDestroyPipelineLayout"},
 		{&fn.createShaderModule, "vkCreateShaderModule"}, {&fn.destroyShaderModule, "vkDestroyShaderModule"},
 		{&fn.createComputePipelines, "vkCreateComputePipelines"}, {&fn.destroyPipeline, "vkDestroyPipeline"},
+		{&fn.createPipelineCache, "vkCreatePipelineCache"}, {&fn.destroyPipelineCache, "vkDestroyPipelineCache"},
+		{&fn.getPipelineCacheData, "vkGetPipelineCacheData"},
 		{&fn.createCommandPool, "vkCreateCommandPool"}, {&fn.destroyCommandPool, "vkDestroyCommandPool"},
 		{&fn.resetCommandPool, "vkResetCommandPool"},
 		{&fn.allocateCommandBuffers, "vkAllocateCommandBuffers"},
@@ -397,10 +399,36 @@ func DestroyShaderModule(dev, m uintptr) {
 }
 
 // CreateComputePipeline is vkCreateComputePipelines for one pipeline
-// without a pipeline cache.
-func CreateComputePipeline(dev uintptr, ci *ComputePipelineCreateInfo, out *uintptr) error {
-	r, _, _ := purego.SyscallN(fn.createComputePipelines, dev, 0, 1, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(out)))
+// through the pipeline cache (0: none).
+func CreateComputePipeline(dev, cache uintptr, ci *ComputePipelineCreateInfo, out *uintptr) error {
+	r, _, _ := purego.SyscallN(fn.createComputePipelines, dev, cache, 1, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(out)))
 	return created(r)
+}
+
+// CreatePipelineCache is vkCreatePipelineCache. ci.PInitialData, when
+// set, must point to memory without Go pointers.
+func CreatePipelineCache(dev uintptr, ci *PipelineCacheCreateInfo, out *uintptr) error {
+	r, _, _ := purego.SyscallN(fn.createPipelineCache, dev, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(out)))
+	return created(r)
+}
+
+// DestroyPipelineCache is vkDestroyPipelineCache.
+func DestroyPipelineCache(dev, c uintptr) {
+	purego.SyscallN(fn.destroyPipelineCache, dev, c, 0)
+	destroyed(1)
+}
+
+// GetPipelineCacheData is vkGetPipelineCacheData: the cache's contents,
+// header first.
+func GetPipelineCacheData(dev, c uintptr) ([]byte, error) {
+	var n uintptr
+	r, _, _ := purego.SyscallN(fn.getPipelineCacheData, dev, c, uintptr(unsafe.Pointer(&n)), 0)
+	if err := result(r); err != nil || n == 0 {
+		return nil, err
+	}
+	out := make([]byte, n)
+	r, _, _ = purego.SyscallN(fn.getPipelineCacheData, dev, c, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&out[0])))
+	return out[:n], result(r)
 }
 
 // DestroyPipeline is vkDestroyPipeline.
