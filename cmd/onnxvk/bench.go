@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -59,10 +60,13 @@ type benchResult struct {
 	SubmitsPerRun         int64 `json:"submits_per_run"`
 	DispatchesPerRun      int64 `json:"dispatches_per_run"`
 	HostDeviceBytesPerRun int64 `json:"host_device_bytes_per_run"`
+	// Profile is the time per op type of one more Run timed step by step
+	// (--profile).
+	Profile []opTime `json:"profile,omitempty"`
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--json]", stdout)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--json] | bench --compare A.json B.json", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
@@ -70,6 +74,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	runs := fs.Int("runs", 20, "timed runs (per goroutine with --concurrency)")
 	duration := fs.Duration("duration", 0, "time runs for `DURATION` (e.g. 10s) instead of counting --runs")
 	concurrency := fs.Int("concurrency", 1, "run from `N` goroutines at once, all on the one Session")
+	compare := fs.Bool("compare", false, "compare two --json results given instead of a model: bench --compare A.json B.json prints B's figures over A's")
+	profile := fs.Bool("profile", false, "after the timed runs, time one more step by step and print the time of each op type and its share")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	seed := fs.Uint64("seed", 1, "seed for the random input data")
 	var inputs, dimList listFlag
@@ -78,6 +84,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if *compare {
+		if len(pos) != 2 {
+			return usagef("--compare wants two bench --json files, got %d arguments", len(pos))
+		}
+		return compareBench(stdout, pos[0], pos[1])
 	}
 	path, err := oneModel(pos)
 	if err != nil {
@@ -157,6 +169,14 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.P95MS = percentile(times, 0.95)
 	res.P99MS = percentile(times, 0.99)
 	res.MeanMS, res.StddevMS = meanStddev(times)
+	if *profile {
+		phases.say("profiling one run")
+		tr := backend.NewTrace()
+		if _, err := sess.RunValues(backend.WithTrace(ctx, tr), feeds); err != nil {
+			return err
+		}
+		res.Profile = opTimes(tr.Events())
+	}
 	res.PeakRSSBytes, res.DeviceMemoryBytes = peakRSS(), sess.DeviceMemoryInUse()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -182,6 +202,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "gpu memory %.1f MiB in use after the runs\n", float64(res.DeviceMemoryBytes)/(1<<20))
 		fmt.Fprintf(stdout, "per run    %d submits, %d dispatches, %.1f KiB between host and device\n",
 			res.SubmitsPerRun, res.DispatchesPerRun, float64(res.HostDeviceBytesPerRun)/(1<<10))
+	}
+	if res.Profile != nil {
+		fmt.Fprintln(stdout, "profile    one run, step by step:")
+		printOpTimes(stdout, res.Profile, 0)
 	}
 	return nil
 }
@@ -365,4 +389,70 @@ func declaredTypes(sess *onnxvk.Session, dims map[string]int64) map[string]*grap
 		types[in.Name] = t
 	}
 	return types
+}
+
+// compareBench prints the figures of two bench --json results side by side
+// with their ratio, b over a.
+func compareBench(w io.Writer, pathA, pathB string) error {
+	read := func(path string) (*benchResult, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var r benchResult
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, fmt.Errorf("%s: not a bench --json result: %w", path, err)
+		}
+		if r.Runs == 0 {
+			return nil, fmt.Errorf("%s: not a bench --json result: no runs", path)
+		}
+		return &r, nil
+	}
+	a, err := read(pathA)
+	if err != nil {
+		return err
+	}
+	b, err := read(pathB)
+	if err != nil {
+		return err
+	}
+	describe := func(r *benchResult) string {
+		s := r.Model + " on " + r.Device
+		if r.DeviceName != "" {
+			s += " (" + r.DeviceName + ")"
+		}
+		return s + ", " + r.Precision + ", " + r.Version
+	}
+	fmt.Fprintf(w, "A  %s: %s\nB  %s: %s\n", pathA, describe(a), pathB, describe(b))
+	fmt.Fprintf(w, "%-18s %12s %12s %8s\n", "", "A", "B", "B/A")
+	rows := []struct {
+		name string
+		a, b float64
+		unit string
+	}{
+		{"median", a.MedianMS, b.MedianMS, "ms"},
+		{"p90", a.P90MS, b.P90MS, "ms"},
+		{"p99", a.P99MS, b.P99MS, "ms"},
+		{"min", a.MinMS, b.MinMS, "ms"},
+		{"mean", a.MeanMS, b.MeanMS, "ms"},
+		{"stddev", a.StddevMS, b.StddevMS, "ms"},
+		{"throughput", a.ThroughputPerS, b.ThroughputPerS, "/s"},
+		{"load", a.LoadMS, b.LoadMS, "ms"},
+		{"first run", a.FirstRunMS, b.FirstRunMS, "ms"},
+		{"peak RSS", float64(a.PeakRSSBytes) / (1 << 20), float64(b.PeakRSSBytes) / (1 << 20), "MiB"},
+		{"GPU memory", float64(a.DeviceMemoryBytes) / (1 << 20), float64(b.DeviceMemoryBytes) / (1 << 20), "MiB"},
+		{"dispatches/run", float64(a.DispatchesPerRun), float64(b.DispatchesPerRun), ""},
+		{"host↔device/run", float64(a.HostDeviceBytesPerRun) / (1 << 10), float64(b.HostDeviceBytesPerRun) / (1 << 10), "KiB"},
+	}
+	for _, r := range rows {
+		if r.a == 0 && r.b == 0 {
+			continue
+		}
+		ratio := "-"
+		if r.a != 0 {
+			ratio = fmt.Sprintf("%.3f", r.b/r.a)
+		}
+		fmt.Fprintf(w, "%-18s %9.3f %-3s %8.3f %-3s %7s\n", r.name, r.a, r.unit, r.b, r.unit, ratio)
+	}
+	return nil
 }

@@ -156,6 +156,22 @@ func TestBenchJSON(t *testing.T) {
 	require.GreaterOrEqual(t, r["runs"], 1.0)
 	require.Contains(t, errOut, "onnxvk bench: timing runs for 30ms from 1 goroutines\n")
 
+	code, out, errOut = cli(t, "bench", exampleFile(t), "--runs", "1", "--warmup", "0", "--profile", "--json", "--dim", "H=16", "--dim", "W=16")
+	require.Equal(t, 0, code, errOut)
+	var prof struct {
+		Profile []opTime `json:"profile"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &prof))
+	require.NotEmpty(t, prof.Profile)
+	share := map[string]float64{}
+	for _, row := range prof.Profile {
+		require.Positive(t, row.Steps, row)
+		share[row.Track] += row.Percent
+	}
+	for track, p := range share {
+		require.InDelta(t, 100, p, 1e-6, track)
+	}
+
 	code, _, errOut = cli(t, "bench", exampleFile(t), "--concurrency", "0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--concurrency must be at least 1")
@@ -223,4 +239,33 @@ func TestVersionCommand(t *testing.T) {
 	code, _, errOut := cli(t, "version", "extra")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "no arguments expected")
+}
+
+func TestBenchCompare(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, r benchResult) string {
+		data, err := json.Marshal(r)
+		require.NoError(t, err)
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		return path
+	}
+	a := write("a.json", benchResult{Model: "m.onnx", Device: "cpu", Runs: 10, MedianMS: 2, P99MS: 4, ThroughputPerS: 500})
+	b := write("b.json", benchResult{Model: "m.onnx", Device: "vulkan:0", DeviceName: "GPU", Runs: 10, MedianMS: 1, P99MS: 1, ThroughputPerS: 1000})
+	code, out, errOut := cli(t, "bench", "--compare", a, b)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "B  "+b+": m.onnx on vulkan:0 (GPU)")
+	require.Regexp(t, `\nmedian +2\.000 ms +1\.000 ms +0\.500\n`, out)
+	require.Regexp(t, `\np99 +4\.000 ms +1\.000 ms +0\.250\n`, out)
+	require.Regexp(t, `\nthroughput +500\.000 /s +1000\.000 /s +2\.000\n`, out)
+	require.NotContains(t, out, "GPU memory")
+
+	code, _, errOut = cli(t, "bench", "--compare", a)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--compare wants two bench --json files")
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{}"), 0o644))
+	code, _, errOut = cli(t, "bench", "--compare", a, bad)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "not a bench --json result")
 }

@@ -149,48 +149,13 @@ func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, batch int, f
 	if err := f.Close(); err != nil {
 		return err
 	}
-	type total struct {
-		host, device time.Duration
-		steps        int
-	}
-	byDevice, byOp := map[string]*total{}, map[string]*total{}
-	var devices, opNames []string
-	add := func(m map[string]*total, names *[]string, key string, ev backend.TraceEvent) {
-		t := m[key]
-		if t == nil {
-			t = &total{}
-			m[key] = t
-			*names = append(*names, key)
-		}
-		t.host += ev.Dur
-		t.device += ev.DeviceDur
-		t.steps += max(ev.Steps, 1)
-	}
-	for _, ev := range tr.Events() {
-		if ev.Op != "transfer" {
-			add(byDevice, &devices, ev.Track(), ev)
-		}
-		add(byOp, &opNames, ev.Track()+" "+ev.Op, ev)
-	}
 	if batch == 1 {
 		fmt.Fprintf(stdout, "profile of a second run written to %s\n", file)
 	} else {
 		fmt.Fprintf(stdout, "profile of %d pipelined requests written to %s: the devices overlap %.1f%% of the busy time\n",
 			batch, file, 100*backend.Overlap(tr.Events()))
 	}
-	for _, d := range devices {
-		t := byDevice[d]
-		fmt.Fprintf(stdout, "  %-10s %4d steps, host %s", d, t.steps, t.host.Round(time.Microsecond))
-		if t.device > 0 {
-			fmt.Fprintf(stdout, ", device %s", t.device.Round(time.Microsecond))
-		}
-		fmt.Fprintln(stdout)
-	}
-	slices.SortFunc(opNames, func(a, b string) int { return int(byOp[b].host - byOp[a].host) })
-	for _, name := range opNames[:min(len(opNames), 8)] {
-		t := byOp[name]
-		fmt.Fprintf(stdout, "  %-32s %4d× %s\n", name, t.steps, t.host.Round(time.Microsecond))
-	}
+	printOpTimes(stdout, opTimes(tr.Events()), 12)
 	return nil
 }
 
