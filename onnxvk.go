@@ -121,6 +121,8 @@ type Session struct {
 	multi   MultiDevice
 	inputs  []ValueInfo
 	outputs []ValueInfo
+	// reason says why the session runs where it does (DeviceReason).
+	reason string
 
 	mu     sync.Mutex
 	execs  map[string]*backend.Executor
@@ -184,13 +186,18 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 		m.Close()
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
+	reason := ""
 	if devs == nil {
-		if devs, err = openDevices(o.device, o.vulkanOptions()...); err != nil {
+		var why string
+		if devs, why, err = openDevices(o.device, o.vulkanOptions()...); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("onnxvk: model %q: %w", m.Name, err)
 		}
+		reason = deviceReason(o.device, devs, why)
+	} else {
+		reason = fmt.Sprintf("runs on %s: device configuration %q maps its logical devices onto them", strings.Join(multi.Physical, ", "), multi.Configuration)
 	}
-	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, execs: map[string]*backend.Executor{}}
+	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, reason: reason, execs: map[string]*backend.Executor{}}
 	for _, d := range devs {
 		if l, ok := d.(interface{ SetMemoryLimit(int64) }); ok {
 			l.SetMemoryLimit(o.memLimit)
@@ -225,42 +232,34 @@ func valueInfo(vi *graph.ValueInfo, optional bool) ValueInfo {
 
 // openDevices returns the devices for a device option, best first, the CPU
 // last as the fallback. "auto" takes the Vulkan device vulkan.AutoIndex
-// picks and the CPU alone when there is none (vulkan.Open("auto") says
-// why in one line, for the CLI); "vulkan" and "vulkan:N" fail when that
-// device does not open. opts configure the Vulkan device.
-func openDevices(name string, opts ...vulkan.OpenOption) ([]backend.Device, error) {
+// picks and the CPU alone when there is none, with why (vulkan.Open("auto")
+// says it in one line); "vulkan" and "vulkan:N" fail when that device does
+// not open. opts configure the Vulkan device.
+func openDevices(name string, opts ...vulkan.OpenOption) (devs []backend.Device, why string, err error) {
 	cpu := hostfallback.NewDevice()
 	switch {
 	case name == "cpu":
-		return []backend.Device{cpu}, nil
+		return []backend.Device{cpu}, "", nil
 	case name == "" || name == "auto":
 		d, err := vulkan.Open("auto", opts...)
 		if err != nil {
-			return []backend.Device{cpu}, nil
+			return []backend.Device{cpu}, err.Error(), nil
 		}
-		return []backend.Device{d, cpu}, nil
+		return []backend.Device{d, cpu}, "", nil
 	case name == "vulkan" || strings.HasPrefix(name, "vulkan:"):
 		d, err := vulkan.Open(name, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("device %q: %w", name, err)
+			return nil, "", fmt.Errorf("device %q: %w", name, err)
 		}
-		return []backend.Device{d, cpu}, nil
+		return []backend.Device{d, cpu}, "", nil
 	}
-	return nil, unknownDevice(name)
+	return nil, "", unknownDevice(name)
 }
 
-// unknownDevice is the error for a device name that names no device. It
-// matches ErrDeviceUnavailable without appending that error's text.
+// unknownDevice is the error for a device name that names no device.
 func unknownDevice(name string) error {
-	return &deviceError{fmt.Sprintf("device %q: unknown device (want auto, cpu, vulkan or vulkan:N)", name)}
+	return backend.Unavailable("device %q: unknown device (want auto, cpu, vulkan or vulkan:N)", name)
 }
-
-// deviceError is an error that says why a device cannot be used and
-// matches ErrDeviceUnavailable.
-type deviceError struct{ msg string }
-
-func (e *deviceError) Error() string        { return e.msg }
-func (e *deviceError) Is(target error) bool { return target == ErrDeviceUnavailable }
 
 // planOptions returns the planner options for the input types on the
 // session's devices, or on its CPU alone, and those devices.

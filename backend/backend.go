@@ -5,6 +5,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/planner"
@@ -13,6 +14,18 @@ import (
 // ErrDeviceUnavailable is wrapped when a requested device does not exist or
 // cannot be opened.
 var ErrDeviceUnavailable = errors.New("device unavailable")
+
+// Unavailable returns an error with the formatted message that matches
+// ErrDeviceUnavailable without appending that error's text: for messages
+// that already say why the device cannot be used.
+func Unavailable(format string, args ...any) error {
+	return &unavailableError{fmt.Sprintf(format, args...)}
+}
+
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string        { return e.msg }
+func (e *unavailableError) Is(target error) bool { return target == ErrDeviceUnavailable }
 
 // ErrOutOfMemory is wrapped when a device cannot allocate the memory a
 // step needs. The device stays usable: a Run that needs less may succeed.

@@ -96,8 +96,8 @@ func AutoIndex(infos []Info) (int, error) {
 		return -1, fmt.Errorf("vulkan: no device: %w", backend.ErrDeviceUnavailable)
 	}
 	if infos[i].Type == "cpu" {
-		return -1, fmt.Errorf("vulkan: the best device, vulkan:%d (%s), is a CPU implementation, slower than the host fallback; choose it with --device vulkan: %w",
-			infos[i].Index, infos[i].Name, backend.ErrDeviceUnavailable)
+		return -1, backend.Unavailable("vulkan: the best device, vulkan:%d (%s), is a CPU implementation, slower than the host fallback; choose it with --device vulkan",
+			infos[i].Index, infos[i].Name)
 	}
 	return i, nil
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
-	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 )
 
@@ -267,20 +266,16 @@ func meanStddev(xs []float64) (mean, stddev float64) {
 	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
 
-// deviceDescription returns the name and the driver of a Vulkan device
-// ("vulkan:N"), or empty strings.
+// deviceDescription returns the description and the driver of a Vulkan
+// device ("vulkan:N"), or empty strings.
 func deviceDescription(device string) (name, driver string) {
-	idx, ok := strings.CutPrefix(device, "vulkan:")
-	if !ok {
+	if !strings.HasPrefix(device, "vulkan:") {
 		return "", ""
 	}
-	infos, err := vulkan.Devices()
-	if err != nil {
-		return "", ""
-	}
-	for _, in := range infos {
-		if strconv.Itoa(in.Index) == idx {
-			return in.Name, strings.TrimSpace(in.Driver + " " + in.DriverInfo)
+	devices, _ := onnxvk.Devices()
+	for _, d := range devices {
+		if d.Name == device {
+			return d.Description, d.Driver
 		}
 	}
 	return "", ""

@@ -19,7 +19,6 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
-	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/example"
 	"github.com/onnxvk/onnxvk/internal/npy"
@@ -357,16 +356,6 @@ func firstValues(t *graph.Tensor, k int64) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// autoReason says why --device auto chose the CPU.
-func autoReason() string {
-	d, err := vulkan.Open("auto")
-	if err != nil {
-		return err.Error()
-	}
-	d.Close()
-	return "the CPU was chosen"
-}
-
 // runExample runs the built-in edge-detection model on the built-in picture
 // and writes the picture and the result as PNG files.
 func runExample(device, outDir string, stdout io.Writer) error {
@@ -380,7 +369,7 @@ func runExample(device, outDir string, stdout io.Writer) error {
 	defer sess.Close()
 	fmt.Fprintln(stdout, example.Description)
 	if device == "auto" && sess.Device() == "cpu" {
-		fmt.Fprintln(stdout, "running on the CPU: "+autoReason())
+		fmt.Fprintln(stdout, sess.DeviceReason())
 	}
 	in := example.Input()
 	start := time.Now()
