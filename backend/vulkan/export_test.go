@@ -24,3 +24,11 @@ func MatMulSchedules() []string {
 	}
 	return names
 }
+
+// ForceGEMVColumns makes the gemv schedule cover cols columns per
+// workgroup (a power of two up to 256) until t ends.
+func ForceGEMVColumns(t testing.TB, cols int64) {
+	old := forcedColumns
+	t.Cleanup(func() { forcedColumns = old })
+	forcedColumns = cols
+}

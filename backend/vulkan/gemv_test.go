@@ -10,13 +10,14 @@ import (
 )
 
 // TestGEMVColumns checks the columns per workgroup of the gemv schedule:
-// 32 where that makes enough workgroups, down to 8 for short results, up
+// 32 where that makes enough workgroups, down to 2 for short results, up
 // where k is short, down to n.
 func TestGEMVColumns(t *testing.T) {
 	for _, c := range []struct{ tiles, n, k, want int64 }{
-		{1, 1536, 512, 8}, {1, 2048, 512, 8}, {1, 512, 2048, 8}, {1, 1024, 512, 8}, {1, 4096, 4096, 16},
-		{1, 8192, 4096, 32}, {8, 1030, 33, 32}, {8, 129, 64, 8}, {1, 40, 16, 16}, {1, 100, 4, 64},
-		{2, 300, 2, 128}, {3, 300, 1, 256}, {1, 3, 129, 4}, {1, 2, 257, 2}, {1, 1, 300, 1}, {70000, 1, 1, 1},
+		{1, 1536, 512, 4}, {1, 2048, 512, 8}, {1, 512, 2048, 2}, {1, 1024, 512, 4}, {1, 4096, 4096, 16},
+		{1, 8192, 4096, 32}, {8, 1030, 33, 32}, {8, 129, 64, 4}, {8, 512, 64, 16}, {8, 64, 512, 2},
+		{1, 40, 16, 16}, {1, 100, 4, 64}, {2, 300, 2, 128}, {3, 300, 1, 256}, {1, 3, 129, 2}, {1, 2, 257, 2},
+		{1, 1, 300, 1}, {70000, 1, 1, 1},
 	} {
 		if got := gemvColumns(c.tiles, c.n, c.k); got != c.want {
 			t.Errorf("gemvColumns(%d, %d, %d) = %d, want %d", c.tiles, c.n, c.k, got, c.want)

@@ -159,6 +159,9 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	switch c.matmulSchedule(g.m) {
 	case scheduleGEMV:
 		cols := gemvColumns(batches*((g.m+3)/4), g.n, g.k)
+		if forcedColumns > 0 {
+			cols = forcedColumns
+		}
 		l.op = 2 + int32(bits.TrailingZeros64(uint64(cols)))
 		l.groups = batches * ((g.m + 3) / 4) * ((g.n + cols - 1) / cols)
 	case scheduleTiled:
@@ -190,6 +193,11 @@ const (
 // (scheduleAuto: none); tests set it around the sessions they open.
 var forcedSchedule matmulSchedule
 
+// forcedColumns, when positive (a power of two up to 256), is the columns
+// per workgroup of the gemv schedule in Devices opened from now on
+// (tests, timings).
+var forcedColumns int64
+
 // gemvRows is the most rows per batch matrix for which GPUs use the gemv
 // schedule.
 const gemvRows = 4
@@ -216,13 +224,15 @@ func (c caps) matmulSchedule(m int64) matmulSchedule {
 
 // gemvColumns returns the columns of y per workgroup of the gemv schedule, a
 // power of two, for tiles row blocks of n columns and depth k: 32 where
-// that makes gemvGroups workgroups, fewer (down to 8, a 32-byte sector of
-// fp32 weights) where n is short; more where k is shorter than the
-// 256 / columns slices of k would need, and no more than n rounded up to a
-// power of two.
+// that makes gemvGroups workgroups, fewer (down to 2) where n is short; more
+// where k is shorter than the 256 / columns slices of k would need, and no
+// more than n rounded up to a power of two. On an H200, fewer columns and
+// more workgroups beat the coalescing that 8 or more columns give to fp32
+// weights: [1,2048]x[2048,512] took 9.5 µs with 2 columns, 11 with 4 and
+// 15 with 8.
 func gemvColumns(tiles, n, k int64) int64 {
 	cols := int64(32)
-	for cols > 8 && tiles*((n+cols-1)/cols) < gemvGroups {
+	for cols > 2 && tiles*((n+cols-1)/cols) < gemvGroups {
 		cols /= 2
 	}
 	for cols < 256 && 256/cols > k {
