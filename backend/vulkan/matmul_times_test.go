@@ -79,7 +79,7 @@ func TestMatMulTimes(t *testing.T) {
 				var picked []int
 				for i, p := range timedProducts {
 					m := graph.NumElements(p.a) / p.a[len(p.a)-1]
-					if !(sched == "blocked" && m > 512 || sched == "gemv" && m > 64) {
+					if !(rn.sched == "blocked" && m > 512 || rn.sched == "gemv" && m > 64) {
 						picked = append(picked, i)
 					}
 				}
