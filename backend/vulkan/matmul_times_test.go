@@ -37,7 +37,10 @@ var timedProducts = []struct {
 	{"scores", []int64{1, 8, 1, 64}, []int64{1, 8, 64, 512}, false},
 	{"context", []int64{1, 8, 1, 512}, []int64{1, 8, 512, 64}, false},
 	{"512^3", []int64{512, 512}, []int64{512, 512}, false},
+	{"1024^3", []int64{1024, 1024}, []int64{1024, 1024}, false},
+	{"2048^3", []int64{2048, 2048}, []int64{2048, 2048}, false},
 	{"4096^3", []int64{4096, 4096}, []int64{4096, 4096}, false},
+	{"4096^3-transB", []int64{4096, 4096}, []int64{4096, 4096}, true},
 }
 
 // TestMatMulTimes logs the device time of each of timedProducts under
@@ -79,7 +82,7 @@ func TestMatMulTimes(t *testing.T) {
 				var picked []int
 				for i, p := range timedProducts {
 					m := graph.NumElements(p.a) / p.a[len(p.a)-1]
-					if !(rn.sched == "blocked" && m > 512 || rn.sched == "gemv" && m > 64) {
+					if !(rn.sched == "blocked" && m > 1024 || rn.sched == "gemv" && m > 64) {
 						picked = append(picked, i)
 					}
 				}
