@@ -9,7 +9,12 @@
 // each invocation computes 8 rows by 4 columns of y in registers with no
 // shared memory, which suits CPU implementations such as lavapipe. 1: each
 // workgroup of 16x16 invocations computes a 64x64 tile of y from 16-deep
-// slices of a and b staged in shared memory, which suits GPUs.
+// slices of a and b staged in shared memory, which suits GPUs. 2 + j, for
+// products of few rows (decode steps): each workgroup computes up to 4
+// rows by C = 2^j columns of y, its 256 invocations split into C columns
+// by 256 / C slices of the k dimension, each invocation summing every
+// (256 / C)-th k of its column for each row, and the slices' sums are
+// added up in shared memory (see gemv).
 //
 // Compiled with HALF_WEIGHTS defined (matmul_f16w.spv), b is read as
 // float16_t through 16-bit storage (half the memory and bandwidth of
@@ -59,6 +64,9 @@ layout(push_constant) uniform Params {
 
 shared float ta[16][64];
 shared float tb[16][64];
+// red holds the gemv schedule's partial sums: red[r][lid] is invocation
+// lid's sum for row r of its row block.
+shared float red[4][256];
 
 // offsets returns the offsets of batch bi's matrices in a and b.
 uvec2 offsets(uint bi) {
@@ -182,8 +190,82 @@ void tiled() {
     }
 }
 
+void gemv() {
+    // C columns by S slices of k. Where b is read along n (b[k, n] row
+    // major, sbn == 1), invocation lid has column lid % C and slice lid / C,
+    // so neighbouring invocations read neighbouring elements of b; where b
+    // is contiguous along k instead (a transposed b: sbk == 1), column
+    // lid / S and slice lid % S, so that they read neighbouring k. Slice ks
+    // sums k = ks, ks + S, ks + 2S, ... into one accumulator per row.
+    uint cols = 1u << uint(max(TILED - 2, 0));
+    uint slices = 256u / cols;
+    uint lid = gl_LocalInvocationID.x;
+    bool alongK = p.sbk == 1u && p.sbn != 1u;
+    uint c = alongK ? lid / slices : lid % cols;
+    uint ks = alongK ? lid % slices : lid / cols;
+    // The partner of lid in the reduction, h slices further, is lid + h * step.
+    uint step = alongK ? 1u : cols;
+    uint tm = (p.m + 3u) / 4u;
+    uint tn = (p.n + cols - 1u) / cols;
+    uint total = p.batches * tm * tn;
+    for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
+        uint bi = t / (tm * tn);
+        uint r = t % (tm * tn);
+        uint m0 = (r / tn) * 4u;
+        uint col = (r % tn) * cols + c;
+        vec4 acc = vec4(0.0);
+        if (col < p.n) {
+            uvec2 o = offsets(bi);
+            // Rows past m read row m - 1 again; their sums are not stored.
+            uvec4 ra = o.x + min(uvec4(m0) + uvec4(0u, 1u, 2u, 3u), uvec4(p.m - 1u)) * p.sam;
+            uint cb = o.y + col * p.sbn;
+            uint kk = ks;
+            for (; kk + 3u * slices < p.k; kk += 4u * slices) {
+                uint k1 = kk + slices;
+                uint k2 = k1 + slices;
+                uint k3 = k2 + slices;
+                float b0 = float(b[cb + kk * p.sbk]);
+                float b1 = float(b[cb + k1 * p.sbk]);
+                float b2 = float(b[cb + k2 * p.sbk]);
+                float b3 = float(b[cb + k3 * p.sbk]);
+                acc += b0 * vec4(a[ra.x + kk * p.sak], a[ra.y + kk * p.sak], a[ra.z + kk * p.sak], a[ra.w + kk * p.sak]);
+                acc += b1 * vec4(a[ra.x + k1 * p.sak], a[ra.y + k1 * p.sak], a[ra.z + k1 * p.sak], a[ra.w + k1 * p.sak]);
+                acc += b2 * vec4(a[ra.x + k2 * p.sak], a[ra.y + k2 * p.sak], a[ra.z + k2 * p.sak], a[ra.w + k2 * p.sak]);
+                acc += b3 * vec4(a[ra.x + k3 * p.sak], a[ra.y + k3 * p.sak], a[ra.z + k3 * p.sak], a[ra.w + k3 * p.sak]);
+            }
+            for (; kk < p.k; kk += slices) {
+                float bv = float(b[cb + kk * p.sbk]);
+                acc += bv * vec4(a[ra.x + kk * p.sak], a[ra.y + kk * p.sak], a[ra.z + kk * p.sak], a[ra.w + kk * p.sak]);
+            }
+        }
+        // Every invocation writes its sums (zero past n) before the first
+        // barrier, so the reduction reads no uninitialised shared memory.
+        for (uint i = 0u; i < 4u; i++) {
+            red[i][lid] = acc[i];
+        }
+        barrier();
+        for (uint h = slices / 2u; h > 0u; h /= 2u) {
+            if (ks < h) {
+                for (uint i = 0u; i < 4u; i++) {
+                    red[i][lid] += red[i][lid + h * step];
+                }
+            }
+            barrier();
+        }
+        if (ks == 0u && col < p.n) {
+            for (uint i = 0u; i < 4u && m0 + i < p.m; i++) {
+                store(bi, m0 + i, col, red[i][lid]);
+            }
+        }
+        // The next tile's sums overwrite red only after these reads.
+        barrier();
+    }
+}
+
 void main() {
-    if (TILED != 0) {
+    if (TILED >= 2) {
+        gemv();
+    } else if (TILED != 0) {
         tiled();
     } else {
         blocked();

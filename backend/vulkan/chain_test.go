@@ -12,6 +12,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/testenv"
@@ -237,6 +238,49 @@ func TestProductTails(t *testing.T) {
 			[]*graph.Node{node("MatMul", []string{"x", "w"}, "p"), node("Add", []string{"p", "r"}, "y")}, 2},
 	}
 	runDispatchCases(t, cases, consts, ops.Lookup("", "MatMul", 13).Tolerance())
+}
+
+// TestProductFoldsEachSchedule checks the folds into matmul.comp (a
+// transposed operand, a scale, a bias, a residual) on products of few rows
+// with each schedule forced: attention's Q·Kᵀ at one query, whose Kᵀ is
+// read along k, a transposed A, and bias and residual on 1 to 3 rows.
+func TestProductFoldsEachSchedule(t *testing.T) {
+	perm := func(p ...int64) *graph.Attribute {
+		return &graph.Attribute{Name: "perm", Type: graph.AttrInts, Ints: p}
+	}
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	r := rand.New(rand.NewPCG(3, 4))
+	w := graph.NewTensor(graph.Float, []int64{65, 129})
+	bias := graph.NewTensor(graph.Float, []int64{129})
+	for _, x := range []*graph.Tensor{w, bias} {
+		for i := range graph.View[float32](x) {
+			graph.View[float32](x)[i] = 2*r.Float32() - 1
+		}
+	}
+	consts := map[string]*graph.Tensor{"s": scalar(0.125), "w": w, "bias": bias}
+	cases := []dispatchCase{
+		{"q-kT", map[string]*graph.Type{"q": f32(1, 8, 1, 64), "k": f32(1, 8, 129, 64)},
+			[]*graph.Node{node("Transpose", []string{"k"}, "kt", perm(0, 1, 3, 2)), node("MatMul", []string{"q", "kt"}, "y")}, 1},
+		{"aT", map[string]*graph.Type{"a": f32(65, 3), "b": f32(65, 33)},
+			[]*graph.Node{node("Transpose", []string{"a"}, "at"), node("MatMul", []string{"at", "b"}, "y")}, 1},
+		{"scale-residual", map[string]*graph.Type{"a": f32(2, 3, 1, 65), "b": f32(2, 3, 65, 33), "r": f32(2, 3, 1, 33)},
+			[]*graph.Node{node("MatMul", []string{"a", "b"}, "p"), node("Mul", []string{"s", "p"}, "q"), node("Add", []string{"q", "r"}, "y")}, 1},
+		{"bias-residual", map[string]*graph.Type{"x": f32(3, 65), "r": f32(3, 129)},
+			[]*graph.Node{node("MatMul", []string{"x", "w"}, "p"), node("Add", []string{"p", "bias"}, "q"), node("Add", []string{"r", "q"}, "y")}, 1},
+		{"bias-residual-one-row", map[string]*graph.Type{"x": f32(1, 65), "r": f32(1, 129)},
+			[]*graph.Node{node("MatMul", []string{"x", "w"}, "p"), node("Add", []string{"p", "bias"}, "q"), node("Add", []string{"r", "q"}, "y")}, 1},
+	}
+	for _, name := range vulkan.MatMulSchedules() {
+		if name == "blocked" && !testenv.Long() {
+			// lavapipe's default: TestProductTails and
+			// TestTransposeIntoMatMul cover it.
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			vulkan.ForceMatMulSchedule(t, name)
+			runDispatchCases(t, cases, consts, ops.Lookup("", "MatMul", 13).Tolerance())
+		})
+	}
 }
 
 // TestConcatInPlace checks Concats whose inputs their producers write

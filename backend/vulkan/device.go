@@ -37,9 +37,13 @@ type Device struct {
 	name string
 	info Info
 	dev  uintptr
-	// tiledMatMul selects the shared-memory schedule of matmul.comp; set
-	// on GPUs, clear on CPU implementations where shared memory is slow.
+	// tiledMatMul selects the GPU schedules of matmul.comp (shared
+	// memory); set on GPUs, clear on CPU implementations where shared
+	// memory is slow.
 	tiledMatMul bool
+	// schedule, when set, forces one schedule of matmul.comp (tests); it
+	// starts as forcedSchedule.
+	schedule matmulSchedule
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
 
@@ -164,7 +168,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	qci := &vk.DeviceQueueCreateInfo{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: info.queueFamily,
 		QueueCount: 1, PQueuePriorities: unsafe.Pointer(&priority)}
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
-	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", modules: map[string]uintptr{},
+	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", schedule: forcedSchedule, modules: map[string]uintptr{},
 		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]weightRef{}}
 	var pin runtime.Pinner
 	defer pin.Unpin()

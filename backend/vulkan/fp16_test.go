@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/x448/float16"
+
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
-	"github.com/x448/float16"
 )
 
 // openHalf opens the default device in the fp16 weight mode and skips the
@@ -178,14 +179,14 @@ func attrs(as ...*graph.Attribute) map[string]*graph.Attribute {
 }
 
 // TestHalfMatMulMatchesCPU checks MatMul, Gemm and FusedMatMul with fp16
-// weights on both schedules of matmul.comp, over odd shapes, 1-D
-// promotion and batch broadcasting.
+// weights on every schedule of matmul.comp, over odd shapes, few rows,
+// 1-D promotion and batch broadcasting.
 func TestHalfMatMulMatchesCPU(t *testing.T) {
 	d := openHalf(t)
 	opsets := map[string]int64{"": 13}
 	var cases []halfCase
 	for _, pair := range [][2][]int64{{{13, 127}, {127, 3}}, {{13}, {13, 5}}, {{7, 13}, {13}}, {{2, 3, 70, 65}, {65, 129}},
-		{{5, 33}, {33, 600}}, {{1, 1}, {1, 1}}, {{2, 1, 3, 5}, {4, 5, 6}}} {
+		{{5, 33}, {33, 600}}, {{1, 1}, {1, 1}}, {{2, 1, 3, 5}, {4, 5, 6}}, {{1, 257}, {257, 129}}, {{3, 2, 65}, {65, 33}}} {
 		mm := &graph.Node{OpType: "MatMul", Inputs: []string{"x", "w"}, Outputs: []string{"y"}}
 		cases = append(cases, halfCase{what: fmt.Sprintf("MatMul %v %v", pair[0], pair[1]), tol: ops.Lookup("", "MatMul", 13).Tolerance(),
 			x: pair[0], w: pair[1], nodes: []*graph.Node{mm}, bound: mm, opsets: opsets})
@@ -201,11 +202,15 @@ func TestHalfMatMulMatchesCPU(t *testing.T) {
 			extra: map[string][]int64{"c": {127}}, opsets: opsets,
 			nodes: []*graph.Node{{OpType: "Gemm", Inputs: []string{"x", "w", "c"}, Outputs: []string{"y"}, Attrs: gemmTB}},
 			bound: &graph.Node{OpType: "Gemm", Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Attrs: attrs(alpha, transB)}},
+		halfCase{what: "Gemm transB alpha beta C[127] one row", tol: ops.Lookup("", "Gemm", 13).Tolerance(), x: []int64{1, 66}, w: []int64{127, 66},
+			extra: map[string][]int64{"c": {127}}, opsets: opsets,
+			nodes: []*graph.Node{{OpType: "Gemm", Inputs: []string{"x", "w", "c"}, Outputs: []string{"y"}, Attrs: gemmTB}},
+			bound: &graph.Node{OpType: "Gemm", Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Attrs: attrs(alpha, transB)}},
 		halfCase{what: "Gemm transA", tol: ops.Lookup("", "Gemm", 13).Tolerance(), x: []int64{66, 13}, w: []int64{66, 7}, opsets: opsets,
 			nodes: []*graph.Node{{OpType: "Gemm", Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Attrs: gemmTA}},
 			bound: &graph.Node{OpType: "Gemm", Inputs: []string{"x", "w"}, Outputs: []string{"y"}, Attrs: gemmTA}},
 	)
-	for _, pair := range [][2][]int64{{{3, 70, 65}, {65, 129}}, {{13}, {13, 5}}} {
+	for _, pair := range [][2][]int64{{{3, 70, 65}, {65, 129}}, {{13}, {13, 5}}, {{2, 1, 129}, {129, 65}}} {
 		mm := &graph.Node{OpType: "MatMul", Inputs: []string{"x", "w"}, Outputs: []string{"p"}}
 		add := &graph.Node{OpType: "Add", Inputs: []string{"p", "b"}, Outputs: []string{"y"}}
 		cases = append(cases, halfCase{what: fmt.Sprintf("FusedMatMul %v %v", pair[0], pair[1]),

@@ -100,8 +100,12 @@ func (l *launch) outType(k int) graph.DType {
 type caps struct {
 	// maxElems is the most elements a bound tensor may have.
 	maxElems int64
-	// tiledMatMul selects the shared-memory schedule of matmul.comp.
+	// tiledMatMul tells that the device is a GPU: matmul.comp's GPU
+	// schedules (see caps.matmulSchedule).
 	tiledMatMul bool
+	// schedule, when set, is the schedule of every matmul.comp launch
+	// (tests).
+	schedule matmulSchedule
 	// halfWeights selects the fp16-weight shader variants (see WithFP16).
 	halfWeights bool
 }

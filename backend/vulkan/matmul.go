@@ -3,6 +3,7 @@ package vulkan
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -155,13 +156,92 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	}
 	vals = append(append(append(vals, dims...), sa...), sb...)
 	l := &launch{shader: "matmul", bindings: bindings, push: words(vals...), elems: batches * g.m * g.n, outShapes: [][]int64{g.outShape}}
-	if c.tiledMatMul {
+	switch c.matmulSchedule(g.m) {
+	case scheduleGEMV:
+		cols := gemvColumns(batches*((g.m+3)/4), g.n, g.k)
+		if forcedColumns > 0 {
+			cols = forcedColumns
+		}
+		l.op = 2 + int32(bits.TrailingZeros64(uint64(cols)))
+		l.groups = batches * ((g.m + 3) / 4) * ((g.n + cols - 1) / cols)
+	case scheduleTiled:
 		l.op = 1
 		l.groups = batches * ((g.m + 63) / 64) * ((g.n + 63) / 64)
-	} else {
+	default:
 		l.groups = batches * ((g.m + 31) / 32) * ((g.n + 255) / 256)
 	}
 	return l
+}
+
+// matmulSchedule is a schedule of matmul.comp.
+type matmulSchedule int8
+
+const (
+	// scheduleAuto picks by device and shape (see caps.matmulSchedule).
+	scheduleAuto matmulSchedule = iota
+	// scheduleBlocked: 32x256 tiles, 8x4 outputs per invocation in
+	// registers, no shared memory (CPU implementations).
+	scheduleBlocked
+	// scheduleTiled: 64x64 tiles staged in shared memory (GPUs).
+	scheduleTiled
+	// scheduleGEMV: up to 4 rows by a few columns per workgroup, k split
+	// among its invocations (GPUs, products of few rows).
+	scheduleGEMV
+)
+
+// forcedSchedule is the schedule that Devices opened from now on force
+// (scheduleAuto: none); tests set it around the sessions they open.
+var forcedSchedule matmulSchedule
+
+// forcedColumns, when positive (a power of two up to 256), is the columns
+// per workgroup of the gemv schedule in Devices opened from now on
+// (tests, timings).
+var forcedColumns int64
+
+// gemvRows is the most rows per batch matrix for which GPUs use the gemv
+// schedule.
+const gemvRows = 4
+
+// gemvGroups is the number of workgroups the gemv schedule aims for: a few
+// per compute unit of a large GPU (an H200 has 132), so that the weights
+// stream through every unit at once.
+const gemvGroups = 256
+
+// matmulSchedule returns the schedule of a product with m rows per batch
+// matrix: the forced one where set, else gemv for few rows and tiled for
+// the rest on GPUs, blocked on CPU implementations.
+func (c caps) matmulSchedule(m int64) matmulSchedule {
+	switch {
+	case c.schedule != scheduleAuto:
+		return c.schedule
+	case !c.tiledMatMul:
+		return scheduleBlocked
+	case m <= gemvRows:
+		return scheduleGEMV
+	}
+	return scheduleTiled
+}
+
+// gemvColumns returns the columns of y per workgroup of the gemv schedule, a
+// power of two, for tiles row blocks of n columns and depth k: 32 where
+// that makes gemvGroups workgroups, fewer (down to 2) where n is short; more
+// where k is shorter than the 256 / columns slices of k would need, and no
+// more than n rounded up to a power of two. On an H200, fewer columns and
+// more workgroups beat the coalescing that 8 or more columns give to fp32
+// weights: [1,2048]x[2048,512] took 9.5 µs with 2 columns, 11 with 4 and
+// 15 with 8.
+func gemvColumns(tiles, n, k int64) int64 {
+	cols := int64(32)
+	for cols > 2 && tiles*((n+cols-1)/cols) < gemvGroups {
+		cols /= 2
+	}
+	for cols < 256 && 256/cols > k {
+		cols *= 2
+	}
+	for cols > 1 && cols/2 >= n {
+		cols /= 2
+	}
+	return cols
 }
 
 // Word indexes in matmul.comp's push constants (see matmulGeom.launch):

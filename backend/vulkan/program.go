@@ -26,10 +26,10 @@ func (d *Device) Supports(q planner.Query) bool {
 }
 
 // caps returns the device's limits for lowering. Matrix products use the
-// shared-memory schedule everywhere but on CPU implementations.
+// GPU schedules everywhere but on CPU implementations.
 func (d *Device) caps() caps {
 	return caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
-		tiledMatMul: d.tiledMatMul, halfWeights: d.half.on}
+		tiledMatMul: d.tiledMatMul, schedule: d.schedule, halfWeights: d.half.on}
 }
 
 // region tells where a bound value lives.
