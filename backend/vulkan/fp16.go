@@ -110,8 +110,9 @@ var halfVariants = map[string]struct {
 	shader  string
 	binding int
 }{
-	"matmul": {"matmul_f16w", 1},
-	"conv":   {"conv_f16w", 1},
+	"matmul":   {"matmul_f16w", 1},
+	"conv":     {"conv_f16w", 1},
+	"convgemm": {"convgemm_f16w", 1},
 }
 
 // useHalfWeights switches l to its shader's fp16-weight variant when the

@@ -114,6 +114,10 @@ type caps struct {
 	maxElems int64
 	// tiledMatMul selects the shared-memory schedule of matmul.comp.
 	tiledMatMul bool
+	// tiledConv selects convgemm.comp for Conv and FusedConv;
+	// convSplits, when positive, fixes its K splits (see Device).
+	tiledConv  bool
+	convSplits int
 	// halfWeights selects the fp16-weight shader variants (see WithFP16).
 	halfWeights bool
 }

@@ -25,11 +25,12 @@ func (d *Device) Supports(q planner.Query) bool {
 	return ok
 }
 
-// caps returns the device's limits for lowering. Matrix products use the
-// shared-memory schedule everywhere but on CPU implementations.
+// caps returns the device's limits for lowering. Matrix products and
+// convolutions use the shared-memory schedules everywhere but on CPU
+// implementations.
 func (d *Device) caps() caps {
 	return caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
-		tiledMatMul: d.tiledMatMul, halfWeights: d.half.on}
+		tiledMatMul: d.tiledMatMul, tiledConv: d.tiledConv, convSplits: d.convSplits, halfWeights: d.half.on}
 }
 
 // region tells where a bound value lives.
