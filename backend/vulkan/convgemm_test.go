@@ -256,6 +256,39 @@ func TestHalfConvGemmMatchesCPU(t *testing.T) {
 	}
 }
 
+// TestConvGemmSelection checks which convolutions the GPU schedule takes:
+// none on a CPU implementation unless forced; forced, groups of at least
+// convGemmMinRows channels, not depthwise or narrower groups, and not
+// ConvTranspose.
+func TestConvGemmSelection(t *testing.T) {
+	d := openTest(t)
+	if d.info.Type == "cpu" && d.tiledConv {
+		t.Errorf("%s is a CPU implementation and selects convgemm.comp", d.info.Name)
+	}
+	forceConvGemm(t, d, 0)
+	f32 := func(dims ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(dims...)) }
+	for _, c := range []struct {
+		op     string
+		group  int64
+		in     []*graph.Type
+		shader string
+	}{
+		{"Conv", 1, []*graph.Type{f32(1, 8, 9, 9), f32(16, 8, 3, 3)}, "convgemm"},
+		{"Conv", 1, []*graph.Type{f32(1, 8, 9, 9), f32(15, 8, 3, 3)}, "conv"},
+		{"Conv", 2, []*graph.Type{f32(1, 8, 9, 9), f32(32, 4, 3, 3)}, "convgemm"},
+		{"Conv", 32, []*graph.Type{f32(1, 32, 9, 9), f32(32, 1, 3, 3)}, "conv"},
+		{"Conv", 32, []*graph.Type{f32(1, 32, 9, 9), f32(64, 1, 3, 3)}, "conv"},
+		{"ConvTranspose", 1, []*graph.Type{f32(1, 32, 9, 9), f32(32, 32, 3, 3)}, "conv"},
+	} {
+		n := convCase{attrs: []*graph.Attribute{intAttr("group", c.group)}}.node(c.op)
+		n.Inputs = n.Inputs[:2]
+		l, ok := lower(planner.Query{Node: n, Opset: 13, Inputs: c.in}, d.caps())
+		if !ok || l.shader != c.shader {
+			t.Errorf("%s group %d %v: lowered %v to %v, want %s", c.op, c.group, c.in, ok, l, c.shader)
+		}
+	}
+}
+
 // TestConvSchedule checks convSchedule's splits and workgroups on
 // ResNet-50's convolution shapes at batch 1, and its limits.
 func TestConvSchedule(t *testing.T) {
