@@ -13,7 +13,10 @@
 // lid % pw, so neighbouring invocations read neighbouring input elements
 // and the same weights, with no shared memory (slow on CPU
 // implementations such as lavapipe). The bounds of each tap are checked
-// once per tap and reused over the group's input channels.
+// once per tap and reused over the group's input channels. On GPUs,
+// convgemm.comp takes Conv and FusedConv instead, but for groups of fewer
+// than 16 output channels (depthwise ones): this is the schedule of CPU
+// implementations, of narrow groups and of ConvTranspose.
 //
 // ConvTranspose (TRANSPOSED set, W [C, mg, k...]) gathers instead: one
 // invocation computes one output element, summing over the taps whose

@@ -19,6 +19,8 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o conv_f16w.spv conv.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o convgemm.spv convgemm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o convgemm_f16w.spv convgemm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o copy.spv copy.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cumsum.spv cumsum.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gather.spv gather.comp

@@ -164,6 +164,9 @@ func lowerConv(q *query) (*launch, bool) {
 	size := graph.NumElements(out[2:])
 	cols := x[0] * size
 	mg := m / group
+	if q.tiledConv && mg >= convGemmMinRows {
+		return convGemm(q.caps, w, x, wt, out, group, act, alpha, beta, bindings, flags)
+	}
 	mb := int64(1)
 	switch {
 	case mg >= 8:
@@ -180,6 +183,92 @@ func lowerConv(q *query) (*launch, bool) {
 		elems: graph.NumElements(out), outShapes: [][]int64{out},
 		groups: group * ((mg + rows - 1) / rows) * ((cols + width - 1) / width)}, true
 }
+
+// The schedule of convgemm.comp: tiles of convTileM output channels by
+// convTileN positions, stepping convKSlice deep through K; convWanted is
+// the workgroups a dispatch should have to fill a GPU (about two per
+// compute unit of a large one: an H200 has 132), convMinSteps the fewest
+// K steps a split gets.
+const (
+	convTileM    = 64
+	convTileN    = 64
+	convKSlice   = 16
+	convWanted   = 256
+	convMinSteps = 4
+)
+
+// convGemmMinRows is the fewest output channels per group convgemm.comp
+// takes; narrower groups (depthwise ones) would leave most of its 64-row
+// tiles empty, and conv.comp takes them.
+const convGemmMinRows = 16
+
+// convSchedule returns the K splits for a GEMM of tiles output tiles and
+// depth K, and the K steps of each split: one split when the tiles fill
+// the device (or c.convSplits when set), else enough splits to make about
+// convWanted workgroups, each split at least convMinSteps steps; the
+// partial sums (splits times elems floats) must fit a binding.
+func convSchedule(c caps, tiles, depth, elems int64) (splits, per int64) {
+	steps := (depth + convKSlice - 1) / convKSlice
+	splits = 1
+	switch {
+	case c.convSplits > 0:
+		splits = int64(c.convSplits)
+	case tiles < convWanted:
+		splits = min((convWanted+tiles-1)/tiles, steps/convMinSteps)
+	}
+	splits = max(1, min(splits, steps, c.maxElems/elems))
+	per = (steps + splits - 1) / splits
+	return (steps + per - 1) / per, per
+}
+
+// convGemm returns the dispatches of convgemm.comp for a non-transposed
+// convolution that lowerConv has checked: its GEMM, alone with the
+// epilogue in its store, or with split-K writing partial sums to the
+// scratch and a reducing dispatch that adds them and applies the
+// epilogue.
+func convGemm(c caps, w *window, x, wt, out []int64, group int64, act int32, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
+	m, ch := wt[0], x[1]
+	mg, cg := m/group, ch/group
+	size := graph.NumElements(out[2:])
+	cols := x[0] * size
+	elems := graph.NumElements(out)
+	taps := graph.NumElements(wt[2:])
+	tiles := group * ((mg + convTileM - 1) / convTileM) * ((cols + convTileN - 1) / convTileN)
+	splits, per := convSchedule(c, tiles, cg*taps, elems)
+	vals := []uint32{uint32(m), uint32(ch), uint32(mg), uint32(cg), uint32(group), uint32(size), uint32(cols), uint32(splits)}
+	vals = append(vals, w.words()...)
+	vals = append(vals, flags, math.Float32bits(alpha), math.Float32bits(beta), uint32(per))
+	op := act
+	if taps == 1 {
+		op |= convGemmPoint
+	}
+	bindings = append(slices.Clone(bindings), slot{false, 0})
+	l := &launch{shader: "convgemm", op: op, bindings: bindings, push: words(vals...), elems: elems,
+		outShapes: [][]int64{out}, groups: tiles * splits}
+	if splits == 1 {
+		return l, true
+	}
+	// The GEMM writes the scratch alone; the reduction reads it, the
+	// bias and the Sum, and writes y. Neither binds what it does not
+	// read (the reduction no W, so that the GEMM may read W as fp16).
+	l.op |= convGemmSplit
+	l.bindings = []slot{bindings[0], bindings[1], {false, 0}, {false, 0}, {false, 0}, {true, scratchSlot}}
+	l.scratch = uint64(4 * splits * elems)
+	bias := bindings[2]
+	if flags&1 == 0 {
+		bias = slot{false, 0}
+	}
+	l.then = []*launch{{shader: "convgemm", op: act | convGemmReduce, push: l.push, elems: elems,
+		bindings: []slot{{false, 0}, {false, 0}, bias, bindings[3], bindings[4], {false, scratchSlot}}}}
+	return l, true
+}
+
+// convgemm.comp's OP bits besides the activation.
+const (
+	convGemmSplit  = 1 << 8
+	convGemmReduce = 1 << 9
+	convGemmPoint  = 1 << 10
+)
 
 // convTile returns conv.comp's pw for a group of mg output channels over
 // cols positions with mb channels per invocation: the tile of

@@ -44,6 +44,12 @@ type Device struct {
 	// schedule, when set, forces one schedule of matmul.comp (tests); it
 	// starts as forcedSchedule.
 	schedule matmulSchedule
+	// tiledConv selects convgemm.comp, the shared-memory schedule of
+	// Conv and FusedConv; set on GPUs like tiledMatMul. convSplits, when
+	// positive, fixes its number of K splits (tests force split-K with
+	// it); 0 lets convSchedule choose.
+	tiledConv  bool
+	convSplits int
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
 
@@ -168,7 +174,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	qci := &vk.DeviceQueueCreateInfo{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: info.queueFamily,
 		QueueCount: 1, PQueuePriorities: unsafe.Pointer(&priority)}
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
-	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", schedule: forcedSchedule, modules: map[string]uintptr{},
+	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", tiledConv: info.Type != "cpu", schedule: forcedSchedule, modules: map[string]uintptr{},
 		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]weightRef{}}
 	var pin runtime.Pinner
 	defer pin.Unpin()

@@ -110,22 +110,29 @@ var halfVariants = map[string]struct {
 	shader  string
 	binding int
 }{
-	"matmul": {"matmul_f16w", 1},
-	"conv":   {"conv_f16w", 1},
+	"matmul":   {"matmul_f16w", 1},
+	"conv":     {"conv_f16w", 1},
+	"convgemm": {"convgemm_f16w", 1},
 }
 
 // useHalfWeights switches l to its shader's fp16-weight variant when the
 // device is in the fp16 mode and the variant's fp16 binding holds a
 // constant float32 input, which every binding of that input then reads as
-// fp16 (see launch.halfInputs).
+// fp16 (see launch.halfInputs). Only l itself switches, so it does not
+// when a dispatch of l.then binds that input too.
 func useHalfWeights(q *query, l *launch) {
 	v, ok := halfVariants[l.shader]
-	if !ok || !q.halfWeights || len(l.then) > 0 {
+	if !ok || !q.halfWeights {
 		return
 	}
 	s := l.bindings[v.binding]
-	if s.out || q.consts[s.k] == nil || q.elems[s.k] != graph.Float {
+	if s.out || s.k < 0 || q.consts[s.k] == nil || q.elems[s.k] != graph.Float {
 		return
+	}
+	for _, part := range l.then {
+		if slices.Contains(part.bindings, s) {
+			return
+		}
 	}
 	l.shader, l.halfInputs = v.shader, []int{s.k}
 }

@@ -51,6 +51,13 @@ const paramsSlot = -1
 // isParams tells the slot that binds the launch's params.
 func (s slot) isParams() bool { return !s.out && s.k == paramsSlot }
 
+// scratchSlot is the k of the slots that bind the launch's scratch: out
+// where a dispatch writes it, not out where it reads it.
+const scratchSlot = -2
+
+// isScratch tells a slot that binds the launch's scratch.
+func (s slot) isScratch() bool { return s.k == scratchSlot }
+
 // launch is one node lowered to a shader dispatch.
 type launch struct {
 	shader string
@@ -81,6 +88,11 @@ type launch struct {
 	// this one; only their shader, op, bindings, push, elems and groups
 	// are used.
 	then []*launch
+	// scratch is the bytes of device memory the node's dispatches share
+	// through scratchSlot bindings, such as split-K's partial sums: valid
+	// from the node's first dispatch to its last, shared with other
+	// nodes' scratch (the barriers order their uses).
+	scratch uint64
 }
 
 // parts returns l and the launches of l.then: every dispatch of the node.
@@ -106,6 +118,10 @@ type caps struct {
 	// schedule, when set, is the schedule of every matmul.comp launch
 	// (tests).
 	schedule matmulSchedule
+	// tiledConv selects convgemm.comp for Conv and FusedConv;
+	// convSplits, when positive, fixes its K splits (see Device).
+	tiledConv  bool
+	convSplits int
 	// halfWeights selects the fp16-weight shader variants (see WithFP16).
 	halfWeights bool
 }
@@ -198,6 +214,10 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 	for _, part := range l.parts() {
 		for _, s := range part.bindings {
 			switch {
+			case s.isScratch():
+				if l.scratch == 0 {
+					return nil, false
+				}
 			case s.out && s.k < len(bound):
 				bound[s.k] = true
 			case !s.out && q.elems[s.k] != graph.Float && !slices.Contains(l.rawInputs, s.k):

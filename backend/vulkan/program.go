@@ -25,11 +25,12 @@ func (d *Device) Supports(q planner.Query) bool {
 	return ok
 }
 
-// caps returns the device's limits for lowering. Matrix products use the
-// GPU schedules everywhere but on CPU implementations.
+// caps returns the device's limits for lowering. Matrix products and
+// convolutions use the shared-memory schedules everywhere but on CPU
+// implementations.
 func (d *Device) caps() caps {
 	return caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
-		tiledMatMul: d.tiledMatMul, schedule: d.schedule, halfWeights: d.half.on}
+		tiledMatMul: d.tiledMatMul, tiledConv: d.tiledConv, convSplits: d.convSplits, schedule: d.schedule, halfWeights: d.half.on}
 }
 
 // region tells where a bound value lives.
@@ -174,7 +175,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		}
 		for _, part := range l.parts() {
 			for _, s := range part.bindings {
-				if s.out || s.isParams() {
+				if s.out || s.isParams() || s.isScratch() {
 					continue
 				}
 				c := p.Fixed(st.In[s.k])
@@ -193,6 +194,11 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	align := d.bindAlign()
 	inside, inPlace := concatsInPlace(p, steps, compiled, escapes, reads, align)
 	pr := &program{d: d}
+	// scratch is the most scratch a node asks for (see launch.scratch);
+	// scratchAt holds the dispatch and binding index of each scratch
+	// binding.
+	var scratch uint64
+	var scratchAt [][2]int
 	// where holds the place of each bound value, halfAt that of the
 	// weights bound as fp16.
 	where, halfAt := map[int]loc{}, map[int]loc{}
@@ -221,7 +227,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		l := launches[i]
 		for _, part := range l.parts() {
 			for _, s := range part.bindings {
-				if s.out || s.isParams() {
+				if s.out || s.isParams() || s.isScratch() {
 					continue
 				}
 				v := st.In[s.k]
@@ -271,7 +277,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		}
 		for _, part := range parts {
 			for _, s := range part.bindings {
-				if !s.out {
+				if !s.out || s.isScratch() {
 					continue
 				}
 				out := st.Out[s.k]
@@ -313,6 +319,12 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 				case s.isParams():
 					r := d.resident(weightKey{t: l.params})
 					dss[j].bindings = append(dss[j].bindings, loc{region: inWeight, off: r.off, size: r.size, weight: r.block})
+				case s.isScratch():
+					// Placed past the arena's values below, once the
+					// arena's size is known.
+					scratchAt = append(scratchAt, [2]int{len(pr.dispatches) + j, len(dss[j].bindings)})
+					dss[j].bindings = append(dss[j].bindings, loc{region: inArena, size: l.scratch})
+					scratch = max(scratch, l.scratch)
 				case s.out:
 					dss[j].bindings = append(dss[j].bindings, where[st.Out[s.k]])
 				case l.halfInput(s.k):
@@ -326,6 +338,15 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		pr.release = append(pr.release, st.Release...)
 		pr.nodes = append(pr.nodes, st.Node)
 		pr.notes = append(pr.notes, "")
+	}
+	if scratch > 0 {
+		// One scratch region past the values serves every node: the
+		// barriers order one node's uses after another's.
+		off := (pr.arenaSize + align - 1) / align * align
+		pr.arenaSize = off + scratch
+		for _, at := range scratchAt {
+			pr.dispatches[at[0]].bindings[at[1]].off = off
+		}
 	}
 	pr.placeBarriers()
 	d.programs = append(d.programs, pr)

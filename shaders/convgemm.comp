@@ -1,0 +1,286 @@
+// Implicit-GEMM fp32 convolution with shared memory, the GPU schedule of
+// Conv and FusedConv (conv.comp keeps ConvTranspose, depthwise and narrow
+// groups, and CPU implementations such as lavapipe, where barriers are
+// slow). One to three spatial axes (fewer axes are the trailing ones of
+// three, the leading ones of size 1), groups, strides, dilations, padding,
+// an optional bias, an optional residual Sum (FusedConv's input 3, of the
+// output's shape, added before the activation) and an activation.
+//
+// Per group, the mg output channels are the GEMM's rows, the positions of
+// every image (batch times output size) its columns, and K = cg input
+// channels times the kernel taps its depth, k = ci * taps + tap, the
+// order of W [M, cg, k...]. A workgroup of 256 invocations computes a tile
+// of 64 rows by 64 columns, stepping through K 16 at a time: each step it
+// stages the tile's weights [64 x 16] and the gathered input patch
+// [16 x 64] in shared memory (im2col on the fly: taps outside the input,
+// in the padding, read 0) and each invocation accumulates a 4x4 register
+// block, rows 4 * (lid / 16) and columns 4 * (lid % 16) on. The next
+// step's global reads are issued before the current step's products. An
+// invocation gathers the patch for its own 4 columns at depth lid / 16,
+// so it decomposes k into channel and tap once per step; POINT (one tap,
+// 1x1 kernels) skips that. Positions outside the input and rows, columns
+// and depths past the ends are checked explicitly, with signed
+// coordinates and no division or remainder of negative values.
+//
+// Split-K: with SPLIT set, the workgroup count is the tiles times
+// p.splits, and split s of a tile covers K steps [s * p.per, (s + 1) *
+// p.per); it writes its raw sums to part[s * total + e] (e the output's
+// index, total its size). A second dispatch with REDUCE set, one
+// invocation per output element, adds the splits' partials and applies
+// the epilogue: bias, Sum and activation once, after the full sum.
+// Without SPLIT the GEMM applies the epilogue in its store.
+//
+// Compiled with HALF_WEIGHTS defined (convgemm_f16w.spv), w is read as
+// float16_t through 16-bit storage; the products still accumulate in fp32.
+//
+// The specialization constant OP holds the activation in bits 0-7, SPLIT
+// in bit 8, REDUCE in bit 9 and POINT in bit 10.
+#version 450
+
+#ifdef HALF_WEIGHTS
+#extension GL_EXT_shader_16bit_storage : require
+#define WEIGHT float16_t
+#else
+#define WEIGHT float
+#endif
+
+layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const int OP = 0;
+
+const int ACT = OP & 255;
+const bool SPLIT = (OP & 256) != 0;
+const bool REDUCE = (OP & 512) != 0;
+const bool POINT = (OP & 1024) != 0;
+
+const int NONE = 0;
+const int RELU = 1;
+const int CLIP = 2;
+const int LEAKYRELU = 3;
+const int SIGMOID = 4;
+const int SWISH = 5;
+
+// TM x TN is a workgroup's tile, KS the depth of a step.
+const uint TM = 64u;
+const uint TN = 64u;
+const uint KS = 16u;
+
+layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer W { WEIGHT w[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Sum { float sum[]; };
+layout(std430, set = 0, binding = 5) buffer Part { float part[]; };
+
+layout(push_constant) uniform Params {
+    // m and c are the output and input channels, mg and cg their number
+    // per group, groups the group count.
+    uint m;
+    uint c;
+    uint mg;
+    uint cg;
+    uint groups;
+    // s is the output size of one image, cols the positions of all
+    // images, splits the number of K splits.
+    uint s;
+    uint cols;
+    uint splits;
+    uint idim[3];
+    uint odim[3];
+    uint k[3];
+    uint st[3];
+    uint dil[3];
+    int pad[3];
+    // flags: bit 0, bias is bound; bit 1, sum is bound.
+    uint flags;
+    // alpha and beta are the activation's parameters: Clip's bounds,
+    // LeakyRelu's slope in alpha.
+    float alpha;
+    float beta;
+    // per is the K steps of one split.
+    uint per;
+} p;
+
+// As[kk][r / 4][r % 4] holds the weight of tile row r at depth kk of the
+// step, padded to spread the stores over the banks; Bs[kk][c / 4][c % 4]
+// the input of tile column c.
+shared vec4 As[KS][TM / 4u + 1u];
+shared vec4 Bs[KS][TN / 4u];
+
+// act applies the activation; Relu and Clip keep NaN, as the CPU kernels
+// do (GLSL's min and max leave NaN undefined).
+float act(float v) {
+    switch (ACT) {
+    case RELU: return v < 0.0 ? 0.0 : v;
+    case CLIP: return v < p.alpha ? p.alpha : (v > p.beta ? p.beta : v);
+    case LEAKYRELU: return v < 0.0 ? p.alpha * v : v;
+    case SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case SWISH: return v / (1.0 + exp(-v));
+    }
+    return v;
+}
+
+// epilogue adds the bias of channel mi and the Sum at output index at to
+// v, applies the activation and stores it.
+void epilogue(uint at, uint mi, float v) {
+    if ((p.flags & 1u) != 0u) {
+        v += bias[mi];
+    }
+    if ((p.flags & 2u) != 0u) {
+        v += sum[at];
+    }
+    y[at] = act(v);
+}
+
+void reduce() {
+    uint total = p.cols * p.m;
+    uint stride = gl_NumWorkGroups.x * 256u;
+    for (uint e = gl_GlobalInvocationID.x; e < total; e += stride) {
+        float v = 0.0;
+        for (uint i = 0u; i < p.splits; i++) {
+            v += part[i * total + e];
+        }
+        epilogue(e, (e / p.s) % p.m, v);
+    }
+}
+
+// The geometry gemm and fetch share: taps per input channel, the taps
+// of one kernel plane, the depth K, the input's size per channel and its
+// sizes; the weight row this invocation stages (ar, ak to ak + 3, wok
+// when it exists, wb its first weight) and, per column of the invocation,
+// whether it exists, the image's input base and the window's first input
+// coordinate.
+uint taps, kyx, depth, isz;
+ivec3 dims;
+uint ar, ak, wb;
+bool wok;
+bool cok[4];
+uint xb[4];
+ivec3 i0[4];
+
+// fetch reads from global memory what this invocation stages for K step
+// step: 4 weights of its row into ra, the input of its 4 columns at
+// depth lid / 16 into rb (0 outside the input).
+void fetch(uint step, out vec4 ra, out vec4 rb) {
+    for (uint i = 0u; i < 4u; i++) {
+        uint kk = step * KS + ak + i;
+        ra[i] = wok && kk < depth ? float(w[wb + kk]) : 0.0;
+    }
+    rb = vec4(0.0);
+    uint kk = step * KS + gl_LocalInvocationID.x / 16u;
+    if (kk >= depth) {
+        return;
+    }
+    uint ci = kk;
+    ivec3 d = ivec3(0);
+    if (!POINT) {
+        ci = kk / taps;
+        uint tap = kk - ci * taps;
+        uint kz = tap / kyx;
+        uint rest = tap - kz * kyx;
+        uint ky = rest / p.k[2];
+        d = ivec3(uvec3(kz, ky, rest - ky * p.k[2]) * uvec3(p.dil[0], p.dil[1], p.dil[2]));
+    }
+    for (uint j = 0u; j < 4u; j++) {
+        ivec3 at = i0[j] + d;
+        if (cok[j] && all(greaterThanEqual(at, ivec3(0))) && all(lessThan(at, dims))) {
+            rb[j] = x[xb[j] + ci * isz + uint((at.x * dims.y + at.y) * dims.z + at.z)];
+        }
+    }
+}
+
+void gemm() {
+    uint lid = gl_LocalInvocationID.x;
+    uint tx = lid % 16u;
+    uint ty = lid / 16u;
+    taps = p.k[0] * p.k[1] * p.k[2];
+    kyx = p.k[1] * p.k[2];
+    depth = p.cg * taps;
+    isz = p.idim[0] * p.idim[1] * p.idim[2];
+    dims = ivec3(p.idim[0], p.idim[1], p.idim[2]);
+    ar = lid / 4u;
+    ak = (lid % 4u) * 4u;
+    uint steps = (depth + KS - 1u) / KS;
+    uint tm = (p.mg + TM - 1u) / TM;
+    uint tn = (p.cols + TN - 1u) / TN;
+    uint tiles = p.groups * tm * tn;
+    uint total = tiles * p.splits;
+    uint elems = p.cols * p.m;
+    for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
+        uint split = t / tiles;
+        uint r = t % tiles;
+        uint g = r / (tm * tn);
+        r %= tm * tn;
+        uint m0 = (r / tn) * TM;
+        uint n0 = (r % tn) * TN;
+        uint s0 = split * p.per;
+        uint s1 = min(s0 + p.per, steps);
+        // yi: per column, the output index of the group's channel 0.
+        uint yi[4];
+        for (uint j = 0u; j < 4u; j++) {
+            uint q = n0 + tx * 4u + j;
+            cok[j] = q < p.cols;
+            q = min(q, p.cols - 1u);
+            uint img = q / p.s;
+            uint sp = q % p.s;
+            uvec3 o = uvec3(sp / (p.odim[1] * p.odim[2]), (sp / p.odim[2]) % p.odim[1], sp % p.odim[2]);
+            i0[j] = ivec3(o * uvec3(p.st[0], p.st[1], p.st[2])) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
+            xb[j] = (img * p.c + g * p.cg) * isz;
+            yi[j] = (img * p.m + g * p.mg) * p.s + sp;
+        }
+        wok = m0 + ar < p.mg;
+        wb = (g * p.mg + min(m0 + ar, p.mg - 1u)) * depth;
+        vec4 acc[4];
+        for (int i = 0; i < 4; i++) {
+            acc[i] = vec4(0.0);
+        }
+        vec4 ra, rb;
+        if (s0 < s1) {
+            fetch(s0, ra, rb);
+        }
+        for (uint step = s0; step < s1; step++) {
+            for (uint i = 0u; i < 4u; i++) {
+                As[ak + i][ar / 4u][ar % 4u] = ra[i];
+            }
+            Bs[ty][tx] = rb;
+            barrier();
+            if (step + 1u < s1) {
+                fetch(step + 1u, ra, rb);
+            }
+            for (uint kk = 0u; kk < KS; kk++) {
+                vec4 a = As[kk][ty];
+                vec4 b = Bs[kk][tx];
+                acc[0] += a.x * b;
+                acc[1] += a.y * b;
+                acc[2] += a.z * b;
+                acc[3] += a.w * b;
+            }
+            barrier();
+        }
+        for (uint i = 0u; i < 4u; i++) {
+            uint row = m0 + ty * 4u + i;
+            if (row >= p.mg) {
+                continue;
+            }
+            for (uint j = 0u; j < 4u; j++) {
+                if (!cok[j]) {
+                    continue;
+                }
+                uint at = yi[j] + row * p.s;
+                if (SPLIT) {
+                    part[split * elems + at] = acc[i][j];
+                } else {
+                    epilogue(at, g * p.mg + row, acc[i][j]);
+                }
+            }
+        }
+    }
+}
+
+void main() {
+    if (REDUCE) {
+        reduce();
+    } else {
+        gemm();
+    }
+}
