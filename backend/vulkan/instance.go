@@ -23,7 +23,10 @@ const ValidationEnv = "ONNXVK_VULKAN_VALIDATION"
 const validationLayer = "VK_LAYER_KHRONOS_validation"
 
 // instance is the process's VkInstance, shared by every open device and
-// destroyed when the last one closes.
+// kept once created, also while no device is open: creating and destroying
+// instances over and over costs each new session the driver's start-up,
+// and the NVIDIA driver (580) stops creating instances after about 30 in
+// one process. refs counts the open devices.
 var instance struct {
 	sync.Mutex
 	refs             int
@@ -62,7 +65,7 @@ func acquireInstance() (uintptr, error) {
 	}
 	instance.Lock()
 	defer instance.Unlock()
-	if instance.refs > 0 {
+	if instance.handle != 0 {
 		instance.refs++
 		return instance.handle, nil
 	}
@@ -126,19 +129,31 @@ func acquireInstance() (uintptr, error) {
 	return h, nil
 }
 
-// releaseInstance drops one reference to the shared instance.
+// releaseInstance drops one reference to the shared instance, which stays.
 func releaseInstance() {
 	instance.Lock()
 	defer instance.Unlock()
 	instance.refs--
+}
+
+// destroyInstance destroys the shared instance when no device uses it (the
+// next use creates another); the validation layer reports then what was
+// not destroyed. It fails when devices are still open.
+func destroyInstance() error {
+	instance.Lock()
+	defer instance.Unlock()
 	if instance.refs > 0 {
-		return
+		return fmt.Errorf("vulkan: %d devices are still open", instance.refs)
+	}
+	if instance.handle == 0 {
+		return nil
 	}
 	if instance.messenger != 0 {
 		vk.DestroyDebugUtilsMessengerEXT(instance.destroyMessenger, instance.handle, instance.messenger)
 	}
 	vk.DestroyInstance(instance.handle)
 	instance.handle, instance.messenger = 0, 0
+	return nil
 }
 
 func checkLayer(name string) error {

@@ -7,10 +7,10 @@ import (
 )
 
 // TestMain fails the run when the validation layer (enabled with
-// ONNXVK_VULKAN_VALIDATION=1) reported anything. Unless PipelineCacheEnv
-// is set, the devices the tests open keep their pipeline caches in a
-// folder of the run's own, removed at the end, not in the user's cache
-// folder.
+// ONNXVK_VULKAN_VALIDATION=1) reported anything or a test left a device
+// open. Unless PipelineCacheEnv is set, the devices the tests open keep
+// their pipeline caches in a folder of the run's own, removed at the end,
+// not in the user's cache folder.
 func TestMain(m *testing.M) {
 	var pipelines string
 	if _, ok := os.LookupEnv(PipelineCacheEnv); !ok {
@@ -23,6 +23,12 @@ func TestMain(m *testing.M) {
 		pipelines = dir
 	}
 	code := m.Run()
+	// Destroying the instance makes the validation layer report what the
+	// tests left behind, and fails when a test left a device open.
+	if err := destroyInstance(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	if pipelines != "" {
 		os.RemoveAll(pipelines)
 	}

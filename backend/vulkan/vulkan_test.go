@@ -319,3 +319,26 @@ func TestCopyOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestInstanceOutlivesDevices opens and closes a device 40 times, with no
+// other device open in between: the process's instance is created once and
+// kept (the NVIDIA driver refuses new instances after about 30 in one
+// process).
+func TestInstanceOutlivesDevices(t *testing.T) {
+	var first uintptr
+	for i := range 40 {
+		d := openTest(t)
+		instance.Lock()
+		h := instance.handle
+		instance.Unlock()
+		if i == 0 {
+			first = h
+		}
+		if h != first {
+			t.Fatalf("open %d: a new instance", i)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
