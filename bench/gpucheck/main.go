@@ -1,11 +1,12 @@
 // Command gpucheck is the one-shot check of a Vulkan GPU: in one run of a
-// few minutes it records the device, runs the GPU kernel tests, the ONNX
-// backend tests on the CPU and on the GPU (every test that passes on the
-// CPU must pass on the GPU), the PyTorch models on the GPU against
-// PyTorch's outputs, a batched vision model, greedy decoding with the KV
-// cache on the GPU and a MatMul sweep in TFLOP/s, and writes everything to
-// one JSON file. bench/gpucheck/run.sh builds it and exports the models;
-// --quick makes every part small enough for lavapipe in CI.
+// few minutes it records the device and then, in this order, runs the
+// PyTorch models on the GPU against PyTorch's outputs, a batched vision
+// model, greedy decoding with the KV cache on the GPU, a MatMul sweep in
+// TFLOP/s, the GPU kernel tests, and the ONNX backend tests on the CPU and
+// on the GPU (every test that passes on the CPU must pass on the GPU), and
+// writes everything to one JSON file. Each part gets at most its own cap
+// and what is left of --budget. bench/gpucheck/run.sh builds it and exports
+// the models; --quick makes every part small enough for lavapipe in CI.
 //
 // It exits 1 when a correctness check fails or a part could not run, 0
 // otherwise; timings are recorded, never judged.
@@ -49,8 +50,10 @@ type config struct {
 	kernelBin string
 	kernelDir string
 	kernelRun string
-	budget    time.Duration
-	start     time.Time
+	// conformanceRun selects the backend tests by name (nil: all).
+	conformanceRun *regexp.Regexp
+	budget         time.Duration
+	start          time.Time
 }
 
 // part is the outcome of one part of the check.
@@ -84,11 +87,23 @@ func main() {
 	flag.StringVar(&c.kernelBin, "kernel-tests", "", "the backend/vulkan test binary (go test -c) to run, `PATH`")
 	flag.StringVar(&c.kernelDir, "kernel-dir", ".", "the `DIR` the kernel tests run in (backend/vulkan)")
 	flag.StringVar(&c.kernelRun, "kernel-run", "", "the kernel tests to run, a go test -run `REGEX` (default: all, or TestDifferential with --quick)")
-	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "stop starting new parts after `DURATION`")
+	conformanceRun := flag.String("conformance-run", "", "run only the backend tests whose suite/name matches `REGEX` (default: all, or a sample with --quick)")
+	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "stop starting new parts after `DURATION`; the last part started gets what is left")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "gpucheck: no arguments expected:", strings.Join(flag.Args(), " "))
 		os.Exit(2)
+	}
+	switch {
+	case *conformanceRun != "":
+		re, err := regexp.Compile(*conformanceRun)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gpucheck: --conformance-run:", err)
+			os.Exit(2)
+		}
+		c.conformanceRun = re
+	case c.quick:
+		c.conformanceRun = quickConformance
 	}
 	if c.kernelRun == "" {
 		c.kernelRun = "."
@@ -124,12 +139,12 @@ func check(c *config) *report {
 			cap  time.Duration
 			run  func(ctx context.Context, c *config) (any, error)
 		}{
-			{"kernel tests", 4 * time.Minute, kernelTests},
-			{"conformance", 3 * time.Minute, conformance},
 			{"models", 2 * time.Minute, models},
 			{"batch", time.Minute, batch},
 			{"decoder", time.Minute, decoder},
 			{"matmul", 2 * time.Minute, matmul},
+			{"kernel tests", 4 * time.Minute, kernelTests},
+			{"conformance", 3 * time.Minute, conformance},
 		}
 		for _, p := range parts {
 			left := c.budget - time.Since(c.start)
@@ -148,6 +163,10 @@ func check(c *config) *report {
 			}
 			fmt.Fprintf(os.Stderr, "gpucheck: %s: ok %v in %.1fs %s\n", p.name, res.OK, res.Seconds, res.Error)
 			r.Parts = append(r.Parts, res)
+			// The report so far, in case the run is cut short.
+			if err := writeReport(c.out, r); err != nil {
+				fmt.Fprintln(os.Stderr, "gpucheck:", err)
+			}
 		}
 	}
 	r.OK = true
@@ -250,7 +269,8 @@ func tail(s string, n int) string {
 	return s[len(s)-n:]
 }
 
-// quickConformance is the sample of backend tests --quick runs.
+// quickConformance is the sample of backend tests --quick runs: the
+// operators vision and transformer models are made of.
 var quickConformance = regexp.MustCompile(`^node/test_(add|sub|mul|relu|sigmoid|conv|gemm|matmul|softmax|maxpool|averagepool|concat|transpose|reshape|layer_normalization|batchnorm|gather|pad|where|reduce_sum|cast)(_|$)`)
 
 type conformanceCounts struct {
@@ -279,10 +299,7 @@ func conformance(ctx context.Context, c *config) (any, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("no ONNX backend tests in %s", c.onnxData)
 	}
-	opts := bench.ConformanceOptions{Timeout: time.Minute}
-	if c.quick {
-		opts.Filter = quickConformance
-	}
+	opts := bench.ConformanceOptions{Timeout: time.Minute, Filter: c.conformanceRun}
 	run := func(device string) ([]bench.ConformanceResult, conformanceCounts, error) {
 		opts.Device = device
 		rs, err := bench.RunConformance(ctx, dirs, opts)
