@@ -243,23 +243,49 @@ func kernelTests(ctx context.Context, c *config) (any, error) {
 	cmd := exec.CommandContext(ctx, c.kernelBin, "-test.run", c.kernelRun, "-test.v")
 	cmd.Dir = c.kernelDir
 	out, err := cmd.CombinedOutput()
-	var failed []string
-	passed := 0
-	for _, line := range strings.Split(string(out), "\n") {
-		t := strings.TrimSpace(line)
-		if name, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
-			failed = append(failed, strings.Fields(name)[0])
-		}
-		if strings.HasPrefix(t, "--- PASS: ") {
-			passed++
-		}
-	}
-	data := map[string]any{"run": c.kernelRun, "passed": passed, "failed": failed}
+	failed, messages, passed := testResults(string(out))
+	data := map[string]any{"run": c.kernelRun, "passed": passed, "failed": failed, "messages": messages}
 	if err != nil {
 		data["output_tail"] = tail(string(out), 6000)
 		return data, fmt.Errorf("kernel tests: %v (%d failed)", err, len(failed))
 	}
 	return data, nil
+}
+
+// testResults reads go test -v output: the failed tests, the lines each
+// failed test logged (up to 20; -v streams them under the test's === RUN
+// or === NAME line, older output under its --- FAIL line), and the number
+// of passed tests.
+func testResults(out string) (failed []string, messages map[string][]string, passed int) {
+	logs := map[string][]string{}
+	current := ""
+	for _, line := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(line)
+		f := strings.Fields(t)
+		switch {
+		case (strings.HasPrefix(t, "=== RUN") || strings.HasPrefix(t, "=== NAME") || strings.HasPrefix(t, "=== CONT")) && len(f) > 2:
+			current = f[2]
+		case strings.HasPrefix(t, "--- FAIL: ") && len(f) > 2:
+			current = f[2]
+			failed = append(failed, current)
+		case strings.HasPrefix(t, "--- "):
+			if strings.HasPrefix(t, "--- PASS: ") {
+				passed++
+			}
+			current = ""
+		case !strings.HasPrefix(line, " "):
+			current = ""
+		case current != "" && len(logs[current]) < 20:
+			logs[current] = append(logs[current], t)
+		}
+	}
+	messages = map[string][]string{}
+	for _, name := range failed {
+		if len(logs[name]) > 0 {
+			messages[name] = logs[name]
+		}
+	}
+	return failed, messages, passed
 }
 
 func tail(s string, n int) string {
