@@ -65,7 +65,7 @@ type benchResult struct {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--json] | bench --compare A.json B.json", stdout)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--report FILE.html] [--json] | bench --compare A.json B.json", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
@@ -74,6 +74,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	duration := fs.Duration("duration", 0, "time runs for `DURATION` (e.g. 10s) instead of counting --runs")
 	concurrency := fs.Int("concurrency", 1, "run from `N` goroutines at once, all on the one Session")
 	compare := fs.Bool("compare", false, "compare two --json results given instead of a model: bench --compare A.json B.json prints B's figures over A's")
+	report := fs.String("report", "", "also write a self-contained HTML report to `FILE`: the run's facts, a latency histogram and the time per op type (profiles one more run)")
 	profile := fs.Bool("profile", false, "after the timed runs, time one more step by step and print the time of each op type and its share")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	seed := fs.Uint64("seed", 1, "seed for the random input data")
@@ -168,7 +169,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.P95MS = percentile(times, 0.95)
 	res.P99MS = percentile(times, 0.99)
 	res.MeanMS, res.StddevMS = meanStddev(times)
-	if *profile {
+	if *profile || *report != "" {
 		phases.say("profiling one run")
 		tr := backend.NewTrace()
 		if _, err := sess.RunValues(backend.WithTrace(ctx, tr), feeds); err != nil {
@@ -177,6 +178,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		res.Profile = opTimes(tr.Events())
 	}
 	res.PeakRSSBytes, res.DeviceMemoryBytes = peakRSS(), sess.DeviceMemoryInUse()
+	if *report != "" {
+		if err := writeReport(*report, &res, times); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -201,6 +207,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "gpu memory %.1f MiB in use after the runs\n", float64(res.DeviceMemoryBytes)/(1<<20))
 		fmt.Fprintf(stdout, "per run    %d submits, %d dispatches, %.1f KiB between host and device\n",
 			res.SubmitsPerRun, res.DispatchesPerRun, float64(res.HostDeviceBytesPerRun)/(1<<10))
+	}
+	if *report != "" {
+		fmt.Fprintf(stdout, "report     %s\n", *report)
 	}
 	if res.Profile != nil {
 		fmt.Fprintln(stdout, "profile    one run, step by step:")

@@ -1,7 +1,7 @@
 // Command onnxvk runs, benchmarks, inspects and plans ONNX models.
 //
 //	onnxvk run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N]
-//	onnxvk bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--json]
+//	onnxvk bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--report FILE.html] [--json]
 //	onnxvk bench --compare A.json B.json
 //	onnxvk inspect MODEL [--json]
 //	onnxvk plan MODEL [--device ...] [--config NAME] [--devices LIST] [--json]

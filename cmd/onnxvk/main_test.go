@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -268,4 +269,34 @@ func TestBenchCompare(t *testing.T) {
 	code, _, errOut = cli(t, "bench", "--compare", a, bad)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "not a bench --json result")
+}
+
+func TestBenchReport(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "report.html")
+	code, out, errOut := cli(t, "bench", exampleFile(t), "--runs", "12", "--warmup", "0", "--report", report, "--dim", "H=16", "--dim", "W=16")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "report     "+report+"\n")
+	raw, err := os.ReadFile(report)
+	require.NoError(t, err)
+	page := string(raw)
+	require.True(t, strings.HasPrefix(page, "<!DOCTYPE html>"))
+	require.Equal(t, reportBins, strings.Count(page, `<rect class="bar"`), "one bar per histogram bin")
+	require.Positive(t, strings.Count(page, `<rect class="op"`), "the time per op type")
+	require.Contains(t, page, "<td>runs</td><td>12</td>")
+	require.NotContains(t, page, "http", "a self-contained page fetches nothing")
+	require.NotContains(t, page, "<script")
+	if runtime.GOOS != "windows" {
+		st, err := os.Stat(report)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o644), st.Mode().Perm())
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	counts, lo, width := histogram([]float64{1, 1.5, 2, 2, 3}, 4)
+	require.Equal(t, []int{1, 1, 2, 1}, counts)
+	require.Equal(t, 1.0, lo)
+	require.Equal(t, 0.5, width)
+	counts, _, _ = histogram([]float64{2, 2, 2}, 4)
+	require.Equal(t, 3, counts[2], "equal values land in one bin: %v", counts)
 }
