@@ -10,6 +10,7 @@
 //	onnxvk conformance [--device ...] [--filter REGEX] [--expect FILE] [--junit FILE] [--json] DIR...
 //	onnxvk devices [--json]
 //	onnxvk version
+//	onnxvk completion bash|zsh|fish
 //
 // onnxvk help CMD and onnxvk CMD --help print a command's usage. The exit
 // status is 0 on success, 1 when the work failed and 2 when the command was
@@ -35,16 +36,23 @@ type command struct {
 	run           func(args []string, stdout, stderr io.Writer) error
 }
 
-var commands = []command{
-	{"run", "run a model (the built-in example when no model is given)", cmdRun},
-	{"bench", "time a model: load, first run, median and p90 per run", cmdBench},
-	{"inspect", "describe a model: opsets, inputs, outputs, ops, parameters", cmdInspect},
-	{"plan", "show the execution plan: steps, devices, transfers, memory", cmdPlan},
-	{"convert", "convert a model between protobuf and the ONNX zip archive", cmdConvert},
-	{"shard", "annotate a model for pipeline stages or tensor parallelism (IR 11)", cmdShard},
-	{"conformance", "run ONNX backend test folders and compare with their outputs", cmdConformance},
-	{"devices", "list the Vulkan devices and their capabilities", cmdDevices},
-	{"version", "print onnxvk's version, VCS revision and Go version", cmdVersion},
+// commands are the subcommands, in the order help lists them. (Set in init:
+// completion reads the list.)
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "run a model (the built-in example when no model is given)", cmdRun},
+		{"bench", "time a model: load, first run, latency percentiles, throughput; compare results", cmdBench},
+		{"inspect", "describe a model: opsets, inputs, outputs, ops, parameters", cmdInspect},
+		{"plan", "show the execution plan: steps, devices, transfers, memory", cmdPlan},
+		{"convert", "convert a model between protobuf and the ONNX zip archive", cmdConvert},
+		{"shard", "annotate a model for pipeline stages or tensor parallelism (IR 11)", cmdShard},
+		{"conformance", "run ONNX backend test folders and compare with their outputs", cmdConformance},
+		{"devices", "list the Vulkan devices and their capabilities", cmdDevices},
+		{"version", "print onnxvk's version, VCS revision and Go version", cmdVersion},
+		{"completion", "print a shell completion script: bash, zsh or fish", cmdCompletion},
+	}
 }
 
 func main() {
