@@ -11,8 +11,12 @@ import (
 
 // DeviceInfo describes a device a Session can run on, as Devices lists it.
 type DeviceInfo struct {
-	// Name is what WithDevice takes: "cpu" or "vulkan:N".
+	// Name is what WithDevice takes: "cpu" or "vulkan:N" (which also
+	// takes "vulkan:" and the device's UUID or Description).
 	Name string `json:"name"`
+	// UUID identifies a Vulkan device across processes and driver
+	// instances (8-4-4-4-12 hexadecimal digits); empty for the host.
+	UUID string `json:"uuid,omitempty"`
 	// Description is the product ("NVIDIA H200", "llvmpipe (...)", or the
 	// CPU's architecture and thread count).
 	Description string `json:"description"`
@@ -55,7 +59,7 @@ func Devices() (devices []DeviceInfo, reason string) {
 	def := vulkan.DefaultIndex(infos)
 	auto, autoErr := vulkan.AutoIndex(infos)
 	for i, in := range infos {
-		d := DeviceInfo{Name: fmt.Sprintf("vulkan:%d", in.Index), Description: in.Name, Kind: in.Type,
+		d := DeviceInfo{Name: fmt.Sprintf("vulkan:%d", in.Index), UUID: in.UUID, Description: in.Name, Kind: in.Type,
 			Driver: strings.TrimSpace(in.Driver + " " + in.DriverInfo), APIVersion: in.APIVersion,
 			SubgroupSize: int(in.SubgroupSize), Float16: in.Float16, Int8: in.Int8, Storage16Bit: in.Storage16Bit,
 			CooperativeMatrix: in.CooperativeMatrix, Default: i == def, Auto: autoErr == nil && i == auto}

@@ -71,7 +71,9 @@ type options struct {
 }
 
 // WithDevice chooses where the model runs: "auto" (the default: the best
-// device present), "cpu", "vulkan" or "vulkan:N".
+// device present), "cpu", "vulkan" (the best Vulkan device) or a Vulkan
+// device as "vulkan:N" (its index), "vulkan:NAME" or "vulkan:UUID" (see
+// Devices).
 func WithDevice(name string) Option { return func(o *options) { o.device = name } }
 
 // WithName sets the model name used in error messages (the default is the

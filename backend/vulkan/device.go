@@ -142,6 +142,32 @@ func Open(name string, opts ...OpenOption) (*Device, error) {
 	return d, nil
 }
 
+// findDevice returns the position in infos of the device that id names:
+// its index N (of vulkan:N), its UUID (hexadecimal, dashes optional, any
+// case) or its name (any case; the first of that name); -1 when none.
+func findDevice(infos []Info, id string) int {
+	if n, err := strconv.Atoi(id); err == nil {
+		for i := range infos {
+			if infos[i].Index == n {
+				return i
+			}
+		}
+		return -1
+	}
+	bare := func(u string) string { return strings.ToLower(strings.ReplaceAll(u, "-", "")) }
+	for i := range infos {
+		if bare(infos[i].UUID) == bare(id) {
+			return i
+		}
+	}
+	for i := range infos {
+		if strings.EqualFold(infos[i].Name, id) {
+			return i
+		}
+	}
+	return -1
+}
+
 func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	infos, err := enumerate(inst)
 	if err != nil {
@@ -153,21 +179,15 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 			return nil, err
 		}
 	} else if rest, ok := strings.CutPrefix(name, "vulkan:"); ok {
-		n, err := strconv.Atoi(rest)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("vulkan: device %q: want vulkan:N with N a device index: %w", name, backend.ErrDeviceUnavailable)
-		}
-		index = -1
-		for i := range infos {
-			if infos[i].Index == n {
-				index = i
+		if index = findDevice(infos, rest); index < 0 {
+			var have []string
+			for _, in := range infos {
+				have = append(have, fmt.Sprintf("vulkan:%d %q %s", in.Index, in.Name, in.UUID))
 			}
-		}
-		if index < 0 {
-			return nil, fmt.Errorf("vulkan: device %q: no such device (%d present): %w", name, len(infos), backend.ErrDeviceUnavailable)
+			return nil, backend.Unavailable("vulkan: device %q: no such device (want vulkan:N, a device's name or its UUID; present: %s)", name, strings.Join(have, ", "))
 		}
 	} else if name != "vulkan" {
-		return nil, fmt.Errorf("vulkan: device %q: want auto, vulkan or vulkan:N: %w", name, backend.ErrDeviceUnavailable)
+		return nil, backend.Unavailable("vulkan: device %q: want auto, vulkan or vulkan:N (N an index, a device's name or its UUID)", name)
 	}
 	info := infos[index]
 	priority := float32(1)

@@ -18,6 +18,10 @@ type Info struct {
 	Type string
 	// Driver and DriverInfo are the driver's name and version text.
 	Driver, DriverInfo string
+	// UUID is the device's UUID (VkPhysicalDeviceIDProperties.deviceUUID),
+	// the same across processes and driver instances:
+	// 8-4-4-4-12 hexadecimal digits.
+	UUID string
 	// APIVersion is the Vulkan version the device supports (major.minor.patch).
 	APIVersion string
 	Heaps      []Heap
@@ -139,12 +143,14 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	if !found {
 		return info, false, nil
 	}
-	driver := &vk.PhysicalDeviceDriverProperties{SType: vk.StructureTypePhysicalDeviceDriverProperties}
+	id := &vk.PhysicalDeviceIDProperties{SType: vk.StructureTypePhysicalDeviceIDProperties}
+	driver := &vk.PhysicalDeviceDriverProperties{SType: vk.StructureTypePhysicalDeviceDriverProperties, PNext: unsafe.Pointer(id)}
 	subgroup := &vk.PhysicalDeviceSubgroupProperties{SType: vk.StructureTypePhysicalDeviceSubgroupProperties, PNext: unsafe.Pointer(driver)}
 	props := &vk.PhysicalDeviceProperties2{SType: vk.StructureTypePhysicalDeviceProperties2, PNext: unsafe.Pointer(subgroup)}
 	vk.GetPhysicalDeviceProperties2(pd, props)
 	p := &props.Properties
 	info.Name = vk.GoString(p.DeviceName[:])
+	info.UUID = formatUUID(id.DeviceUUID)
 	info.Type = map[int32]string{vk.PhysicalDeviceTypeDiscreteGpu: "discrete", vk.PhysicalDeviceTypeIntegratedGpu: "integrated",
 		vk.PhysicalDeviceTypeVirtualGpu: "virtual", vk.PhysicalDeviceTypeCpu: "cpu"}[p.DeviceType]
 	if info.Type == "" {
@@ -189,4 +195,9 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 		}
 	}
 	return info, true, nil
+}
+
+// formatUUID writes a UUID as 8-4-4-4-12 lowercase hexadecimal digits.
+func formatUUID(u [16]uint8) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }

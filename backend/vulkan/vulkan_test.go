@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -352,5 +353,31 @@ func TestInstanceOutlivesDevices(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestOpenByNameOrUUID opens the default device by its index, its name in
+// another case and its UUID with and without dashes: the same device.
+func TestOpenByNameOrUUID(t *testing.T) {
+	d := openTest(t)
+	info := d.Info()
+	if len(info.UUID) != 36 || strings.Count(info.UUID, "-") != 4 {
+		t.Fatalf("UUID %q is not 8-4-4-4-12 hexadecimal digits", info.UUID)
+	}
+	for _, id := range []string{fmt.Sprint(info.Index), strings.ToUpper(info.Name), info.UUID, strings.ReplaceAll(strings.ToUpper(info.UUID), "-", "")} {
+		other, err := Open("vulkan:" + id)
+		if err != nil {
+			t.Fatalf("vulkan:%s: %v", id, err)
+		}
+		if got := other.Info(); got.Index != info.Index || got.UUID != info.UUID {
+			t.Errorf("vulkan:%s opened vulkan:%d", id, got.Index)
+		}
+		if err := other.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Open("vulkan:no such GPU")
+	if !errors.Is(err, backend.ErrDeviceUnavailable) || !strings.Contains(err.Error(), info.UUID) || strings.HasSuffix(err.Error(), "device unavailable") {
+		t.Errorf("an unknown name: %v (want ErrDeviceUnavailable, listing the devices, without the sentinel's text)", err)
 	}
 }

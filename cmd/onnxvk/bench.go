@@ -29,6 +29,7 @@ type benchResult struct {
 	// driver and its version.
 	DeviceName   string `json:"device_name,omitempty"`
 	DeviceDriver string `json:"device_driver,omitempty"`
+	DeviceUUID   string `json:"device_uuid,omitempty"`
 	Precision    string `json:"precision"`
 	// Inputs gives each input's shape as fed.
 	Inputs     map[string][]int64 `json:"inputs"`
@@ -113,7 +114,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	defer sess.Close()
 	res := benchResult{Model: filepath.Base(path), Version: onnxvk.Build().String(), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
 		Warmup: *warmup, Concurrency: *concurrency, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon(), Inputs: map[string][]int64{}}
-	res.DeviceName, res.DeviceDriver = deviceDescription(sess.Device())
+	res.DeviceName, res.DeviceDriver, res.DeviceUUID = deviceDescription(sess.Device())
 	feeds, err := makeInputs(sess, inputs, dims, *seed, nil)
 	if err != nil {
 		return err
@@ -275,19 +276,19 @@ func meanStddev(xs []float64) (mean, stddev float64) {
 	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
 
-// deviceDescription returns the description and the driver of a Vulkan
-// device ("vulkan:N"), or empty strings.
-func deviceDescription(device string) (name, driver string) {
+// deviceDescription returns the description, the driver and the UUID of a
+// Vulkan device ("vulkan:N"), or empty strings.
+func deviceDescription(device string) (name, driver, uuid string) {
 	if !strings.HasPrefix(device, "vulkan:") {
-		return "", ""
+		return "", "", ""
 	}
 	devices, _ := onnxvk.Devices()
 	for _, d := range devices {
 		if d.Name == device {
-			return d.Description, d.Driver
+			return d.Description, d.Driver, d.UUID
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // phases prints one line per phase of a command on stderr when it is not a

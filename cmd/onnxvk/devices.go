@@ -58,7 +58,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 			mark = " (default)"
 		}
 		fmt.Fprintf(stdout, "%s%s: %s\n", d.Name, mark, d.Description)
-		fmt.Fprintf(stdout, "  type %s, driver %s, Vulkan %s\n", d.Kind, d.Driver, d.APIVersion)
+		fmt.Fprintf(stdout, "  type %s, driver %s, Vulkan %s, UUID %s\n", d.Kind, d.Driver, d.APIVersion, d.UUID)
 		fmt.Fprintf(stdout, "  memory: %.1f GiB device-local\n", float64(d.MemoryBytes)/(1<<30))
 		fmt.Fprintf(stdout, "  subgroup size %d; fp16 %s, int8 %s, 16-bit storage %s, cooperative matrix %s\n",
 			d.SubgroupSize, yes(d.Float16), yes(d.Int8), yes(d.Storage16Bit), yes(d.CooperativeMatrix))

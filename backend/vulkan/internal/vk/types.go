@@ -23,6 +23,7 @@ const (
 	StructureTypePhysicalDeviceProperties2               = 1000059001
 	StructureTypePhysicalDeviceSubgroupProperties        = 1000094000
 	StructureTypePhysicalDeviceDriverProperties          = 1000196000
+	StructureTypePhysicalDeviceIDProperties              = 1000071004
 	StructureTypePhysicalDeviceFeatures2                 = 1000059000
 	StructureTypePhysicalDeviceShaderFloat16Int8Features = 1000082000
 	StructureTypePhysicalDevice16bitStorageFeatures      = 1000083000
@@ -336,6 +337,18 @@ type PhysicalDeviceDriverProperties struct {
 	DriverName         [256]byte
 	DriverInfo         [256]byte
 	ConformanceVersion ConformanceVersion
+}
+
+// PhysicalDeviceIDProperties is VkPhysicalDeviceIDProperties.
+type PhysicalDeviceIDProperties struct {
+	_               structs.HostLayout
+	SType           int32
+	PNext           unsafe.Pointer
+	DeviceUUID      [16]uint8
+	DriverUUID      [16]uint8
+	DeviceLUID      [8]uint8
+	DeviceNodeMask  uint32
+	DeviceLUIDValid uint32
 }
 
 // ConformanceVersion is VkConformanceVersion.
