@@ -60,5 +60,5 @@ func (s *Session) RunValuesBatch(ctx context.Context, inputs []map[string]graph.
 			return nil, fmt.Errorf("onnxvk: model %q: request %d: input types %s differ from request 0's %s: %w", s.model.Name, i, k, key, ErrInputMismatch)
 		}
 	}
-	return runOn(s, key, types, func(ex *backend.Executor) ([]map[string]graph.Value, error) { return ex.RunBatch(ctx, inputs) })
+	return runOn(s, key, types, nil, func(ex *backend.Executor) ([]map[string]graph.Value, error) { return ex.RunBatch(ctx, inputs) })
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
@@ -154,6 +155,46 @@ func TestRunIntoOutputs(t *testing.T) {
 			require.NoError(t, err)
 			_, err = s.RunWith(context.Background(), in, onnxvk.RunOptions{Outputs: map[string]*onnxvk.Tensor{"y": wrong}})
 			require.ErrorContains(t, err, `output "y" is float32[1 4]`)
+		})
+	}
+}
+
+// TestRunOnly computes one of cacheModel's two outputs: the Run returns
+// only it, equal to a full Run's, and runs only the nodes it needs.
+func TestRunOnly(t *testing.T) {
+	for _, device := range []string{"cpu", "vulkan"} {
+		t.Run(device, func(t *testing.T) {
+			sess, err := onnxvk.NewSession(cacheModel(), onnxvk.WithDevice(device))
+			if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
+				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+			}
+			require.NoError(t, err)
+			defer sess.Close()
+			x, err := onnxvk.NewTensor([]int64{1, 1, 4}, []float32{1, 2, 3, 4})
+			require.NoError(t, err)
+			past, err := onnxvk.NewTensor([]int64{1, 2, 4}, []float32{1, 1, 1, 1, 2, 2, 2, 2})
+			require.NoError(t, err)
+			in := map[string]*onnxvk.Tensor{"x": x, "past": past}
+			ctx := context.Background()
+			full, err := sess.Run(ctx, in)
+			require.NoError(t, err)
+
+			tr := backend.NewTrace()
+			only, err := sess.RunWith(backend.WithTrace(ctx, tr), in, onnxvk.RunOptions{Only: []string{"present", "present"}})
+			require.NoError(t, err)
+			require.Len(t, only, 1)
+			want, err := full["present"].Float32s()
+			require.NoError(t, err)
+			got, err := only["present"].Float32s()
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			for _, ev := range tr.Events() {
+				require.NotContains(t, []string{"Mul", "ReduceSum"}, ev.Op, "a node y needs ran")
+			}
+
+			_, err = sess.RunWith(ctx, in, onnxvk.RunOptions{Only: []string{"nope"}})
+			require.ErrorIs(t, err, onnxvk.ErrUnknownOutput)
+			require.Contains(t, err.Error(), "the model outputs y, present")
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,9 @@ var (
 	ErrClosed = errors.New("onnxvk: session closed")
 	// ErrUnknownInput: Run got an input name the model does not have.
 	ErrUnknownInput = errors.New("unknown input")
+	// ErrUnknownOutput: RunOptions.Only names an output the model does not
+	// have.
+	ErrUnknownOutput = errors.New("unknown output")
 	// ErrMissingInput: Run lacks a required input.
 	ErrMissingInput = backend.ErrMissingInput
 	// ErrInputMismatch: an input's element type or shape disagrees with the model.
@@ -321,6 +325,11 @@ type RunOptions struct {
 	// the result straight into it) and returns it, allocating nothing for
 	// that output.
 	Outputs map[string]*Tensor
+	// Only, when set, names the outputs to compute: the Run plans and runs
+	// just the nodes they need and returns only them (a plan per set of
+	// names, cached like the plans per input shapes). A name the model
+	// does not output fails with ErrUnknownOutput.
+	Only []string
 }
 
 // RunWith is Run with options. Inputs may be device tensors of this
@@ -343,7 +352,7 @@ func (s *Session) RunWith(ctx context.Context, inputs map[string]*Tensor, opts R
 		}
 		o.Into[name] = t.t
 	}
-	out, err := s.runValues(ctx, vals, o)
+	out, err := s.runValues(ctx, vals, o, opts.Only)
 	if err != nil {
 		return nil, err
 	}
@@ -391,11 +400,11 @@ func (s *Session) valueTensors(out map[string]graph.Value, instead string) (map[
 // RunValues is Run for models whose inputs or outputs are sequences,
 // optionals or maps as well as tensors.
 func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
-	return s.runValues(ctx, inputs, backend.RunOptions{})
+	return s.runValues(ctx, inputs, backend.RunOptions{}, nil)
 }
 
 // runValues is RunValues with options (see RunOptions).
-func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, o backend.RunOptions) (map[string]graph.Value, error) {
+func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, o backend.RunOptions, only []string) (map[string]graph.Value, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -403,24 +412,45 @@ func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, 
 	if err != nil {
 		return nil, err
 	}
-	return runOn(s, key, types, func(ex *backend.Executor) (map[string]graph.Value, error) {
+	if only != nil {
+		if only, err = s.checkOutputs(only); err != nil {
+			return nil, err
+		}
+		key += "only=" + strings.Join(only, ",")
+	}
+	return runOn(s, key, types, only, func(ex *backend.Executor) (map[string]graph.Value, error) {
 		return ex.RunWith(ctx, inputs, o)
 	})
+}
+
+// checkOutputs returns the output names sorted, without repeats, or an
+// error naming one the model does not output.
+func (s *Session) checkOutputs(names []string) ([]string, error) {
+	for _, name := range names {
+		if !slices.ContainsFunc(s.outputs, func(o ValueInfo) bool { return o.Name == name }) {
+			var have []string
+			for _, o := range s.outputs {
+				have = append(have, o.Name)
+			}
+			return nil, fmt.Errorf("onnxvk: model %q: output %q: %w (the model outputs %s)", s.model.Name, name, ErrUnknownOutput, strings.Join(have, ", "))
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(names))), nil
 }
 
 // runOn runs do on the executor for the input types key and types, and,
 // where the session falls back to the CPU when device memory runs out
 // (WithCPUFallbackOnOOM), again on the CPU-only executor after an
 // ErrOutOfMemory.
-func runOn[T any](s *Session, key string, types map[string]*graph.Type, do func(*backend.Executor) (T, error)) (T, error) {
+func runOn[T any](s *Session, key string, types map[string]*graph.Type, only []string, do func(*backend.Executor) (T, error)) (T, error) {
 	var zero T
-	ex, err := s.executor(key, types, false)
+	ex, err := s.executor(key, types, only, false)
 	if err != nil {
 		return zero, err
 	}
 	out, err := do(ex)
 	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
-		if ex, err = s.executor(key, types, true); err != nil {
+		if ex, err = s.executor(key, types, only, true); err != nil {
 			return zero, err
 		}
 		out, err = do(ex)
@@ -516,15 +546,15 @@ func matchType(decl ValueInfo, got *graph.Type, symbols map[string]int64) error 
 // and compiling it on first use. With cpuOnly set, or when compiling for
 // the GPU runs out of memory under WithCPUFallbackOnOOM, it plans for the
 // CPU alone and caches that plan instead.
-func (s *Session) executor(key string, types map[string]*graph.Type, cpuOnly bool) (*backend.Executor, error) {
+func (s *Session) executor(key string, types map[string]*graph.Type, only []string, cpuOnly bool) (*backend.Executor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ex, ok := s.execs[key]; ok && !cpuOnly {
 		return ex, nil
 	}
-	ex, err := s.compile(types, cpuOnly)
+	ex, err := s.compile(types, only, cpuOnly)
 	if err != nil && !cpuOnly && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
-		ex, err = s.compile(types, true)
+		ex, err = s.compile(types, only, true)
 	}
 	if err != nil {
 		return nil, err
@@ -541,8 +571,9 @@ func (s *Session) executor(key string, types map[string]*graph.Type, cpuOnly boo
 
 // compile plans the model for the input types on the session's devices,
 // or on its CPU alone, and compiles the plan.
-func (s *Session) compile(types map[string]*graph.Type, cpuOnly bool) (*backend.Executor, error) {
+func (s *Session) compile(types map[string]*graph.Type, only []string, cpuOnly bool) (*backend.Executor, error) {
 	opts, devices := s.planOptions(types, cpuOnly)
+	opts.Outputs = only
 	p, err := planner.New(s.model, opts)
 	if err != nil {
 		return nil, fmt.Errorf("onnxvk: %w", err)

@@ -123,6 +123,9 @@ type Options struct {
 	// once per shard, on the shard's logical device (see Plan.Shards and
 	// Plan.Comms).
 	Stages *Stages
+	// Outputs, when set, names the graph outputs to compute: the plan
+	// keeps only them and the nodes they need. Each must be a graph output.
+	Outputs []string
 }
 
 // StepKind tells compute steps from transfers.
@@ -249,6 +252,11 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if opts.Outputs != nil {
+		if err := selectOutputs(g, opts.Outputs); err != nil {
+			return nil, fmt.Errorf("planner: model %q: %w", m.Name, err)
+		}
+	}
 	p.Fused = fuse(pm, g, opts.Devices)
 	for name, t := range g.Initializers {
 		p.Constants[p.index(name)] = t
@@ -270,6 +278,52 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	p.lifetimes()
 	p.assignOffsets(opts.Alignment)
 	return p, nil
+}
+
+// selectOutputs keeps of g's outputs those named, in the graph's order,
+// and of its nodes those they need: a node stays when a kept node or
+// output reads one of its outputs, through its inputs or the values its
+// subgraphs capture.
+func selectOutputs(g *graph.Graph, names []string) error {
+	want := map[string]bool{}
+	for _, name := range names {
+		want[name] = true
+	}
+	var outs []*graph.ValueInfo
+	for _, o := range g.Outputs {
+		if want[o.Name] {
+			outs = append(outs, o)
+			delete(want, o.Name)
+		}
+	}
+	if len(want) > 0 {
+		missing := slices.Sorted(maps.Keys(want))
+		return fmt.Errorf("no graph output %s to compute", strings.Join(missing, ", "))
+	}
+	g.Outputs = outs
+	needed := map[string]bool{}
+	for _, o := range outs {
+		needed[o.Name] = true
+	}
+	keep := make([]bool, len(g.Nodes))
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		n := g.Nodes[i]
+		if !slices.ContainsFunc(n.Outputs, func(o string) bool { return needed[o] }) {
+			continue
+		}
+		keep[i] = true
+		for _, in := range append(slices.Clone(n.Inputs), capturedNames(n)...) {
+			needed[in] = true
+		}
+	}
+	nodes := make([]*graph.Node, 0, len(g.Nodes))
+	for i, n := range g.Nodes {
+		if keep[i] {
+			nodes = append(nodes, n)
+		}
+	}
+	g.Nodes = nodes
+	return nil
 }
 
 // foldConstantIdentities removes each Identity of a constant tensor whose
