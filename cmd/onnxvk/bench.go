@@ -80,7 +80,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	seed := fs.Uint64("seed", 1, "seed for the random input data")
 	var inputs, dimList listFlag
-	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or .pb); others get random data")
+	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy, .pb, or a picture: .png, .jpg, .gif); others get random data")
+	img := addImageFlags(fs)
 	fs.Var(&dimList, "dim", "size of a symbolic dimension, `NAME=SIZE`; repeatable (default 1)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -115,7 +116,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res := benchResult{Model: filepath.Base(path), Version: onnxvk.Build().String(), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
 		Warmup: *warmup, Concurrency: *concurrency, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon(), Inputs: map[string][]int64{}}
 	res.DeviceName, res.DeviceDriver, res.DeviceUUID = deviceDescription(sess.Device())
-	feeds, err := makeInputs(sess, inputs, dims, *seed, nil)
+	feeds, err := makeInputs(sess, inputs, img, dims, *seed, nil)
 	if err != nil {
 		return err
 	}

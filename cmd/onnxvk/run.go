@@ -28,7 +28,9 @@ import (
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N] [--verify] [--profile FILE [--batch N]]", stdout)
 	var inputs, dimList listFlag
-	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy or TensorProto .pb); repeatable")
+	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy, TensorProto .pb, or a picture: .png, .jpg, .gif); repeatable")
+	img := addImageFlags(fs)
+	labels := fs.String("labels", "", "class names, one per line, for the top 5 classes printed for an output of class scores, from `FILE`")
 	outDir := fs.String("o", "", "write each output to `DIR`/<output name>.npy")
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
@@ -73,7 +75,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	defer sess.Close()
 	printMultiDevice(stdout, sess)
 	printPrecision(stdout, sess, *fp16)
-	feeds, err := makeInputs(sess, inputs, dims, *seed, stdout)
+	feeds, err := makeInputs(sess, inputs, img, dims, *seed, stdout)
 	if err != nil {
 		return err
 	}
@@ -84,9 +86,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	elapsed := time.Since(start)
 	fmt.Fprintf(stdout, "ran %s on %s in %s\n", filepath.Base(path), sess.Device(), elapsed.Round(time.Microsecond))
+	names, err := readLabels(*labels)
+	if err != nil {
+		return err
+	}
 	for _, o := range sess.Outputs() {
 		v := out[o.Name]
 		fmt.Fprintf(stdout, "output %s: %s\n", o.Name, summarize(v))
+		if t, ok := v.(*graph.Tensor); ok {
+			printTopK(stdout, t, names)
+		}
 		if *outDir == "" {
 			continue
 		}
@@ -191,8 +200,8 @@ func verifyRun(sess *onnxvk.Session, feeds map[string]graph.Value, stdout io.Wri
 
 // makeInputs reads the -i NAME=FILE flags and fills every other required
 // input with seeded random data, saying so on w when w is not nil.
-func makeInputs(sess *onnxvk.Session, specs []string, dims map[string]int64, seed uint64, w io.Writer) (map[string]graph.Value, error) {
-	feeds, err := readInputs(sess, specs)
+func makeInputs(sess *onnxvk.Session, specs []string, img *imageOptions, dims map[string]int64, seed uint64, w io.Writer) (map[string]graph.Value, error) {
+	feeds, err := readInputs(sess, specs, img)
 	if err != nil {
 		return nil, err
 	}
@@ -214,24 +223,35 @@ func makeInputs(sess *onnxvk.Session, specs []string, dims map[string]int64, see
 }
 
 // readInputs reads the -i NAME=FILE flags.
-func readInputs(sess *onnxvk.Session, specs []string) (map[string]graph.Value, error) {
+func readInputs(sess *onnxvk.Session, specs []string, img *imageOptions) (map[string]graph.Value, error) {
 	feeds := map[string]graph.Value{}
 	for _, spec := range specs {
 		name, file, ok := strings.Cut(spec, "=")
 		if !ok || name == "" || file == "" {
 			return nil, usagef("-i %q: want NAME=FILE", spec)
 		}
+		if _, twice := feeds[name]; twice {
+			return nil, usagef("-i %s: input %q is given twice", spec, name)
+		}
 		var (
 			v   graph.Value
 			err error
 		)
-		switch strings.ToLower(filepath.Ext(file)) {
-		case ".npy":
+		ext := strings.ToLower(filepath.Ext(file))
+		switch {
+		case ext == ".npy":
 			v, err = npy.ReadFile(file)
-		case ".pb":
+		case ext == ".pb":
 			v, err = loader.ReadValueFile(file, inputType(sess, name))
+		case slices.Contains(imageExts, ext):
+			i := slices.IndexFunc(sess.Inputs(), func(in onnxvk.ValueInfo) bool { return in.Name == name })
+			if i < 0 {
+				err = fmt.Errorf("the model has no input %q", name)
+				break
+			}
+			v, err = readImage(file, sess.Inputs()[i], img)
 		default:
-			err = errors.New("unknown file type (want .npy or .pb)")
+			err = errors.New("unknown file type (want .npy, .pb, or a picture: .png, .jpg, .gif)")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("input %q from %s: %w", name, file, err)
