@@ -1,9 +1,8 @@
 package hostfallback
 
 import (
-	"math"
-
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Generated tensors: Constant, ConstantOfShape, Range, EyeLike.
@@ -140,24 +139,9 @@ func rangeKernel(c *Call) error {
 			v[i] = x[0]
 		}
 		start, limit, delta := v[0], v[1], v[2]
-		if delta == 0 {
-			return c.Errorf("delta is 0")
-		}
-		// Count in uint64: limit-start may not fit an int64.
-		var span, step uint64
-		switch {
-		case delta > 0 && limit > start:
-			span, step = uint64(limit)-uint64(start), uint64(delta)
-		case delta < 0 && limit < start:
-			span, step = uint64(start)-uint64(limit), -uint64(delta)
-		}
-		n := int64(0)
-		if span > 0 {
-			count := (span-1)/step + 1
-			if count > maxElements {
-				return c.Errorf("range from %d to %d by %d is too long", start, limit, delta)
-			}
-			n = int64(count)
+		n, err := ops.RangeLength(start, limit, delta)
+		if err != nil {
+			return c.Errorf("%w", err)
 		}
 		out := c.Output(0, dt, []int64{n})
 		if dt == graph.Int64 {
@@ -175,14 +159,10 @@ func rangeKernel(c *Call) error {
 		return nil
 	}
 	start, limit, delta := in[0].Float64At(0), in[1].Float64At(0), in[2].Float64At(0)
-	if delta == 0 {
-		return c.Errorf("delta is 0")
+	n, err := ops.RangeLengthFloat(start, limit, delta)
+	if err != nil {
+		return c.Errorf("%w", err)
 	}
-	f := math.Ceil((limit - start) / delta)
-	if !(f < maxElements) {
-		return c.Errorf("range from %g to %g by %g is too long", start, limit, delta)
-	}
-	n := int64(max(f, 0))
 	switch dt {
 	case graph.Float:
 		o := graph.View[float32](c.Output(0, dt, []int64{n}))[:n]

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -514,5 +516,45 @@ func TestFoldInSubgraph(t *testing.T) {
 	folded := m.Graph.Nodes[0].Attr("then_branch").G
 	if folded == body || folded.Initializers["xs"] == nil || len(folded.Nodes) != 1 || folded.Nodes[0].OpType != "Reshape" {
 		t.Errorf("folded branch: nodes %v, initializers %v", folded.Nodes, folded.Initializers)
+	}
+}
+
+// TestRangeLengthFolding folds Range over values whose difference
+// overflows int64 as the kernel counts it: too long fails inference, a
+// whole span folds to its elements, and infinite bounds fail.
+func TestRangeLengthFolding(t *testing.T) {
+	infer := func(start, limit, delta *graph.Tensor) (map[string]*graph.Tensor, error) {
+		b := newBuilder()
+		b.init("start", start)
+		b.init("limit", limit)
+		b.init("delta", delta)
+		b.node("Range", []string{"start", "limit", "delta"}, []string{"r"})
+		b.output("r", nil)
+		return InferModel(b.model(), nil)
+	}
+	_, err := infer(graph.Scalar(graph.Int64, int64(-1<<62)), graph.Scalar(graph.Int64, int64(1<<62)), graph.Scalar(graph.Int64, int64(1)))
+	if err == nil || !strings.Contains(err.Error(), "too long") {
+		t.Errorf("Range(-2^62, 2^62, 1): %v, want too long", err)
+	}
+	known, err := infer(graph.Scalar(graph.Int64, int64(math.MinInt64)), graph.Scalar(graph.Int64, int64(math.MaxInt64)), graph.Scalar(graph.Int64, int64(1<<62)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := known["r"].Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{math.MinInt64, -1 << 62, 0, 1 << 62}; !slices.Equal(got, want) {
+		t.Errorf("Range(-2^63, 2^63-1, 2^62) folds to %v, want %v", got, want)
+	}
+	_, err = infer(graph.Scalar(graph.Float, float32(0)), graph.Scalar(graph.Float, float32(math.Inf(1))), graph.Scalar(graph.Float, float32(1)))
+	if err == nil {
+		t.Error("Range(0, inf, 1) inferred")
+	}
+	if n, err := RangeLength(5, 5, -1); n != 0 || err != nil {
+		t.Errorf("RangeLength(5, 5, -1) = %d, %v", n, err)
+	}
+	if n, err := RangeLength(10, 0, -3); n != 4 || err != nil {
+		t.Errorf("RangeLength(10, 0, -3) = %d, %v", n, err)
 	}
 }

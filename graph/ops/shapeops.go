@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -149,24 +148,17 @@ func inferRange(c *InferContext) error {
 		c.setTensor(0, dt, graph.Shape{graph.UnknownDim()})
 		return nil
 	}
-	var n int64
+	var (
+		n   int64
+		err error
+	)
 	if start.isFloat() {
-		d := delta.float(0)
-		if d == 0 {
-			return fmt.Errorf("delta 0")
-		}
-		n = int64(max(math.Ceil((limit.float(0)-start.float(0))/d), 0))
+		n, err = RangeLengthFloat(start.float(0), limit.float(0), delta.float(0))
 	} else {
-		d := delta.i[0]
-		if d == 0 {
-			return fmt.Errorf("delta 0")
-		}
-		span := limit.i[0] - start.i[0]
-		n = span / d
-		if span%d != 0 {
-			n++
-		}
-		n = max(n, 0)
+		n, err = RangeLength(start.i[0], limit.i[0], delta.i[0])
+	}
+	if err != nil {
+		return err
 	}
 	c.setTensor(0, start.dt, graph.ShapeOf(n))
 	if n > maxValueElems {
