@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -108,16 +109,8 @@ func (x *externalData) open(loc string) (*extFile, error) {
 	if rel, err := filepath.Rel(x.realBase, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, fmt.Errorf("location %q resolves to %s, outside the model's folder", loc, real)
 	}
-	f, err := os.Open(real)
+	f, st, err := openRegular(real)
 	if err != nil {
-		return nil, fmt.Errorf("location %q: %w", loc, err)
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = errors.New("not a regular file")
-	}
-	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("location %q: %w", loc, err)
 	}
 	ef := &extFile{size: st.Size()}
@@ -245,4 +238,23 @@ func readWhole(f *os.File) ([]byte, func(), error) {
 		return nil, nil, err
 	}
 	return data, func() { unmap() }, nil
+}
+
+// openRegular opens path for reading and fails unless it is a regular
+// file. It opens without blocking (O_NONBLOCK), so that a FIFO, which
+// would block the open until a writer comes, fails at once instead.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
 }
