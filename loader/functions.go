@@ -168,26 +168,11 @@ func collectNames(g *graph.Graph, used map[string]bool) {
 			used[x] = true
 		}
 		for _, a := range n.Attrs {
-			for _, sub := range subgraphs(a) {
+			for _, sub := range graph.Subgraphs(a) {
 				collectNames(sub, used)
 			}
 		}
 	}
-}
-
-// subgraphs returns the non-nil graphs held by attribute a.
-func subgraphs(a *graph.Attribute) []*graph.Graph {
-	if a == nil {
-		return nil
-	}
-	var gs []*graph.Graph
-	switch a.Type {
-	case graph.AttrGraph:
-		gs = []*graph.Graph{a.G}
-	case graph.AttrGraphs:
-		gs = a.Graphs
-	}
-	return slices.DeleteFunc(slices.Clone(gs), func(g *graph.Graph) bool { return g == nil })
 }
 
 // fresh returns a new value name for name inlined by the call labelled label.
@@ -225,7 +210,7 @@ func (in *inliner) graph(g *graph.Graph, stack []*Function) error {
 // inlined, or the inlined body of the function it calls.
 func (in *inliner) node(g *graph.Graph, n *graph.Node, stack []*Function) ([]*graph.Node, error) {
 	for _, name := range slices.Sorted(maps.Keys(n.Attrs)) {
-		for _, sub := range subgraphs(n.Attrs[name]) {
+		for _, sub := range graph.Subgraphs(n.Attrs[name]) {
 			if err := in.graph(sub, stack); err != nil {
 				return nil, fmt.Errorf("%s: attribute %q: %w", n, name, err)
 			}

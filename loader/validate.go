@@ -246,7 +246,7 @@ func (c *checker) node(n *graph.Node, nw string, sc *valueScope) {
 		case a.Type == graph.AttrGraph && a.G == nil:
 			c.add(nw, "graph attribute %q holds no graph", name)
 		}
-		for _, sub := range subgraphs(a) {
+		for _, sub := range graph.Subgraphs(a) {
 			c.graph(sub, fmt.Sprintf("%s: attribute %q: graph %q", nw, name, sub.Name), sc)
 		}
 	}

@@ -49,7 +49,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 			uses[name]++
 			consumers[name] = append(consumers[name], i)
 		}
-		for _, name := range capturedNames(n) {
+		for _, name := range graph.Captured(n) {
 			uses[name] += 2 // read by a subgraph: never fused away
 		}
 	}

@@ -312,7 +312,7 @@ func selectOutputs(g *graph.Graph, names []string) error {
 			continue
 		}
 		keep[i] = true
-		for _, in := range append(slices.Clone(n.Inputs), capturedNames(n)...) {
+		for _, in := range append(slices.Clone(n.Inputs), graph.Captured(n)...) {
 			needed[in] = true
 		}
 	}
@@ -435,7 +435,7 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 			unsupported = append(unsupported, n.String())
 			continue
 		}
-		captured := p.indices(capturedNames(n))
+		captured := p.indices(graph.Captured(n))
 		in := p.indices(n.Inputs)
 		for _, v := range append(append([]int{}, in...), captured...) {
 			if v >= 0 {
@@ -499,65 +499,6 @@ func (p *Plan) move(where map[int]map[string]bool, v int, dev string) {
 func (p *Plan) comm(n *graph.Node) (Comm, bool) {
 	c, ok := p.Comms[n.Name]
 	return c, ok && n.Index < 0
-}
-
-// capturedNames lists the outer-scope values that n's subgraphs read, in a
-// stable order.
-func capturedNames(n *graph.Node) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, name := range slices.Sorted(maps.Keys(n.Attrs)) {
-		for _, sg := range subgraphs(n.Attrs[name]) {
-			walkInner(sg, map[string]bool{}, seen, &out)
-		}
-	}
-	return out
-}
-
-// walkInner collects names a nested subgraph reads from outside itself and
-// outside the enclosing subgraph's locals.
-func walkInner(g *graph.Graph, enclosing, seen map[string]bool, out *[]string) {
-	local := maps.Clone(enclosing)
-	for _, in := range g.Inputs {
-		local[in.Name] = true
-	}
-	for name := range g.Initializers {
-		local[name] = true
-	}
-	for _, sn := range g.Nodes {
-		for _, name := range sn.Inputs {
-			if name != "" && !local[name] && !seen[name] {
-				seen[name] = true
-				*out = append(*out, name)
-			}
-		}
-		for _, a := range sn.Attrs {
-			for _, sg := range subgraphs(a) {
-				walkInner(sg, local, seen, out)
-			}
-		}
-		for _, name := range sn.Outputs {
-			local[name] = true
-		}
-	}
-	for _, o := range g.Outputs {
-		if !local[o.Name] && !seen[o.Name] {
-			seen[o.Name] = true
-			*out = append(*out, o.Name)
-		}
-	}
-}
-
-func subgraphs(a *graph.Attribute) []*graph.Graph {
-	switch a.Type {
-	case graph.AttrGraph:
-		if a.G != nil {
-			return []*graph.Graph{a.G}
-		}
-	case graph.AttrGraphs:
-		return a.Graphs
-	}
-	return nil
 }
 
 // byteSize is the size of a tensor value when its type is fully known, else -1.

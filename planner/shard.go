@@ -145,7 +145,7 @@ func annotatedNode(g *graph.Graph) *graph.Node {
 			return n
 		}
 		for _, a := range n.Attrs {
-			for _, sg := range subgraphs(a) {
+			for _, sg := range graph.Subgraphs(a) {
 				if inner := annotatedNode(sg); inner != nil {
 					return inner
 				}
@@ -161,7 +161,7 @@ func clearAnnotations(g *graph.Graph) {
 	for _, n := range g.Nodes {
 		n.DeviceConfigs = nil
 		for _, a := range n.Attrs {
-			for _, sg := range subgraphs(a) {
+			for _, sg := range graph.Subgraphs(a) {
 				clearAnnotations(sg)
 			}
 		}
@@ -200,7 +200,7 @@ func NodeCosts(m *graph.Model) ([]int64, error) {
 func nodeCost(g *graph.Graph, n *graph.Node) int64 {
 	var cost int64
 	for _, a := range n.Attrs {
-		for _, sg := range subgraphs(a) {
+		for _, sg := range graph.Subgraphs(a) {
 			for _, inner := range sg.Nodes {
 				cost += nodeCost(sg, inner)
 			}

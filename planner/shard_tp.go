@@ -159,7 +159,7 @@ func newPairFinder(g *graph.Graph) *pairFinder {
 				pf.producer[o] = i
 			}
 		}
-		for _, in := range slices.Concat(n.Inputs, capturedNames(n)) {
+		for _, in := range slices.Concat(n.Inputs, graph.Captured(n)) {
 			if c := pf.consumers[in]; in != "" && (len(c) == 0 || c[len(c)-1] != i) {
 				pf.consumers[in] = append(c, i)
 			}

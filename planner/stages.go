@@ -111,7 +111,7 @@ func checkGraphAnnotations(g *graph.Graph, configs map[string]int32) error {
 			}
 		}
 		for _, a := range n.Attrs {
-			for _, sg := range subgraphs(a) {
+			for _, sg := range graph.Subgraphs(a) {
 				if err := checkGraphAnnotations(sg, configs); err != nil {
 					return fmt.Errorf("%s: attribute %q: %w", n, a.Name, err)
 				}

@@ -160,7 +160,7 @@ func (s *sharder) groupRuns() ([]*graph.Node, error) {
 	waiting := make([]int, len(s.out))
 	users := make([][]int, len(s.out))
 	for i, n := range s.out {
-		for _, in := range append(slices.Clone(n.Inputs), capturedNames(n)...) {
+		for _, in := range append(slices.Clone(n.Inputs), graph.Captured(n)...) {
 			if j, ok := producer[in]; ok && in != "" && j != i {
 				waiting[i]++
 				users[j] = append(users[j], i)
@@ -243,7 +243,7 @@ func (s *sharder) node(n *graph.Node) error {
 	var done bool
 	var err error
 	switch {
-	case len(capturedNames(n)) > 0:
+	case len(graph.Captured(n)) > 0:
 	case elementwise(n):
 		done, err = s.elementwise(n, want, outWant[0])
 	case n.Domain == graph.DefaultDomain && (n.OpType == "MatMul" || n.OpType == "Gemm"):
@@ -270,7 +270,7 @@ func (s *sharder) note(n *graph.Node, why string) {
 // whole emits n unchanged on whole inputs, gathering those that are
 // sharded, and gives its outputs the layouts outWant asks for.
 func (s *sharder) whole(n *graph.Node, outWant [][]piece) error {
-	for _, in := range append(slices.Clone(n.Inputs), capturedNames(n)...) {
+	for _, in := range append(slices.Clone(n.Inputs), graph.Captured(n)...) {
 		if err := s.ensureWhole(in); err != nil {
 			return fmt.Errorf("input %q: %w", in, err)
 		}

@@ -152,31 +152,12 @@ func foldable(n *graph.Node, known map[string]*graph.Tensor) bool {
 	return outputs > 0
 }
 
-// subgraphs returns the graphs among n's attributes.
-func subgraphs(n *graph.Node) []*graph.Graph {
-	var out []*graph.Graph
-	for _, a := range n.Attrs {
-		if a == nil {
-			continue
-		}
-		if a.G != nil {
-			out = append(out, a.G)
-		}
-		for _, g := range a.Graphs {
-			if g != nil {
-				out = append(out, g)
-			}
-		}
-	}
-	return out
-}
-
 // markUses marks the values n reads, its subgraphs' reads included.
 func markUses(n *graph.Node, used map[string]bool) {
 	for _, name := range n.Inputs {
 		used[name] = true
 	}
-	for _, g := range subgraphs(n) {
+	for _, g := range graph.NodeSubgraphs(n) {
 		for _, vi := range g.Outputs {
 			used[vi.Name] = true
 		}

@@ -3,8 +3,9 @@ package ops
 import (
 	"math"
 
-	"github.com/onnxvk/onnxvk/graph"
 	"github.com/x448/float16"
+
+	"github.com/onnxvk/onnxvk/graph"
 )
 
 // maxValueElems bounds the tensors whose values inference computes at plan
