@@ -31,6 +31,9 @@ type Model struct {
 	// ExternalFiles lists the external data files the weights came from,
 	// relative to the model's folder, in first-use order.
 	ExternalFiles []string
+	// Warnings says what the loader found amiss and mended (nodes out of
+	// topological order, reordered).
+	Warnings []string
 
 	closers []io.Closer
 }

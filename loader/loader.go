@@ -135,7 +135,8 @@ func FromProto(mp *onnxpb.ModelProto, name, baseDir string, opts ...Option) (*gr
 	return fromProto(mp, name, o)
 }
 
-// fromProto decodes mp, inlines its functions and validates the result. On
+// fromProto decodes mp, inlines its functions, puts nodes out of
+// topological order in order (with a warning) and validates the result. On
 // error it releases whatever external data it mapped.
 func fromProto(mp *onnxpb.ModelProto, name string, o options) (*graph.Model, error) {
 	if mp == nil {
@@ -147,6 +148,7 @@ func fromProto(mp *onnxpb.ModelProto, name string, o options) (*graph.Model, err
 		err = inlineFunctions(m, fns)
 	}
 	if err == nil {
+		m.Warnings = append(m.Warnings, sortGraphs(m)...)
 		err = validate(m)
 	}
 	if err != nil {

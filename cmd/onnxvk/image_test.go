@@ -104,3 +104,24 @@ func TestTopK(t *testing.T) {
 	// softmax of 0..11: e^11 / Σ e^k = 0.632.
 	require.Contains(t, out, "  top 5 of 12 classes: 11 c11 (0.632) 10 c10 (0.233) 9 c9 (0.086) 8 c8 (0.031) 7 c7 (0.012)\n")
 }
+
+// TestOutOfOrderModel inspects and runs a model whose nodes are listed
+// after their readers: the loader reorders them and inspect says so.
+func TestOutOfOrderModel(t *testing.T) {
+	g := graph.NewGraph("reversed")
+	f := graph.TensorType(graph.Float, graph.ShapeOf(2))
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: f}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: f}}
+	g.Nodes = []*graph.Node{
+		{Name: "relu", OpType: "Relu", Inputs: []string{"n"}, Outputs: []string{"y"}},
+		{Name: "neg", OpType: "Neg", Inputs: []string{"x"}, Outputs: []string{"n"}},
+	}
+	path := filepath.Join(t.TempDir(), "reversed.onnx")
+	require.NoError(t, loader.Save(&graph.Model{Name: "reversed", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}, path))
+	code, out, errOut := cli(t, "inspect", path)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "warning    graph \"reversed\": 2 of 2 nodes were not in topological order; reordered\n")
+	code, out, errOut = cli(t, "run", "--device", "cpu", path)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "output y: float32[2]")
+}

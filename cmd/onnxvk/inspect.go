@@ -28,6 +28,7 @@ type inspectReport struct {
 	Parameters     int64             `json:"parameters"`
 	ParameterBytes int64             `json:"parameter_bytes"`
 	ExternalFiles  []string          `json:"external_files,omitempty"`
+	Warnings       []string          `json:"warnings,omitempty"`
 	Configurations []string          `json:"device_configurations,omitempty"`
 	AnnotatedNodes int               `json:"annotated_nodes,omitempty"`
 	// AnnotationError says what is wrong with the multi-device
@@ -76,7 +77,7 @@ func inspectModel(m *graph.Model) *inspectReport {
 	producer := strings.TrimSpace(m.ProducerName + " " + m.ProducerVersion)
 	r := &inspectReport{Model: m.Name, IRVersion: m.IRVersion, Producer: producer, Domain: m.Domain,
 		ModelVersion: m.ModelVersion, Doc: m.DocString, Opsets: m.Opsets, Metadata: m.Metadata,
-		ExternalFiles: m.ExternalFiles}
+		ExternalFiles: m.ExternalFiles, Warnings: m.Warnings}
 	for _, in := range g.Inputs {
 		if _, isWeight := g.Initializers[in.Name]; !isWeight {
 			r.Inputs = append(r.Inputs, inspectValue{in.Name, in.Type.String()})
@@ -133,6 +134,9 @@ func inspectModel(m *graph.Model) *inspectReport {
 
 func printInspect(w io.Writer, r *inspectReport) {
 	fmt.Fprintf(w, "model      %s\n", r.Model)
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(w, "warning    %s\n", warning)
+	}
 	fmt.Fprintf(w, "ir version %d\n", r.IRVersion)
 	if r.Producer != "" {
 		fmt.Fprintf(w, "producer   %s\n", r.Producer)
