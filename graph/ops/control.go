@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -76,25 +77,53 @@ func inferIf(c *InferContext) error {
 	if thenG == nil || elseG == nil {
 		return fmt.Errorf("missing then_branch or else_branch")
 	}
-	tt, err := c.Subgraph(thenG, nil)
-	if err != nil {
-		return fmt.Errorf("then_branch: %w", err)
+	branch := func(name string, g *graph.Graph) ([]*graph.Type, error) {
+		ts, err := c.Subgraph(g, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(ts) != len(c.OutTypes) {
+			return nil, fmt.Errorf("%s has %d outputs for %d", name, len(ts), len(c.OutTypes))
+		}
+		return ts, nil
 	}
-	et, err := c.Subgraph(elseG, nil)
-	if err != nil {
-		return fmt.Errorf("else_branch: %w", err)
+	// A known condition takes one branch: the other never runs, and what
+	// its inference thinks of the declared shapes does not matter.
+	if cond, known := decode(c.val(0)); known && cond.len() == 1 {
+		name, g := "then_branch", thenG
+		if cond.int(0) == 0 {
+			name, g = "else_branch", elseG
+		}
+		ts, err := branch(name, g)
+		if err != nil {
+			return err
+		}
+		for i, t := range ts {
+			c.set(i, t)
+		}
+		return nil
 	}
-	if len(tt) != len(et) || len(tt) != len(c.OutTypes) {
-		return fmt.Errorf("branches have %d and %d outputs for %d", len(tt), len(et), len(c.OutTypes))
-	}
-	cond, known := decode(c.val(0))
-	for i := range tt {
-		switch {
-		case known && cond.len() == 1 && cond.int(0) != 0:
-			c.set(i, tt[i])
-		case known && cond.len() == 1:
-			c.set(i, et[i])
-		default:
+	tt, terr := branch("then_branch", thenG)
+	et, eerr := branch("else_branch", elseG)
+	switch {
+	case terr != nil && eerr != nil:
+		return errors.Join(terr, eerr)
+	case terr != nil || eerr != nil:
+		// One branch cannot be inferred from the types known here (a
+		// shape only the run decides, or a branch that never runs): a Run
+		// that takes it fails there. The outputs take the other branch's
+		// kinds and element types, their shapes unknown.
+		good := tt
+		if terr != nil {
+			good = et
+		}
+		for i, t := range good {
+			if t != nil {
+				c.set(i, &graph.Type{Kind: t.Kind, Elem: t.Elem})
+			}
+		}
+	default:
+		for i := range tt {
 			c.set(i, unionType(tt[i], et[i]))
 		}
 	}
