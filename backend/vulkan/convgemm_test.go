@@ -120,39 +120,6 @@ func convOutShape(c convCase) []int64 {
 	return w.outShape([]int64{c.x[0], c.w[0]}, len(c.x)-2)
 }
 
-// runConvModel plans m on devices followed by the CPU, checks that every
-// compute step runs on the first device and, when fused is set, that the
-// planner fused something, and returns output y.
-func runConvModel(t *testing.T, m *graph.Model, feeds map[string]graph.Value, fused bool, devices ...backend.Device) *graph.Tensor {
-	t.Helper()
-	devices = append(devices, hostfallback.NewDevice())
-	pd := make([]planner.Device, len(devices))
-	for i, dev := range devices {
-		pd[i] = dev
-	}
-	p, err := planner.New(m, planner.Options{Devices: pd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fused && p.Fused == 0 {
-		t.Fatalf("%s: nothing fused", devices[0].Name())
-	}
-	for _, st := range p.Steps {
-		if st.Kind == planner.Compute && st.Device != devices[0].Name() {
-			t.Fatalf("%s planned on %s", st.Node, st.Device)
-		}
-	}
-	ex, err := backend.NewExecutor(p, devices)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := ex.Run(context.Background(), feeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out["y"].(*graph.Tensor)
-}
-
 // checkGemmLowering checks that d lowers Conv c to convgemm.comp, split
 // (a second, reducing dispatch) exactly when split is set.
 func checkGemmLowering(t *testing.T, d *Device, c convCase, split bool) {

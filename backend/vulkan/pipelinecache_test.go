@@ -73,7 +73,7 @@ func runCached(t *testing.T, dir string, net func() (*graph.Model, map[string]gr
 		t.Fatal("the device has no pipeline cache")
 	}
 	m, feeds := net()
-	y := runModel(t, m, feeds, d)
+	y := runConvModel(t, m, feeds, true, d)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestPipelineCacheSavedAndLoaded(t *testing.T) {
 		t.Fatalf("the device loaded %d bytes, not the %d-byte cache file", warm.cache.loaded, len(saved))
 	}
 	m, feeds := residualNet()
-	got := runModel(t, m, feeds, warm)
+	got := runConvModel(t, m, feeds, true, warm)
 	data, err := vk.GetPipelineCacheData(warm.dev, warm.cache.handle)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestPipelineCacheSaveFails(t *testing.T) {
 	t.Setenv(PipelineCacheEnv, file)
 	d := openTest(t)
 	m, feeds := tinyNet()
-	runModel(t, m, feeds, d)
+	runConvModel(t, m, feeds, true, d)
 	d.mu.Lock()
 	err := d.cache.save(d.dev)
 	d.mu.Unlock()
