@@ -35,19 +35,6 @@ func readmeBlocks(t *testing.T) (readme string, lines []string) {
 	return readme, lines
 }
 
-// helpFlags returns the flags a command's --help lists, with their dashes.
-func helpFlags(t *testing.T, cmd string) []string {
-	code, out, errOut := cli(t, cmd, "--help")
-	require.Equal(t, 0, code, errOut)
-	var flags []string
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "  -") {
-			flags = append(flags, strings.Fields(line)[0])
-		}
-	}
-	return flags
-}
-
 var flagToken = regexp.MustCompile(`^-{1,2}([a-z0-9][a-z0-9-]*)`)
 
 // TestREADMECommands runs the README's commands: the first block's example
@@ -75,7 +62,7 @@ func TestREADMECommands(t *testing.T) {
 			}
 			require.True(t, slices.ContainsFunc(commands, func(c command) bool { return c.name == cmd }), "README: %q: no command %s", line, cmd)
 			seen[cmd] = true
-			flags := helpFlags(t, cmd)
+			flags, _ := commandFlags(commands[slices.IndexFunc(commands, func(c command) bool { return c.name == cmd })])
 			for _, tok := range f[2:] {
 				m := flagToken.FindStringSubmatch(strings.TrimLeft(tok, "[("))
 				if m == nil {
@@ -88,7 +75,8 @@ func TestREADMECommands(t *testing.T) {
 	}
 	for _, c := range commands {
 		require.True(t, seen[c.name], "the README's CLI block does not show onnxvk %s", c.name)
-		for _, fl := range helpFlags(t, c.name) {
+		flags, _ := commandFlags(c)
+		for _, fl := range flags {
 			name := strings.TrimLeft(fl, "-")
 			mentioned := strings.Contains(readme, "--"+name) || len(name) == 1 && strings.Contains(readme, "-"+name+" ")
 			require.True(t, mentioned, "the README never mentions onnxvk %s's flag %s", c.name, fl)
