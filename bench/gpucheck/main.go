@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/onnxvk/onnxvk"
-	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/bench"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
@@ -67,14 +66,14 @@ type part struct {
 
 // report is the JSON file gpucheck writes.
 type report struct {
-	Build     string        `json:"build"`
-	Quick     bool          `json:"quick"`
-	Started   time.Time     `json:"started"`
-	GoMaxProc int           `json:"gomaxprocs"`
-	Device    *vulkan.Info  `json:"device,omitempty"`
-	Parts     []part        `json:"parts"`
-	OK        bool          `json:"ok"`
-	Elapsed   time.Duration `json:"elapsed_ns"`
+	Build     string             `json:"build"`
+	Quick     bool               `json:"quick"`
+	Started   time.Time          `json:"started"`
+	GoMaxProc int                `json:"gomaxprocs"`
+	Device    *onnxvk.DeviceInfo `json:"device,omitempty"`
+	Parts     []part             `json:"parts"`
+	OK        bool               `json:"ok"`
+	Elapsed   time.Duration      `json:"elapsed_ns"`
 }
 
 func main() {
@@ -177,20 +176,22 @@ func check(c *config) *report {
 	return r
 }
 
-// device describes the Vulkan device named by name ("vulkan" is the
-// default one).
-func device(name string) (*vulkan.Info, error) {
-	infos, err := vulkan.Devices()
-	if err != nil {
-		return nil, err
-	}
-	if name == "vulkan" {
-		return &infos[vulkan.DefaultIndex(infos)], nil
-	}
-	for i := range infos {
-		if fmt.Sprintf("vulkan:%d", infos[i].Index) == name {
-			return &infos[i], nil
+// device describes the Vulkan device named by name, as onnxvk.Devices
+// lists it: "vulkan" is the default one, "vulkan:ID" the one whose index,
+// name or UUID ID is.
+func device(name string) (*onnxvk.DeviceInfo, error) {
+	devices, reason := onnxvk.Devices()
+	id, named := strings.CutPrefix(name, "vulkan:")
+	for i, d := range devices {
+		if d.Kind == "host" {
+			continue
 		}
+		if name == "vulkan" && d.Default || named && (d.Name == name || strings.EqualFold(d.Description, id) || strings.EqualFold(d.UUID, id)) {
+			return &devices[i], nil
+		}
+	}
+	if len(devices) == 1 {
+		return nil, fmt.Errorf("no Vulkan device: %s", reason)
 	}
 	return nil, fmt.Errorf("no device %s", name)
 }
@@ -206,7 +207,7 @@ func writeReport(path string, r *report) error {
 // summary prints one line per part, and the figures worth reading.
 func summary(w io.Writer, r *report) {
 	if r.Device != nil {
-		fmt.Fprintf(w, "device: %s (%s %s, Vulkan %s)\n", r.Device.Name, r.Device.Driver, r.Device.DriverInfo, r.Device.APIVersion)
+		fmt.Fprintf(w, "device: %s %s (%s, Vulkan %s)\n", r.Device.Name, r.Device.Description, r.Device.Driver, r.Device.APIVersion)
 	}
 	for _, p := range r.Parts {
 		status := "ok  "
