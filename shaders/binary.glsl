@@ -75,16 +75,22 @@ float fmodScaled(float x, float y, float q) {
 
 // fmod_ is C's fmod: x - trunc(x/y)*y with the sign of x, exact like C's.
 // The product q*y is formed exactly as p + e (Dekker; no fused multiply-add
-// is assumed), and a quotient off by one (x/y rounded across an integer)
-// is corrected. A divisor beyond 2^113 would overflow the split, so such
-// operands are scaled by 2^-40 first (exact: both stay normal).
+// is assumed), and a quotient off by one is corrected: x/y may be rounded
+// across an integer, and Vulkan lets a driver's division be 2.5 ULP off
+// (NVIDIA's x/x can be just below 1, so a quotient that truncates to 0 is
+// trusted only when |x| < |y|). A divisor beyond 2^113 would overflow the
+// split, so such operands are scaled by 2^-40 first (exact: both stay
+// normal).
 float fmod_(float x, float y) {
     if (isinf(y) && !isinf(x) && !isnan(x)) {
         return x;
     }
+    if (abs(x) < abs(y)) {
+        return x;
+    }
     float q = trunc(x / y);
     if (q == 0.0) {
-        return x;
+        q = (x < 0.0) != (y < 0.0) ? -1.0 : 1.0;
     }
     if (abs(y) > 1.0e34 && !isinf(x) && !isnan(y)) {
         float s = exp2(-40.0);
