@@ -67,6 +67,10 @@ type options struct {
 	noFolding   bool
 	memLimit    int64
 	cpuFallback bool
+	// hostLimit is WithHostMemoryLimit; hostLimitSet tells it from the
+	// default.
+	hostLimit    int64
+	hostLimitSet bool
 	// fp16 is WithFP16.
 	fp16 bool
 	// configuration and mapping are WithConfiguration and WithDeviceMapping.
@@ -97,6 +101,26 @@ func WithoutConstantFolding() Option { return func(o *options) { o.noFolding = t
 // means no cap. Beyond the cap a Run fails with ErrOutOfMemory, as when the
 // GPU itself runs out.
 func WithDeviceMemoryLimit(bytes int64) Option { return func(o *options) { o.memLimit = bytes } }
+
+// WithHostMemoryLimit bounds the host memory of a Run at bytes; 0 or less
+// means no bound. The default is DefaultHostMemoryLimit. A plan whose
+// memory (its arena and the tensors of known size it allocates on its own,
+// the outputs among them) exceeds the limit fails with ErrOutOfMemory
+// naming the node and the size before anything is allocated; at run time,
+// each tensor whose size comes from data (a shape or scale read at run
+// time, NonZero) or grows (a Loop's scan outputs, a sequence) is checked,
+// with the plan's memory, before it is allocated. The limit is a bound on
+// what a model makes the session allocate, not on the process's heap:
+// the inputs, the weights and concurrent Runs are not counted.
+func WithHostMemoryLimit(bytes int64) Option {
+	return func(o *options) { o.hostLimit, o.hostLimitSet = bytes, true }
+}
+
+// DefaultHostMemoryLimit is the host memory limit of a session without
+// WithHostMemoryLimit: three quarters of the memory the process may use
+// (on Linux the machine's RAM, or its cgroup's memory.max where that is
+// smaller); 0 (no limit) where that memory is unknown.
+func DefaultHostMemoryLimit() int64 { return physicalMemory() / 4 * 3 }
 
 // WithCPUFallbackOnOOM makes a Run whose plan cannot get the GPU memory it
 // needs (ErrOutOfMemory) run that plan on the CPU instead, then and in
@@ -175,6 +199,9 @@ func collect(opts []Option) options {
 	o := options{device: "auto"}
 	for _, f := range opts {
 		f(&o)
+	}
+	if !o.hostLimitSet {
+		o.hostLimit = DefaultHostMemoryLimit()
 	}
 	return o
 }
@@ -278,8 +305,13 @@ func (s *Session) planOptions(types map[string]*graph.Type, cpuOnly bool) (plann
 	for i, d := range devices {
 		pdevs[i] = d
 	}
-	return planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages}, devices
+	return planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages,
+		HostMemoryLimit: s.HostMemoryLimit()}, devices
 }
+
+// HostMemoryLimit is the session's host memory limit in bytes (see
+// WithHostMemoryLimit); 0 means none.
+func (s *Session) HostMemoryLimit() int64 { return max(s.opts.hostLimit, 0) }
 
 // Device names the device that runs the model's nodes ("cpu", "vulkan:0");
 // under a device configuration, each logical device and what it maps onto

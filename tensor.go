@@ -164,11 +164,6 @@ func dtypeOf[T Elem]() DType {
 // whose element type follows from T. len(data) must equal the product of
 // the shape.
 func NewTensor[T Elem](shape []int64, data []T) (*Tensor, error) {
-	for _, d := range shape {
-		if d < 0 {
-			return nil, fmt.Errorf("onnxvk: NewTensor: negative dimension in shape %v", shape)
-		}
-	}
 	t, err := graph.FromSlice(dtypeOf[T](), shape, data)
 	if err != nil {
 		return nil, fmt.Errorf("onnxvk: NewTensor: %w", err)
@@ -178,6 +173,9 @@ func NewTensor[T Elem](shape []int64, data []T) (*Tensor, error) {
 
 // NewStringTensor returns a string tensor of the given shape.
 func NewStringTensor(shape []int64, data []string) (*Tensor, error) {
+	if _, err := graph.Bytes(graph.String, shape); err != nil {
+		return nil, fmt.Errorf("onnxvk: NewStringTensor: %w", err)
+	}
 	if int64(len(data)) != graph.NumElements(shape) {
 		return nil, fmt.Errorf("onnxvk: NewStringTensor: %d strings for shape %v", len(data), shape)
 	}
@@ -191,6 +189,9 @@ func NewStringTensor(shape []int64, data []string) (*Tensor, error) {
 func NewTensorBytes(dt DType, shape []int64, raw []byte) (*Tensor, error) {
 	if !dt.Valid() || dt == graph.String {
 		return nil, fmt.Errorf("onnxvk: NewTensorBytes: element type %s has no byte form", dt)
+	}
+	if _, err := graph.Bytes(dt, shape); err != nil {
+		return nil, fmt.Errorf("onnxvk: NewTensorBytes: %w", err)
 	}
 	if want := dt.ByteSize(graph.NumElements(shape)); int64(len(raw)) != want {
 		return nil, fmt.Errorf("onnxvk: NewTensorBytes: %d bytes for %s%v, want %d", len(raw), dt, shape, want)

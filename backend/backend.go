@@ -28,8 +28,10 @@ func (e *unavailableError) Error() string        { return e.msg }
 func (e *unavailableError) Is(target error) bool { return target == ErrDeviceUnavailable }
 
 // ErrOutOfMemory is wrapped when a device cannot allocate the memory a
-// step needs. The device stays usable: a Run that needs less may succeed.
-var ErrOutOfMemory = errors.New("out of device memory")
+// step needs, or a plan or a Run would exceed the host memory limit
+// (planner.ErrOutOfMemory, the same error). The device stays usable: a Run
+// that needs less may succeed.
+var ErrOutOfMemory = planner.ErrOutOfMemory
 
 // ErrDeviceLost is wrapped when a device stopped working (a driver reset,
 // VK_ERROR_DEVICE_LOST); every later Run on it fails.

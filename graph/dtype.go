@@ -5,7 +5,10 @@
 // and the empty name stands for an omitted optional input or output.
 package graph
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // DType is a tensor element type. Its values are ONNX's TensorProto.DataType
 // numbers, so a DType converts to and from the wire value directly.
@@ -101,7 +104,15 @@ func (d DType) Size() int { return d.Bits() / 8 }
 
 // ByteSize is the number of bytes n densely packed elements of d occupy:
 // sub-byte types pack several elements per byte, the first in the low bits.
-func (d DType) ByteSize(n int64) int64 { return (n*int64(d.Bits()) + 7) / 8 }
+// A count whose size overflows int64 (never one that Bytes accepts) gives
+// math.MaxInt64.
+func (d DType) ByteSize(n int64) int64 {
+	b, ok := MulSize(n, int64(d.Bits()))
+	if !ok || b > math.MaxInt64-7 {
+		return math.MaxInt64
+	}
+	return (b + 7) / 8
+}
 
 // IsFloat reports whether d is a real floating-point type (any width).
 func (d DType) IsFloat() bool {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unsafe"
 
@@ -23,11 +24,15 @@ type Tensor struct {
 	Strings []string
 }
 
-// NumElements is the product of the dimensions (1 for a scalar).
+// NumElements is the product of the dimensions (1 for a scalar) of a shape
+// that Elements accepts: every tensor and every inferred shape has passed
+// it. For any other shape it saturates at math.MaxInt64, so that a size
+// comparison refuses it and an allocation of that many elements fails
+// instead of wrapping to a small count.
 func NumElements(shape []int64) int64 {
-	n := int64(1)
-	for _, d := range shape {
-		n *= d
+	n, err := Elements(shape)
+	if err != nil {
+		return math.MaxInt64
 	}
 	return n
 }
@@ -97,6 +102,9 @@ func View[T Elem](t *Tensor) []T {
 // FromSlice returns a tensor of type dt and shape holding a copy of data.
 // len(data) must equal the element count and T must match dt's element size.
 func FromSlice[T Elem](dt DType, shape []int64, data []T) (*Tensor, error) {
+	if _, err := Bytes(dt, shape); err != nil {
+		return nil, fmt.Errorf("graph: %w", err)
+	}
 	if int64(len(data)) != NumElements(shape) {
 		return nil, fmt.Errorf("graph: %d values for shape %v (%d elements)", len(data), shape, NumElements(shape))
 	}

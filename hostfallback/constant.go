@@ -83,6 +83,9 @@ func densify(c *Call, sp *graph.SparseTensor) error {
 	default:
 		return c.Errorf("sparse indices %v do not fit %d values of shape %v", ind.Shape, nnz, sp.Dims)
 	}
+	if err := c.Check(vals.DType, sp.Dims); err != nil {
+		return err
+	}
 	out := c.Output(0, vals.DType, sp.Dims)
 	dst := outCells(out)
 	scatterCells(dst, inCells(vals), offs, 1)
@@ -99,15 +102,15 @@ func constantOfShapeKernel(c *Call) error {
 	if err != nil {
 		return c.Errorf("shape: %w", err)
 	}
-	if err := checkShape(c, shape); err != nil {
-		return err
-	}
 	value := graph.Scalar(graph.Float, float32(0))
 	if v := c.Node.AttrTensor("value"); v != nil {
 		if v.NumElements() != 1 {
 			return c.Errorf("value must hold one element, has shape %v", v.Shape)
 		}
 		value = v
+	}
+	if err := c.Check(value.DType, shape); err != nil {
+		return err
 	}
 	out := c.Output(0, value.DType, shape)
 	dst := outCells(out)
@@ -143,6 +146,9 @@ func rangeKernel(c *Call) error {
 		if err != nil {
 			return c.Errorf("%w", err)
 		}
+		if err := c.Check(dt, []int64{n}); err != nil {
+			return err
+		}
 		out := c.Output(0, dt, []int64{n})
 		if dt == graph.Int64 {
 			o := graph.View[int64](out)[:n]
@@ -162,6 +168,9 @@ func rangeKernel(c *Call) error {
 	n, err := ops.RangeLengthFloat(start, limit, delta)
 	if err != nil {
 		return c.Errorf("%w", err)
+	}
+	if err := c.Check(dt, []int64{n}); err != nil {
+		return err
 	}
 	switch dt {
 	case graph.Float:

@@ -152,6 +152,7 @@ func loopKernel(c *Call) error {
 		return c.Errorf("body has %d outputs, want %d (cond, %d loop-carried, %d scan)", len(body.Outputs), 1+len(c.Out), n, len(c.Out)-n)
 	}
 	scans := make([][]*graph.Tensor, len(c.Out)-n)
+	scanBytes := make([]int64, len(scans))
 	args := make([]graph.Value, 2+n)
 	for it := int64(0); cond && (!hasTrips || it < trips); it++ {
 		args[0] = graph.Scalar(graph.Int64, it)
@@ -169,6 +170,10 @@ func loopKernel(c *Call) error {
 			t, ok := v.(*graph.Tensor)
 			if !ok {
 				return c.Errorf("scan output %d is a %v, not a tensor", j, valueTypeOf(v))
+			}
+			scanBytes[j] += tensorBytes(t)
+			if err := c.CheckBytes(scanBytes[j], fmt.Sprintf("scan output %d after %d iterations", j, it+1)); err != nil {
+				return err
 			}
 			scans[j] = append(scans[j], t)
 		}

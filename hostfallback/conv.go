@@ -76,7 +76,11 @@ func convWith(c *Call, act *convAct) error {
 	if bias != nil && (bias.DType != x.DType || bias.Rank() != 1 || bias.Shape[0] != int64(l.m)) {
 		return c.Errorf("B %s%v must be %s[%d]", bias.DType, bias.Shape, x.DType, l.m)
 	}
-	y := c.OutputUninit(0, x.DType, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
+	shape := convShape([]int64{int64(l.n), int64(l.m)}, l.out)
+	if err := c.Check(x.DType, shape); err != nil {
+		return err
+	}
+	y := c.OutputUninit(0, x.DType, shape)
 	out := f32Target(y)
 	var b []float32
 	if bias != nil {

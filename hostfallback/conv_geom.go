@@ -2,6 +2,8 @@ package hostfallback
 
 import (
 	"slices"
+
+	"github.com/onnxvk/onnxvk/graph"
 )
 
 // convGeom is the spatial geometry shared by the convolution and pooling
@@ -48,20 +50,42 @@ func convAttrs(c *Call, in []int, kernel []int64) (*convGeom, error) {
 	g.padBegin, g.padEnd = pads[:r], pads[r:]
 	g.out = make([]int, r)
 	g.inSize = convProd(in)
+	if _, err := convSize(c, "kernel_shape", ks); err != nil {
+		return nil, err
+	}
 	g.kernelSize = convProd(g.kernel)
+	for d := range r {
+		if s, ok := graph.MulSize(int64(g.kernel[d]-1), int64(g.dil[d])); !ok || s >= graph.MaxBytes {
+			return nil, c.Errorf("kernel_shape %v with dilations %v: the kernel's extent overflows", ks, g.dil)
+		}
+	}
 	return g, nil
 }
 
-// convInts converts an ints attribute, every value at least least.
+// convInts converts an ints attribute, every value at least least and at
+// most graph.MaxBytes (so that a few of them add up without overflow).
 func convInts(c *Call, name string, v []int64, least int64) ([]int, error) {
 	out := make([]int, len(v))
 	for i, x := range v {
-		if x < least {
-			return nil, c.Errorf("%s %v: values must be ≥ %d", name, v, least)
+		if x < least || x > graph.MaxBytes {
+			return nil, c.Errorf("%s %v: values must be in [%d, %d]", name, v, least, int64(graph.MaxBytes))
 		}
 		out[i] = int(x)
 	}
 	return out, nil
+}
+
+// convSize is the product of sizes (spatial sizes, a kernel's), or an
+// error naming what they are when it exceeds graph.MaxBytes elements.
+func convSize(c *Call, what string, sizes []int64) (int, error) {
+	n, err := graph.Elements(sizes)
+	if err == nil && n > graph.MaxBytes {
+		err = graph.ErrTooLarge
+	}
+	if err != nil {
+		return 0, c.Errorf("%s %v: %w", what, sizes, err)
+	}
+	return int(n), nil
 }
 
 func convOnes(n int) []int64 {
@@ -119,8 +143,9 @@ func (g *convGeom) forward(c *Call, ceil bool) error {
 			}
 		}
 	}
-	g.outSize = convProd(g.out)
-	return nil
+	var err error
+	g.outSize, err = convSize(c, "output spatial sizes", convShape(nil, g.out))
+	return err
 }
 
 // lastAxisRange returns the range [lo, hi) within [o0, o1) of the output

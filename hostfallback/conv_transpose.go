@@ -1,5 +1,7 @@
 package hostfallback
 
+import "github.com/onnxvk/onnxvk/graph"
+
 func init() {
 	Register("ConvTranspose", convTransposeKernel)
 }
@@ -52,7 +54,11 @@ func convTransposeKernel(c *Call) error {
 	if bias != nil && (bias.DType != x.DType || bias.Rank() != 1 || bias.Shape[0] != int64(l.m)) {
 		return c.Errorf("B %s%v must be %s[%d]", bias.DType, bias.Shape, x.DType, l.m)
 	}
-	y := c.Output(0, x.DType, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
+	shape := convShape([]int64{int64(l.n), int64(l.m)}, l.out)
+	if err := c.Check(x.DType, shape); err != nil {
+		return err
+	}
+	y := c.Output(0, x.DType, shape)
 	out := f32Target(y)
 	if bias != nil {
 		convFillBias(out, f32Data(bias), l.n, l.outSize)
@@ -75,12 +81,22 @@ func (l *convLayout) transposedOutput(c *Call) error {
 	if len(outPad) != r {
 		return c.Errorf("output_padding %v for %d spatial axes", outPad, r)
 	}
+	for d, p := range outPad {
+		if p >= max(l.stride[d], l.dil[d]) {
+			return c.Errorf("output_padding %v must be smaller than the stride or the dilation along each axis (strides %v, dilations %v)", outPad, l.stride, l.dil)
+		}
+	}
 	shape := c.Node.AttrInts("output_shape", nil)
 	if len(shape) == r+2 {
 		shape = shape[2:]
 	}
 	if shape != nil && len(shape) != r {
 		return c.Errorf("output_shape %v for %d spatial axes", shape, r)
+	}
+	if shape != nil {
+		if _, err := convInts(c, "output_shape", shape, 0); err != nil {
+			return err
+		}
 	}
 	autoPad := c.Node.AttrString("auto_pad", "NOTSET")
 	switch autoPad {
@@ -89,7 +105,14 @@ func (l *convLayout) transposedOutput(c *Call) error {
 		return c.Errorf("auto_pad %q", autoPad)
 	}
 	for d := range r {
-		full := l.stride[d]*(l.in[d]-1) + outPad[d] + l.span(d)
+		full := outPad[d] + l.span(d) - l.stride[d]
+		if l.in[d] > 0 {
+			base, ok := graph.MulSize(int64(l.stride[d]), int64(l.in[d]-1))
+			if !ok || base > graph.MaxBytes {
+				return c.Errorf("strides %v: the output along spatial axis %d (input %d) is too large", l.stride, d, l.in[d])
+			}
+			full = int(base) + outPad[d] + l.span(d)
+		}
 		switch {
 		case shape != nil || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER":
 			out := l.in[d] * l.stride[d]
@@ -111,8 +134,8 @@ func (l *convLayout) transposedOutput(c *Call) error {
 			return c.Errorf("pads %v leave a negative output along spatial axis %d", append(l.padBegin, l.padEnd...), d)
 		}
 	}
-	l.outSize = convProd(l.out)
-	return nil
+	l.outSize, err = convSize(c, "output spatial sizes", convShape(nil, l.out))
+	return err
 }
 
 // transposed adds the transposed convolution of x by w into y.

@@ -115,11 +115,12 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 		}
 		return &graph.Tensor{DType: dt, Shape: sh, Data: data}
 	}
+	limit, planned := pr.plan.HostMemoryLimit, pr.plan.HostBytes
 	runGraph := func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error) {
-		return RunGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer)
+		return runGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer, limit, planned)
 	}
 	io := make([]graph.Value, pr.slots)
-	c := &Call{Alloc: alloc, RunGraph: runGraph}
+	c := &Call{Alloc: alloc, RunGraph: runGraph, limit: limit, planned: planned}
 	tr := backend.TraceFrom(ctx)
 	var t0 time.Duration
 	for i := range pr.steps {

@@ -39,7 +39,7 @@ func expandKernel(c *Call) error {
 			return c.Errorf("cannot expand %v to %v", x.Shape, want)
 		}
 	}
-	if err := checkShape(c, shape); err != nil {
+	if err := c.Check(x.DType, shape); err != nil {
 		return err
 	}
 	for k := range shape {

@@ -72,7 +72,7 @@ func oneHotKernel(c *Call) error {
 		return err
 	}
 	shape := append(append(append([]int64{}, indices.Shape[:axis]...), depth), indices.Shape[axis:]...)
-	if err := checkShape(c, shape); err != nil {
+	if err := c.Check(values.DType, shape); err != nil {
 		return err
 	}
 	out := c.Output(0, values.DType, shape)
@@ -195,6 +195,9 @@ func nonZeroKernel(c *Call) error {
 	}
 	r := int64(len(shape))
 	nnz := int64(len(hits))
+	if err := c.Check(graph.Int64, []int64{r, nnz}); err != nil {
+		return err
+	}
 	out := graph.View[int64](c.Output(0, graph.Int64, []int64{r, nnz}))
 	for j, flat := range hits {
 		for d := r - 1; d >= 0; d-- {

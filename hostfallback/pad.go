@@ -75,12 +75,12 @@ func padKernel(c *Call) error {
 	shape := make([]int64, r)
 	for k, n := range x.Shape {
 		before, after := pads[k], pads[k+r]
-		if before > maxElements || after > maxElements || before < -n || after < -n || n+before+after < 0 {
+		if before > graph.MaxBytes || after > graph.MaxBytes || before < -n || after < -n || n+before+after < 0 {
 			return c.Errorf("pads %v do not fit axis %d of size %d", pads, k, n)
 		}
 		shape[k] = n + before + after
 	}
-	if err := checkShape(c, shape); err != nil {
+	if err := c.Check(x.DType, shape); err != nil {
 		return err
 	}
 	tabs := make([][]int64, r)

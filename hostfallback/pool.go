@@ -33,7 +33,7 @@ type poolLayout struct {
 
 // poolPlan checks X [N, C, D...] and the window attributes of a pooling
 // node.
-func poolPlan(c *Call, xs []int64) (*poolLayout, error) {
+func poolPlan(c *Call, dt graph.DType, xs []int64) (*poolLayout, error) {
 	if len(xs) < 3 {
 		return nil, c.Errorf("X%v must have rank ≥ 3", xs)
 	}
@@ -45,7 +45,15 @@ func poolPlan(c *Call, xs []int64) (*poolLayout, error) {
 	if err != nil {
 		return nil, err
 	}
+	for d := range g.kernel {
+		if k := g.span(d); g.padBegin[d] >= k || g.padEnd[d] >= k {
+			return nil, c.Errorf("pads %v must be smaller than the kernel's extent along each axis (kernel_shape %v, dilations %v)", append(g.padBegin, g.padEnd...), g.kernel, g.dil)
+		}
+	}
 	if err := g.forward(c, c.Node.AttrInt("ceil_mode", 0) != 0); err != nil {
+		return nil, err
+	}
+	if err := c.Check(dt, convShape(xs[:2], g.out)); err != nil {
 		return nil, err
 	}
 	p := &poolLayout{convGeom: g, planes: int(xs[0] * xs[1]), inStrides: convStrides(in)}
@@ -184,7 +192,7 @@ func maxPoolKernel(c *Call) error {
 		return c.Errorf("input X is required")
 	}
 	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) {
-		p, err := poolPlan(c, x.Shape)
+		p, err := poolPlan(c, x.DType, x.Shape)
 		if err == nil && p.rank == 2 && f32Family(x.DType) {
 			p.fast = maxFastPlan(p)
 		}
@@ -288,7 +296,7 @@ func averagePoolKernel(c *Call) error {
 	if !f32Family(x.DType) {
 		return c.Unsupported("AveragePool of %s", x.DType)
 	}
-	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.Shape) })
+	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.DType, x.Shape) })
 	if err != nil {
 		return err
 	}
@@ -381,7 +389,7 @@ func lpPoolKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.Shape) })
+	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.DType, x.Shape) })
 	if err != nil {
 		return err
 	}

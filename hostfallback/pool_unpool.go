@@ -41,7 +41,14 @@ func maxUnpoolKernel(c *Call) error {
 	st := c.Tensor(2)
 	base := convShape(x.Shape[:2], nil)
 	for d := range g.rank {
-		size := (in[d]-1)*g.stride[d] + g.kernel[d]
+		size := g.kernel[d] - g.stride[d]
+		if in[d] > 0 {
+			span, ok := graph.MulSize(int64(in[d]-1), int64(g.stride[d]))
+			if !ok || span > graph.MaxBytes {
+				return c.Errorf("strides %v: the output along spatial axis %d (input %d) is too large", g.stride, d, in[d])
+			}
+			size = int(span) + g.kernel[d]
+		}
 		if st == nil {
 			size -= g.padBegin[d] + g.padEnd[d]
 		}
@@ -56,9 +63,9 @@ func maxUnpoolKernel(c *Call) error {
 			return c.Errorf("output_shape %v must have X's rank %d", shape, x.Rank())
 		}
 	}
-	for _, d := range append(shape, base...) {
-		if d < 0 {
-			return c.Errorf("negative output shape %v", shape)
+	for _, s := range [][]int64{base, shape} {
+		if err := c.Check(x.DType, s); err != nil {
+			return err
 		}
 	}
 	y := c.Output(0, x.DType, shape)

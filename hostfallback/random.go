@@ -50,17 +50,15 @@ func randomKernel(normal, like bool) Kernel {
 				return c.Errorf("shape attribute missing")
 			}
 			shape = a.Ints
-			for _, d := range shape {
-				if d < 0 {
-					return c.Errorf("negative dimension in shape %v", shape)
-				}
-			}
 		}
 		if a := c.Node.Attr("dtype"); a != nil {
 			dt = graph.DType(a.I)
 		}
 		if !isFloatType(dt) {
 			return c.Unsupported("dtype %s", dt)
+		}
+		if err := c.Check(graph.Double, shape); err != nil {
+			return err
 		}
 		rng := randomSource(c)
 		v := make([]float64, graph.NumElements(shape))
@@ -122,6 +120,9 @@ func multinomialKernel(c *Call) error {
 	samples := c.Node.AttrInt("sample_size", 1)
 	if samples < 0 {
 		return c.Errorf("sample_size %d", samples)
+	}
+	if err := c.Check(graph.Double, []int64{x.Shape[0], samples}); err != nil {
+		return err
 	}
 	rng := randomSource(c)
 	batch, k := int(x.Shape[0]), int(x.Shape[1])

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
 )
 
@@ -43,6 +44,33 @@ type Call struct {
 	memo   *stepMemo
 	consts []bool
 	key    []int64
+	// limit is the plan's host memory limit (0: none) and planned what
+	// the plan takes of it (planner.Plan.HostMemoryLimit, HostBytes).
+	limit, planned int64
+}
+
+// Check returns an error, before anything is allocated, when a tensor of
+// type dt and the given shape is one graph.Bytes refuses (a negative or
+// overflowing size), or does not fit in the host memory limit beside the
+// plan's own memory (an error wrapping backend.ErrOutOfMemory). Kernels whose
+// output sizes come from data (a shape, a scale, a count read at run time)
+// or grow (Loop scan outputs, sequences) check them with it.
+func (c *Call) Check(dt graph.DType, shape []int64) error {
+	n, err := graph.Bytes(dt, shape)
+	if err != nil {
+		return c.Errorf("output of %s: %w", dt, err)
+	}
+	return c.CheckBytes(n, fmt.Sprintf("%s%v", dt, shape))
+}
+
+// CheckBytes is Check for n bytes made of several tensors (a sequence,
+// the iterations of a scan output); what names them in the error.
+func (c *Call) CheckBytes(n int64, what string) error {
+	if c.limit > 0 && n > c.limit-c.planned {
+		return c.Errorf("%s needs %d bytes, over the host memory limit of %d bytes (the plan takes %d): %w",
+			what, n, c.limit, c.planned, backend.ErrOutOfMemory)
+	}
+	return nil
 }
 
 // Tensor returns input i as a tensor, or nil when it is absent.

@@ -54,10 +54,8 @@ func resizeKernel(c *Call) error {
 	if err := spec.Resolve(roi, scales, sizes); err != nil {
 		return c.Errorf("%w", err)
 	}
-	if len(sizes) > 0 {
-		if err := checkShape(c, spec.Shape); err != nil {
-			return err
-		}
+	if err := c.Check(x.DType, spec.Shape); err != nil {
+		return err
 	}
 	return resizeSpec{spec}.run(c, x)
 }

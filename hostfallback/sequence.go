@@ -1,6 +1,8 @@
 package hostfallback
 
 import (
+	"fmt"
+
 	"github.com/onnxvk/onnxvk/graph"
 )
 
@@ -135,6 +137,15 @@ func sequenceInsertKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
+	size := tensorBytes(t)
+	for _, v := range s.Items {
+		if x, ok := v.(*graph.Tensor); ok {
+			size += tensorBytes(x)
+		}
+	}
+	if err := c.CheckBytes(size, fmt.Sprintf("a sequence of %d tensors", n+1)); err != nil {
+		return err
+	}
 	items := make([]graph.Value, 0, n+1)
 	items = append(append(append(items, s.Items[:p]...), t.Clone()), s.Items[p:]...)
 	elem := s.Elem
@@ -143,6 +154,16 @@ func sequenceInsertKernel(c *Call) error {
 	}
 	c.Out[0] = &graph.Sequence{Elem: elem, Items: items}
 	return nil
+}
+
+// tensorBytes is the memory t holds: its data, or its strings' headers
+// and bytes.
+func tensorBytes(t *graph.Tensor) int64 {
+	n := int64(len(t.Data))
+	for _, s := range t.Strings {
+		n += 16 + int64(len(s))
+	}
+	return n
 }
 
 func sequenceAtKernel(c *Call) error {
@@ -321,6 +342,9 @@ func concatFromSequenceKernel(c *Call) error {
 			}
 		}
 		shape[axis] += ext[axis]
+	}
+	if err := c.Check(first.DType, shape); err != nil {
+		return err
 	}
 	out := c.Output(0, first.DType, shape)
 	dst := outCells(out)

@@ -21,7 +21,7 @@ func init() {
 // sharing x's storage, as kernels never modify their inputs (the executor
 // copies a view of an arena slot the output does not own).
 func reshaped(c *Call, x *graph.Tensor, shape []int64) error {
-	if err := checkShape(c, shape); err != nil {
+	if err := c.Check(x.DType, shape); err != nil {
 		return err
 	}
 	if graph.NumElements(shape) != x.NumElements() {

@@ -93,27 +93,3 @@ func copyTensor(dst, src *graph.Tensor) {
 	}
 	copy(dst.Data, src.Data)
 }
-
-// maxElements bounds the element count of an output whose shape comes from
-// input values, so that sizes computed from it cannot overflow.
-const maxElements = 1 << 40
-
-// checkShape refuses negative dimensions and shapes of more than
-// maxElements elements (checked without overflow).
-func checkShape(c *Call, shape []int64) error {
-	n := int64(1)
-	for _, d := range shape {
-		if d < 0 {
-			return c.Errorf("negative dimension in output shape %v", shape)
-		}
-		if d > 0 && n > maxElements/d {
-			n = maxElements + 1
-		} else {
-			n *= d
-		}
-	}
-	if n > maxElements {
-		return c.Errorf("output shape %v is too large", shape)
-	}
-	return nil
-}

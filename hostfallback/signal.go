@@ -255,6 +255,9 @@ func windowKernel(a0, a1, a2 float64) Kernel {
 		if c.Node.AttrInt("periodic", 1) == 0 {
 			den--
 		}
+		if err := c.Check(graph.Double, []int64{size}); err != nil {
+			return err
+		}
 		w := make([]float64, size)
 		for i := range w {
 			if den <= 0 {
@@ -298,6 +301,9 @@ func melWeightMatrixKernel(c *Call) error {
 		return c.Errorf("num_mel_bins %d, dft_length %d, sample_rate %d and the edges must be positive scalars", mels, dftLen, rate)
 	}
 	specBins := dftLen/2 + 1
+	if err := c.Check(graph.Double, []int64{specBins, mels + 2}); err != nil {
+		return err
+	}
 	lowMel := 2595 * math.Log10(1+lo[0]/700)
 	highMel := 2595 * math.Log10(1+hi[0]/700)
 	step := (highMel - lowMel) / float64(mels+2)

@@ -52,7 +52,7 @@ func tileKernel(c *Call) error {
 		}
 		pairShape[2*k], pairShape[2*k+1] = reps[k], d
 	}
-	if err := checkShape(c, pairShape); err != nil {
+	if err := c.Check(x.DType, pairShape); err != nil {
 		return err
 	}
 	for k, d := range x.Shape {

@@ -246,10 +246,7 @@ func depthToSpaceKernel(c *Call) error {
 		return c.Errorf("channels %d not divisible by blocksize %d squared", ch, bs)
 	}
 	oc := ch / bs / bs
-	if err := checkShape(c, []int64{h, bs}); err != nil {
-		return err
-	}
-	if err := checkShape(c, []int64{w, bs}); err != nil {
+	if err := c.Check(x.DType, []int64{n, oc, h, bs, w, bs}); err != nil {
 		return err
 	}
 	var shape6 []int64
@@ -282,7 +279,7 @@ func spaceToDepthKernel(c *Call) error {
 	if h%bs != 0 || w%bs != 0 {
 		return c.Errorf("spatial size %dx%d not divisible by blocksize %d", h, w, bs)
 	}
-	if err := checkShape(c, []int64{ch, bs, bs}); err != nil {
+	if err := c.Check(x.DType, []int64{ch, bs, bs}); err != nil {
 		return err
 	}
 	out := c.Output(0, x.DType, []int64{n, ch * bs * bs, h / bs, w / bs})

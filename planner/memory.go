@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"sort"
 )
 
@@ -66,4 +67,62 @@ func (p *Plan) PeakBytes() int64 {
 		n += b
 	}
 	return n
+}
+
+// checkHostMemory computes HostBytes, the host memory a Run of the plan
+// takes (the host arena and the host tensors of known size allocated on
+// their own), and fails with ErrOutOfMemory, naming the node, when one
+// value or the whole exceeds HostMemoryLimit.
+func (p *Plan) checkHostMemory() error {
+	p.HostBytes = p.ArenaBytes[HostDevice]
+	var largest, largestSize int64 = -1, 0
+	var largestStep *Step
+	for s := range p.Steps {
+		st := &p.Steps[s]
+		onHost := st.Kind == Compute && st.Device == HostDevice || st.Kind == Transfer && st.To == HostDevice
+		if !onHost {
+			continue
+		}
+		outs := st.Out
+		if st.Kind == Transfer {
+			outs = st.In[:1]
+		}
+		for _, v := range outs {
+			if v < 0 {
+				continue
+			}
+			size := p.byteSize(v)
+			if size <= 0 {
+				continue
+			}
+			if p.HostMemoryLimit > 0 && size > p.HostMemoryLimit {
+				return fmt.Errorf("%s: value %q (%s) needs %d bytes, over the host memory limit of %d bytes: %w",
+					p.stepName(st), p.Values[v], p.Types[v], size, p.HostMemoryLimit, ErrOutOfMemory)
+			}
+			if b := p.Buffers[v]; b != nil || st.Kind == Compute && viewOps[st.Node.OpType] && st.Node.Domain == "" {
+				continue
+			}
+			p.HostBytes += size
+			if size > largestSize {
+				largest, largestSize, largestStep = int64(v), size, st
+			}
+		}
+	}
+	if p.HostMemoryLimit <= 0 || p.HostBytes <= p.HostMemoryLimit {
+		return nil
+	}
+	msg := fmt.Sprintf("the plan needs %d bytes of host memory (an arena of %d bytes and %d bytes of tensors of their own)",
+		p.HostBytes, p.ArenaBytes[HostDevice], p.HostBytes-p.ArenaBytes[HostDevice])
+	if largest >= 0 {
+		msg += fmt.Sprintf(", the largest %s's %q of %d bytes", p.stepName(largestStep), p.Values[largest], largestSize)
+	}
+	return fmt.Errorf("%s, over the host memory limit of %d bytes: %w", msg, p.HostMemoryLimit, ErrOutOfMemory)
+}
+
+// stepName names a step in errors: its node, or the transfer and value.
+func (p *Plan) stepName(st *Step) string {
+	if st.Kind == Compute {
+		return st.Node.String()
+	}
+	return fmt.Sprintf("transfer of %q from %s", p.Values[st.In[0]], st.From)
 }

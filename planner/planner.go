@@ -23,6 +23,11 @@ const HostDevice = "cpu"
 // ErrUnsupported is wrapped by the error listing nodes that no device can run.
 var ErrUnsupported = errors.New("no device can run these nodes")
 
+// ErrOutOfMemory is wrapped when a plan, or a tensor a Run computes, would
+// exceed Options.HostMemoryLimit; backend.ErrOutOfMemory is the same error,
+// also wrapped when a device runs out of memory.
+var ErrOutOfMemory = errors.New("out of memory")
+
 // Device is what the planner asks of a device.
 type Device interface {
 	// Name identifies the device in plans: "cpu", "vulkan:0", ...
@@ -126,6 +131,13 @@ type Options struct {
 	// Outputs, when set, names the graph outputs to compute: the plan
 	// keeps only them and the nodes they need. Each must be a graph output.
 	Outputs []string
+	// HostMemoryLimit, when positive, bounds the host memory of a Run of
+	// the plan, in bytes: the host arena and every tensor of known size
+	// allocated on its own (graph outputs, values on the host outside the
+	// arena). New fails with ErrOutOfMemory when the plan needs more;
+	// kernels check what they allocate at run time against the limit left
+	// beside the arena (see Plan.HostMemoryLimit).
+	HostMemoryLimit int64
 }
 
 // StepKind tells compute steps from transfers.
@@ -216,6 +228,11 @@ type Plan struct {
 	Comms  map[string]Comm
 	Shards map[string]Shard
 
+	// HostMemoryLimit is Options.HostMemoryLimit (0: none), and
+	// HostBytes what the plan itself takes of it: the host arena and the
+	// host tensors of known size allocated on their own.
+	HostMemoryLimit, HostBytes int64
+
 	// hoisted counts the transfers of graph inputs and constants that
 	// place put before every compute step.
 	hoisted int
@@ -277,6 +294,10 @@ func New(m *graph.Model, opts Options) (*Plan, error) {
 	}
 	p.lifetimes()
 	p.assignOffsets(opts.Alignment)
+	p.HostMemoryLimit = opts.HostMemoryLimit
+	if err := p.checkHostMemory(); err != nil {
+		return nil, fmt.Errorf("planner: model %q: %w", m.Name, err)
+	}
 	return p, nil
 }
 
@@ -507,7 +528,13 @@ func (p *Plan) byteSize(v int) int64 {
 	if t == nil || t.Kind != graph.TensorKind || !t.Shape.Known() || t.Elem == graph.String || t.Elem.Bits() == 0 {
 		return -1
 	}
-	return t.Elem.ByteSize(graph.NumElements(t.Shape.Ints()))
+	n, err := graph.Bytes(t.Elem, t.Shape.Ints())
+	if err != nil {
+		// Inference refused such shapes; a -1 here keeps the value out of
+		// the arena rather than sizing a buffer from a wrapped count.
+		return -1
+	}
+	return n
 }
 
 // viewOps are ops whose CPU kernels may return a view of input 0; their

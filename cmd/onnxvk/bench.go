@@ -70,6 +70,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
+	hostMem := addHostMemoryFlag(fs)
 	warmup := fs.Int("warmup", 3, "untimed runs after the first")
 	runs := fs.Int("runs", 20, "timed runs (per goroutine with --concurrency)")
 	duration := fs.Duration("duration", 0, "time runs for `DURATION` (e.g. 10s) instead of counting --runs")
@@ -107,7 +108,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	phases := newPhases(stderr)
 	phases.say("loading " + path)
 	start := time.Now()
-	opts := append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...)
+	memOpts, err := hostMem.options()
+	if err != nil {
+		return err
+	}
+	opts := append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err

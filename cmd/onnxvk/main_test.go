@@ -231,6 +231,22 @@ func TestOutputFileNames(t *testing.T) {
 	require.Equal(t, filepath.Join(dir, "a_b_c_d.npy"), file)
 }
 
+// TestRunSizeFlags: a --dim that makes a random input's size overflow, or a
+// --host-memory it exceeds, is an error, not a crash (issue 13, item 1).
+func TestRunSizeFlags(t *testing.T) {
+	model := exampleFile(t)
+	code, _, errOut := cli(t, "run", model, "--device", "cpu", "--dim", "H=4611686018427387904")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, `input "image"`)
+	require.Contains(t, errOut, "overflows int64")
+	code, _, errOut = cli(t, "run", model, "--device", "cpu", "--dim", "H=65536", "--dim", "W=65536", "--host-memory", "1G")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "over the host memory limit of 1073741824 bytes")
+	code, _, errOut = cli(t, "run", model, "--host-memory", "lots")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--host-memory")
+}
+
 func TestVersionCommand(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		code, out, errOut := cli(t, args...)

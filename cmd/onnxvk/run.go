@@ -35,6 +35,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
+	hostMem := addHostMemoryFlag(fs)
 	seed := fs.Uint64("seed", 1, "seed for the random data of inputs not given")
 	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
 	verify := fs.Bool("verify", false, "also run every node placed on the GPU alone on the CPU's values of its inputs, and report the first whose outputs differ beyond the op's tolerance")
@@ -67,7 +68,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...)
+	memOpts, err := hostMem.options()
+	if err != nil {
+		return err
+	}
+	opts := append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err
@@ -210,7 +215,7 @@ func makeInputs(sess *onnxvk.Session, specs []string, img *imageOptions, dims ma
 		if _, ok := feeds[in.Name]; ok || in.Optional {
 			continue
 		}
-		t, err := randomInput(in, dims, rng)
+		t, err := randomInput(in, dims, sess.HostMemoryLimit(), rng)
 		if err != nil {
 			return nil, err
 		}
@@ -273,8 +278,9 @@ func inputType(sess *onnxvk.Session, name string) *graph.Type {
 
 // randomInput makes seeded data for an input: uniform [0, 1) for floats,
 // integers in [0, 10), random bools. Symbolic dimensions take their size
-// from dims, else 1.
-func randomInput(in onnxvk.ValueInfo, dims map[string]int64, rng *rand.Rand) (*graph.Tensor, error) {
+// from dims, else 1. A shape whose size overflows or exceeds limit (the
+// session's host memory limit; 0: none) is refused.
+func randomInput(in onnxvk.ValueInfo, dims map[string]int64, limit int64, rng *rand.Rand) (*graph.Tensor, error) {
 	if in.Type == nil || in.Type.Kind != graph.TensorKind || in.Shape == nil {
 		return nil, fmt.Errorf("input %q (%s): give it with -i, random data needs a tensor of known rank", in.Name, in.Type)
 	}
@@ -288,6 +294,13 @@ func randomInput(in onnxvk.ValueInfo, dims map[string]int64, rng *rand.Rand) (*g
 		default:
 			shape[i] = 1
 		}
+	}
+	size, err := graph.Bytes(in.DType, shape)
+	if err != nil {
+		return nil, fmt.Errorf("input %q: %w", in.Name, err)
+	}
+	if limit > 0 && size > limit {
+		return nil, fmt.Errorf("input %q: random %s%v needs %d bytes, over the host memory limit of %d bytes: %w", in.Name, in.DType, shape, size, limit, onnxvk.ErrOutOfMemory)
 	}
 	t := graph.NewTensor(in.DType, shape)
 	n := t.NumElements()

@@ -50,12 +50,39 @@ func InferModel(m *graph.Model, inputs map[string]*graph.Type) (map[string]*grap
 				return nil, fmt.Errorf("ops: infer: input %q: given %s, declared %s: %w", vi.Name, o, declared, err)
 			}
 		}
+		if err := checkSize(t); err != nil {
+			return nil, fmt.Errorf("ops: infer: input %q: %w", vi.Name, err)
+		}
 		s.setType(vi.Name, t)
 	}
 	if err := in.run(s); err != nil {
 		return nil, err
 	}
 	return in.known, nil
+}
+
+// checkSize refuses a type whose known dimensions already make a tensor
+// that graph.Bytes refuses (a negative size, a count that overflows, more
+// than graph.MaxBytes), for tensors and the tensors of sequences and
+// optionals; unknown dimensions count as 1.
+func checkSize(t *graph.Type) error {
+	for ; t != nil; t = t.Inner {
+		if t.Kind != graph.TensorKind && t.Kind != graph.SparseTensorKind {
+			continue
+		}
+		dims := make([]int64, 0, len(t.Shape))
+		for _, d := range t.Shape {
+			if d.Known() {
+				dims = append(dims, d.Value)
+			} else if d.Param == "" && d.Value < -1 {
+				dims = append(dims, d.Value)
+			}
+		}
+		if _, err := graph.Bytes(t.Elem, dims); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inferer is the state of one InferModel call.
@@ -318,6 +345,9 @@ func (in *inferer) node(s *scope, n *graph.Node) (err error) {
 		merged, err := in.merge(s.declared[name], t, false)
 		if err != nil {
 			return fmt.Errorf("ops: infer: %s: output %q: inferred %s, declared %s: %w", n, name, t, s.declared[name], err)
+		}
+		if err := checkSize(merged); err != nil {
+			return fmt.Errorf("ops: infer: %s: output %q: %w", n, name, err)
 		}
 		s.setType(name, merged)
 		if v != nil {
