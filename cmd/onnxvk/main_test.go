@@ -224,11 +224,26 @@ func TestErrors(t *testing.T) {
 }
 
 func TestOutputFileNames(t *testing.T) {
-	dir := t.TempDir()
-	tt := graph.NewTensor(graph.Float, []int64{1})
-	file, err := writeOutput(dir, "a/b:c d", tt)
+	files := outputFiles([]string{"a/b:c d", "a/b", "a_b", "A_b", "a_b_2", "x"})
+	require.Equal(t, map[string]string{"a/b:c d": "a_b_c_d.npy", "a/b": "a_b.npy", "a_b": "a_b_2.npy",
+		"A_b": "A_b_3.npy", "a_b_2": "a_b_2_2.npy", "x": "x.npy"}, files, "distinct files, also where case does not count")
+
+	// A symbolic link where an output goes is replaced, not followed.
+	dir, outside := t.TempDir(), filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(outside, []byte("keep"), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "x.npy")))
+	file, err := writeOutput(dir, files["x"], graph.NewTensor(graph.Float, []int64{1}))
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(dir, "a_b_c_d.npy"), file)
+	require.Equal(t, filepath.Join(dir, "x.npy"), file)
+	kept, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	require.Equal(t, "keep", string(kept))
+	st, err := os.Lstat(file)
+	require.NoError(t, err)
+	require.True(t, st.Mode().IsRegular())
+	got, err := npy.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, got.Shape)
 }
 
 // TestRunSizeFlags: a --dim that makes a random input's size overflow, or a

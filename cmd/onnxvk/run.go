@@ -95,6 +95,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var outNames []string
+	for _, o := range sess.Outputs() {
+		outNames = append(outNames, o.Name)
+	}
+	files := outputFiles(outNames)
 	for _, o := range sess.Outputs() {
 		v := out[o.Name]
 		fmt.Fprintf(stdout, "output %s: %s\n", o.Name, summarize(v))
@@ -109,11 +114,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  not written: %s is not a tensor\n", o.Name)
 			continue
 		}
-		file, err := writeOutput(*outDir, o.Name, t)
+		file, err := writeOutput(*outDir, files[o.Name], t)
 		if err != nil {
-			return err
+			return fmt.Errorf("output %q: %w", o.Name, err)
 		}
-		fmt.Fprintf(stdout, "  wrote %s\n", file)
+		fmt.Fprintf(stdout, "  wrote output %q to %s\n", o.Name, file)
 	}
 	if *batch < 1 {
 		return usagef("--batch %d: want at least 1", *batch)
@@ -339,17 +344,37 @@ func hasKey(m map[string]int64, k string) bool { _, ok := m[k]; return ok }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 
-// writeOutput writes t to dir/<name>.npy, with characters outside
-// [A-Za-z0-9._-] in the name replaced by '_'.
-func writeOutput(dir, name string, t *graph.Tensor) (string, error) {
+// outputFiles names the file of each output: <name>.npy with characters
+// outside [A-Za-z0-9._-] replaced by '_', and, where two names come out
+// the same ("a/b" and "a_b"), "_2", "_3", ... added to the later ones in
+// the model's order of outputs.
+func outputFiles(names []string) map[string]string {
+	files := make(map[string]string, len(names))
+	taken := map[string]bool{}
+	for _, name := range names {
+		base := unsafeChars.ReplaceAllString(name, "_")
+		file := base + ".npy"
+		for k := 2; taken[strings.ToLower(file)]; k++ {
+			file = fmt.Sprintf("%s_%d.npy", base, k)
+		}
+		taken[strings.ToLower(file)] = true
+		files[name] = file
+	}
+	return files
+}
+
+// writeOutput writes t to dir/file, written under a temporary name in dir
+// and renamed into place, so that a symbolic link at dir/file is replaced,
+// never followed.
+func writeOutput(dir, file string, t *graph.Tensor) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	file := filepath.Join(dir, unsafeChars.ReplaceAllString(name, "_")+".npy")
-	if err := npy.WriteFile(file, t); err != nil {
-		return "", fmt.Errorf("output %q: %w", name, err)
+	path := filepath.Join(dir, file)
+	if err := writeFileAtomic(path, func(w io.Writer) error { return npy.Write(w, t) }); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	return file, nil
+	return path, nil
 }
 
 // summarize describes a value: type, shape and, for numeric tensors, the
