@@ -21,10 +21,12 @@ const (
 var _ = registerCatalog()
 
 // registerCatalog registers every operator version known to ONNX: the
-// generated ones (up to ai.onnx opset 17) and the later ones written by hand.
+// generated ones (up to ai.onnx opset 17), the later ones written by hand
+// and the later copies of earlier versions that only widened types.
 func registerCatalog() bool {
 	Register(generatedSchemas()...)
 	Register(laterSchemas()...)
+	registerWidened()
 	return true
 }
 

@@ -1,6 +1,10 @@
 package ops
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"fmt"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
 
 // schema is shorthand for one catalog entry of the default domain.
 func schema(name string, since int64, minIn, maxIn, minOut, maxOut int, attrs ...AttrSpec) *Schema {
@@ -14,10 +18,11 @@ func optionalInputs(s *Schema, idx ...int) *Schema {
 	return s
 }
 
-// laterSchemas returns the operator versions of ai.onnx opsets 18 to 21
-// (ONNX 1.13 to 1.16) and ai.onnx.ml opset 4, which the generator's onnx
-// package predates. Where a version only widened the accepted types, its
-// attributes are the previous version's.
+// laterSchemas returns the operator versions of ai.onnx opsets 18 to 24
+// (ONNX 1.13 to 1.19) and ai.onnx.ml opset 4, which the generator's onnx
+// package predates. Where a version of opsets 18 to 21 only widened the
+// accepted types, its attributes are the previous version's; those of
+// opsets 22 to 24 are in typeWidened.
 func laterSchemas() []*Schema {
 	reduceAttrs := []AttrSpec{defInt("keepdims", 1), defInt("noop_with_empty_axes", 0)}
 	resizeAttrs := []AttrSpec{defInt("antialias", 0), opt("axes", graph.AttrInts),
@@ -39,6 +44,9 @@ func laterSchemas() []*Schema {
 	castLikeAttrs := []AttrSpec{defInt("saturate", 1)}
 	shapeAttrs := []AttrSpec{opt("end", graph.AttrInt), defInt("start", 0)}
 	constOfShapeAttrs := []AttrSpec{opt("value", graph.AttrTensor)}
+	attentionAttrs := []AttrSpec{defInt("is_causal", 0), opt("kv_num_heads", graph.AttrInt),
+		opt("q_num_heads", graph.AttrInt), defInt("qk_matmul_output_mode", 0), opt("scale", graph.AttrFloat),
+		defFloat("softcap", 0), opt("softmax_precision", graph.AttrInt)}
 
 	var out []*Schema
 	// Opset 18 (ONNX 1.13).
@@ -133,6 +141,25 @@ func laterSchemas() []*Schema {
 		schema("Transpose", 21, 1, 1, 1, 1, opt("perm", graph.AttrInts)),
 		schema("Unsqueeze", 21, 2, 2, 1, 1),
 	)
+	// Opset 23 (ONNX 1.18): the transformer ops; float4e2m1 in typeWidened.
+	out = append(out,
+		schema("Attention", 23, 3, 6, 1, 4, attentionAttrs...),
+		schema("DequantizeLinear", 23, 2, 3, 1, 1, defInt("axis", 1), defInt("block_size", 0), defInt("output_dtype", 0)),
+		schema("QuantizeLinear", 23, 2, 3, 1, 1, defInt("axis", 1), defInt("block_size", 0),
+			defInt("output_dtype", 0), defInt("precision", 0), defInt("saturate", 1)),
+		schema("RMSNormalization", 23, 2, 2, 1, 1, defInt("axis", -1), defFloat("epsilon", 1e-5), defInt("stash_type", 1)),
+		schema("RotaryEmbedding", 23, 3, 4, 1, 1, defInt("interleaved", 0), opt("num_heads", graph.AttrInt),
+			defInt("rotary_embedding_dim", 0)),
+	)
+	// Opset 24 (ONNX 1.19): Attention's nonpad_kv_seqlen input, Cast's
+	// round_mode for float8e8m0, TensorScatter; float8e8m0 and bfloat16
+	// in typeWidened. Swish-24 is registered with the activations.
+	out = append(out,
+		schema("Attention", 24, 3, 7, 1, 4, attentionAttrs...),
+		schema("Cast", 24, 1, 1, 1, 1, append([]AttrSpec{defString("round_mode", "up")}, castAttrs...)...),
+		schema("CastLike", 24, 2, 2, 1, 1, append([]AttrSpec{defString("round_mode", "up")}, castLikeAttrs...)...),
+		schema("TensorScatter", 24, 2, 3, 1, 1, defInt("axis", -2), defString("mode", "linear")),
+	)
 	// ai.onnx.ml opset 4 (ONNX 1.15).
 	labelEncoder := schema("LabelEncoder", 4, 1, 1, 1, 1,
 		defFloat("default_float", negZero), defInt("default_int64", -1), defString("default_string", "_Unused"),
@@ -143,4 +170,45 @@ func laterSchemas() []*Schema {
 		opt("values_tensor", graph.AttrTensor))
 	labelEncoder.Domain = DomainML
 	return append(out, labelEncoder)
+}
+
+// typeWidened lists, by opset, the ai.onnx ops of opsets 22 to 24 whose new
+// version only widened the accepted types (bfloat16 at 22; float4e2m1 at
+// 23; float8e8m0 at 24, and bfloat16 for SplitToSequence and TopK): each
+// takes its previous version's inputs, outputs and attributes.
+var typeWidened = []struct {
+	since int64
+	ops   []string
+}{
+	{22, []string{"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "AveragePool", "Bernoulli", "Conv",
+		"ConvTranspose", "Cos", "Cosh", "DeformConv", "Det", "Dropout", "Elu", "EyeLike", "GRU",
+		"GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "GridSample", "HardSigmoid", "HardSwish",
+		"InstanceNormalization", "LSTM", "LpNormalization", "LpPool", "MaxPool", "MaxRoiPool", "MaxUnpool",
+		"Mish", "Multinomial", "NegativeLogLikelihoodLoss", "RNN", "RandomNormal", "RandomNormalLike",
+		"RandomUniform", "RandomUniformLike", "RoiAlign", "Round", "Selu", "Sin", "Sinh", "Softplus",
+		"Softsign", "Tan", "ThresholdedRelu"}},
+	{23, []string{"Cast", "CastLike", "Constant", "ConstantOfShape", "Flatten", "Identity", "If", "Loop",
+		"Pad", "Reshape", "Scan", "Shape", "Size", "Squeeze", "Transpose", "Unsqueeze"}},
+	{24, []string{"Constant", "ConstantOfShape", "DequantizeLinear", "Flatten", "Identity", "If", "Loop",
+		"Pad", "QuantizeLinear", "Reshape", "Scan", "Shape", "Size", "SplitToSequence", "Squeeze", "TopK",
+		"Transpose", "Unsqueeze"}},
+}
+
+// registerWidened registers the versions typeWidened lists, each a copy of
+// the op's version before it, opset by opset (a copy may copy the previous
+// opset's copy). The versions they copy must be registered.
+func registerWidened() {
+	for _, w := range typeWidened {
+		var out []*Schema
+		for _, name := range w.ops {
+			prev := Lookup(graph.DefaultDomain, name, w.since-1)
+			if prev == nil {
+				panic(fmt.Sprintf("ops: %s has no version before %d", name, w.since))
+			}
+			s := *prev
+			s.Since, s.Infer, s.Deprecated = w.since, nil, false
+			out = append(out, &s)
+		}
+		Register(out...)
+	}
 }

@@ -12,7 +12,7 @@ import (
 
 // latestOpset is the newest ai.onnx opset the catalog describes; a model that
 // does not import the default domain is inferred against it.
-const latestOpset = 21
+const latestOpset = 24
 
 // InferModel runs type and shape inference over m's main graph and every
 // subgraph, filling Graph.ValueInfo. inputs overrides the types of graph

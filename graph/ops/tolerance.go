@@ -18,7 +18,7 @@ func init() {
 		"LayerNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization",
 		"LpNormalization", "MeanVarianceNormalization", "LRN", "CumSum", "RNN", "GRU", "LSTM",
 		"Resize", "Upsample", "GridSample", "RoiAlign", "Col2Im", "DFT", "STFT", "MelWeightMatrix",
-		"Det", "Mean", "Sum"} {
+		"Det", "Mean", "Sum", "Attention", "RMSNormalization"} {
 		SetTolerance("", name, accumulating)
 	}
 	for _, name := range []string{"Exp", "Log", "Pow", "Sqrt", "Reciprocal", "Sin", "Cos", "Tan", "Asin",
