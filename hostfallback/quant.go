@@ -147,14 +147,14 @@ func quantizeKernel(c *Call) error {
 	case dt == graph.Undefined:
 		dt = graph.Uint8
 	}
-	single := st.DType != graph.Double
+	div, err := quantDivision(c, st.DType)
+	if err != nil {
+		return err
+	}
 	out := make([]float64, len(xv))
 	for i, v := range xv {
 		k := at(int64(i))
-		q := v / sv[k]
-		if single {
-			q = float64(float32(v) / float32(sv[k]))
-		}
+		q := div(v, sv[k])
 		if dt.IsInt() {
 			q = math.RoundToEven(q)
 		}
@@ -164,6 +164,29 @@ func quantizeKernel(c *Call) error {
 		out[i] = q
 	}
 	return storeQuantized(c, c.Output(0, dt, x.Shape), out, c.Node.AttrInt("saturate", 1) != 0)
+}
+
+// quantDivision returns QuantizeLinear's x / y_scale at the precision the
+// precision attribute (opset 23) names: float64 or float32, or float16 or
+// bfloat16 (operands and quotient rounded to it). Without the attribute it
+// is float64 for a float64 scale, float32 otherwise.
+func quantDivision(c *Call, scale graph.DType) (func(x, s float64) float64, error) {
+	p := graph.DType(c.Node.AttrInt("precision", 0))
+	if p == graph.Undefined {
+		p = graph.Float
+		if scale == graph.Double {
+			p = graph.Double
+		}
+	}
+	switch p {
+	case graph.Double:
+		return func(x, s float64) float64 { return x / s }, nil
+	case graph.Float, graph.Float16, graph.BFloat16:
+		return func(x, s float64) float64 {
+			return float64(roundFloat(roundFloat(float32(x), p)/roundFloat(float32(s), p), p))
+		}, nil
+	}
+	return nil, c.Unsupported("precision %s", p)
 }
 
 // floatOrIntInput returns input i, of a float type or int32 (which
@@ -437,6 +460,9 @@ func quantAxis(c *Call, x, s, zp *graph.Tensor) (dim, inner int, ok bool) {
 // path's float64 copies. It reports false, doing nothing, for other cases.
 func quantizeFast(c *Call) bool {
 	x, s, zp := c.Tensor(0), c.Tensor(1), c.Tensor(2)
+	if p := graph.DType(c.Node.AttrInt("precision", 0)); p != graph.Undefined && p != graph.Float {
+		return false
+	}
 	if x == nil || s == nil || x.DType != graph.Float {
 		return false
 	}

@@ -1,6 +1,7 @@
 package hostfallback
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -92,4 +93,28 @@ func TestQLinearConv(t *testing.T) {
 	// Channel 0: (x-10)·2 + 5 = 5, 25, times 0.5 → 2.5 (even: 2), 12.5
 	// (12), plus 1. Channel 1: (x-10)·-1 times 1 → 0, -10, plus 1.
 	ewCheck(t, "conv", y, graph.Int8, ewShape(1, 2, 1, 2), []float64{3, 13, 1, -9}, 0)
+}
+
+// TestQuantizePrecision checks QuantizeLinear-23's precision attribute:
+// the division at float16 rounds 2049 to 2048 before quantizing.
+func TestQuantizePrecision(t *testing.T) {
+	x, s, zp := mvF32([]int64{2}, 2049, -3), mvF32(nil, 1), graph.Scalar(graph.Int16, int16(0))
+	for _, tc := range []struct {
+		precision graph.DType
+		want      []int16
+	}{{graph.Undefined, []int16{2049, -3}}, {graph.Float, []int16{2049, -3}}, {graph.Double, []int16{2049, -3}},
+		{graph.Float16, []int16{2048, -3}}, {graph.BFloat16, []int16{2048, -3}}} {
+		c, err := mvCall("QuantizeLinear", 23, []*graph.Attribute{mvInt("precision", int64(tc.precision))},
+			[]*graph.Tensor{x, s, zp}, []string{"y"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := graph.View[int16](c.Out[0].(*graph.Tensor)); got[0] != tc.want[0] || got[1] != tc.want[1] {
+			t.Errorf("precision %s: %v, want %v", tc.precision, got, tc.want)
+		}
+	}
+	if _, err := mvCall("QuantizeLinear", 23, []*graph.Attribute{mvInt("precision", int64(graph.Int8))},
+		[]*graph.Tensor{x, s, zp}, []string{"y"}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("precision int8: %v", err)
+	}
 }
