@@ -2,8 +2,6 @@ package hostfallback
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"path/filepath"
 	"testing"
 
@@ -39,7 +37,7 @@ func TestTransformerOps(t *testing.T) {
 					continue
 				}
 				got, _ := c.Out[i].(*graph.Tensor)
-				if msg := CompareTensors(got, want, tol); msg != "" {
+				if msg := opcases.Compare(got, want, tol); msg != "" {
 					t.Errorf("output %d: %s", i, msg)
 				}
 			}
@@ -96,29 +94,4 @@ func TestTransformerOpErrors(t *testing.T) {
 			t.Log(err)
 		})
 	}
-}
-
-// CompareTensors returns "" when got matches want: same type and shape,
-// the same bytes for non-float types, float values within tol (NaN where
-// want has NaN); else what differs.
-func CompareTensors(got, want *graph.Tensor, tol ops.Tolerance) string {
-	switch {
-	case got == nil:
-		return "missing"
-	case got.DType != want.DType || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape):
-		return fmt.Sprintf("%s%v, want %s%v", got.DType, got.Shape, want.DType, want.Shape)
-	case !f32Family(want.DType):
-		if string(got.Data) != string(want.Data) {
-			return "values differ"
-		}
-		return ""
-	}
-	g, w := f32Data(got), f32Data(want)
-	for i := range w {
-		a, b := float64(g[i]), float64(w[i])
-		if math.IsNaN(b) != math.IsNaN(a) || math.Abs(a-b) > tol.Abs+tol.Rel*math.Abs(b) {
-			return fmt.Sprintf("element %d = %g, want %g (tolerance %+v)", i, a, b, tol)
-		}
-	}
-	return ""
 }

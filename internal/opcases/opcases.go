@@ -6,10 +6,12 @@ package opcases
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/npy"
 )
 
@@ -96,4 +98,28 @@ func Load(dir string) ([]*Case, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// Compare returns "" when got matches want: the same type and shape, the
+// same bytes for non-float types, float values within tol (NaN where want
+// has NaN); else what differs.
+func Compare(got, want *graph.Tensor, tol ops.Tolerance) string {
+	switch {
+	case got == nil:
+		return "missing"
+	case got.DType != want.DType || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape):
+		return fmt.Sprintf("%s%v, want %s%v", got.DType, got.Shape, want.DType, want.Shape)
+	case !want.DType.IsFloat():
+		if string(got.Data) != string(want.Data) {
+			return "values differ"
+		}
+		return ""
+	}
+	for i := range want.NumElements() {
+		a, b := got.Float64At(i), want.Float64At(i)
+		if math.IsNaN(b) != math.IsNaN(a) || math.Abs(a-b) > tol.Abs+tol.Rel*math.Abs(b) {
+			return fmt.Sprintf("element %d = %g, want %g (tolerance %+v)", i, a, b, tol)
+		}
+	}
+	return ""
 }
