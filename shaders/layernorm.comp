@@ -3,7 +3,8 @@
 // variance), then scaled and shifted elementwise by scale and bias, which
 // repeat every sn and bn elements. The mean and the inverse standard
 // deviation of each row are optional outputs. One workgroup normalizes a
-// row at a time, reducing in shared memory.
+// row at a time, reducing in shared memory. With flag bit 3 the row is
+// not centred: RMSNormalization, x / sqrt(mean(x²) + epsilon) · scale.
 #version 450
 
 layout(local_size_x = 256) in;
@@ -19,7 +20,8 @@ layout(push_constant) uniform Params {
     uint rows;
     uint len;
     float epsilon;
-    // flags: bit 0, bias is bound; bit 1, write omean; bit 2, write oinv.
+    // flags: bit 0, bias is bound; bit 1, write omean; bit 2, write oinv;
+    // bit 3, RMS (mean taken as 0).
     uint flags;
     uint sn;
     uint bn;
@@ -47,11 +49,14 @@ void main() {
     uint lid = gl_LocalInvocationID.x;
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = r * p.len;
-        float s = 0.0;
-        for (uint j = lid; j < p.len; j += 256u) {
-            s += x[base + j];
+        float mean = 0.0;
+        if ((p.flags & 8u) == 0u) {
+            float s = 0.0;
+            for (uint j = lid; j < p.len; j += 256u) {
+                s += x[base + j];
+            }
+            mean = sum(s) / float(p.len);
         }
-        float mean = sum(s) / float(p.len);
         float q = 0.0;
         for (uint j = lid; j < p.len; j += 256u) {
             float d = x[base + j] - mean;

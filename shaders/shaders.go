@@ -12,6 +12,7 @@ import (
 )
 
 //go:generate glslc --target-env=vulkan1.1 -O -o argmax.spv argmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o attention.spv attention.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o batchnorm.spv batchnorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o binary.spv binary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cast.spv cast.comp
@@ -35,7 +36,9 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o predicate.spv predicate.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o resize.spv resize.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o rotary.spv rotary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o softmax.spv softmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o tensorscatter.spv tensorscatter.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o transpose.spv transpose.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o trilu.spv trilu.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o unary.spv unary.comp

@@ -10,17 +10,21 @@ import (
 func init() {
 	register("LayerNormalization", lowerLayerNorm)
 	registerFused("LayerNormalization", lowerLayerNorm)
+	register("RMSNormalization", lowerLayerNorm)
 }
 
 // lowerLayerNorm lowers LayerNormalization (opset 17, or the planner's
-// fused node of ops.FusedDomain, which has its semantics) over the axes from
-// axis on, with stash_type float. Scale and the optional B broadcast to
-// the normalized shape from a suffix of it; the optional Mean and
-// InvStdDev outputs keep the rank of X with 1 for the normalized axes.
+// fused node of ops.FusedDomain, which has its semantics) and
+// RMSNormalization (opset 23: not centred, no B, no statistics outputs)
+// over the axes from axis on, with stash_type float. Scale and the
+// optional B broadcast to the normalized shape from a suffix of it; the
+// optional Mean and InvStdDev outputs keep the rank of X with 1 for the
+// normalized axes.
 func lowerLayerNorm(q *query) (*launch, bool) {
 	n, opset, shapes := q.n, q.opset, q.shapes
+	rms := n.OpType == "RMSNormalization"
 	if n.Domain == graph.DefaultDomain && opset < 17 || len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil || len(shapes[0]) == 0 ||
-		n.AttrInt("stash_type", int64(graph.Float)) != int64(graph.Float) {
+		n.AttrInt("stash_type", int64(graph.Float)) != int64(graph.Float) || rms && len(shapes) != 2 {
 		return nil, false
 	}
 	x := shapes[0]
@@ -47,6 +51,9 @@ func lowerLayerNorm(q *query) (*launch, bool) {
 	bn := int64(1)
 	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}, {true, 0}, {true, 0}}
 	var flags uint32
+	if rms {
+		flags = 8
+	}
 	if len(shapes) == 3 && shapes[2] != nil {
 		if bn, ok = period(shapes[2]); !ok {
 			return nil, false

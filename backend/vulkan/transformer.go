@@ -1,0 +1,189 @@
+package vulkan
+
+import (
+	"math"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+func init() {
+	register("Attention", lowerAttention)
+	register("RotaryEmbedding", lowerRotary)
+	register("TensorScatter", lowerTensorScatter)
+}
+
+// lowerAttention lowers Attention (opsets 23 and 24) to attention.comp:
+// one workgroup per query row, its scores in the launch's scratch, then
+// one dispatch per present cache the node outputs. A softmax_precision of
+// float16 or bfloat16 stays on the CPU, which rounds to it.
+func lowerAttention(q *query) (*launch, bool) {
+	n, shapes := q.n, q.shapes
+	if q.opset < 23 || len(shapes) < 3 || shapes[1] == nil || shapes[2] == nil {
+		return nil, false
+	}
+	at := func(k int) []int64 {
+		if k < len(shapes) {
+			return shapes[k]
+		}
+		return nil
+	}
+	g, err := ops.AttentionOf(n, shapes[0], shapes[1], shapes[2], at(4), at(5), at(3))
+	if err != nil || g.SoftmaxPrecision == graph.Float16 || g.SoftmaxPrecision == graph.BFloat16 ||
+		g.PastLen > 0 && at(6) != nil {
+		return nil, false
+	}
+	flags := uint32(g.Mode) << 8
+	if g.ThreeD {
+		flags |= 1
+	}
+	if g.Causal {
+		flags |= 8
+	}
+	var mb, mh, mi, keys int64
+	bindings := []slot{{false, 0}, {false, 1}, {false, 2}, {false, 0}, {false, 0}, {false, 0}, {false, 0},
+		{true, 0}, {true, scratchSlot}, {true, scratchSlot}}
+	raw := []int{}
+	if m := at(3); m != nil {
+		switch q.elems[3] {
+		case graph.Bool:
+			flags |= 4
+		case graph.Float:
+			flags |= 2
+		default:
+			return nil, false
+		}
+		full := append(make([]int64, 4-len(m)), m...)
+		for i := range 4 - len(m) {
+			full[i] = 1
+		}
+		st := graph.Strides(full)
+		pick := func(i int) int64 {
+			if full[i] == 1 {
+				return 0
+			}
+			return st[i]
+		}
+		mb, mh, mi, keys = pick(0), pick(1), pick(2), full[3]
+		bindings[3] = slot{false, 3}
+		raw = append(raw, 3)
+	}
+	if g.PastLen > 0 {
+		bindings[4], bindings[5] = slot{false, 4}, slot{false, 5}
+	}
+	if at(6) != nil {
+		if q.elems[6] != graph.Int64 {
+			return nil, false
+		}
+		flags |= 16
+		bindings[6] = slot{false, 6}
+		raw = append(raw, 6)
+	}
+	wanted := func(k int) bool { return k < len(n.Outputs) && n.Outputs[k] != "" }
+	if wanted(3) {
+		flags |= 32
+		bindings[8] = slot{true, 3}
+	}
+	push := func(dim, vdim int, flags uint32) []byte {
+		return words(uint32(g.Batch), uint32(g.QHeads), uint32(g.KVHeads), uint32(g.QLen), uint32(g.KVLen), uint32(g.PastLen),
+			uint32(dim), uint32(vdim), math.Float32bits(g.ScaleValue), math.Float32bits(g.Softcap), flags,
+			uint32(mb), uint32(mh), uint32(mi), uint32(keys))
+	}
+	rows := int64(g.Batch * g.QHeads * g.QLen)
+	total := int64(g.TotalLen)
+	ys := []int64{int64(g.Batch), int64(g.QHeads), int64(g.QLen), int64(g.VHeadSize)}
+	if g.ThreeD {
+		ys = []int64{int64(g.Batch), int64(g.QLen), int64(g.QHeads * g.VHeadSize)}
+	}
+	main := &launch{shader: "attention", bindings: bindings, push: push(g.HeadSize, g.VHeadSize, flags),
+		elems: graph.NumElements(ys), groups: rows, scratch: uint64(4 * rows * total), rawInputs: raw,
+		outShapes: [][]int64{ys,
+			{int64(g.Batch), int64(g.KVHeads), total, int64(g.HeadSize)},
+			{int64(g.Batch), int64(g.KVHeads), total, int64(g.VHeadSize)},
+			{int64(g.Batch), int64(g.QHeads), int64(g.QLen), total}}}
+	// The present caches: OP 1 copies past (binding 4) and the new keys or
+	// values (binding 1) into binding 7.
+	for _, c := range []struct{ k, dim int }{{1, g.HeadSize}, {2, g.VHeadSize}} {
+		if !wanted(c.k) {
+			continue
+		}
+		b := []slot{{false, 0}, {false, c.k}, {false, 0}, {false, 0}, {false, 0}, {false, 0}, {false, 0},
+			{true, c.k}, {true, scratchSlot}, {true, scratchSlot}}
+		if g.PastLen > 0 {
+			b[4] = slot{false, c.k + 3}
+		}
+		main.then = append(main.then, &launch{shader: "attention", op: 1, bindings: b, push: push(c.dim, c.dim, flags&1),
+			elems: int64(g.Batch*g.KVHeads) * total * int64(c.dim)})
+	}
+	return main, true
+}
+
+// lowerRotary lowers RotaryEmbedding (opset 23) to rotary.comp.
+func lowerRotary(q *query) (*launch, bool) {
+	shapes := q.shapes
+	if q.opset < 23 || len(shapes) < 3 || shapes[1] == nil || shapes[2] == nil {
+		return nil, false
+	}
+	var pos []int64
+	bindings := []slot{{false, 0}, {false, 1}, {false, 2}, {false, 0}, {true, 0}}
+	var raw []int
+	var flags uint32
+	if len(shapes) > 3 && shapes[3] != nil {
+		if q.elems[3] != graph.Int64 {
+			return nil, false
+		}
+		pos, flags, bindings[3], raw = shapes[3], 4, slot{false, 3}, []int{3}
+	}
+	g, err := ops.RotaryOf(q.n, shapes[0], shapes[1], shapes[2], pos)
+	if err != nil {
+		return nil, false
+	}
+	if g.Interleaved {
+		flags |= 1
+	}
+	if g.ThreeD {
+		flags |= 2
+	}
+	elems := graph.NumElements(shapes[0])
+	return &launch{shader: "rotary", bindings: bindings, rawInputs: raw, elems: elems, outShapes: [][]int64{shapes[0]},
+		push: words(uint32(elems), uint32(g.Heads), uint32(g.Seq), uint32(g.HeadDim), uint32(g.Rot), flags)}, true
+}
+
+// lowerTensorScatter lowers TensorScatter (opset 24) of 32-bit elements to
+// tensorscatter.comp.
+func lowerTensorScatter(q *query) (*launch, bool) {
+	shapes, elems := q.shapes, q.elems
+	if q.opset < 24 || len(shapes) < 2 || shapes[1] == nil || elems[0] != elems[1] || elems[0].Bits() != 32 ||
+		len(shapes[0]) != len(shapes[1]) {
+		return nil, false
+	}
+	past, upd := shapes[0], shapes[1]
+	axis, circular, err := ops.TensorScatterAxis(q.n, len(past))
+	if err != nil {
+		return nil, false
+	}
+	for i := range past {
+		if i != axis && upd[i] != past[i] || upd[i] > past[i] {
+			return nil, false
+		}
+	}
+	bindings := []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}
+	raw := []int{0, 1}
+	var flags uint32
+	if circular {
+		flags = 1
+	}
+	if len(shapes) > 2 && shapes[2] != nil {
+		if elems[2] != graph.Int64 || graph.NumElements(shapes[2]) != past[0] {
+			return nil, false
+		}
+		flags |= 2
+		bindings[2] = slot{false, 2}
+		raw = append(raw, 2)
+	}
+	n := graph.NumElements(past)
+	perBatch := graph.NumElements(past[:axis]) / past[0]
+	return &launch{shader: "tensorscatter", bindings: bindings, rawInputs: raw, outTypes: []graph.DType{elems[0]},
+		elems: n, outShapes: [][]int64{past},
+		push: words(uint32(n), uint32(past[axis]), uint32(upd[axis]), uint32(graph.NumElements(past[axis+1:])), uint32(perBatch), flags)}, true
+}
