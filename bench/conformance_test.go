@@ -361,3 +361,53 @@ func TestRunConformanceSequences(t *testing.T) {
 		t.Fatalf("filtered run: %v, %d results", err, len(rs))
 	}
 }
+
+// pairModel returns x as y = Relu(x) and z = Neg(x), two outputs.
+func pairModel() *graph.Model {
+	g := graph.NewGraph("pair")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, graph.ShapeOf(2))},
+		{Name: "z", Type: graph.TensorType(graph.Float, graph.ShapeOf(2))}}
+	g.Nodes = []*graph.Node{{OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"y"}},
+		{OpType: "Neg", Inputs: []string{"x"}, Outputs: []string{"z"}, Index: 1}}
+	return &graph.Model{Name: "pair", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}
+
+// TestRunConformanceOutputCount checks that a data set must hold one
+// reference file per model output: an output without one fails the test
+// instead of going unchecked, and so does a file without an output.
+func TestRunConformanceOutputCount(t *testing.T) {
+	suite := t.TempDir()
+	tensor := func(v ...float32) *onnxpb.TensorProto {
+		return &onnxpb.TensorProto{Dims: []int64{2}, DataType: proto.Int32(int32(graph.Float)), FloatData: v}
+	}
+	x, y, z := tensor(-1, 2), tensor(0, 2), tensor(1, -2)
+	writeTestFolder(t, filepath.Join(suite, "test_pair_ok"), pairModel(), []proto.Message{x}, []proto.Message{y, z})
+	writeTestFolder(t, filepath.Join(suite, "test_pair_one"), pairModel(), []proto.Message{x}, []proto.Message{y})
+	writeTestFolder(t, filepath.Join(suite, "test_pair_three"), pairModel(), []proto.Message{x}, []proto.Message{y, z, z})
+	rs, err := RunConformance(context.Background(), []string{suite}, ConformanceOptions{Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"test_pair_ok":    "",
+		"test_pair_one":   "1 output files for a model with 2 outputs",
+		"test_pair_three": "3 output files for a model with 2 outputs",
+	}
+	for _, r := range rs {
+		name := strings.TrimPrefix(r.Name, filepath.Base(suite)+"/")
+		reason, ok := want[name]
+		switch {
+		case !ok:
+			t.Errorf("unexpected test %s", name)
+		case reason == "" && r.Status != Pass:
+			t.Errorf("%s: %s %s, want a pass", name, r.Status, r.Reason)
+		case reason != "" && (r.Status != Fail || !strings.Contains(r.Reason, reason)):
+			t.Errorf("%s: %s %s, want a failure: %s", name, r.Status, r.Reason, reason)
+		}
+		delete(want, name)
+	}
+	if len(want) > 0 {
+		t.Errorf("tests not run: %v", want)
+	}
+}
