@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -286,6 +287,41 @@ func TestArchiveSmall(t *testing.T) {
 	m, err = loadArchiveBytes(deflated, WithUnalignedArchive())
 	require.NoError(t, err)
 	require.Equal(t, w, m.Graph.Initializers["w"].Data)
+}
+
+// TestArchiveAlignment puts data entry "w" at offsets that are multiples
+// of 8, 16 and 32 but not of 64 (and at a multiple of 64), shifted by the
+// name of an empty entry before it and read back with archive/zip: only
+// the multiple of 64 loads, the others only with WithUnalignedArchive.
+func TestArchiveAlignment(t *testing.T) {
+	w := float32Bytes(1, 2, 3, 4)
+	model := smallArchiveModel(t, "w", 4)
+	byResidue := map[int64][]byte{}
+	for pad := "p"; len(byResidue) < ArchiveAlignment/8; pad += "p" {
+		b := writeZip(t, zipTestEntry{pad, nil, 0}, zipTestEntry{"w", w, 0}, zipTestEntry{ArchiveModelEntry, model, 0})
+		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+		require.NoError(t, err)
+		off, err := zr.File[1].DataOffset()
+		require.NoError(t, err)
+		if off%8 == 0 && byResidue[off%ArchiveAlignment] == nil {
+			byResidue[off%ArchiveAlignment] = b
+		}
+	}
+	for residue, b := range byResidue {
+		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+		require.NoError(t, err)
+		off, err := zr.File[1].DataOffset()
+		require.NoError(t, err)
+		_, err = loadArchiveBytes(b)
+		if residue == 0 {
+			require.NoError(t, err, "offset %d", off)
+		} else {
+			require.ErrorContains(t, err, fmt.Sprintf(`data entry "w" starts at offset %d, not a multiple of 64`, off))
+		}
+		m, err := loadArchiveBytes(b, WithUnalignedArchive())
+		require.NoError(t, err, "offset %d", off)
+		require.Equal(t, w, m.Graph.Initializers["w"].Data, "offset %d", off)
+	}
 }
 
 func TestArchiveRefused(t *testing.T) {
