@@ -73,19 +73,112 @@ func TestPlanReusesMemory(t *testing.T) {
 func alignUp(n int64) int64 { return (n + 63) / 64 * 64 }
 
 // checkNoOverlap verifies that no two buffers live at the same time share
-// arena bytes, unless one is a view of the other.
+// arena bytes, with liveness worked out from the steps rather than taken
+// from the planner's Buffer.First and Last: a value is live from the first
+// step that writes it to the last step that reads it, as an input or as a
+// capture of the node's subgraphs (graph.Captured, by name); a graph
+// output is live to the end; a view shares its root's buffer (the view's
+// step must read a value of the root's group), which is live while any
+// of them is. The planner's lifetimes must cover these.
 func checkNoOverlap(t *testing.T, p *planner.Plan) {
 	t.Helper()
-	for va, a := range p.Buffers {
-		for vb, b := range p.Buffers {
-			if va >= vb || a.Device != b.Device || a.AliasOf == vb || b.AliasOf == va || (a.AliasOf >= 0 && a.AliasOf == b.AliasOf) {
-				continue
-			}
-			liveTogether := a.First <= b.Last && b.First <= a.Last
-			shareBytes := a.Offset < b.Offset+b.Size && b.Offset < a.Offset+a.Size
-			require.False(t, liveTogether && shareBytes, "%s and %s overlap", p.Values[va], p.Values[vb])
+	first, last := map[int]int{}, map[int]int{}
+	use := func(v, s int) {
+		if v >= 0 {
+			last[v] = max(last[v], s)
 		}
 	}
+	def := map[int]planner.Step{}
+	for s, st := range p.Steps {
+		for _, v := range st.Out {
+			if _, ok := first[v]; v >= 0 && !ok {
+				first[v], def[v] = s, st
+			}
+			use(v, s)
+		}
+		for _, v := range st.In {
+			use(v, s)
+		}
+		if st.Node != nil {
+			for _, name := range graph.Captured(st.Node) {
+				v, ok := p.ValueIndex[name]
+				require.True(t, ok, "%s captures %q, which the plan does not name", st.Node.Name, name)
+				use(v, s)
+			}
+		}
+	}
+	for _, v := range p.Outputs {
+		use(v, len(p.Steps)-1)
+	}
+	root := func(v int) int {
+		for p.Buffers[v] != nil && p.Buffers[v].AliasOf >= 0 {
+			v = p.Buffers[v].AliasOf
+		}
+		return v
+	}
+	type span struct{ first, last int }
+	live := map[int]span{}
+	for v, b := range p.Buffers {
+		f, ok := first[v]
+		require.True(t, ok, "%s has a buffer but no step writes it", p.Values[v])
+		r := root(v)
+		if b.AliasOf >= 0 {
+			st := def[v]
+			require.True(t, st.Kind == planner.Compute && len(st.In) > 0 && st.In[0] >= 0 && root(st.In[0]) == r,
+				"%s shares the buffer of %s but its step does not read that buffer", p.Values[v], p.Values[r])
+		} else {
+			require.True(t, b.First <= f && b.Last >= last[v], "%s: the planner keeps it live over steps %d..%d, its steps need %d..%d",
+				p.Values[v], b.First, b.Last, f, last[v])
+		}
+		sp, seen := live[r]
+		if !seen {
+			sp = span{f, last[v]}
+		}
+		live[r] = span{min(sp.first, f), max(sp.last, last[v])}
+	}
+	for ra, a := range live {
+		for rb, b := range live {
+			ba, bb := p.Buffers[ra], p.Buffers[rb]
+			if ra >= rb || ba.Device != bb.Device {
+				continue
+			}
+			liveTogether := a.first <= b.last && b.first <= a.last
+			shareBytes := ba.Offset < bb.Offset+bb.Size && bb.Offset < ba.Offset+ba.Size
+			require.False(t, liveTogether && shareBytes, "%s (steps %d..%d) and %s (steps %d..%d) share arena bytes",
+				p.Values[ra], a.first, a.last, p.Values[rb], b.first, b.last)
+		}
+	}
+}
+
+// TestPlanCapturedLifetime plans a value that only an If's branches read,
+// after two more values are computed: it stays live (and in its arena
+// slot) until the If.
+func TestPlanCapturedLifetime(t *testing.T) {
+	g := graph.NewGraph("captured")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 64))},
+		{Name: "cond", Type: graph.TensorType(graph.Bool, graph.ShapeOf())}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	branch := func(op string) *graph.Graph {
+		b := graph.NewGraph(op)
+		b.Nodes = []*graph.Node{{Name: op, OpType: op, Inputs: []string{"va"}, Outputs: []string{"o"}}}
+		b.Outputs = []*graph.ValueInfo{{Name: "o"}}
+		return b
+	}
+	g.Nodes = []*graph.Node{
+		{Name: "va", OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"va"}},
+		{Name: "vb", OpType: "Sigmoid", Inputs: []string{"x"}, Outputs: []string{"vb"}, Index: 1},
+		{Name: "vc", OpType: "Relu", Inputs: []string{"vb"}, Outputs: []string{"vc"}, Index: 2},
+		{Name: "if", OpType: "If", Inputs: []string{"cond"}, Outputs: []string{"vd"}, Index: 3, Attrs: map[string]*graph.Attribute{
+			"then_branch": {Name: "then_branch", Type: graph.AttrGraph, G: branch("Relu")},
+			"else_branch": {Name: "else_branch", Type: graph.AttrGraph, G: branch("Sigmoid")}}},
+		{Name: "sum", OpType: "Add", Inputs: []string{"vc", "vd"}, Outputs: []string{"y"}, Index: 4},
+	}
+	m := &graph.Model{Name: "captured", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+	withIf := fakeDevice{"cpu", map[string]bool{"Relu": true, "Sigmoid": true, "Add": true, "If": true}}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{withIf}})
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 5)
+	checkNoOverlap(t, p)
 }
 
 func TestPlanPlacementAndTransfers(t *testing.T) {
