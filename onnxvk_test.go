@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -65,6 +67,43 @@ func randomInput(t testing.TB, seed uint64, n int64) *onnxvk.Tensor {
 	return x
 }
 
+// mlpReference computes mlpModel's probabilities for x [n, 4, 8] in
+// float64, with plain loops over the model's weights.
+func mlpReference(x []float32, n int) []float64 {
+	weights := mlpModel().Graph.Initializers
+	w1, b1 := graph.View[float32](weights["w1"]), graph.View[float32](weights["b1"])
+	w2, b2 := graph.View[float32](weights["w2"]), graph.View[float32](weights["b2"])
+	probs := make([]float64, n*10)
+	for r := range n {
+		hidden := make([]float64, 64)
+		for j := range hidden {
+			sum := float64(b1[j])
+			for k := range 32 {
+				sum += float64(x[r*32+k]) * float64(w1[k*64+j])
+			}
+			hidden[j] = max(sum, 0)
+		}
+		logits := probs[r*10 : r*10+10]
+		for j := range logits {
+			logits[j] = float64(b2[j])
+			for k, h := range hidden {
+				logits[j] += h * float64(w2[k*10+j])
+			}
+		}
+		top, total := slices.Max(logits), 0.0
+		for j := range logits {
+			logits[j] = math.Exp(logits[j] - top)
+			total += logits[j]
+		}
+		for j := range logits {
+			logits[j] /= total
+		}
+	}
+	return probs
+}
+
+// TestRunMLP runs the MLP at three batch sizes and compares its
+// probabilities with mlpReference's.
 func TestRunMLP(t *testing.T) {
 	sess, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("cpu"))
 	require.NoError(t, err)
@@ -74,18 +113,16 @@ func TestRunMLP(t *testing.T) {
 	require.Equal(t, "N", sess.Inputs()[0].Shape[0].Param)
 
 	for _, n := range []int64{1, 3, 13} {
-		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": randomInput(t, 1, n)})
-		require.NoError(t, err)
-		probs, err := onnxvk.Data[float32](out["probs"])
+		x := randomInput(t, 1, n)
+		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": x})
 		require.NoError(t, err)
 		require.Equal(t, []int64{n, 10}, out["probs"].Shape())
-		for r := int64(0); r < n; r++ {
-			sum := float32(0)
-			for _, p := range probs[r*10 : r*10+10] {
-				require.True(t, p > 0 && p < 1)
-				sum += p
-			}
-			require.InDelta(t, 1, sum, 1e-5)
+		probs, err := onnxvk.Data[float32](out["probs"])
+		require.NoError(t, err)
+		in, err := onnxvk.Data[float32](x)
+		require.NoError(t, err)
+		for i, want := range mlpReference(in, int(n)) {
+			require.InDelta(t, want, probs[i], 1e-6, "batch %d: probs[%d, %d]", n, i/10, i%10)
 		}
 	}
 }
