@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/example"
+	"github.com/onnxvk/onnxvk/internal/example/reference"
 	"github.com/onnxvk/onnxvk/internal/npy"
 )
 
@@ -31,16 +36,47 @@ func exampleFile(t *testing.T) string {
 	return path
 }
 
+// requireExampleEdges requires the example's output on its built-in
+// input, read back as at(y, x), to be within tol of reference.Edges.
+func requireExampleEdges(t *testing.T, at func(y, x int) float64, tol float64) {
+	t.Helper()
+	var worst float64
+	for y, row := range reference.Edges(example.Input()) {
+		for x, want := range row {
+			worst = max(worst, math.Abs(at(y, x)-want))
+		}
+	}
+	require.LessOrEqual(t, worst, tol, "largest difference from the plain Go reference")
+}
+
+// TestRunExample runs the built-in example and compares the picture it
+// writes with the example's picture and the result, a grayscale PNG, with
+// the reference rounded to 8 bits.
 func TestRunExample(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := cli(t, "run", "-o", dir)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "ran the example on cpu")
-	for _, f := range []string{"picture.png", "edges.png"} {
-		st, err := os.Stat(filepath.Join(dir, f))
+	read := func(name string) image.Image {
+		f, err := os.Open(filepath.Join(dir, name))
 		require.NoError(t, err)
-		require.Greater(t, st.Size(), int64(100))
+		defer f.Close()
+		img, err := png.Decode(f)
+		require.NoError(t, err)
+		return img
 	}
+	picture, want := read("picture.png"), example.Picture()
+	require.Equal(t, want.Bounds(), picture.Bounds())
+	for y := range want.Bounds().Dy() {
+		for x := range want.Bounds().Dx() {
+			require.Equal(t, color.RGBAModel.Convert(want.At(x, y)), color.RGBAModel.Convert(picture.At(x, y)), "picture.png at (%d, %d)", x, y)
+		}
+	}
+	edges := read("edges.png")
+	require.Equal(t, image.Rect(0, 0, 192, 128), edges.Bounds())
+	requireExampleEdges(t, func(y, x int) float64 {
+		return float64(color.GrayModel.Convert(edges.At(x, y)).(color.Gray).Y) / 255
+	}, 0.5/255+1e-5)
 }
 
 func TestRunModelWithInputsAndOutputs(t *testing.T) {
@@ -54,6 +90,8 @@ func TestRunModelWithInputsAndOutputs(t *testing.T) {
 	got, err := npy.ReadFile(filepath.Join(dir, "edges.npy"))
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 1, 128, 192}, got.Shape)
+	edges := graph.View[float32](got)
+	requireExampleEdges(t, func(y, x int) float64 { return float64(edges[y*192+x]) }, 1e-5)
 
 	// Random input with a symbolic size bound on the command line.
 	code, out, errOut = cli(t, "run", "--dim", "H=16", "--dim", "W=24", model, "--seed", "3")
