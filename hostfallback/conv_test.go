@@ -141,8 +141,10 @@ func TestConvHandComputed(t *testing.T) {
 	}
 }
 
-// convExpect runs tc through Conv and the naive reference.
-func convExpect(t *testing.T, r *rand.Rand, tc convCase) {
+// convExpect runs tc through Conv and the naive reference, and reports
+// whether an axis splits an odd SAME padding (the begin and end pads
+// differ).
+func convExpect(t *testing.T, r *rand.Rand, tc convCase) (oddSame bool) {
 	t.Helper()
 	x, w := nnRand(r, tc.x...), nnRand(r, tc.w...)
 	var b *graph.Tensor
@@ -174,6 +176,7 @@ func convExpect(t *testing.T, r *rand.Rand, tc convCase) {
 			if tc.autoPad == "SAME_LOWER" {
 				pb, pe = pe, pb
 			}
+			oddSame = oddSame || total%2 == 1
 			attrs["auto_pad"] = tc.autoPad
 		case tc.pads != nil:
 			pb, pe = int(tc.pads[d]), int(tc.pads[d+rank])
@@ -190,8 +193,13 @@ func convExpect(t *testing.T, r *rand.Rand, tc convCase) {
 	shape := convShape([]int64{tc.x[0], tc.w[0]}, out)
 	k := float64(graph.NumElements(tc.w[1:]))
 	nnCheck(t, fmt.Sprintf("%+v", tc), y, shape, want, 2e-6*k, 1e-5)
+	return oddSame
 }
 
+// TestConvRandom checks Conv against the naive reference over ranks 1 to
+// 3, groups, strides, dilations, pads and auto_pad, SAME_UPPER and
+// SAME_LOWER each with an odd total padding on some axis (the extra pad
+// goes at the end for SAME_UPPER, at the beginning for SAME_LOWER).
 func TestConvRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	cases := []convCase{
@@ -214,17 +222,26 @@ func TestConvRandom(t *testing.T) {
 		{x: []int64{1, 4, 5, 5, 5}, w: []int64{4, 1, 3, 3, 3}, group: 4, dil: []int64{2, 1, 1}, autoPad: "SAME_UPPER", bias: true},
 		{x: []int64{2, 2, 9}, w: []int64{2, 2, 1}, autoPad: "VALID"},
 		{x: []int64{0, 2, 9}, w: []int64{2, 2, 1}},
+		{x: []int64{1, 3, 12, 13}, w: []int64{4, 3, 4, 2}, autoPad: "SAME_UPPER", bias: true},
+		{x: []int64{2, 4, 13, 10}, w: []int64{6, 2, 4, 2}, group: 2, stride: []int64{2, 1}, autoPad: "SAME_LOWER"},
+		{x: []int64{1, 2, 12}, w: []int64{3, 2, 2}, autoPad: "SAME_LOWER", bias: true},
 		// Depthwise 3×3 rows wide enough for the vector kernels.
 		{x: []int64{1, 4, 9, 37}, w: []int64{4, 1, 3, 3}, group: 4, pads: []int64{1, 1, 1, 1}, bias: true},
 		{x: []int64{1, 3, 12, 56}, w: []int64{3, 1, 3, 3}, group: 3, stride: []int64{2, 2}, pads: []int64{1, 1, 1, 1}},
 		{x: []int64{1, 2, 7, 41}, w: []int64{4, 1, 3, 3}, group: 2, stride: []int64{1, 2}, pads: []int64{0, 2, 1, 0}},
 		{x: []int64{1, 2, 5, 30}, w: []int64{2, 1, 3, 3}, group: 2, pads: []int64{0, 3, 0, 3}},
 	}
+	odd := map[string]bool{}
 	for _, tc := range cases {
 		if tc.group == 0 {
 			tc.group = 1
 		}
-		convExpect(t, r, tc)
+		if convExpect(t, r, tc) {
+			odd[tc.autoPad] = true
+		}
+	}
+	if !odd["SAME_UPPER"] || !odd["SAME_LOWER"] {
+		t.Errorf("odd SAME padding splits tested: %v, want SAME_UPPER and SAME_LOWER", odd)
 	}
 }
 

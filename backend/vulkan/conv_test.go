@@ -52,7 +52,9 @@ func (c convCase) node(op string) *graph.Node {
 // convCases cover 1-D, 2-D and 3-D; batches; groups with 1, 2, 4, 5 and
 // 40 output channels each (the 1-, 4- and 8-channel blocks, partial
 // blocks); depthwise; strides 1, 2 and 3; dilations; symmetric and
-// asymmetric pads; every auto_pad; kernels 1, 3, 4, 5 and 7.
+// asymmetric pads; every auto_pad (SAME_UPPER and SAME_LOWER also with an
+// odd total padding, which they split differently); kernels 1, 3, 4, 5
+// and 7.
 var convCases = []convCase{
 	{[]int64{1, 1, 1, 1}, []int64{1, 1, 1, 1}, nil},
 	{[]int64{1, 3, 13, 13}, []int64{5, 3, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1)}},

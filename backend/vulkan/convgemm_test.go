@@ -33,8 +33,8 @@ func forceConvGemm(t *testing.T, d *Device, splits int) {
 // and several tiles each way, depths K that are not multiples of the
 // 16-deep step (K = 20 to 216), 1x1 (with stride 2 and pads: the one-tap
 // path reading padding), 3x3, 5x5 and 7x7 kernels, strides 1 to 3,
-// dilation 2, asymmetric pads, groups with 20 channels each, batches of
-// 2, 1-D and 3-D.
+// dilation 2, asymmetric pads (and SAME_LOWER's odd split, the extra pad
+// first), groups with 20 channels each, batches of 2, 1-D and 3-D.
 var convGemmCases = []convCase{
 	{[]int64{2, 37, 9, 7}, []int64{70, 37, 1, 1}, nil},
 	{[]int64{1, 20, 11, 11}, []int64{24, 20, 1, 1}, []*graph.Attribute{intsAttr("strides", 2, 2), intsAttr("pads", 1, 0, 0, 1)}},
@@ -46,6 +46,7 @@ var convGemmCases = []convCase{
 	{[]int64{1, 4, 5, 6, 7}, []int64{18, 4, 3, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1, 0, 1), intsAttr("strides", 1, 2, 1)}},
 	{[]int64{1, 24, 10, 10}, []int64{130, 24, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1)}},
 	{[]int64{1, 200, 6, 6}, []int64{32, 200, 1, 1}, nil},
+	{[]int64{1, 16, 9, 8}, []int64{16, 16, 4, 2}, []*graph.Attribute{intsAttr("strides", 2, 1), stringAttr("auto_pad", "SAME_LOWER")}},
 }
 
 // convTail is what follows a test's Conv and the planner fuses into it:
