@@ -246,17 +246,16 @@ func TestConvRandom(t *testing.T) {
 }
 
 // TestConvKernels runs the random and tiled cases with each GEMM kernel
-// this CPU has, the packed-panel im2col path included.
+// this CPU has, the packed-panel im2col path included; the log says which
+// kernels ran.
 func TestConvKernels(t *testing.T) {
 	best := gemmBest
 	defer func() { gemmBest = best }()
-	for _, kn := range sgemmKernels() {
+	eachSgemmKernel(t, func(t *testing.T, kn *sgemmKernel) {
 		gemmBest = kn
-		t.Run(kn.name, func(t *testing.T) {
-			TestConvRandom(t)
-			TestConvTiled(t)
-		})
-	}
+		TestConvRandom(t)
+		TestConvTiled(t)
+	})
 }
 
 func TestConvTiled(t *testing.T) {

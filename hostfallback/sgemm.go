@@ -56,6 +56,27 @@ type sgemmKernel struct {
 // gemmGo is the portable kernel, in pure Go.
 var gemmGo = &sgemmKernel{name: "go4x2", mr: gemmMR, nr: gemmNR, ku: gemmKU, mc: 64, tile: gemmTileGo}
 
+// sgemmVariant is a kernel of this architecture, the CPU features it
+// needs (named as Linux's /proc/cpuinfo flags) and whether this CPU has
+// them.
+type sgemmVariant struct {
+	kernel *sgemmKernel
+	needs  []string
+	runs   bool
+}
+
+// sgemmKernels returns the kernels that this CPU runs, fastest first; the
+// portable one is always last.
+func sgemmKernels() []*sgemmKernel {
+	var ks []*sgemmKernel
+	for _, v := range sgemmVariants() {
+		if v.runs {
+			ks = append(ks, v.kernel)
+		}
+	}
+	return ks
+}
+
 // gemmBest is the fastest kernel that this CPU runs.
 var gemmBest = sgemmKernels()[0]
 

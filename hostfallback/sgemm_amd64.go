@@ -75,15 +75,12 @@ func cpuFeatures() (avx2, avx512 bool) {
 // AVX-512F.
 var hasAVX2, hasAVX512 = cpuFeatures()
 
-// sgemmKernels returns the kernels that this CPU runs, fastest first; the
-// portable one is always last.
-func sgemmKernels() []*sgemmKernel {
-	var ks []*sgemmKernel
-	if hasAVX512 {
-		ks = append(ks, &sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct})
+// sgemmVariants lists the kernels of amd64, fastest first; the portable
+// one is last.
+func sgemmVariants() []sgemmVariant {
+	return []sgemmVariant{
+		{&sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct}, []string{"avx512f"}, hasAVX512},
+		{&sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct}, []string{"avx2", "fma"}, hasAVX2},
+		{gemmGo, nil, true},
 	}
-	if hasAVX2 {
-		ks = append(ks, &sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct})
-	}
-	return append(ks, gemmGo)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -147,14 +148,29 @@ func BenchmarkSgemm(b *testing.B) {
 	}
 }
 
+// eachSgemmKernel calls f with every kernel this CPU runs, as a subtest
+// named after it, and logs the kernels of this architecture it skips for
+// the CPU features they need.
+func eachSgemmKernel(t *testing.T, f func(t *testing.T, kn *sgemmKernel)) {
+	t.Helper()
+	for _, v := range sgemmVariants() {
+		if !v.runs {
+			t.Logf("%s not run: it needs %s, which this CPU lacks", v.kernel.name, strings.Join(v.needs, " and "))
+			continue
+		}
+		t.Logf("%s runs", v.kernel.name)
+		t.Run(v.kernel.name, func(t *testing.T) { f(t, v.kernel) })
+	}
+}
+
 // TestSgemmKernels checks every micro-kernel this CPU runs against the
 // naive product over odd shapes, transposes and scalings, serial and split
-// over goroutines.
+// over goroutines; the log says which kernels ran.
 func TestSgemmKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	shapes := [][3]int{{2, 4, 1}, {5, 7, 3}, {6, 16, 1}, {8, 32, 2}, {13, 17, 19}, {31, 33, 35}, {64, 64, 64}, {97, 130, 257}, {7, 300, 530}, {129, 65, 600}, {300, 2100, 9}}
 	scales := [][2]float32{{1, 0}, {1, 1}, {0.5, 1}, {-1.5, 0.25}}
-	for _, kn := range sgemmKernels() {
+	eachSgemmKernel(t, func(t *testing.T, kn *sgemmKernel) {
 		for si, s := range shapes {
 			for ti, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 				ab := scales[(si+ti)%len(scales)]
@@ -196,7 +212,7 @@ func TestSgemmKernels(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 func BenchmarkSgemmKernels(b *testing.B) {

@@ -1,0 +1,41 @@
+package hostfallback
+
+import (
+	"bufio"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// TestCPUFeatures checks the CPUID probe against the flags Linux reports
+// in /proc/cpuinfo: every GEMM kernel whose features the CPU has runs (a
+// wrong probe would skip it silently), and no other.
+func TestCPUFeatures(t *testing.T) {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		testenv.Skip(t, "no /proc/cpuinfo to check the CPU features against: "+err.Error())
+	}
+	defer f.Close()
+	var flags []string
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		if name, value, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(name) == "flags" {
+			flags = strings.Fields(value)
+			break
+		}
+	}
+	if flags == nil {
+		t.Fatal("/proc/cpuinfo has no flags line")
+	}
+	for _, v := range sgemmVariants() {
+		want := true
+		for _, f := range v.needs {
+			want = want && slices.Contains(flags, f)
+		}
+		if v.runs != want {
+			t.Errorf("%s runs: %v, but /proc/cpuinfo has all of %v: %v", v.kernel.name, v.runs, v.needs, want)
+		}
+	}
+}
