@@ -83,7 +83,7 @@ func TestArchiveLargeModel(t *testing.T) {
 	require.NoError(t, syscall.Statfs(dir, &fs))
 	const need = 2 * largeWeights * largeK * largeN * 4 * 11 / 10
 	if free := int64(fs.Bavail) * fs.Bsize; free < need {
-		t.Skipf("%s has %d MiB free, the test needs %d MiB", dir, free>>20, need>>20)
+		testenv.Skip(t, fmt.Sprintf("%s has %d MiB free, the test needs %d MiB", dir, free>>20, need>>20))
 	}
 	archive := filepath.Join(dir, "large.onnx")
 	pb := filepath.Join(dir, "large_pb.onnx")

@@ -82,9 +82,7 @@ func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, kee
 // of slack for the constants a new plan uploads). 200 tokens in the long
 // suites, 6 otherwise.
 func TestDecoderGeneration(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exports and runs a PyTorch model")
-	}
+	testenv.SkipShort(t, "exports and runs a PyTorch model")
 	steps := 6
 	if testenv.Long() {
 		steps = 200

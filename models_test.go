@@ -55,7 +55,7 @@ func torchModelCache(t *testing.T) string {
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		t.Skip("no cache folder for the exported models (set ONNXVK_MODEL_CACHE):", err)
+		testenv.Skip(t, fmt.Sprint("no cache folder for the exported models (set ONNXVK_MODEL_CACHE): ", err))
 	}
 	return filepath.Join(dir, "onnxvk", "torch-models", version)
 }
@@ -102,9 +102,7 @@ func exportTorchModels(t *testing.T, cache string, names []string) {
 // their files as the CLI loads them, and compares their outputs with
 // PyTorch's.
 func TestTorchModels(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exports and runs whole PyTorch models")
-	}
+	testenv.SkipShort(t, "exports and runs whole PyTorch models")
 	cache := torchModelCache(t)
 	exportTorchModels(t, cache, torchModels)
 	for _, name := range torchModels {
@@ -137,9 +135,7 @@ const vulkanTorchTolerance = 1e-3
 // (lavapipe in CI): every compute node of the plan must be placed on it,
 // so that a Run is one submit, and the output must match PyTorch's.
 func TestTorchModelsVulkan(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exports and runs whole PyTorch models")
-	}
+	testenv.SkipShort(t, "exports and runs whole PyTorch models")
 	cache := torchModelCache(t)
 	exportTorchModels(t, cache, vulkanTorchModels())
 	for _, name := range vulkanTorchModels() {
@@ -231,9 +227,7 @@ func checkTorchOutput(t *testing.T, sess *onnxvk.Session, dir string, tol float6
 // TestTorchModelsFromArchive converts each exported model to a zip archive
 // and requires the archive to give the protobuf model's output bit for bit.
 func TestTorchModelsFromArchive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exports and runs whole PyTorch models")
-	}
+	testenv.SkipShort(t, "exports and runs whole PyTorch models")
 	cache := torchModelCache(t)
 	exportTorchModels(t, cache, torchModels)
 	for _, name := range torchModels {

@@ -3,6 +3,7 @@ package onnxvk_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 // TestPrecision checks what Precision reports with and without WithFP16,
@@ -28,13 +30,13 @@ func TestPrecision(t *testing.T) {
 
 	gpu, err := onnxvk.NewSession(mlpModel(), onnxvk.WithDevice("vulkan"), onnxvk.WithFP16())
 	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
-		t.Skipf("no Vulkan device: %v", err)
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
 	}
 	require.NoError(t, err)
 	defer gpu.Close()
 	if !strings.HasPrefix(gpu.Precision(), "fp16 weights on vulkan:") {
 		require.True(t, strings.HasPrefix(gpu.Precision(), "fp32 (fp16 requested: "), gpu.Precision())
-		t.Skipf("device without the fp16 mode: %s", gpu.Precision())
+		testenv.Skip(t, "device without the fp16 mode: "+gpu.Precision())
 	}
 	x := map[string]*onnxvk.Tensor{"x": randomInput(t, 3, 5)}
 	want, err := cpu.Run(context.Background(), x)

@@ -41,9 +41,7 @@ func torchRunner(t *testing.T, name string) (string, *graph.Tensor, func(*onnxvk
 // devices share vulkan:0 on a one-GPU machine): the plan runs the stages
 // in order and the output is within 1e-4 of the single-device run's.
 func TestShardStagesTorchVulkan(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exports and runs a whole PyTorch model")
-	}
+	testenv.SkipShort(t, "exports and runs a whole PyTorch model")
 	path, in, run := torchRunner(t, "resnet18")
 	single, err := onnxvk.Load(path, onnxvk.WithDevice("vulkan"))
 	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
@@ -120,9 +118,7 @@ func TestShardStagesTorchVulkan(t *testing.T) {
 // device, the row-split MatMul's partial products meet in an all-reduce,
 // and the output is within 1e-5 of the single-device run's.
 func TestShardTensorParallelTorch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exports and runs a whole PyTorch model")
-	}
+	testenv.SkipShort(t, "exports and runs a whole PyTorch model")
 	path, in, run := torchRunner(t, "transformer")
 	for _, device := range []string{"vulkan", "cpu"} {
 		t.Run(device, func(t *testing.T) {

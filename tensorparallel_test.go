@@ -2,6 +2,7 @@ package onnxvk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -415,8 +417,11 @@ func BenchmarkTensorParallelMLP(b *testing.B) {
 	for _, devices := range []int{1, 2, 4} {
 		b.Run(fmt.Sprint(devices), func(b *testing.B) {
 			sess, err := onnxvk.NewSession(build(max(devices, 1), devices > 1), onnxvk.WithDevice("vulkan"))
+			if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
+				testenv.Skip(b, fmt.Sprint("no Vulkan device: ", err))
+			}
 			if err != nil {
-				b.Skip(err)
+				b.Fatal(err)
 			}
 			defer sess.Close()
 			in := map[string]*onnxvk.Tensor{"x": x}

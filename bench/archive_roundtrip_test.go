@@ -21,9 +21,7 @@ import (
 // come back byte-identical both ways, and runs the test's data sets on the
 // archive with the same comparison as the conformance run.
 func TestArchiveRoundTrip(t *testing.T) {
-	if testing.Short() {
-		t.Skip("converts and runs every backend test model")
-	}
+	testenv.SkipShort(t, "converts and runs every backend test model")
 	if _, err := os.Stat(onnxTestData); err != nil {
 		testenv.Skip(t, "ONNX backend test data not installed (Debian libonnx-testdata): "+err.Error())
 	}

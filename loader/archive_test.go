@@ -416,9 +416,7 @@ func TestEntryNames(t *testing.T) {
 // TestArchiveZip64Entries writes an archive with more than 65535 entries, which
 // needs the zip64 end records, and checks every reader agrees.
 func TestArchiveZip64Entries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 70,000 entries")
-	}
+	testenv.SkipShort(t, "writes 70,000 entries")
 	path := filepath.Join(t.TempDir(), "many.onnx")
 	f, err := os.Create(path)
 	require.NoError(t, err)

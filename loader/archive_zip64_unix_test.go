@@ -49,9 +49,7 @@ func (s sparseWriter) Write(b []byte) (int, error) {
 // that entry's sizes, the offsets of the entries after it, the central
 // directory and the end record all need zip64 fields.
 func TestArchiveZip64Offsets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("computes the CRC-32 of 5 GiB")
-	}
+	testenv.SkipShort(t, "computes the CRC-32 of 5 GiB")
 	const big = 5 << 30
 	zeros, err := syscall.Mmap(-1, 0, big, syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	require.NoError(t, err)

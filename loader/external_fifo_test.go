@@ -4,6 +4,7 @@ package loader
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 // TestExternalDataFIFO loads a model whose external data location is a
@@ -18,7 +20,7 @@ import (
 func TestExternalDataFIFO(t *testing.T) {
 	dir, _ := externalFixture(t)
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.bin"), 0o644); err != nil {
-		t.Skip("no FIFO here:", err)
+		testenv.Skip(t, fmt.Sprint("no FIFO here: ", err))
 	}
 	path := filepath.Join(dir, "m.onnx")
 	writeModelPB(t, path, identityModelPB(externalPB("fifo", graph.Float, []int64{1}, "fifo.bin", 0, 4, "")))

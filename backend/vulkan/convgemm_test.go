@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -304,12 +303,10 @@ func TestConvSchedule(t *testing.T) {
 // median device time of 20 runs of each shape, and their sum weighted by
 // how often ResNet-50 has each shape (53 convolutions).
 func TestConvTiming(t *testing.T) {
-	if os.Getenv("ONNXVK_CONV_TIMING") != "1" {
-		t.Skip("set ONNXVK_CONV_TIMING=1 to time convolutions")
-	}
+	testenv.SkipUnlessEnv(t, "ONNXVK_CONV_TIMING", "times convolutions")
 	d := openTest(t)
 	if !d.Info().Timestamps {
-		t.Skipf("%s has no timestamp queries", d.Info().Name)
+		testenv.Skip(t, d.Info().Name+" has no timestamp queries")
 	}
 	type shape struct {
 		cin, cout, k, stride, in, count int64

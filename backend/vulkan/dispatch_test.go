@@ -38,7 +38,7 @@ func BenchmarkDispatch(b *testing.B) {
 	for _, n := range []int{1, 257} {
 		s, err := onnxvk.NewSession(reluChain(n), onnxvk.WithDevice("vulkan"))
 		if errors.Is(err, backend.ErrDeviceUnavailable) {
-			b.Skip("no Vulkan device:", err)
+			testenv.Skip(b, fmt.Sprint("no Vulkan device: ", err))
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -50,9 +50,7 @@ var timedProducts = []struct {
 // alone (a segment's first dispatch also pays for copying the inputs in).
 // It runs with ONNXVK_MATMUL_TIMES=1 (on a GPU; nothing is checked).
 func TestMatMulTimes(t *testing.T) {
-	if os.Getenv("ONNXVK_MATMUL_TIMES") != "1" {
-		t.Skip("times matrix products: runs with ONNXVK_MATMUL_TIMES=1")
-	}
+	testenv.SkipUnlessEnv(t, "ONNXVK_MATMUL_TIMES", "times matrix products")
 	type run struct {
 		sched string
 		half  bool

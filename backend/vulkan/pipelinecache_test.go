@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 // residualNet is a small residual network over an input [1, 3, 16, 16]:
@@ -153,7 +155,7 @@ func TestPipelineCacheOff(t *testing.T) {
 	}
 	base, err := os.UserCacheDir()
 	if err != nil || !strings.HasPrefix(base, home) {
-		t.Skipf("the user cache folder (%s, %v) is not under the test's home", base, err)
+		testenv.Skip(t, fmt.Sprintf("the user cache folder (%s, %v) is not under the test's home", base, err))
 	}
 	off, _ := runCached(t, "off", tinyNet)
 	if off.cache.path != "" {

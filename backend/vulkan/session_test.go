@@ -189,7 +189,7 @@ func TestDeviceTime(t *testing.T) {
 	}
 	defer d.Close()
 	if !d.Info().Timestamps {
-		t.Skipf("%s has no timestamp queries", d.Info().Name)
+		testenv.Skip(t, d.Info().Name+" has no timestamp queries")
 	}
 	p, err := planner.New(chainModel(), planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice()}})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 func TestCompletion(t *testing.T) {
@@ -36,7 +38,7 @@ func TestCompletion(t *testing.T) {
 
 	sh, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("no bash to run the bash completion in")
+		testenv.Skip(t, "no bash to run the bash completion in")
 	}
 	script := filepath.Join(t.TempDir(), "onnxvk.bash")
 	require.NoError(t, os.WriteFile(script, []byte(bash), 0o644))

@@ -24,9 +24,7 @@ import (
 // and checks that the embedded files match: the model byte for byte, the
 // picture pixel for pixel (PNG bytes depend on the Go version's compressor).
 func TestGeneratedFilesUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the generator")
-	}
+	testenv.SkipShort(t, "builds and runs the generator")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		testenv.Skip(t, "no go command to run the generator: "+err.Error())

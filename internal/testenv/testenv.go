@@ -1,6 +1,10 @@
-// Package testenv lets tests skip when an optional tool is missing, except
-// in CI, where ONNXVK_REQUIRE_TOOLS=1 turns every such skip into a failure
-// so that a missing install step cannot hide behind a green run.
+// Package testenv holds the only ways the module's tests skip: Skip when
+// an optional tool, driver, device feature, file or disk space is missing
+// (in CI, ONNXVK_REQUIRE_TOOLS=1 turns every such skip into a failure so
+// that a missing install step cannot hide behind a green run), SkipShort
+// under -short, SkipLong outside the long suites, SkipUnlessEnv for
+// measurements that check nothing, and SkipDeclined for a case the device
+// under test declines. TestSkipsGoThroughTestenv fails on any other skip.
 package testenv
 
 import (
@@ -15,6 +19,30 @@ func Skip(t testing.TB, reason string) {
 	if os.Getenv("ONNXVK_REQUIRE_TOOLS") != "" {
 		t.Fatalf("required tool missing (ONNXVK_REQUIRE_TOOLS is set): %s", reason)
 	}
+	t.Skip(reason)
+}
+
+// SkipShort skips the test under -short, saying why it is slow.
+func SkipShort(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why + " (skipped under -short)")
+	}
+}
+
+// SkipUnlessEnv skips a measurement that checks nothing (a timing for
+// people to read) unless the variable name is 1.
+func SkipUnlessEnv(t testing.TB, name, what string) {
+	t.Helper()
+	if os.Getenv(name) != "1" {
+		t.Skip(what + ": runs with " + name + "=1")
+	}
+}
+
+// SkipDeclined skips a case that the device under test declines (reports
+// unsupported): a capability answer, not a missing tool.
+func SkipDeclined(t testing.TB, reason string) {
+	t.Helper()
 	t.Skip(reason)
 }
 
