@@ -9,10 +9,11 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
-// fusedActivations maps the activations the fusion pass folds into the op
-// before them to the fused node's activation attribute.
-var fusedActivations = map[string]string{
-	"Relu": ops.ActRelu, "Clip": ops.ActClip, "LeakyRelu": ops.ActLeakyRelu, "Sigmoid": ops.ActSigmoid,
+// fusableActivation reports whether the planner folds a into the Conv
+// before it (ops.FusableActivation); the fused node's activation
+// attribute is then a's op name.
+func fusableActivation(a *graph.Node) bool {
+	return ops.Has(a.Domain, a.OpType, ops.FusableActivation)
 }
 
 // fuse rewrites pm's graph g (the planner's own copy: nodes are replaced,
@@ -72,8 +73,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 		}
 		j := consumers[n.Outputs[0]][0]
 		a := g.Nodes[j]
-		act, ok := fusedActivations[a.OpType]
-		if !ok || a.Domain != "" || len(a.Inputs) == 0 || a.Inputs[0] != n.Outputs[0] || len(a.Outputs) != 1 {
+		if !fusableActivation(a) || len(a.Inputs) == 0 || a.Inputs[0] != n.Outputs[0] || len(a.Outputs) != 1 {
 			continue
 		}
 		alpha, beta, ok := activationParams(pm, g, a, overridable)
@@ -84,7 +84,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 		if attrs == nil {
 			attrs = map[string]*graph.Attribute{}
 		}
-		attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(act)}
+		attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(a.OpType)}
 		attrs["alpha"] = &graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: alpha}
 		attrs["beta"] = &graph.Attribute{Name: "beta", Type: graph.AttrFloat, F: beta}
 		f := &graph.Node{Name: n.Name, OpType: "FusedConv", Domain: ops.FusedDomain, Inputs: n.Inputs,
@@ -376,11 +376,10 @@ func fuseConvAdds(pm *graph.Model, g *graph.Graph, devices []Device, uses map[st
 		if sum := add.Outputs[0]; uses[sum] == 1 {
 			k := consumers[sum][0]
 			a := g.Nodes[k]
-			act, ok := fusedActivations[a.OpType]
-			if ok && !gone[k] && a.Domain == "" && len(a.Inputs) > 0 && a.Inputs[0] == sum && len(a.Outputs) == 1 {
+			if fusableActivation(a) && !gone[k] && len(a.Inputs) > 0 && a.Inputs[0] == sum && len(a.Outputs) == 1 {
 				if alpha, beta, ok := activationParams(pm, g, a, overridable); ok {
 					last = k
-					attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(act)}
+					attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(a.OpType)}
 					attrs["alpha"] = &graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: alpha}
 					attrs["beta"] = &graph.Attribute{Name: "beta", Type: graph.AttrFloat, F: beta}
 				}

@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"sort"
+
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // assignOffsets places every arena buffer of each device at the lowest
@@ -99,7 +101,7 @@ func (p *Plan) checkHostMemory() error {
 				return fmt.Errorf("%s: value %q (%s) needs %d bytes, over the host memory limit of %d bytes: %w",
 					p.stepName(st), p.Values[v], p.Types[v], size, p.HostMemoryLimit, ErrOutOfMemory)
 			}
-			if b := p.Buffers[v]; b != nil || st.Kind == Compute && viewOps[st.Node.OpType] && st.Node.Domain == "" {
+			if b := p.Buffers[v]; b != nil || st.Kind == Compute && ops.Has(st.Node.Domain, st.Node.OpType, ops.View) {
 				continue
 			}
 			p.HostBytes += size

@@ -537,10 +537,6 @@ func (p *Plan) byteSize(v int) int64 {
 	return n
 }
 
-// viewOps are ops whose CPU kernels may return a view of input 0; their
-// output shares the input's buffer.
-var viewOps = map[string]bool{"Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true, "Identity": true}
-
 // lifetimes computes, for every value, the last step that uses it, fills
 // Step.Release, and creates arena buffers for intermediate tensors of known
 // size.
@@ -567,7 +563,9 @@ func (p *Plan) lifetimes() {
 		if st.Kind != Compute {
 			continue
 		}
-		if viewOps[st.Node.OpType] && st.Node.Domain == "" && len(st.In) > 0 && st.In[0] >= 0 && st.Out[0] >= 0 {
+		// The CPU kernel of a view may return input 0 itself: the
+		// output keeps the input's memory alive.
+		if ops.Has(st.Node.Domain, st.Node.OpType, ops.View) && len(st.In) > 0 && st.In[0] >= 0 && st.Out[0] >= 0 {
 			root[st.Out[0]] = root[st.In[0]]
 		}
 		for _, v := range st.Out {

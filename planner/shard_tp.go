@@ -49,7 +49,7 @@ type TensorParallelPair struct {
 // It raises m's IR version to 11 when it is lower.
 //
 // A pair is a MatMul or Gemm F, whose output goes through zero or more
-// elementwise nodes (see elementwiseOps) to input A of a MatMul or Gemm S.
+// elementwise nodes (ops.Elementwise) to input A of a MatMul or Gemm S.
 // Both weights (input B) must be constant 2-D tensors: initializers that
 // are not graph inputs, or Identity nodes of them (as PyTorch exports
 // shared weights). Every value from F to S must have exactly one consuming

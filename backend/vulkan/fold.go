@@ -218,7 +218,7 @@ func foldSplits(p *planner.Plan, steps []planner.Step, launches []*launch, compi
 					break
 				}
 				next := p.Types[steps[r].Out[0]].Shape.Ints()
-				if viewOps[rn.OpType] {
+				if isView(rn) {
 					strides, ok = restride(shape, strides, next)
 					shape, cur = next, steps[r].Out[0]
 					pt.views = append(pt.views, r)

@@ -53,7 +53,7 @@ func concatsInPlace(p *planner.Plan, steps []planner.Step, compiled []*planner.S
 			_, twice := mine[v]
 			t := p.Types[v]
 			if v < 0 || !made || twice || i >= c || reads[v] != 1 || escapes[v] || t == nil || off%align != 0 ||
-				viewOps[steps[i].Node.OpType] || steps[i].Node.OpType == "Concat" {
+				isView(steps[i].Node) || steps[i].Node.OpType == "Concat" {
 				mine = nil
 				break
 			}

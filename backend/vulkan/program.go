@@ -13,6 +13,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -353,18 +354,18 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	return pr, nil
 }
 
-// viewOps are the ops whose output is input 0's bytes under another
-// shape.
-var viewOps = map[string]bool{"Identity": true, "Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true}
+// isView reports whether n's output is input 0's bytes under another
+// shape (ops.View).
+func isView(n *graph.Node) bool { return ops.Has(n.Domain, n.OpType, ops.View) }
 
 // view places the output of step st, lowered to l, on its input's memory
-// when the node is a view (see viewOps): no dispatch, no copy. It does not
+// when the node is a view (see isView): no dispatch, no copy. It does not
 // when the output leaves the segment from memory the host cannot read
 // back (the arena, a weight); then st runs its copy. It reports whether
 // st became a view.
 func (pr *program) view(st *planner.Step, l *launch, where map[int]loc, escapes map[int]bool) bool {
 	n := st.Node
-	if n.Domain != graph.DefaultDomain || !viewOps[n.OpType] || len(st.Out) != 1 || len(l.then) > 0 {
+	if !isView(n) || len(st.Out) != 1 || len(l.then) > 0 {
 		return false
 	}
 	in, ok := where[st.In[0]]

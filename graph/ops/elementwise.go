@@ -50,6 +50,20 @@ func init() {
 	setRule(inferCast, "Cast")
 	setRule(inferCastLike, "CastLike")
 	setRule(inferDropout, "Dropout")
+
+	// CastLike is not elementwise: its input 1 gives only the type and
+	// does not broadcast.
+	setProps(Elementwise, "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Cast",
+		"Ceil", "Celu", "Clip", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish",
+		"Identity", "IsInf", "IsNaN", "LeakyRelu", "Log", "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round",
+		"Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh",
+		"ThresholdedRelu",
+		"Add", "And", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Div", "Equal", "Greater",
+		"GreaterOrEqual", "Less", "LessOrEqual", "Mod", "Mul", "Or", "Pow", "PRelu", "Sub", "Where", "Xor",
+		"Max", "Mean", "Min", "Sum")
+	setProps(View, "Identity")
+	setProps(FusableActivation, "Clip", "LeakyRelu", "Relu", "Sigmoid")
+	setProps(Nondeterministic, "Dropout")
 }
 
 // inferIdentity passes the type and a known value through.

@@ -6,13 +6,6 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 )
 
-// nondeterministic lists the ops whose outputs must be computed at run time
-// even when inference happens to know them.
-var nondeterministic = map[string]bool{
-	"RandomNormal": true, "RandomNormalLike": true, "RandomUniform": true, "RandomUniformLike": true,
-	"Multinomial": true, "Bernoulli": true, "Dropout": true,
-}
-
 // FoldConstants replaces every node whose outputs were all computed at plan
 // time by InferModel (known values) with initializers, removing shape-only
 // subgraphs (Shape→Gather→Concat→Reshape...). It never folds a node with
@@ -135,7 +128,7 @@ func foldSubgraphs(n *graph.Node, known map[string]*graph.Tensor) (*graph.Node, 
 
 // foldable reports whether all of n's outputs are known, small values.
 func foldable(n *graph.Node, known map[string]*graph.Tensor) bool {
-	if nondeterministic[n.OpType] && normDomain(n.Domain) == graph.DefaultDomain {
+	if Has(n.Domain, n.OpType, Nondeterministic) {
 		return false
 	}
 	outputs := 0

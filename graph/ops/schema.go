@@ -1,7 +1,8 @@
 // Package ops describes ONNX operators: for each domain, op and opset
 // version, its inputs, outputs, attributes with types and defaults, its type
 // and shape inference rule, and the numerical tolerance its kernels are
-// checked with.
+// checked with, and its properties (Props) that passes and backends ask
+// about instead of keeping lists of op names.
 package ops
 
 import (
@@ -53,7 +54,35 @@ type Schema struct {
 	Tol Tolerance
 	// Deprecated marks versions ONNX removed; models using them still load.
 	Deprecated bool
+	// Props are the op's properties, the same in every version.
+	Props Props
 }
+
+// Props is a set of operator properties.
+type Props uint8
+
+// The properties an op may have. The file that defines an op's rule sets
+// them (setProps); the planner and the backends read them with Has.
+const (
+	// Elementwise: each output element depends only on the input elements
+	// at its position after multidirectional (numpy) broadcasting of the
+	// inputs, so a part of the output needs only the matching parts of
+	// the inputs. The op has one output.
+	Elementwise Props = 1 << iota
+	// View: output 0 holds input 0's elements in their order under another
+	// shape, so it may share input 0's memory.
+	View
+	// FusableActivation: the planner may fold the op into the Conv before
+	// it, as FusedConv's activation attribute (the op's name); every device
+	// that runs FusedConv applies it.
+	FusableActivation
+	// Nondeterministic: the outputs are drawn at random (in some mode), so
+	// they are computed at run time even when inference knows them.
+	Nondeterministic
+)
+
+// Has reports whether s has every property of p.
+func (s *Schema) Has(p Props) bool { return s.Props&p == p }
 
 // Attr returns the spec of the named attribute, or nil.
 func (s *Schema) Attr(name string) *AttrSpec {
@@ -147,6 +176,20 @@ func Versions(domain, name string) []*Schema {
 	return append([]*Schema{}, registry[key{domain, name}]...)
 }
 
+// Names returns the names of the ops registered in domain, sorted.
+func Names(domain string) []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var out []string
+	for k := range registry {
+		if k.domain == domain {
+			out = append(out, k.name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // SetInfer attaches an inference rule to every registered version of the op
 // from since onwards (up to, but excluding, until; until <= 0 means no upper
 // bound). Rule files call it from init after the catalog is registered.
@@ -166,6 +209,32 @@ func SetTolerance(domain, name string, tol Tolerance) {
 	defer mu.Unlock()
 	for _, s := range registry[key{domain, name}] {
 		s.Tol = tol
+	}
+}
+
+// Has reports whether the op name of domain ("ai.onnx" or "" for the
+// default domain) has every property of p; false for an unknown op.
+func Has(domain, name string, p Props) bool {
+	mu.RLock()
+	defer mu.RUnlock()
+	versions := registry[key{normDomain(domain), name}]
+	return len(versions) > 0 && versions[0].Has(p)
+}
+
+// setProps adds p to the properties of every registered version of each
+// named op of the default domain. It panics on an op that is not
+// registered, so that a misspelt name cannot drop a property.
+func setProps(p Props, names ...string) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range names {
+		versions := registry[key{graph.DefaultDomain, name}]
+		if len(versions) == 0 {
+			panic(fmt.Sprintf("ops: properties set on unknown op %q", name))
+		}
+		for _, s := range versions {
+			s.Props |= p
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ func init() {
 	setRule(inferRange, "Range")
 	setRule(inferReshape, "Reshape")
 	setRule(inferFlatten, "Flatten")
+	setProps(View, "Reshape", "Flatten")
 	setRule(inferExpand, "Expand")
 }
 

@@ -25,6 +25,8 @@ func init() {
 	setRule(inferRandom, "RandomNormal", "RandomUniform")
 	setRule(inferRandomLike, "RandomNormalLike", "RandomUniformLike", "Bernoulli")
 	setRule(inferMultinomial, "Multinomial")
+	setProps(Nondeterministic, "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+		"Bernoulli", "Multinomial")
 	setRule(inferWindow, "HannWindow", "HammingWindow", "BlackmanWindow")
 	setRule(inferDet, "Det")
 	setRule(inferEinsum, "Einsum")

@@ -15,6 +15,7 @@ func init() {
 	setRule(inferTranspose, "Transpose")
 	setRule(inferSqueeze, "Squeeze")
 	setRule(inferUnsqueeze, "Unsqueeze")
+	setProps(View, "Squeeze", "Unsqueeze")
 	setRule(inferConcat, "Concat")
 	setRule(inferSplit, "Split")
 	setRule(inferSlice, "Slice")
