@@ -5,25 +5,26 @@ import (
 	"math/rand/v2"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
 	for name, u := range map[string]unaryOp{
 		"Relu":      {f32: reluLoop[float32], f64: reluLoop[float64], ints: intRelu},
-		"LeakyRelu": {f32: leakyReluLoop[float32], f64: leakyReluLoop[float64], params: floatAttrs(floatAttr{"alpha", 0.01})},
-		"Elu":       {f32: eluLoop[float32], f64: eluLoop[float64], params: floatAttrs(floatAttr{"alpha", 1})},
+		"LeakyRelu": {f32: leakyReluLoop[float32], f64: leakyReluLoop[float64], params: floatAttrs("alpha")},
+		"Elu":       {f32: eluLoop[float32], f64: eluLoop[float64], params: floatAttrs("alpha")},
 		"Selu": {f32: seluLoop[float32], f64: seluLoop[float64],
-			params: floatAttrs(floatAttr{"alpha", 1.67326319217681884765625}, floatAttr{"gamma", 1.05070102214813232421875})},
-		"Celu":            {f32: celuLoop[float32], f64: celuLoop[float64], params: floatAttrs(floatAttr{"alpha", 1})},
+			params: floatAttrs("alpha", "gamma")},
+		"Celu":            {f32: celuLoop[float32], f64: celuLoop[float64], params: floatAttrs("alpha")},
 		"Sigmoid":         {f32: sigmoidLoop[float32], f64: sigmoidLoop[float64]},
-		"HardSigmoid":     {f32: hardSigmoidLoop[float32], f64: hardSigmoidLoop[float64], params: floatAttrs(floatAttr{"alpha", 0.2}, floatAttr{"beta", 0.5})},
-		"HardSwish":       {f32: hardSwishLoop[float32], f64: hardSwishLoop[float64], params: floatAttrs(floatAttr{"", 1.0 / 6}, floatAttr{"", 0.5})},
+		"HardSigmoid":     {f32: hardSigmoidLoop[float32], f64: hardSigmoidLoop[float64], params: floatAttrs("alpha", "beta")},
+		"HardSwish":       {f32: hardSwishLoop[float32], f64: hardSwishLoop[float64], params: hardSwishParams},
 		"Tanh":            {f32: tanhLoop[float32], f64: tanhLoop[float64]},
 		"Softplus":        {f32: softplusLoop[float32], f64: softplusLoop[float64]},
 		"Softsign":        {f32: softsignLoop[float32], f64: softsignLoop[float64]},
 		"Mish":            {f32: mishLoop[float32], f64: mishLoop[float64]},
-		"ThresholdedRelu": {f32: thresholdedReluLoop[float32], f64: thresholdedReluLoop[float64], params: floatAttrs(floatAttr{"alpha", 1})},
-		"Shrink":          {f32: shrinkLoop[float32], f64: shrinkLoop[float64], ints: intShrink, params: floatAttrs(floatAttr{"lambd", 0.5}, floatAttr{"bias", 0})},
+		"ThresholdedRelu": {f32: thresholdedReluLoop[float32], f64: thresholdedReluLoop[float64], params: floatAttrs("alpha")},
+		"Shrink":          {f32: shrinkLoop[float32], f64: shrinkLoop[float64], ints: intShrink, params: floatAttrs("lambd", "bias")},
 		"Gelu":            {f32: geluLoop[float32], f64: geluLoop[float64], params: geluParams},
 	} {
 		Register(name, unaryKernel(u))
@@ -32,27 +33,20 @@ func init() {
 	Register("Dropout", dropoutKernel)
 }
 
-// floatAttr is a float attribute a unary op reads, with its default; an
-// empty name gives a constant.
-type floatAttr struct {
-	name string
-	def  float32
-}
-
-// floatAttrs returns a params reader for one or two float attributes, read
-// into alpha and beta in turn.
-func floatAttrs(attrs ...floatAttr) func(c *Call) unaryParams {
+// floatAttrs returns a params reader of the named float attributes, read
+// into alpha and beta in turn; an absent one takes its schema's default.
+func floatAttrs(names ...string) func(c *Call) unaryParams {
 	return func(c *Call) unaryParams {
 		var v [2]float64
-		for i, a := range attrs {
-			v[i] = float64(a.def)
-			if a.name != "" {
-				v[i] = float64(c.Node.AttrFloat(a.name, a.def))
-			}
+		for i, name := range names {
+			v[i] = float64(ops.AttrFloat(c.Node, c.Opset, name))
 		}
 		return unaryParams{alpha: v[0], beta: v[1]}
 	}
 }
+
+// hardSwishParams are HardSigmoid's alpha and beta that HardSwish fixes.
+func hardSwishParams(*Call) unaryParams { return unaryParams{alpha: 1.0 / 6, beta: 0.5} }
 
 // geluParams reads Gelu's approximate attribute ("none" or "tanh").
 func geluParams(c *Call) unaryParams {

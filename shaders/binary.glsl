@@ -1,6 +1,7 @@
 // The elementwise binary ops on fp32, shared by binary.comp and
 // chain.comp: binaryOp(op, x, v) with op one of the codes below (the OP of
-// binary.comp, kept equal to backend/vulkan's binaryOps).
+// binary.comp). B_NAME is the code of the ONNX op whose name in capitals
+// is NAME: backend/vulkan reads the codes from here (shaders.Constants).
 
 const int B_ADD = 0;
 const int B_SUB = 1;

@@ -31,6 +31,7 @@
 // The specialization constant OP holds the activation in bits 0-7, MB (1,
 // 4 or 8) in bits 8-11 and TRANSPOSED in bit 12.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
 #ifdef HALF_WEIGHTS
 #extension GL_EXT_shader_16bit_storage : require
@@ -47,12 +48,7 @@ const int ACT = OP & 255;
 const int MB = (OP >> 8) & 15;
 const bool TRANSPOSED = (OP & 4096) != 0;
 
-const int NONE = 0;
-const int RELU = 1;
-const int CLIP = 2;
-const int LEAKYRELU = 3;
-const int SIGMOID = 4;
-const int SWISH = 5;
+#include "act.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { WEIGHT w[]; };
@@ -86,17 +82,6 @@ layout(push_constant) uniform Params {
     float alpha;
     float beta;
 } p;
-
-float act(float v) {
-    switch (ACT) {
-    case RELU: return max(v, 0.0);
-    case CLIP: return min(max(v, p.alpha), p.beta);
-    case LEAKYRELU: return v < 0.0 ? p.alpha * v : v;
-    case SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case SWISH: return v / (1.0 + exp(-v));
-    }
-    return v;
-}
 
 void transposed() {
     uint ks = p.k[0] * p.k[1] * p.k[2];
@@ -135,7 +120,7 @@ void transposed() {
                 }
             }
         }
-        y[e] = act(acc);
+        y[e] = act(ACT, acc, p.alpha, p.beta);
     }
 }
 
@@ -209,7 +194,7 @@ void direct() {
                 if ((p.flags & 2u) != 0u) {
                     v += sum[at];
                 }
-                y[at] = act(v);
+                y[at] = act(ACT, v, p.alpha, p.beta);
             }
         }
     }

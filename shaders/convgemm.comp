@@ -36,6 +36,7 @@
 // The specialization constant OP holds the activation in bits 0-7, SPLIT
 // in bit 8, REDUCE in bit 9 and POINT in bit 10.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
 #ifdef HALF_WEIGHTS
 #extension GL_EXT_shader_16bit_storage : require
@@ -53,12 +54,7 @@ const bool SPLIT = (OP & 256) != 0;
 const bool REDUCE = (OP & 512) != 0;
 const bool POINT = (OP & 1024) != 0;
 
-const int NONE = 0;
-const int RELU = 1;
-const int CLIP = 2;
-const int LEAKYRELU = 3;
-const int SIGMOID = 4;
-const int SWISH = 5;
+#include "act.glsl"
 
 // TM x TN is a workgroup's tile, KS the depth of a step.
 const uint TM = 64u;
@@ -107,19 +103,6 @@ layout(push_constant) uniform Params {
 shared vec4 As[KS][TM / 4u + 1u];
 shared vec4 Bs[KS][TN / 4u];
 
-// act applies the activation; Relu and Clip keep NaN, as the CPU kernels
-// do (GLSL's min and max leave NaN undefined).
-float act(float v) {
-    switch (ACT) {
-    case RELU: return v < 0.0 ? 0.0 : v;
-    case CLIP: return v < p.alpha ? p.alpha : (v > p.beta ? p.beta : v);
-    case LEAKYRELU: return v < 0.0 ? p.alpha * v : v;
-    case SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case SWISH: return v / (1.0 + exp(-v));
-    }
-    return v;
-}
-
 // epilogue adds the bias of channel mi and the Sum at output index at to
 // v, applies the activation and stores it.
 void epilogue(uint at, uint mi, float v) {
@@ -129,7 +112,7 @@ void epilogue(uint at, uint mi, float v) {
     if ((p.flags & 2u) != 0u) {
         v += sum[at];
     }
-    y[at] = act(v);
+    y[at] = act(ACT, v, p.alpha, p.beta);
 }
 
 void reduce() {

@@ -9,6 +9,9 @@ package shaders
 import (
 	"embed"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 )
 
 //go:generate glslc --target-env=vulkan1.1 -O -o argmax.spv argmax.comp
@@ -47,6 +50,12 @@ import (
 //go:embed *.spv
 var spirv embed.FS
 
+// includes holds the GLSL included by the shaders, which declare the op
+// codes that Go passes as specialization constants or in params.
+//
+//go:embed *.glsl
+var includes embed.FS
+
 // GlslcFlags are the flags go generate passes to glslc (besides -o).
 var GlslcFlags = []string{"--target-env=vulkan1.1", "-O"}
 
@@ -66,4 +75,39 @@ func SPIRV(name string) ([]uint32, error) {
 		words[i] = uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24
 	}
 	return words, nil
+}
+
+// constDecl matches a GLSL integer constant declaration.
+var constDecl = regexp.MustCompile(`^const int ([A-Za-z_][A-Za-z0-9_]*) = (-?[0-9]+);`)
+
+// Constants returns the integer constants that the named include file
+// ("unary.glsl") declares on lines of the form "const int PREFIXNAME = N;",
+// keyed by NAME: the op codes of its shaders, so that Go states none of
+// them again. Two names with one code are an error.
+func Constants(file, prefix string) (map[string]int32, error) {
+	src, err := includes.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("shaders: %w", err)
+	}
+	out := map[string]int32{}
+	names := map[int32]string{}
+	for line := range strings.Lines(string(src)) {
+		m := constDecl.FindStringSubmatch(line)
+		if m == nil || !strings.HasPrefix(m[1], prefix) {
+			continue
+		}
+		v, err := strconv.ParseInt(m[2], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("shaders: %s: %s: %w", file, m[1], err)
+		}
+		name, code := strings.TrimPrefix(m[1], prefix), int32(v)
+		if other, dup := names[code]; dup {
+			return nil, fmt.Errorf("shaders: %s: %s%s and %s%s are both %d", file, prefix, other, prefix, name, code)
+		}
+		out[name], names[code] = code, name
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("shaders: %s declares no constant %sNAME", file, prefix)
+	}
+	return out, nil
 }

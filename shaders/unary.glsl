@@ -1,7 +1,8 @@
 // The elementwise unary ops on fp32, shared by unary.comp and chain.comp:
 // unaryOp(op, v, alpha, beta) with op one of the codes below (the OP of
-// unary.comp, kept equal to backend/vulkan's unaryOps) and alpha and beta
-// the op's attributes.
+// unary.comp) and alpha and beta the op's attributes. U_NAME is the code
+// of the ONNX op whose name in capitals is NAME: backend/vulkan reads the
+// codes from here (shaders.Constants).
 
 const int U_RELU = 0;
 const int U_SIGMOID = 1;

@@ -11,9 +11,10 @@ import (
 // maxSpatial is the most spatial axes conv.comp and pool.comp sweep.
 const maxSpatial = 3
 
-// convActs maps FusedConv's activation attribute to conv.comp's ACT
-// constant; "" is none (0).
-var convActs = map[string]int32{"": 0, ops.ActRelu: 1, ops.ActClip: 2, ops.ActLeakyRelu: 3, ops.ActSigmoid: 4, ops.ActSwish: 5}
+// convActs maps FusedConv's activation attribute (an ONNX op's name, or
+// ops.ActSwish) to the activation codes of conv.comp and convgemm.comp,
+// act.glsl's ACT_NAME constants; "" (none) is 0, ACT_NONE.
+var convActs = shaderOps("act.glsl", "ACT_", append(ops.Names(graph.DefaultDomain), ops.ActSwish))
 
 func init() {
 	register("Conv", lowerConv)
@@ -121,7 +122,7 @@ func lowerConv(q *query) (*launch, bool) {
 	if n.Domain == ops.FusedDomain {
 		name := n.AttrString("activation", "")
 		code, ok := convActs[name]
-		if !ok {
+		if !ok && name != "" {
 			return nil, false
 		}
 		act, alpha, beta = code, n.AttrFloat("alpha", 0), n.AttrFloat("beta", 0)

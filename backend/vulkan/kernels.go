@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
@@ -25,17 +26,41 @@ const workgroupSize = 256
 // maxRank is the highest rank binary.comp broadcasts over.
 const maxRank = 8
 
-// unaryOps maps ONNX ops to the OP specialization constant of unary.comp.
-var unaryOps = map[string]int32{
-	"Relu": 0, "Sigmoid": 1, "Tanh": 2, "Exp": 3, "Abs": 4, "Neg": 5, "Sqrt": 6, "Erf": 7, "HardSwish": 8,
-	"LeakyRelu": 9, "Elu": 10, "Selu": 11, "HardSigmoid": 12, "Log": 13, "Reciprocal": 14, "Floor": 15,
-	"Ceil": 16, "Softplus": 17, "Softsign": 18, "Sin": 19, "Cos": 20, "Gelu": 21, "Mish": 22, "Round": 23,
-	"Tan": 24, "Asin": 25, "Acos": 26, "Atan": 27, "Sinh": 28, "Cosh": 29, "Asinh": 30, "Acosh": 31, "Atanh": 32,
-	"ThresholdedRelu": 33, "Celu": 34, "Shrink": 35,
+// unaryOps and binaryOps map ONNX ops to the op codes of unary.glsl and
+// binary.glsl (the OP specialization constant of unary.comp and
+// binary.comp, and chain.comp's op codes): the shaders' constants U_NAME
+// and B_NAME, NAME the op's name in capitals, are the one statement of the
+// codes.
+var (
+	unaryOps  = shaderOps("unary.glsl", "U_", ops.Names(graph.DefaultDomain))
+	binaryOps = shaderOps("binary.glsl", "B_", ops.Names(graph.DefaultDomain))
+)
+
+// shaderOps returns the constants PREFIXNAME of the shader include file
+// by the name among names that NAME spells in capitals; a constant that
+// matches no name is left out (TestShaderOpCodes fails on it). It panics
+// when the file declares no constant: the includes are embedded in the
+// build.
+func shaderOps(file, prefix string, names []string) map[string]int32 {
+	codes, err := shaders.Constants(file, prefix)
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]int32{}
+	for _, name := range names {
+		if code, ok := codes[strings.ToUpper(name)]; ok {
+			out[name] = code
+		}
+	}
+	return out
 }
 
-// binaryOps maps ONNX ops to the OP specialization constant of binary.comp.
-var binaryOps = map[string]int32{"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7, "Mod": 8}
+// unaryAttrs names the float attributes that unary.glsl reads as an op's
+// alpha and beta; an absent one takes its schema's default.
+var unaryAttrs = map[string][]string{
+	"LeakyRelu": {"alpha"}, "Elu": {"alpha"}, "Selu": {"alpha", "gamma"}, "HardSigmoid": {"alpha", "beta"},
+	"ThresholdedRelu": {"alpha"}, "Celu": {"alpha"}, "Shrink": {"lambd", "bias"},
+}
 
 // slot names an input (In) or output of a node bound to a shader binding;
 // the input paramsSlot is the launch's params.
@@ -251,21 +276,12 @@ func lowerAny(q *query) (l *launch, ok bool) {
 		}
 	}
 	if code, ok := unaryOps[n.OpType]; ok && len(shapes) == 1 {
-		var alpha, beta float32
-		switch n.OpType {
-		case "LeakyRelu":
-			alpha = n.AttrFloat("alpha", 0.01)
-		case "Elu":
-			alpha = n.AttrFloat("alpha", 1)
-		case "Selu":
-			alpha, beta = n.AttrFloat("alpha", 1.67326319217681884765625), n.AttrFloat("gamma", 1.05070102214813232421875)
-		case "HardSigmoid":
-			alpha, beta = n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
-		case "ThresholdedRelu", "Celu":
-			alpha = n.AttrFloat("alpha", 1)
-		case "Shrink":
-			alpha, beta = n.AttrFloat("lambd", 0.5), n.AttrFloat("bias", 0)
-		case "Gelu":
+		var params [2]float32
+		for i, name := range unaryAttrs[n.OpType] {
+			params[i] = ops.AttrFloat(n, q.opset, name)
+		}
+		alpha, beta := params[0], params[1]
+		if n.OpType == "Gelu" {
 			switch n.AttrString("approximate", "none") {
 			case "none":
 			case "tanh":

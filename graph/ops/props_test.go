@@ -84,3 +84,22 @@ func TestSetPropsRefusesUnknownOps(t *testing.T) {
 	}()
 	setProps(Elementwise, "Relu", "Rleu")
 }
+
+// TestAttrFloat checks that an attribute present on the node wins and an
+// absent one takes the default of the schema at the node's opset.
+func TestAttrFloat(t *testing.T) {
+	n := &graph.Node{OpType: "LeakyRelu"}
+	if got := AttrFloat(n, 16, "alpha"); got != 0.01 {
+		t.Errorf("LeakyRelu's default alpha is %g, want 0.01", got)
+	}
+	n.Attrs = map[string]*graph.Attribute{"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.5}}
+	if got := AttrFloat(n, 16, "alpha"); got != 0.5 {
+		t.Errorf("alpha 0.5 read as %g", got)
+	}
+	if got := AttrFloat(&graph.Node{OpType: "Selu"}, 1, "alpha"); got != 1.6732 {
+		t.Errorf("Selu-1's default alpha is %g, want 1.6732", got)
+	}
+	if got := AttrFloat(&graph.Node{OpType: "Relu"}, 14, "alpha"); got != 0 {
+		t.Errorf("Relu has no alpha, read %g", got)
+	}
+}

@@ -212,6 +212,20 @@ func SetTolerance(domain, name string, tol Tolerance) {
 	}
 }
 
+// AttrFloat returns n's float attribute name, or else its default in the
+// schema of n's op at opset (0 when the schema gives none).
+func AttrFloat(n *graph.Node, opset int64, name string) float32 {
+	if a := n.Attr(name); a != nil && a.Type == graph.AttrFloat {
+		return a.F
+	}
+	if s := Lookup(normDomain(n.Domain), n.OpType, opset); s != nil {
+		if spec := s.Attr(name); spec != nil && spec.Default != nil && spec.Default.Type == graph.AttrFloat {
+			return spec.Default.F
+		}
+	}
+	return 0
+}
+
 // Has reports whether the op name of domain ("ai.onnx" or "" for the
 // default domain) has every property of p; false for an unknown op.
 func Has(domain, name string, p Props) bool {
