@@ -26,6 +26,7 @@ func init() {
 		"ThresholdedRelu": {f32: thresholdedReluLoop[float32], f64: thresholdedReluLoop[float64], params: floatAttrs("alpha")},
 		"Shrink":          {f32: shrinkLoop[float32], f64: shrinkLoop[float64], ints: intShrink, params: floatAttrs("lambd", "bias")},
 		"Gelu":            {f32: geluLoop[float32], f64: geluLoop[float64], params: geluParams},
+		"Swish":           {f32: swishLoop[float32], f64: swishLoop[float64], params: floatAttrs("alpha")},
 	} {
 		Register(name, unaryKernel(u))
 	}
@@ -182,6 +183,14 @@ func shrinkLoop[T floating](d, s []T, p *unaryParams) {
 		default:
 			d[i] = 0
 		}
+	}
+}
+
+// swishLoop is x·sigmoid(alpha·x), computed as x/(1+e^(-alpha·x)).
+func swishLoop[T floating](d, s []T, p *unaryParams) {
+	for i, v := range s[:len(d)] {
+		x := float64(v)
+		d[i] = T(x / (1 + math.Exp(-p.alpha*x)))
 	}
 }
 

@@ -42,6 +42,19 @@ func TestActivations(t *testing.T) {
 	ewFails(t, "Sigmoid", 13, nil, ewT(graph.Int32, ewShape(1), int32(0)))
 }
 
+// TestSwish checks Swish-24 against numpy's x/(1+exp(-alpha·x)) with the
+// default alpha (1, SiLU) and two others.
+func TestSwish(t *testing.T) {
+	in := []float64{1, -1, 0, 3, -20, 50}
+	ewRunUnaryCases(t, 24, []ewUnaryCase{
+		{op: "Swish", in: in, want: []float64{0.7310585786300049, -0.2689414213699951, 0, 2.8577223804672998, -4.122307236380407e-08, 50}, tol: 1e-15},
+		{op: "Swish", attrs: ewWith(ewFloat("alpha", 0.5)), in: in,
+			want: []float64{0.6224593312018546, -0.3775406687981454, 0, 2.452723428580931, -0.0009079573740486878, 49.9999999993056}, tol: 1e-15},
+		{op: "Swish", attrs: ewWith(ewFloat("alpha", 2)), in: in,
+			want: []float64{0.8807970779778823, -0.11920292202211755, 0, 2.992582130530096, -8.496708510583178e-17, 50}, tol: 1e-15},
+	})
+}
+
 func TestClip(t *testing.T) {
 	nan := float32(ewNaN)
 	x := ewF32(ewShape(5), -2, 0.5, 2, nan, float32(ewInf))

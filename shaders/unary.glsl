@@ -40,6 +40,7 @@ const int U_ATANH = 32;
 const int U_THRESHOLDEDRELU = 33;
 const int U_CELU = 34;
 const int U_SHRINK = 35;
+const int U_SWISH = 36;
 
 // erf by Abramowitz and Stegun 7.1.26 refined: |error| < 1.5e-7.
 float erf_(float v) {
@@ -131,6 +132,7 @@ float unaryOp(int op, float v, float alpha, float beta) {
     case U_THRESHOLDEDRELU: return v > alpha ? v : 0.0;
     case U_CELU: return v < 0.0 ? alpha * (exp(v / alpha) - 1.0) : v;
     case U_SHRINK: return v < -alpha ? v + beta : (v > alpha ? v - beta : 0.0);
+    case U_SWISH: return v / (1.0 + exp(-alpha * v));
     }
     return v;
 }

@@ -1021,6 +1021,7 @@ var diffTable = []diffOp{
 	{"", "Cos", unaryCases(20, []gen{floats(-4, 4)})},
 	{"", "Gelu", unaryCases(20, []gen{floats(-5, 5)}, stringAttr("approximate", "tanh"))},
 	{"", "Mish", unaryCases(20, []gen{floats(-8, 8)})},
+	{"", "Swish", unaryCases(24, []gen{floats(-8, 8)}, floatAttr("alpha", 0.6))},
 	{"", "Round", unaryCases(20, []gen{floats(-4, 4)})},
 	{"", "Tan", unaryCases(20, []gen{floats(-1.5, 1.5)})},
 	{"", "Asin", unaryCases(20, []gen{floats(-1, 1)})},

@@ -59,7 +59,7 @@ func shaderOps(file, prefix string, names []string) map[string]int32 {
 // alpha and beta; an absent one takes its schema's default.
 var unaryAttrs = map[string][]string{
 	"LeakyRelu": {"alpha"}, "Elu": {"alpha"}, "Selu": {"alpha", "gamma"}, "HardSigmoid": {"alpha", "beta"},
-	"ThresholdedRelu": {"alpha"}, "Celu": {"alpha"}, "Shrink": {"lambd", "bias"},
+	"ThresholdedRelu": {"alpha"}, "Celu": {"alpha"}, "Shrink": {"lambd", "bias"}, "Swish": {"alpha"},
 }
 
 // slot names an input (In) or output of a node bound to a shader binding;

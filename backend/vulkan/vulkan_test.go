@@ -158,11 +158,12 @@ func TestUnaryMatchesCPU(t *testing.T) {
 	}
 	domain := map[string]func(*rand.Rand) float32{"Sqrt": uniform(0, 10), "Log": uniform(0.01, 10), "Reciprocal": uniform(0.5, 4),
 		"Asin": uniform(-1, 1), "Acos": uniform(-1, 1), "Atanh": uniform(-0.99, 0.99), "Acosh": uniform(1, 10), "Tan": nearPoles}
-	opsets := map[string]int64{"Gelu": 20, "Mish": 18}
+	opsets := map[string]int64{"Gelu": 20, "Mish": 18, "Swish": 24}
 	attrs := map[string]map[string]*graph.Attribute{
 		"LeakyRelu":   {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.3}},
 		"Elu":         {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.7}},
 		"HardSigmoid": {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.3}, "beta": {Name: "beta", Type: graph.AttrFloat, F: 0.4}},
+		"Swish":       {"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.7}},
 	}
 	for op := range unaryOps {
 		t.Run(op, func(t *testing.T) {

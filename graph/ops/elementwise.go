@@ -11,6 +11,9 @@ import (
 // broadcasting, comparisons and logic with bool outputs, Where, Cast, Clip.
 
 func init() {
+	// Swish(x) = x·Sigmoid(alpha·x), newer than the catalog (opset 24).
+	Register(&Schema{Name: "Swish", Since: 24, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+		Attrs: []AttrSpec{defFloat("alpha", 1)}, Infer: passThrough, Tol: transcendental, Props: Elementwise})
 	setRule(passThrough, "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Celu",
 		"Cos", "Cosh", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid", "HardSwish", "LeakyRelu", "Log",
 		"Mish", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sin", "Sinh", "Softplus", "Softsign",
