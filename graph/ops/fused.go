@@ -11,7 +11,8 @@ const FusedDomain = "onnxvk"
 // each the ONNX op of that name applied to the node's output. Clip's
 // bounds are the "alpha" (min) and "beta" (max) attributes, LeakyRelu's
 // slope is "alpha". Swish is x·Sigmoid(x) (SiLU), which models spell as
-// Sigmoid and Mul.
+// Sigmoid and Mul: the Swish op with alpha 1 (the fused node's alpha is
+// not read).
 const (
 	ActRelu      = "Relu"
 	ActClip      = "Clip"
