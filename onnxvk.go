@@ -71,8 +71,9 @@ type options struct {
 	// default.
 	hostLimit    int64
 	hostLimitSet bool
-	// fp16 is WithFP16.
-	fp16 bool
+	// fp16 is WithFP16, vulkan WithVulkanOptions.
+	fp16   bool
+	vulkan []vulkan.OpenOption
 	// configuration and mapping are WithConfiguration and WithDeviceMapping.
 	configuration string
 	mapping       []string

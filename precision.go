@@ -18,13 +18,20 @@ import (
 // Precision says which mode the session got, and why.
 func WithFP16() Option { return func(o *options) { o.fp16 = true } }
 
+// WithVulkanOptions passes opts to vulkan.Open for each Vulkan device the
+// session opens, after the one WithFP16 adds: vulkan.WithSchedule, for
+// one, forces kernel schedules (tests, timings).
+func WithVulkanOptions(opts ...vulkan.OpenOption) Option {
+	return func(o *options) { o.vulkan = append(o.vulkan, opts...) }
+}
+
 // vulkanOptions returns the options the session opens its Vulkan device
 // with.
 func (o options) vulkanOptions() []vulkan.OpenOption {
 	if o.fp16 {
-		return []vulkan.OpenOption{vulkan.WithFP16()}
+		return append([]vulkan.OpenOption{vulkan.WithFP16()}, o.vulkan...)
 	}
-	return nil
+	return o.vulkan
 }
 
 // Precision describes the arithmetic of the session's kernels: "fp32";

@@ -115,10 +115,10 @@ type dispatchCase struct {
 }
 
 // runDispatchCases runs checkDispatches on each case, with consts and tol.
-func runDispatchCases(t *testing.T, cases []dispatchCase, consts map[string]*graph.Tensor, tol ops.Tolerance) {
+func runDispatchCases(t *testing.T, cases []dispatchCase, consts map[string]*graph.Tensor, tol ops.Tolerance, opts ...vulkan.OpenOption) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			checkDispatches(t, c.name, c.inputs, consts, c.nodes, c.dispatches, tol)
+			checkDispatches(t, c.name, c.inputs, consts, c.nodes, c.dispatches, tol, opts...)
 		})
 	}
 }
@@ -127,8 +127,9 @@ func runDispatchCases(t *testing.T, cases []dispatchCase, consts map[string]*gra
 // output y, runs it on Vulkan and on the CPU with seeded inputs in
 // [-2, 2), and requires dispatches dispatches per Run (any number when
 // negative) and y within tol of the CPU's (equal values, infinities
-// included, and NaN against NaN pass).
-func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, consts map[string]*graph.Tensor, nodes []*graph.Node, dispatches int64, tol ops.Tolerance) {
+// included, and NaN against NaN pass). The Vulkan device opens with
+// opts.
+func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, consts map[string]*graph.Tensor, nodes []*graph.Node, dispatches int64, tol ops.Tolerance, opts ...vulkan.OpenOption) {
 	t.Helper()
 	build := func() *graph.Model {
 		g := graph.NewGraph(name)
@@ -143,7 +144,7 @@ func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, c
 		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
 		return &graph.Model{Name: name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
 	}
-	gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"))
+	gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"), onnxvk.WithVulkanOptions(opts...))
 	if errors.Is(err, backend.ErrDeviceUnavailable) {
 		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
 	}
@@ -277,8 +278,7 @@ func TestProductFoldsEachSchedule(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			vulkan.ForceMatMulSchedule(t, name)
-			runDispatchCases(t, cases, consts, ops.Lookup("", "MatMul", 13).Tolerance())
+			runDispatchCases(t, cases, consts, ops.Lookup("", "MatMul", 13).Tolerance(), vulkan.WithSchedule(vulkan.Schedule{MatMul: name}))
 		})
 	}
 }

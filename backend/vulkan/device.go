@@ -41,13 +41,15 @@ type Device struct {
 	// memory); set on GPUs, clear on CPU implementations where shared
 	// memory is slow.
 	tiledMatMul bool
-	// schedule, when set, forces one schedule of matmul.comp (tests); it
-	// starts as forcedSchedule.
-	schedule matmulSchedule
+	// schedule, when set, forces one schedule of matmul.comp, and
+	// gemvColumns, when positive, the columns per workgroup of its gemv
+	// schedule (see Schedule).
+	schedule    matmulSchedule
+	gemvColumns int64
 	// tiledConv selects convgemm.comp, the shared-memory schedule of
-	// Conv and FusedConv; set on GPUs like tiledMatMul. convSplits, when
-	// positive, fixes its number of K splits (tests force split-K with
-	// it); 0 lets convSchedule choose.
+	// Conv and FusedConv; set on GPUs like tiledMatMul unless a Schedule
+	// says otherwise. convSplits, when positive, fixes its number of K
+	// splits (split-K); 0 lets convSchedule choose.
 	tiledConv  bool
 	convSplits int
 	// half is the fp16 weight mode (see WithFP16).
@@ -194,8 +196,11 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	qci := &vk.DeviceQueueCreateInfo{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: info.queueFamily,
 		QueueCount: 1, PQueuePriorities: unsafe.Pointer(&priority)}
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
-	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, tiledMatMul: info.Type != "cpu", tiledConv: info.Type != "cpu", schedule: forcedSchedule, modules: map[string]uintptr{},
+	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, modules: map[string]uintptr{},
 		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]weightRef{}}
+	if err := cfg.schedule.apply(d); err != nil {
+		return nil, err
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	if d.half, err = enableHalf(cfg, info, dci, &pin); err != nil {

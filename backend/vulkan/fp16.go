@@ -39,6 +39,8 @@ type OpenOption func(*openConfig)
 type openConfig struct {
 	// fp16 asks for the fp16 weight mode.
 	fp16 bool
+	// schedule is WithSchedule's.
+	schedule Schedule
 }
 
 // WithFP16 asks Open for the fp16 weight mode: constant weights of matrix

@@ -140,9 +140,11 @@ type caps struct {
 	// tiledMatMul tells that the device is a GPU: matmul.comp's GPU
 	// schedules (see caps.matmulSchedule).
 	tiledMatMul bool
-	// schedule, when set, is the schedule of every matmul.comp launch
-	// (tests).
-	schedule matmulSchedule
+	// schedule, when set, is the schedule of every matmul.comp launch,
+	// and gemvColumns, when positive, the columns per workgroup of its
+	// gemv schedule (see Schedule).
+	schedule    matmulSchedule
+	gemvColumns int64
 	// tiledConv selects convgemm.comp for Conv and FusedConv;
 	// convSplits, when positive, fixes its K splits (see Device).
 	tiledConv  bool

@@ -159,8 +159,8 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	switch c.matmulSchedule(g.m) {
 	case scheduleGEMV:
 		cols := gemvColumns(batches*((g.m+3)/4), g.n, g.k)
-		if forcedColumns > 0 {
-			cols = forcedColumns
+		if c.gemvColumns > 0 {
+			cols = c.gemvColumns
 		}
 		l.op = 2 + int32(bits.TrailingZeros64(uint64(cols)))
 		l.groups = batches * ((g.m + 3) / 4) * ((g.n + cols - 1) / cols)
@@ -188,15 +188,6 @@ const (
 	// among its invocations (GPUs, products of few rows).
 	scheduleGEMV
 )
-
-// forcedSchedule is the schedule that Devices opened from now on force
-// (scheduleAuto: none); tests set it around the sessions they open.
-var forcedSchedule matmulSchedule
-
-// forcedColumns, when positive (a power of two up to 256), is the columns
-// per workgroup of the gemv schedule in Devices opened from now on
-// (tests, timings).
-var forcedColumns int64
 
 // gemvRows is the most rows per batch matrix for which GPUs use the gemv
 // schedule.

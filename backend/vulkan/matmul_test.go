@@ -18,12 +18,6 @@ var matmulPairs = [][2][]int64{
 	{{70000, 1, 1}, {1, 1}},
 }
 
-// schedules are matmul.comp's schedules by name.
-var schedules = []struct {
-	name string
-	s    matmulSchedule
-}{{"blocked", scheduleBlocked}, {"tiled", scheduleTiled}, {"gemv", scheduleGEMV}}
-
 // forEachSchedule runs f with each schedule of matmul.comp forced on d.
 func forEachSchedule(t *testing.T, d *Device, f func(t *testing.T)) {
 	old := d.schedule
@@ -100,4 +94,25 @@ func TestGemmMatchesCPU(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestScheduleOption checks that WithSchedule sets what it names, leaves
+// the rest to the device type, and refuses names it does not know.
+func TestScheduleOption(t *testing.T) {
+	openTest(t)
+	for _, s := range []Schedule{{MatMul: "fast"}, {Conv: "winograd"}, {GEMVColumns: 3}, {GEMVColumns: 512}, {ConvSplits: -1}} {
+		if d, err := Open("vulkan", WithSchedule(s)); err == nil {
+			d.Close()
+			t.Errorf("Open with %+v: no error", s)
+		}
+	}
+	d, err := Open("vulkan", WithSchedule(Schedule{MatMul: "gemv", GEMVColumns: 8, Conv: "gemm", ConvSplits: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	gpu := d.info.Type != "cpu"
+	if c := d.caps(); c.schedule != scheduleGEMV || c.gemvColumns != 8 || !c.tiledConv || c.convSplits != 3 || c.tiledMatMul != gpu {
+		t.Errorf("caps %+v; want the gemv schedule with 8 columns, convgemm with 3 splits, tiledMatMul %v", c, gpu)
+	}
 }

@@ -72,9 +72,8 @@ func TestMatMulTimes(t *testing.T) {
 		sched, half := rn.sched, rn.half
 		{
 			t.Run(fmt.Sprintf("%s/fp16=%v/cols=%d", sched, half, rn.cols), func(t *testing.T) {
-				vulkan.ForceMatMulSchedule(t, sched)
+				forced := vulkan.Schedule{MatMul: sched, GEMVColumns: rn.cols}
 				if rn.cols > 0 {
-					vulkan.ForceGEMVColumns(t, rn.cols)
 					sched = fmt.Sprint("gemv/", rn.cols)
 				}
 				var picked []int
@@ -84,7 +83,7 @@ func TestMatMulTimes(t *testing.T) {
 						picked = append(picked, i)
 					}
 				}
-				best := timeProducts(t, picked, half)
+				best := timeProducts(t, picked, half, forced)
 				for j, i := range picked {
 					p := timedProducts[i]
 					m := graph.NumElements(p.a) / p.a[len(p.a)-1]
@@ -102,8 +101,9 @@ func TestMatMulTimes(t *testing.T) {
 }
 
 // timeProducts returns the best device time of 20 Runs of each product
-// timedProducts[i] (a·b, a·bᵀ with transB) for i in picked.
-func timeProducts(t *testing.T, picked []int, half bool) []time.Duration {
+// timedProducts[i] (a·b, a·bᵀ with transB) for i in picked, on a device
+// that forces the schedules forced.
+func timeProducts(t *testing.T, picked []int, half bool, forced vulkan.Schedule) []time.Duration {
 	r := rand.New(rand.NewPCG(1, 2))
 	g := graph.NewGraph("times")
 	in := map[string]*onnxvk.Tensor{}
@@ -128,7 +128,7 @@ func timeProducts(t *testing.T, picked []int, half bool) []time.Duration {
 		}
 		in[x], _ = onnxvk.NewTensor(p.a, vs)
 	}
-	opts := []onnxvk.Option{onnxvk.WithDevice("vulkan")}
+	opts := []onnxvk.Option{onnxvk.WithDevice("vulkan"), onnxvk.WithVulkanOptions(vulkan.WithSchedule(forced))}
 	if half {
 		opts = append(opts, onnxvk.WithFP16())
 	}
