@@ -14,7 +14,7 @@ import (
 // accumulate in fp32. Activations, biases, runtime inputs and every other
 // op stay fp32, and so does the CPU. Results differ from fp32 by the
 // rounding of the weights, within each op's fp16 tolerance (see
-// vulkan.HalfWeightError). A GPU without 16-bit storage runs fp32;
+// ops.Tolerance.HalfWeights). A GPU without 16-bit storage runs fp32;
 // Precision says which mode the session got, and why.
 func WithFP16() Option { return func(o *options) { o.fp16 = true } }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestArgMatchesCPU(t *testing.T) {
 								continue
 							}
 							r := rand.New(rand.NewPCG(uint64(i), uint64(axis+10)))
-							x := randFloats(r, shape, -3, 3)
+							x := kerneltest.RandFloats(r, shape, -3, 3)
 							xs := graph.View[float32](x)
 							for j := range xs {
 								xs[j] = float32(math.Round(float64(xs[j])))
@@ -37,10 +38,10 @@ func TestArgMatchesCPU(t *testing.T) {
 								}
 							}
 							n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
-								Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", int64(axis)),
-									"keepdims": intAttr("keepdims", keep), "select_last_index": intAttr("select_last_index", last)}}
+								Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", int64(axis)),
+									"keepdims": kerneltest.IntAttr("keepdims", keep), "select_last_index": kerneltest.IntAttr("select_last_index", last)}}
 							what := fmt.Sprintf("%s %v axis %d keepdims %d last %d", op, shape, axis, keep, last)
-							checkTyped(t, d, what, n, 13, arg{t: x})
+							kerneltest.Check(t, d, what, kerneltest.Case{Node: n, Opset: 13, Args: []kerneltest.Arg{{T: x}}})
 						}
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 )
 
 // TestCastMatchesCPU checks Cast and CastLike between float32, int32 and
@@ -22,14 +23,14 @@ func TestCastMatchesCPU(t *testing.T) {
 	for i := range graph.View[float32](small) {
 		graph.View[float32](small)[i] = float32(i)*37.25 - 1500
 	}
-	ins := []*graph.Tensor{f, l, small, randomTensor(graph.Int32, []int64{3, 5, 7}, 1), randomTensor(graph.Int64, []int64{2, 70000}, 2)}
+	ins := []*graph.Tensor{f, l, small, kerneltest.RandomTensor(graph.Int32, []int64{3, 5, 7}, 1), kerneltest.RandomTensor(graph.Int64, []int64{2, 70000}, 2)}
 	for _, x := range ins {
 		for _, to := range []graph.DType{graph.Float, graph.Int32, graph.Int64} {
 			if x.DType == graph.Float && to == graph.Int32 && x == f {
 				continue // values beyond int32: Go's conversion is implementation-specific
 			}
-			checkMove(t, d, opNode("Cast", []string{"x"}, intAttr("to", int64(to))), 13, arg{t: x})
-			checkMove(t, d, opNode("CastLike", []string{"x", "like"}), 15, arg{t: x}, arg{t: graph.NewTensor(to, []int64{1})})
+			checkMove(t, d, kerneltest.Node("Cast", []string{"x"}, kerneltest.IntAttr("to", int64(to))), 13, kerneltest.Arg{T: x})
+			checkMove(t, d, kerneltest.Node("CastLike", []string{"x", "like"}), 15, kerneltest.Arg{T: x}, kerneltest.Arg{T: graph.NewTensor(to, []int64{1})})
 		}
 	}
 }
@@ -47,16 +48,16 @@ func TestCastBytesMatchesCPU(t *testing.T) {
 				continue // TestCastMatchesCPU
 			}
 			for _, shape := range [][]int64{{}, {1}, {3}, {13}, {127}, {3, 1, 5}, {70001}} {
-				x := edgeValues(r, from, shape)
+				x := kerneltest.EdgeValues(r, from, shape)
 				if from == graph.Float && to != graph.Bool {
 					lo, hi := float32(-128), float32(128)
 					if to == graph.Uint8 {
 						lo, hi = 0, 256
 					}
-					x = randFloats(r, shape, lo, hi)
+					x = kerneltest.RandFloats(r, shape, lo, hi)
 				}
-				checkMove(t, d, opNode("Cast", []string{"x"}, intAttr("to", int64(to))), 13, arg{t: x})
-				checkMove(t, d, opNode("CastLike", []string{"x", "like"}), 15, arg{t: x}, arg{t: graph.NewTensor(to, []int64{1})})
+				checkMove(t, d, kerneltest.Node("Cast", []string{"x"}, kerneltest.IntAttr("to", int64(to))), 13, kerneltest.Arg{T: x})
+				checkMove(t, d, kerneltest.Node("CastLike", []string{"x", "like"}), 15, kerneltest.Arg{T: x}, kerneltest.Arg{T: graph.NewTensor(to, []int64{1})})
 			}
 		}
 	}

@@ -12,16 +12,9 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/planner"
 )
-
-func intsAttr(name string, v ...int64) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}
-}
-
-func stringAttr(name, v string) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrString, S: []byte(v)}
-}
 
 // convCase is a convolution: X and W shapes and the node's attributes.
 type convCase struct {
@@ -57,24 +50,24 @@ func (c convCase) node(op string) *graph.Node {
 // and 7.
 var convCases = []convCase{
 	{[]int64{1, 1, 1, 1}, []int64{1, 1, 1, 1}, nil},
-	{[]int64{1, 3, 13, 13}, []int64{5, 3, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1)}},
-	{[]int64{2, 4, 13, 11}, []int64{6, 2, 3, 3}, []*graph.Attribute{intAttr("group", 2), intsAttr("strides", 2, 2), intsAttr("pads", 0, 1, 2, 0)}},
-	{[]int64{1, 13, 27, 27}, []int64{13, 1, 3, 3}, []*graph.Attribute{intAttr("group", 13), intsAttr("strides", 2, 2), intsAttr("pads", 1, 1, 1, 1)}},
-	{[]int64{2, 13, 20, 23}, []int64{13, 1, 5, 5}, []*graph.Attribute{intAttr("group", 13), intsAttr("strides", 3, 3), intsAttr("dilations", 2, 2), intsAttr("pads", 4, 3, 2, 1)}},
-	{[]int64{1, 3, 19, 17}, []int64{8, 3, 5, 5}, []*graph.Attribute{intsAttr("dilations", 2, 1), intsAttr("pads", 2, 2, 2, 2), intsAttr("kernel_shape", 5, 5)}},
-	{[]int64{1, 3, 37, 37}, []int64{16, 3, 7, 7}, []*graph.Attribute{intsAttr("strides", 2, 2), intsAttr("pads", 3, 3, 3, 3)}},
+	{[]int64{1, 3, 13, 13}, []int64{5, 3, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{2, 4, 13, 11}, []int64{6, 2, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 2), kerneltest.IntsAttr("strides", 2, 2), kerneltest.IntsAttr("pads", 0, 1, 2, 0)}},
+	{[]int64{1, 13, 27, 27}, []int64{13, 1, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 13), kerneltest.IntsAttr("strides", 2, 2), kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{2, 13, 20, 23}, []int64{13, 1, 5, 5}, []*graph.Attribute{kerneltest.IntAttr("group", 13), kerneltest.IntsAttr("strides", 3, 3), kerneltest.IntsAttr("dilations", 2, 2), kerneltest.IntsAttr("pads", 4, 3, 2, 1)}},
+	{[]int64{1, 3, 19, 17}, []int64{8, 3, 5, 5}, []*graph.Attribute{kerneltest.IntsAttr("dilations", 2, 1), kerneltest.IntsAttr("pads", 2, 2, 2, 2), kerneltest.IntsAttr("kernel_shape", 5, 5)}},
+	{[]int64{1, 3, 37, 37}, []int64{16, 3, 7, 7}, []*graph.Attribute{kerneltest.IntsAttr("strides", 2, 2), kerneltest.IntsAttr("pads", 3, 3, 3, 3)}},
 	{[]int64{2, 127, 7, 7}, []int64{13, 127, 1, 1}, nil},
-	{[]int64{1, 16, 14, 14}, []int64{40, 16, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1)}},
-	{[]int64{1, 6, 9, 9}, []int64{6, 2, 3, 3}, []*graph.Attribute{intAttr("group", 3)}},
-	{[]int64{3, 8, 9, 10}, []int64{8, 4, 3, 3}, []*graph.Attribute{intAttr("group", 2), intsAttr("strides", 1, 2)}},
-	{[]int64{1, 5, 8, 8}, []int64{10, 1, 3, 3}, []*graph.Attribute{intAttr("group", 5), intsAttr("pads", 1, 1, 1, 1)}},
-	{[]int64{1, 3, 13, 13}, []int64{4, 3, 3, 3}, []*graph.Attribute{stringAttr("auto_pad", "SAME_UPPER"), intsAttr("strides", 2, 2)}},
-	{[]int64{1, 3, 13, 12}, []int64{4, 3, 4, 4}, []*graph.Attribute{stringAttr("auto_pad", "SAME_LOWER")}},
-	{[]int64{1, 3, 13, 12}, []int64{4, 3, 4, 4}, []*graph.Attribute{stringAttr("auto_pad", "SAME_UPPER")}},
-	{[]int64{1, 3, 13, 12}, []int64{4, 3, 3, 2}, []*graph.Attribute{stringAttr("auto_pad", "VALID"), intsAttr("pads", 1, 1, 1, 1), intsAttr("strides", 3, 2)}},
-	{[]int64{2, 3, 127}, []int64{4, 3, 5}, []*graph.Attribute{intsAttr("strides", 3), intsAttr("pads", 2, 1)}},
-	{[]int64{1, 2, 5, 6, 7}, []int64{3, 2, 3, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1, 1, 1), intsAttr("strides", 1, 2, 1)}},
-	{[]int64{1, 32, 56, 56}, []int64{32, 1, 3, 3}, []*graph.Attribute{intAttr("group", 32), intsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{1, 16, 14, 14}, []int64{40, 16, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{1, 6, 9, 9}, []int64{6, 2, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 3)}},
+	{[]int64{3, 8, 9, 10}, []int64{8, 4, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 2), kerneltest.IntsAttr("strides", 1, 2)}},
+	{[]int64{1, 5, 8, 8}, []int64{10, 1, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 5), kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{1, 3, 13, 13}, []int64{4, 3, 3, 3}, []*graph.Attribute{kerneltest.StringAttr("auto_pad", "SAME_UPPER"), kerneltest.IntsAttr("strides", 2, 2)}},
+	{[]int64{1, 3, 13, 12}, []int64{4, 3, 4, 4}, []*graph.Attribute{kerneltest.StringAttr("auto_pad", "SAME_LOWER")}},
+	{[]int64{1, 3, 13, 12}, []int64{4, 3, 4, 4}, []*graph.Attribute{kerneltest.StringAttr("auto_pad", "SAME_UPPER")}},
+	{[]int64{1, 3, 13, 12}, []int64{4, 3, 3, 2}, []*graph.Attribute{kerneltest.StringAttr("auto_pad", "VALID"), kerneltest.IntsAttr("pads", 1, 1, 1, 1), kerneltest.IntsAttr("strides", 3, 2)}},
+	{[]int64{2, 3, 127}, []int64{4, 3, 5}, []*graph.Attribute{kerneltest.IntsAttr("strides", 3), kerneltest.IntsAttr("pads", 2, 1)}},
+	{[]int64{1, 2, 5, 6, 7}, []int64{3, 2, 3, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("pads", 1, 1, 1, 1, 1, 1), kerneltest.IntsAttr("strides", 1, 2, 1)}},
+	{[]int64{1, 32, 56, 56}, []int64{32, 1, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 32), kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
 }
 
 // TestConvMatchesCPU checks Conv against the CPU kernel with W and B
@@ -93,11 +86,11 @@ func TestConvMatchesCPU(t *testing.T) {
 				n.Inputs = n.Inputs[:2]
 			}
 			what := fmt.Sprintf("Conv %v weights=%v bias=%v", c, weight, bias)
-			gpu, cpu, ok := runBoth(t, d, n, 11, ins, uniform(-1, 1), uint64(i))
+			gpu, cpu, ok := runRandom(t, d, n, 11, ins, uniform(-1, 1), uint64(i))
 			if !ok {
 				t.Fatalf("%s unsupported", what)
 			}
-			compare(t, what, gpu, cpu, tol)
+			kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 		}
 	}
 }
@@ -111,14 +104,14 @@ func TestConvTransposeMatchesCPU(t *testing.T) {
 	tol := ops.Lookup("", "ConvTranspose", 11).Tolerance()
 	cases := []convCase{
 		{[]int64{1, 1, 1, 1}, []int64{1, 1, 1, 1}, nil},
-		{[]int64{1, 3, 7, 6}, []int64{3, 5, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1)}},
-		{[]int64{2, 4, 5, 7}, []int64{4, 3, 3, 3}, []*graph.Attribute{intAttr("group", 2), intsAttr("strides", 2, 3), intsAttr("pads", 0, 1, 2, 0),
-			intsAttr("output_padding", 1, 2)}},
-		{[]int64{1, 13, 9, 9}, []int64{13, 1, 3, 3}, []*graph.Attribute{intAttr("group", 13), intsAttr("strides", 2, 2), intsAttr("dilations", 2, 1)}},
-		{[]int64{1, 8, 6, 6}, []int64{8, 4, 4, 4}, []*graph.Attribute{intsAttr("strides", 2, 2), stringAttr("auto_pad", "SAME_UPPER")}},
-		{[]int64{1, 8, 6, 5}, []int64{8, 4, 3, 3}, []*graph.Attribute{intsAttr("strides", 3, 2), intsAttr("output_shape", 18, 11), stringAttr("auto_pad", "SAME_LOWER")}},
-		{[]int64{2, 3, 127}, []int64{3, 4, 5}, []*graph.Attribute{intsAttr("strides", 3), intsAttr("pads", 2, 1)}},
-		{[]int64{1, 2, 3, 4, 5}, []int64{2, 3, 3, 2, 3}, []*graph.Attribute{intsAttr("strides", 1, 2, 2), intsAttr("pads", 1, 0, 1, 1, 1, 0)}},
+		{[]int64{1, 3, 7, 6}, []int64{3, 5, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
+		{[]int64{2, 4, 5, 7}, []int64{4, 3, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 2), kerneltest.IntsAttr("strides", 2, 3), kerneltest.IntsAttr("pads", 0, 1, 2, 0),
+			kerneltest.IntsAttr("output_padding", 1, 2)}},
+		{[]int64{1, 13, 9, 9}, []int64{13, 1, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 13), kerneltest.IntsAttr("strides", 2, 2), kerneltest.IntsAttr("dilations", 2, 1)}},
+		{[]int64{1, 8, 6, 6}, []int64{8, 4, 4, 4}, []*graph.Attribute{kerneltest.IntsAttr("strides", 2, 2), kerneltest.StringAttr("auto_pad", "SAME_UPPER")}},
+		{[]int64{1, 8, 6, 5}, []int64{8, 4, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("strides", 3, 2), kerneltest.IntsAttr("output_shape", 18, 11), kerneltest.StringAttr("auto_pad", "SAME_LOWER")}},
+		{[]int64{2, 3, 127}, []int64{3, 4, 5}, []*graph.Attribute{kerneltest.IntsAttr("strides", 3), kerneltest.IntsAttr("pads", 2, 1)}},
+		{[]int64{1, 2, 3, 4, 5}, []int64{2, 3, 3, 2, 3}, []*graph.Attribute{kerneltest.IntsAttr("strides", 1, 2, 2), kerneltest.IntsAttr("pads", 1, 0, 1, 1, 1, 0)}},
 	}
 	for i, c := range cases {
 		for v := range 3 {
@@ -131,11 +124,11 @@ func TestConvTransposeMatchesCPU(t *testing.T) {
 				n.Inputs = n.Inputs[:2]
 			}
 			what := fmt.Sprintf("ConvTranspose %v weights=%v bias=%v", c, weight, bias)
-			gpu, cpu, ok := runBoth(t, d, n, 11, ins, uniform(-1, 1), uint64(i))
+			gpu, cpu, ok := runRandom(t, d, n, 11, ins, uniform(-1, 1), uint64(i))
 			if !ok {
 				t.Fatalf("%s unsupported", what)
 			}
-			compare(t, what, gpu, cpu, tol)
+			kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 		}
 	}
 }
@@ -186,7 +179,7 @@ func TestFusedConvMatchesCPU(t *testing.T) {
 			what := fmt.Sprintf("Conv %v + %s", c, a.op)
 			gpu := runConvModel(t, m, map[string]graph.Value{"x": x}, true, d)
 			cpu := runConvModel(t, m, map[string]graph.Value{"x": x}, true)
-			compare(t, what, gpu, cpu, tol)
+			kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 		}
 	}
 }
@@ -208,7 +201,7 @@ func TestFusedConvSumMatchesCPU(t *testing.T) {
 	for i, c := range []convCase{convCases[1], convCases[2], convCases[7]} {
 		for _, name := range slices.Sorted(maps.Keys(tails)) {
 			r := rand.New(rand.NewPCG(uint64(i), 5))
-			random := func(shape []int64) *graph.Tensor { return randFloats(r, shape, -1, 1) }
+			random := func(shape []int64) *graph.Tensor { return kerneltest.RandFloats(r, shape, -1, 1) }
 			conv := c.node("Conv")
 			conv.Outputs = []string{"c"}
 			g := graph.NewGraph("fused")
@@ -233,7 +226,7 @@ func TestFusedConvSumMatchesCPU(t *testing.T) {
 			what := fmt.Sprintf("Conv %v + %s", c, name)
 			gpu := runConvModel(t, m, feeds, true, d)
 			cpu := runConvModel(t, m, feeds, true)
-			compare(t, what, gpu, cpu, tol)
+			kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 		}
 	}
 }
@@ -279,7 +272,7 @@ func TestConvUnsupported(t *testing.T) {
 	conv := func(attrs ...*graph.Attribute) *graph.Node {
 		return convCase{attrs: attrs}.node("Conv")
 	}
-	fused := conv(stringAttr("activation", "Tanh"))
+	fused := conv(kerneltest.StringAttr("activation", "Tanh"))
 	fused.OpType, fused.Domain = "FusedConv", ops.FusedDomain
 	cases := []struct {
 		n  *graph.Node
@@ -287,15 +280,15 @@ func TestConvUnsupported(t *testing.T) {
 	}{
 		{conv(), []*graph.Type{f32(1, 2, 3, 4, 5, 6), f32(1, 2, 1, 1, 1, 1)}},
 		{conv(), []*graph.Type{f32(1, 2, 3, 4), f32(1, 3, 1, 1)}},
-		{conv(intAttr("group", 2)), []*graph.Type{f32(1, 4, 3, 4), f32(3, 2, 1, 1)}},
+		{conv(kerneltest.IntAttr("group", 2)), []*graph.Type{f32(1, 4, 3, 4), f32(3, 2, 1, 1)}},
 		{conv(), []*graph.Type{f32(1, 2, 3, 4), f32(1, 2, 5, 1)}},
-		{conv(intsAttr("kernel_shape", 3, 3)), []*graph.Type{f32(1, 2, 3, 4), f32(1, 2, 1, 1)}},
+		{conv(kerneltest.IntsAttr("kernel_shape", 3, 3)), []*graph.Type{f32(1, 2, 3, 4), f32(1, 2, 1, 1)}},
 		{conv(), []*graph.Type{f32(1, 2, 3, 4), f32(3, 2, 1, 1), f32(2)}},
-		{conv(stringAttr("auto_pad", "SAME")), []*graph.Type{f32(1, 2, 3, 4), f32(3, 2, 1, 1)}},
+		{conv(kerneltest.StringAttr("auto_pad", "SAME")), []*graph.Type{f32(1, 2, 3, 4), f32(3, 2, 1, 1)}},
 		{fused, []*graph.Type{f32(1, 2, 3, 4), f32(3, 2, 1, 1)}},
-		{&graph.Node{OpType: "MaxPool", Attrs: map[string]*graph.Attribute{"kernel_shape": intsAttr("kernel_shape", 2, 2)}, Outputs: []string{"y", "i"}},
+		{&graph.Node{OpType: "MaxPool", Attrs: map[string]*graph.Attribute{"kernel_shape": kerneltest.IntsAttr("kernel_shape", 2, 2)}, Outputs: []string{"y", "i"}},
 			[]*graph.Type{f32(1, 2, 3, 4)}},
-		{&graph.Node{OpType: "BatchNormalization", Attrs: map[string]*graph.Attribute{"training_mode": intAttr("training_mode", 1)}},
+		{&graph.Node{OpType: "BatchNormalization", Attrs: map[string]*graph.Attribute{"training_mode": kerneltest.IntAttr("training_mode", 1)}},
 			[]*graph.Type{f32(1, 2, 3), f32(2), f32(2), f32(2), f32(2)}},
 		{&graph.Node{OpType: "BatchNormalization"}, []*graph.Type{f32(1, 2, 3), f32(3), f32(2), f32(2), f32(2)}},
 	}

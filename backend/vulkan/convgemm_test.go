@@ -12,6 +12,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -36,16 +37,16 @@ func forceConvGemm(t *testing.T, d *Device, splits int) {
 // first), groups with 20 channels each, batches of 2, 1-D and 3-D.
 var convGemmCases = []convCase{
 	{[]int64{2, 37, 9, 7}, []int64{70, 37, 1, 1}, nil},
-	{[]int64{1, 20, 11, 11}, []int64{24, 20, 1, 1}, []*graph.Attribute{intsAttr("strides", 2, 2), intsAttr("pads", 1, 0, 0, 1)}},
-	{[]int64{1, 16, 14, 14}, []int64{40, 16, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1)}},
-	{[]int64{2, 12, 13, 11}, []int64{40, 6, 3, 3}, []*graph.Attribute{intAttr("group", 2), intsAttr("strides", 2, 2), intsAttr("pads", 0, 1, 2, 0)}},
-	{[]int64{1, 3, 19, 17}, []int64{16, 3, 5, 5}, []*graph.Attribute{intsAttr("dilations", 2, 2), intsAttr("pads", 4, 3, 2, 1)}},
-	{[]int64{1, 3, 37, 37}, []int64{16, 3, 7, 7}, []*graph.Attribute{intsAttr("strides", 2, 2), intsAttr("pads", 3, 3, 3, 3)}},
-	{[]int64{2, 5, 127}, []int64{17, 5, 5}, []*graph.Attribute{intsAttr("strides", 3), intsAttr("pads", 2, 1)}},
-	{[]int64{1, 4, 5, 6, 7}, []int64{18, 4, 3, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1, 0, 1), intsAttr("strides", 1, 2, 1)}},
-	{[]int64{1, 24, 10, 10}, []int64{130, 24, 3, 3}, []*graph.Attribute{intsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{1, 20, 11, 11}, []int64{24, 20, 1, 1}, []*graph.Attribute{kerneltest.IntsAttr("strides", 2, 2), kerneltest.IntsAttr("pads", 1, 0, 0, 1)}},
+	{[]int64{1, 16, 14, 14}, []int64{40, 16, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{2, 12, 13, 11}, []int64{40, 6, 3, 3}, []*graph.Attribute{kerneltest.IntAttr("group", 2), kerneltest.IntsAttr("strides", 2, 2), kerneltest.IntsAttr("pads", 0, 1, 2, 0)}},
+	{[]int64{1, 3, 19, 17}, []int64{16, 3, 5, 5}, []*graph.Attribute{kerneltest.IntsAttr("dilations", 2, 2), kerneltest.IntsAttr("pads", 4, 3, 2, 1)}},
+	{[]int64{1, 3, 37, 37}, []int64{16, 3, 7, 7}, []*graph.Attribute{kerneltest.IntsAttr("strides", 2, 2), kerneltest.IntsAttr("pads", 3, 3, 3, 3)}},
+	{[]int64{2, 5, 127}, []int64{17, 5, 5}, []*graph.Attribute{kerneltest.IntsAttr("strides", 3), kerneltest.IntsAttr("pads", 2, 1)}},
+	{[]int64{1, 4, 5, 6, 7}, []int64{18, 4, 3, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("pads", 1, 1, 1, 1, 0, 1), kerneltest.IntsAttr("strides", 1, 2, 1)}},
+	{[]int64{1, 24, 10, 10}, []int64{130, 24, 3, 3}, []*graph.Attribute{kerneltest.IntsAttr("pads", 1, 1, 1, 1)}},
 	{[]int64{1, 200, 6, 6}, []int64{32, 200, 1, 1}, nil},
-	{[]int64{1, 16, 9, 8}, []int64{16, 16, 4, 2}, []*graph.Attribute{intsAttr("strides", 2, 1), stringAttr("auto_pad", "SAME_LOWER")}},
+	{[]int64{1, 16, 9, 8}, []int64{16, 16, 4, 2}, []*graph.Attribute{kerneltest.IntsAttr("strides", 2, 1), kerneltest.StringAttr("auto_pad", "SAME_LOWER")}},
 }
 
 // convTail is what follows a test's Conv and the planner fuses into it:
@@ -64,7 +65,7 @@ var convTails = []convTail{
 	{name: "Clip", nodes: []*graph.Node{{OpType: "Clip", Inputs: []string{"c", "lo", "hi"}, Outputs: []string{"y"}}},
 		bounds: map[string]float32{"lo": -0.5, "hi": 0.75}},
 	{name: "LeakyRelu", nodes: []*graph.Node{{OpType: "LeakyRelu", Inputs: []string{"c"}, Outputs: []string{"y"},
-		Attrs: map[string]*graph.Attribute{"alpha": floatAttr("alpha", 0.2)}}}},
+		Attrs: map[string]*graph.Attribute{"alpha": kerneltest.FloatAttr("alpha", 0.2)}}}},
 	{name: "Sigmoid", nodes: []*graph.Node{{OpType: "Sigmoid", Inputs: []string{"c"}, Outputs: []string{"y"}}}},
 	{name: "Swish", nodes: []*graph.Node{{OpType: "Sigmoid", Inputs: []string{"c"}, Outputs: []string{"g"}},
 		{OpType: "Mul", Inputs: []string{"c", "g"}, Outputs: []string{"y"}}}},
@@ -83,16 +84,16 @@ func convModel(c convCase, tail convTail, bias, wIn bool, r *rand.Rand) (*graph.
 		conv.Inputs = conv.Inputs[:2]
 	}
 	f32 := func(s []int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
-	feeds := map[string]graph.Value{"x": randFloats(r, c.x, -1, 1)}
+	feeds := map[string]graph.Value{"x": kerneltest.RandFloats(r, c.x, -1, 1)}
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: f32(c.x)}}
-	w := randFloats(r, c.w, -1, 1)
+	w := kerneltest.RandFloats(r, c.w, -1, 1)
 	if wIn {
 		g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: "w", Type: f32(c.w)})
 		feeds["w"] = w
 	} else {
 		g.Initializers["w"] = w
 	}
-	g.Initializers["b"] = randFloats(r, []int64{c.w[0]}, -1, 1)
+	g.Initializers["b"] = kerneltest.RandFloats(r, []int64{c.w[0]}, -1, 1)
 	for name, v := range tail.bounds {
 		g.Initializers[name], _ = graph.FromSlice(graph.Float, nil, []float32{v})
 	}
@@ -105,7 +106,7 @@ func convModel(c convCase, tail convTail, bias, wIn bool, r *rand.Rand) (*graph.
 	if tail.sum {
 		out := convOutShape(c)
 		g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: "s", Type: f32(out)})
-		feeds["s"] = randFloats(r, out, -1, 1)
+		feeds["s"] = kerneltest.RandFloats(r, out, -1, 1)
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
 	return &graph.Model{Name: "convgemm", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}, feeds
@@ -171,7 +172,7 @@ func TestConvGemmMatchesCPU(t *testing.T) {
 				if tail.nodes == nil {
 					tol = convTol
 				}
-				compare(t, what, gpu, cpu, tol)
+				kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 			}
 		}
 	}
@@ -191,7 +192,7 @@ func TestConvGemmEveryTail(t *testing.T) {
 			m, feeds := convModel(c, tail, k%2 == 0, false, r)
 			gpu := runConvModel(t, m, feeds, tail.nodes != nil, d)
 			cpu := runConvModel(t, m, feeds, false)
-			compare(t, fmt.Sprintf("splits=%d Conv %v + %s", splits, c, tail.name), gpu, cpu, fusedTol)
+			kerneltest.CompareFloats(t, fmt.Sprintf("splits=%d Conv %v + %s", splits, c, tail.name), gpu, cpu, fusedTol)
 		}
 	}
 }
@@ -247,7 +248,7 @@ func TestConvGemmSelection(t *testing.T) {
 		{"Conv", 32, []*graph.Type{f32(1, 32, 9, 9), f32(64, 1, 3, 3)}, "conv"},
 		{"ConvTranspose", 1, []*graph.Type{f32(1, 32, 9, 9), f32(32, 32, 3, 3)}, "conv"},
 	} {
-		n := convCase{attrs: []*graph.Attribute{intAttr("group", c.group)}}.node(c.op)
+		n := convCase{attrs: []*graph.Attribute{kerneltest.IntAttr("group", c.group)}}.node(c.op)
 		n.Inputs = n.Inputs[:2]
 		l, ok := lower(planner.Query{Node: n, Opset: 13, Inputs: c.in}, d.caps())
 		if !ok || l.shader != c.shader {
@@ -330,7 +331,7 @@ func TestConvTiming(t *testing.T) {
 	for _, s := range shapes {
 		pad := s.k / 2
 		c := convCase{[]int64{1, s.cin, s.in, s.in}, []int64{s.cout, s.cin, s.k, s.k},
-			[]*graph.Attribute{intsAttr("strides", s.stride, s.stride), intsAttr("pads", pad, pad, pad, pad)}}
+			[]*graph.Attribute{kerneltest.IntsAttr("strides", s.stride, s.stride), kerneltest.IntsAttr("pads", pad, pad, pad, pad)}}
 		out := convOutShape(c)
 		flop := 2 * float64(graph.NumElements(out)) * float64(graph.NumElements(c.w[1:]))
 		flops += flop * float64(s.count)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -28,8 +29,7 @@ func TestCumSumMatchesCPU(t *testing.T) {
 					at = graph.NewTensor(graph.Int32, []int64{1})
 					graph.View[int32](at)[0] = int32(axis)
 				}
-				checkTyped(t, d, fmt.Sprintf("CumSum %v axis %d mode %d", shape, axis, mode), n, 14,
-					arg{t: randFloats(r, shape, -1, 1)}, arg{t: at, konst: true})
+				kerneltest.Check(t, d, fmt.Sprintf("CumSum %v axis %d mode %d", shape, axis, mode), kerneltest.Case{Node: n, Opset: 14, Args: []kerneltest.Arg{{T: kerneltest.RandFloats(r, shape, -1, 1)}, {T: at, Const: true}}})
 			}
 		}
 	}

@@ -9,7 +9,8 @@ package vulkan
 // conv_f16w.spv), which widen each weight to fp32 and accumulate in fp32.
 // Activations, biases, runtime inputs and every other kernel stay fp32, so
 // a result differs from fp32 only by the rounding of the weights to fp16:
-// at most HalfWeightError times the sum over the products of |x|·|w|.
+// at most ops.HalfWeightError times the sum over the products of |x|·|w|
+// (ops.Tolerance.HalfWeights).
 
 import (
 	"encoding/binary"
@@ -23,15 +24,6 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/x448/float16"
 )
-
-// HalfWeightError is the relative error of one weight rounded to fp16
-// (2^-11, half of fp16's machine epsilon). In the fp16 weight mode an
-// element y = Σ x·w of a matrix product or convolution is within the op's
-// fp32 tolerance plus HalfWeightError·Σ|x|·|w| of the fp32 result: the
-// fp16 tolerance of each op, which grows with the depth K of the sum
-// (for random signs the error itself grows as √K·|x|·|w|). Weights
-// beyond fp16's range saturate at ±65504 instead.
-const HalfWeightError = 1.0 / 2048
 
 // OpenOption configures Open.
 type OpenOption func(*openConfig)

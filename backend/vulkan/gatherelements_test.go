@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 )
 
 // TestGatherElementsMatchesCPU checks GatherElements on every axis of
@@ -21,9 +22,9 @@ func TestGatherElementsMatchesCPU(t *testing.T) {
 			for _, dt := range []graph.DType{graph.Float, graph.Int32, graph.Int64} {
 				for _, it := range []graph.DType{graph.Int64, graph.Int32} {
 					r := rand.New(rand.NewPCG(uint64(i), uint64(axis+10)))
-					data := randFloats(r, x, -5, 5)
+					data := kerneltest.RandFloats(r, x, -5, 5)
 					if dt != graph.Float {
-						data = randInts(r, dt, x, -1<<30, 1<<30)
+						data = kerneltest.RandInts(r, dt, x, -1<<30, 1<<30)
 					}
 					ind := append([]int64{}, x...)
 					ind[a] = 1 + r.Int64N(2*x[a])
@@ -31,11 +32,11 @@ func TestGatherElementsMatchesCPU(t *testing.T) {
 						b := (a + 1) % len(x)
 						ind[b] = 1 + r.Int64N(x[b])
 					}
-					idx := randInts(r, it, ind, -x[a], x[a])
+					idx := kerneltest.RandInts(r, it, ind, -x[a], x[a])
 					n := &graph.Node{OpType: "GatherElements", Inputs: []string{"x", "i"}, Outputs: []string{"y"},
-						Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", int64(axis))}}
+						Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", int64(axis))}}
 					what := fmt.Sprintf("GatherElements %s %v axis %d indices %s %v", dt, x, axis, it, ind)
-					checkTyped(t, d, what, n, 13, arg{t: data}, arg{t: idx, konst: i%2 == 0})
+					kerneltest.Check(t, d, what, kerneltest.Case{Node: n, Opset: 13, Args: []kerneltest.Arg{{T: data}, {T: idx, Const: i%2 == 0}}})
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
@@ -95,11 +96,11 @@ func TestMatMulEdgesMatchCPU(t *testing.T) {
 func checkMatMul(t *testing.T, d *Device, pair [2][]int64, weight bool, seed uint64, tol ops.Tolerance) {
 	t.Helper()
 	n := &graph.Node{OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
-	gpu, cpu, ok := runBoth(t, d, n, 13, []input{{shape: pair[0]}, {shape: pair[1], weight: weight}}, uniform(-2, 2), seed)
+	gpu, cpu, ok := runRandom(t, d, n, 13, []input{{shape: pair[0]}, {shape: pair[1], weight: weight}}, uniform(-2, 2), seed)
 	if !ok {
 		t.Fatalf("MatMul %v %v unsupported", pair[0], pair[1])
 	}
-	compare(t, fmt.Sprintf("MatMul %v %v", pair[0], pair[1]), gpu, cpu, tol)
+	kerneltest.CompareFloats(t, fmt.Sprintf("MatMul %v %v", pair[0], pair[1]), gpu, cpu, tol)
 }
 
 // checkGemm checks Gemm of an m x k by k x nn product with transposes ta
@@ -115,7 +116,7 @@ func checkGemm(t *testing.T, d *Device, m, nn, k, ta, tb int64, c []int64, seed 
 		b = []int64{nn, k}
 	}
 	n := &graph.Node{OpType: "Gemm", Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: attrs(
-		intAttr("transA", ta), intAttr("transB", tb),
+		kerneltest.IntAttr("transA", ta), kerneltest.IntAttr("transB", tb),
 		&graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: 0.75}, &graph.Attribute{Name: "beta", Type: graph.AttrFloat, F: -1.5})}
 	ins := []input{{shape: a}, {shape: b, weight: seed%2 == 0}}
 	if c != nil {
@@ -123,9 +124,9 @@ func checkGemm(t *testing.T, d *Device, m, nn, k, ta, tb int64, c []int64, seed 
 		ins = append(ins, input{shape: c})
 	}
 	what := fmt.Sprintf("Gemm transA=%d transB=%d %v %v C %v", ta, tb, a, b, c)
-	gpu, cpu, ok := runBoth(t, d, n, 13, ins, uniform(-2, 2), seed)
+	gpu, cpu, ok := runRandom(t, d, n, 13, ins, uniform(-2, 2), seed)
 	if !ok {
 		t.Fatalf("%s unsupported", what)
 	}
-	compare(t, what, gpu, cpu, tol)
+	kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 )
 
 // TestLossMatchesCPU checks NegativeLogLikelihoodLoss and
@@ -24,25 +25,25 @@ func TestLossMatchesCPU(t *testing.T) {
 							for _, red := range []string{"none", "sum", "mean"} {
 								r := rand.New(rand.NewPCG(uint64(i), 3))
 								target := append([]int64{x[0]}, x[2:]...)
-								tv := randInts(r, tt, target, 0, x[1])
+								tv := kerneltest.RandInts(r, tt, target, 0, x[1])
 								if ignore == -1 {
 									setInt(tv, 0, -1)
 								}
 								n := &graph.Node{OpType: op, Inputs: []string{"x", "t"}, Outputs: []string{"y"},
-									Attrs: map[string]*graph.Attribute{"reduction": stringAttr("reduction", red)}}
-								args := []arg{{t: randFloats(r, x, -3, 3)}, {t: tv}}
+									Attrs: map[string]*graph.Attribute{"reduction": kerneltest.StringAttr("reduction", red)}}
+								args := []kerneltest.Arg{{T: kerneltest.RandFloats(r, x, -3, 3)}, {T: tv}}
 								if weight {
 									n.Inputs = append(n.Inputs, "w")
-									args = append(args, arg{t: randFloats(r, x[1:2], 0.1, 2)})
+									args = append(args, kerneltest.Arg{T: kerneltest.RandFloats(r, x[1:2], 0.1, 2)})
 								}
 								if ignore != absent {
-									n.Attrs["ignore_index"] = intAttr("ignore_index", ignore)
+									n.Attrs["ignore_index"] = kerneltest.IntAttr("ignore_index", ignore)
 								}
 								what := fmt.Sprintf("%s %v target %s weight %v ignore %d reduction %s", op, x, tt, weight, ignore, red)
-								checkTyped(t, d, what, n, 13, args...)
+								kerneltest.Check(t, d, what, kerneltest.Case{Node: n, Opset: 13, Args: args})
 								if op == "SoftmaxCrossEntropyLoss" {
 									n.Outputs = append(n.Outputs, "log_prob")
-									checkTyped(t, d, what+" log_prob", n, 13, args...)
+									kerneltest.Check(t, d, what+" log_prob", kerneltest.Case{Node: n, Opset: 13, Args: args})
 								}
 							}
 						}
@@ -70,20 +71,20 @@ func setInt(x *graph.Tensor, i int, v int64) {
 func TestLossUnsupported(t *testing.T) {
 	d := openTest(t)
 	r := rand.New(rand.NewPCG(1, 2))
-	x, tv := randFloats(r, []int64{3, 5}, -1, 1), randInts(r, graph.Int64, []int64{3}, 0, 5)
+	x, tv := kerneltest.RandFloats(r, []int64{3, 5}, -1, 1), kerneltest.RandInts(r, graph.Int64, []int64{3}, 0, 5)
 	cases := map[string]struct {
 		n    *graph.Node
-		args []arg
+		args []kerneltest.Arg
 	}{
 		"wide ignore_index": {&graph.Node{OpType: "NegativeLogLikelihoodLoss", Inputs: []string{"x", "t"}, Outputs: []string{"y"},
-			Attrs: map[string]*graph.Attribute{"ignore_index": intAttr("ignore_index", 1<<40)}}, []arg{{t: x}, {t: tv}}},
+			Attrs: map[string]*graph.Attribute{"ignore_index": kerneltest.IntAttr("ignore_index", 1<<40)}}, []kerneltest.Arg{{T: x}, {T: tv}}},
 		"float target": {&graph.Node{OpType: "NegativeLogLikelihoodLoss", Inputs: []string{"x", "t"}, Outputs: []string{"y"}},
-			[]arg{{t: x}, {t: randFloats(r, []int64{3}, 0, 1)}}},
+			[]kerneltest.Arg{{T: x}, {T: kerneltest.RandFloats(r, []int64{3}, 0, 1)}}},
 		"target shape": {&graph.Node{OpType: "SoftmaxCrossEntropyLoss", Inputs: []string{"x", "t"}, Outputs: []string{"y"}},
-			[]arg{{t: x}, {t: randInts(r, graph.Int64, []int64{5}, 0, 5)}}},
+			[]kerneltest.Arg{{T: x}, {T: kerneltest.RandInts(r, graph.Int64, []int64{5}, 0, 5)}}},
 	}
 	for what, c := range cases {
-		if _, _, ok := runTyped(t, d, c.n, 13, c.args); ok {
+		if _, _, ok := kerneltest.Run(t, d, kerneltest.Case{Node: c.n, Opset: 13, Args: c.args}); ok {
 			t.Errorf("%s: supported", what)
 		}
 	}

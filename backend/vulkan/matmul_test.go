@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 )
 
 // matmulPairs are MatMul input shapes: 1-D promotion on either side, odd
@@ -43,11 +44,11 @@ func TestMatMulMatchesCPU(t *testing.T) {
 			}
 			for _, weight := range []bool{false, true} {
 				n := &graph.Node{OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
-				gpu, cpu, ok := runBoth(t, d, n, 13, []input{{shape: pair[0]}, {shape: pair[1], weight: weight}}, uniform(-2, 2), uint64(i))
+				gpu, cpu, ok := runRandom(t, d, n, 13, []input{{shape: pair[0]}, {shape: pair[1], weight: weight}}, uniform(-2, 2), uint64(i))
 				if !ok {
 					t.Fatalf("MatMul %v %v unsupported", pair[0], pair[1])
 				}
-				compare(t, fmt.Sprintf("MatMul %v %v", pair[0], pair[1]), gpu, cpu, tol)
+				kerneltest.CompareFloats(t, fmt.Sprintf("MatMul %v %v", pair[0], pair[1]), gpu, cpu, tol)
 			}
 		}
 	})
@@ -85,11 +86,11 @@ func TestGemmMatchesCPU(t *testing.T) {
 						ins = append(ins, input{shape: c, weight: tr == 1})
 					}
 					what := fmt.Sprintf("Gemm transA=%d transB=%d %v %v C %v", ta, tb, a, b, c)
-					gpu, cpu, ok := runBoth(t, d, n, 13, ins, uniform(-2, 2), uint64(i))
+					gpu, cpu, ok := runRandom(t, d, n, 13, ins, uniform(-2, 2), uint64(i))
 					if !ok {
 						t.Fatalf("%s unsupported", what)
 					}
-					compare(t, what, gpu, cpu, tol)
+					kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -25,11 +26,11 @@ func TestPadMatchesCPU(t *testing.T) {
 	for i, c := range cases {
 		for _, mode := range []string{"constant", "edge", "reflect", "wrap"} {
 			for _, dt := range wordTypes {
-				n := opNode("Pad", []string{"x", "p", "v"}, stringAttr("mode", mode))
-				value := randomTensor(dt, []int64{}, uint64(i))
-				ins := []arg{feed(dt, c.shape, uint64(i)), konst(c.pads...), {t: value, konst: true}}
+				n := kerneltest.Node("Pad", []string{"x", "p", "v"}, kerneltest.StringAttr("mode", mode))
+				value := kerneltest.RandomTensor(dt, []int64{}, uint64(i))
+				ins := []kerneltest.Arg{feed(dt, c.shape, uint64(i)), kerneltest.ConstInts(c.pads...), {T: value, Const: true}}
 				if c.axes != nil {
-					n.Inputs, ins = append(n.Inputs, "a"), append(ins, konst(c.axes...))
+					n.Inputs, ins = append(n.Inputs, "a"), append(ins, kerneltest.ConstInts(c.axes...))
 				}
 				if mode == "wrap" && slices.Min(c.pads) < 0 {
 					continue
@@ -37,15 +38,15 @@ func TestPadMatchesCPU(t *testing.T) {
 				checkMove(t, d, n, 19, ins...)
 			}
 			if c.axes == nil && mode != "wrap" {
-				n := opNode("Pad", []string{"x"}, stringAttr("mode", mode), intsAttr("pads", c.pads...),
+				n := kerneltest.Node("Pad", []string{"x"}, kerneltest.StringAttr("mode", mode), kerneltest.IntsAttr("pads", c.pads...),
 					&graph.Attribute{Name: "value", Type: graph.AttrFloat, F: 1.5})
 				checkMove(t, d, n, 2, feed(graph.Float, c.shape, uint64(i)))
 			}
 		}
 	}
-	n := opNode("Pad", []string{"x", "p"}, stringAttr("mode", "reflect"))
+	n := kerneltest.Node("Pad", []string{"x", "p"}, kerneltest.StringAttr("mode", "reflect"))
 	ty := []*graph.Type{graph.TensorType(graph.Float, graph.ShapeOf(3)), graph.TensorType(graph.Int64, graph.ShapeOf(2))}
-	if d.Supports(planner.Query{Node: n, Opset: 13, Inputs: ty, Consts: []*graph.Tensor{nil, konst(3, 0).t}}) {
+	if d.Supports(planner.Query{Node: n, Opset: 13, Inputs: ty, Consts: []*graph.Tensor{nil, kerneltest.ConstInts(3, 0).T}}) {
 		t.Error("Pad reflecting past the input's edge: supported, want unsupported")
 	}
 }

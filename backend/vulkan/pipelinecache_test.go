@@ -17,6 +17,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
@@ -26,12 +27,12 @@ import (
 // input.
 func residualNet() (m *graph.Model, feeds map[string]graph.Value) {
 	r := rand.New(rand.NewPCG(5, 6))
-	random := func(shape ...int64) *graph.Tensor { return randFloats(r, shape, -0.5, 0.5) }
+	random := func(shape ...int64) *graph.Tensor { return kerneltest.RandFloats(r, shape, -0.5, 0.5) }
 	g := graph.NewGraph("residual")
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 3, 16, 16))}}
 	g.Initializers = map[string]*graph.Tensor{"w1": random(8, 3, 3, 3), "b1": random(8), "w2": random(8, 8, 3, 3), "b2": random(8),
 		"fw": random(10, 8), "fb": random(10)}
-	pads := map[string]*graph.Attribute{"pads": intsAttr("pads", 1, 1, 1, 1)}
+	pads := map[string]*graph.Attribute{"pads": kerneltest.IntsAttr("pads", 1, 1, 1, 1)}
 	g.Nodes = []*graph.Node{
 		{Index: 0, OpType: "Conv", Inputs: []string{"x", "w1", "b1"}, Outputs: []string{"c1"}, Attrs: pads},
 		{Index: 1, OpType: "Relu", Inputs: []string{"c1"}, Outputs: []string{"r1"}},
@@ -39,10 +40,10 @@ func residualNet() (m *graph.Model, feeds map[string]graph.Value) {
 		{Index: 3, OpType: "Add", Inputs: []string{"c2", "r1"}, Outputs: []string{"a"}},
 		{Index: 4, OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"r2"}},
 		{Index: 5, OpType: "MaxPool", Inputs: []string{"r2"}, Outputs: []string{"m"},
-			Attrs: map[string]*graph.Attribute{"kernel_shape": intsAttr("kernel_shape", 2, 2), "strides": intsAttr("strides", 2, 2)}},
+			Attrs: map[string]*graph.Attribute{"kernel_shape": kerneltest.IntsAttr("kernel_shape", 2, 2), "strides": kerneltest.IntsAttr("strides", 2, 2)}},
 		{Index: 6, OpType: "GlobalAveragePool", Inputs: []string{"m"}, Outputs: []string{"p"}},
 		{Index: 7, OpType: "Flatten", Inputs: []string{"p"}, Outputs: []string{"f"}},
-		{Index: 8, OpType: "Gemm", Inputs: []string{"f", "fw", "fb"}, Outputs: []string{"l"}, Attrs: map[string]*graph.Attribute{"transB": intAttr("transB", 1)}},
+		{Index: 8, OpType: "Gemm", Inputs: []string{"f", "fw", "fb"}, Outputs: []string{"l"}, Attrs: map[string]*graph.Attribute{"transB": kerneltest.IntAttr("transB", 1)}},
 		{Index: 9, OpType: "Softmax", Inputs: []string{"l"}, Outputs: []string{"y"}},
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
@@ -56,12 +57,12 @@ func tinyNet() (m *graph.Model, feeds map[string]graph.Value) {
 	r := rand.New(rand.NewPCG(1, 1))
 	g := graph.NewGraph("tiny")
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 2, 2, 2))}}
-	g.Initializers = map[string]*graph.Tensor{"w": randFloats(r, []int64{2, 2, 1, 1}, -1, 1)}
+	g.Initializers = map[string]*graph.Tensor{"w": kerneltest.RandFloats(r, []int64{2, 2, 1, 1}, -1, 1)}
 	g.Nodes = []*graph.Node{{Index: 0, OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"c"}},
 		{Index: 1, OpType: "Relu", Inputs: []string{"c"}, Outputs: []string{"y"}}}
 	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
 	return &graph.Model{Name: "tiny", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g},
-		map[string]graph.Value{"x": randFloats(r, []int64{1, 2, 2, 2}, -1, 1)}
+		map[string]graph.Value{"x": kerneltest.RandFloats(r, []int64{1, 2, 2, 2}, -1, 1)}
 }
 
 // runCached opens the default device with the pipeline cache folder
@@ -131,7 +132,7 @@ func TestPipelineCacheSavedAndLoaded(t *testing.T) {
 	if err := warm.Close(); err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "with the loaded cache", got, want, ops.Lookup(ops.FusedDomain, "FusedConv", 1).Tolerance())
+	kerneltest.CompareFloats(t, "with the loaded cache", got, want, ops.Lookup(ops.FusedDomain, "FusedConv", 1).Tolerance())
 	after, err := os.Stat(cold.cache.path)
 	if err != nil {
 		t.Fatal(err)

@@ -6,46 +6,9 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/planner"
 )
-
-// floatsConst returns a constant float32 tensor of the values.
-func floatsConst(v ...float32) arg {
-	t := graph.NewTensor(graph.Float, []int64{int64(len(v))})
-	copy(graph.View[float32](t), v)
-	return arg{t: t, konst: true}
-}
-
-// intsConst returns a constant int64 tensor of the values.
-func intsConst(v ...int64) arg {
-	t := graph.NewTensor(graph.Int64, []int64{int64(len(v))})
-	copy(graph.View[int64](t), v)
-	return arg{t: t, konst: true}
-}
-
-// resizeNode returns a Resize node with roi, scales and sizes named when
-// wanted and the given string, int and float attributes.
-func resizeNode(roi, scales, sizes bool, attrs map[string]any) *graph.Node {
-	n := &graph.Node{OpType: "Resize", Inputs: []string{"x", "", "", ""}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{}}
-	for k, on := range []bool{roi, scales, sizes} {
-		if on {
-			n.Inputs[k+1] = []string{"roi", "scales", "sizes"}[k]
-		}
-	}
-	for k, v := range attrs {
-		switch v := v.(type) {
-		case string:
-			n.Attrs[k] = &graph.Attribute{Name: k, Type: graph.AttrString, S: []byte(v)}
-		case int:
-			n.Attrs[k] = &graph.Attribute{Name: k, Type: graph.AttrInt, I: int64(v)}
-		case float32:
-			n.Attrs[k] = &graph.Attribute{Name: k, Type: graph.AttrFloat, F: v}
-		case []int64:
-			n.Attrs[k] = &graph.Attribute{Name: k, Type: graph.AttrInts, Ints: v}
-		}
-	}
-	return n
-}
 
 // resizeScales are input shapes with scales for every axis: upsampling,
 // downsampling, odd ratios, only some axes resized, rank 1 to 5.
@@ -83,9 +46,8 @@ func TestResizeMatchesCPU(t *testing.T) {
 					} else if coord == "half_pixel_symmetric" {
 						opset = 19
 					}
-					n := resizeNode(false, true, false, map[string]any{"mode": mode, "coordinate_transformation_mode": coord, "nearest_mode": nm})
-					checkTyped(t, d, fmt.Sprintf("Resize-%d %v %v %s %s %s", opset, c.shape, c.scales, mode, coord, nm), n, opset,
-						arg{t: randFloats(r, c.shape, -1, 1)}, arg{}, floatsConst(c.scales...))
+					n := kerneltest.ResizeNode(false, true, false, map[string]any{"mode": mode, "coordinate_transformation_mode": coord, "nearest_mode": nm})
+					kerneltest.Check(t, d, fmt.Sprintf("Resize-%d %v %v %s %s %s", opset, c.shape, c.scales, mode, coord, nm), kerneltest.Case{Node: n, Opset: opset, Args: []kerneltest.Arg{{T: kerneltest.RandFloats(r, c.shape, -1, 1)}, {}, kerneltest.ConstFloats(c.scales...)}})
 				}
 			}
 		}
@@ -98,46 +60,45 @@ func TestResizeMatchesCPU(t *testing.T) {
 func TestResizeVariantsMatchCPU(t *testing.T) {
 	d := openTest(t)
 	r := rand.New(rand.NewPCG(6, 9))
-	x := func(shape ...int64) arg { return arg{t: randFloats(r, shape, -1, 1)} }
+	x := func(shape ...int64) kerneltest.Arg { return kerneltest.Arg{T: kerneltest.RandFloats(r, shape, -1, 1)} }
 	for _, c := range resizeScales {
 		for _, mode := range []string{"nearest", "linear"} {
 			n := &graph.Node{OpType: "Resize", Inputs: []string{"x", "scales"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{
 				"mode": {Name: "mode", Type: graph.AttrString, S: []byte(mode)}}}
-			checkTyped(t, d, fmt.Sprintf("Resize-10 %v %v %s", c.shape, c.scales, mode), n, 10, x(c.shape...), floatsConst(c.scales...))
+			kerneltest.Check(t, d, fmt.Sprintf("Resize-10 %v %v %s", c.shape, c.scales, mode), kerneltest.Case{Node: n, Opset: 10, Args: []kerneltest.Arg{x(c.shape...), kerneltest.ConstFloats(c.scales...)}})
 			n = &graph.Node{OpType: "Upsample", Inputs: []string{"x", "scales"}, Outputs: []string{"y"}, Attrs: n.Attrs}
-			checkTyped(t, d, fmt.Sprintf("Upsample-9 %v %v %s", c.shape, c.scales, mode), n, 9, x(c.shape...), floatsConst(c.scales...))
+			kerneltest.Check(t, d, fmt.Sprintf("Upsample-9 %v %v %s", c.shape, c.scales, mode), kerneltest.Case{Node: n, Opset: 9, Args: []kerneltest.Arg{x(c.shape...), kerneltest.ConstFloats(c.scales...)}})
 			up := []float32{}
 			for _, s := range c.scales {
 				up = append(up, max(1, float32(int(s))))
 			}
 			n = &graph.Node{OpType: "Upsample", Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{
 				"mode": n.Attrs["mode"], "scales": {Name: "scales", Type: graph.AttrFloats, Floats: up}}}
-			checkTyped(t, d, fmt.Sprintf("Upsample-7 %v %v %s", c.shape, up, mode), n, 7, x(c.shape...))
+			kerneltest.Check(t, d, fmt.Sprintf("Upsample-7 %v %v %s", c.shape, up, mode), kerneltest.Case{Node: n, Opset: 7, Args: []kerneltest.Arg{x(c.shape...)}})
 		}
 	}
 	for _, policy := range []string{"stretch", "not_larger", "not_smaller"} {
 		for _, mode := range []string{"nearest", "linear", "cubic"} {
-			n := resizeNode(false, false, true, map[string]any{"mode": mode, "keep_aspect_ratio_policy": policy})
-			checkTyped(t, d, fmt.Sprintf("Resize-18 sizes %s %s", policy, mode), n, 18, x(2, 3, 13, 7), arg{}, arg{}, intsConst(2, 3, 20, 5))
-			n = resizeNode(false, false, true, map[string]any{"mode": mode, "keep_aspect_ratio_policy": policy, "axes": []int64{-1, 1}})
-			checkTyped(t, d, fmt.Sprintf("Resize-19 sizes axes %s %s", policy, mode), n, 19, x(2, 5, 3, 7), arg{}, arg{}, intsConst(11, 3))
+			n := kerneltest.ResizeNode(false, false, true, map[string]any{"mode": mode, "keep_aspect_ratio_policy": policy})
+			kerneltest.Check(t, d, fmt.Sprintf("Resize-18 sizes %s %s", policy, mode), kerneltest.Case{Node: n, Opset: 18, Args: []kerneltest.Arg{x(2, 3, 13, 7), {}, {}, kerneltest.ConstInts(2, 3, 20, 5)}})
+			n = kerneltest.ResizeNode(false, false, true, map[string]any{"mode": mode, "keep_aspect_ratio_policy": policy, "axes": []int64{-1, 1}})
+			kerneltest.Check(t, d, fmt.Sprintf("Resize-19 sizes axes %s %s", policy, mode), kerneltest.Case{Node: n, Opset: 19, Args: []kerneltest.Arg{x(2, 5, 3, 7), {}, {}, kerneltest.ConstInts(11, 3)}})
 		}
-		n := resizeNode(false, true, false, map[string]any{"mode": "linear", "axes": []int64{2}})
-		checkTyped(t, d, "Resize-18 scales axes", n, 18, x(3, 1, 13), arg{}, floatsConst(2.5))
+		n := kerneltest.ResizeNode(false, true, false, map[string]any{"mode": "linear", "axes": []int64{2}})
+		kerneltest.Check(t, d, "Resize-18 scales axes", kerneltest.Case{Node: n, Opset: 18, Args: []kerneltest.Arg{x(3, 1, 13), {}, kerneltest.ConstFloats(2.5)}})
 	}
 	for _, mode := range []string{"nearest", "linear", "cubic"} {
 		for k, roi := range [][]float32{{0, 0, 0.2, 0.1, 1, 1, 0.9, 1.2}, {0, 0, -0.3, 0.5, 1, 1, 1.4, 0.5}, {0, 0, 0, 0, 1, 1, 1, 1}} {
-			n := resizeNode(true, true, false, map[string]any{"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize",
+			n := kerneltest.ResizeNode(true, true, false, map[string]any{"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize",
 				"extrapolation_value": float32(-7.5)})
-			checkTyped(t, d, fmt.Sprintf("Resize-13 tf_crop_and_resize %s roi %d", mode, k), n, 13, x(1, 2, 9, 11),
-				floatsConst(roi...), floatsConst(1, 1, 1.5, 0.7))
+			kerneltest.Check(t, d, fmt.Sprintf("Resize-13 tf_crop_and_resize %s roi %d", mode, k), kerneltest.Case{Node: n, Opset: 13, Args: []kerneltest.Arg{x(1, 2, 9, 11), kerneltest.ConstFloats(roi...), kerneltest.ConstFloats(1, 1, 1.5, 0.7)}})
 		}
-		n := resizeNode(true, false, true, map[string]any{"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "axes": []int64{2, 3}})
-		checkTyped(t, d, "Resize-18 tf_crop_and_resize axes sizes "+mode, n, 18, x(1, 2, 9, 11), floatsConst(0.1, 0.2, 0.8, 0.9), arg{}, intsConst(1, 5))
+		n := kerneltest.ResizeNode(true, false, true, map[string]any{"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "axes": []int64{2, 3}})
+		kerneltest.Check(t, d, "Resize-18 tf_crop_and_resize axes sizes "+mode, kerneltest.Case{Node: n, Opset: 18, Args: []kerneltest.Arg{x(1, 2, 9, 11), kerneltest.ConstFloats(0.1, 0.2, 0.8, 0.9), {}, kerneltest.ConstInts(1, 5)}})
 	}
 	for _, exclude := range []int{0, 1} {
-		n := resizeNode(false, true, false, map[string]any{"mode": "cubic", "cubic_coeff_a": float32(-0.5), "exclude_outside": exclude})
-		checkTyped(t, d, fmt.Sprintf("Resize-13 cubic exclude_outside %d", exclude), n, 13, x(1, 3, 7, 13), arg{}, floatsConst(1, 1, 0.6, 2.3))
+		n := kerneltest.ResizeNode(false, true, false, map[string]any{"mode": "cubic", "cubic_coeff_a": float32(-0.5), "exclude_outside": exclude})
+		kerneltest.Check(t, d, fmt.Sprintf("Resize-13 cubic exclude_outside %d", exclude), kerneltest.Case{Node: n, Opset: 13, Args: []kerneltest.Arg{x(1, 3, 7, 13), {}, kerneltest.ConstFloats(1, 1, 0.6, 2.3)}})
 	}
 }
 
@@ -146,7 +107,7 @@ func TestResizeVariantsMatchCPU(t *testing.T) {
 func TestResizeDeclines(t *testing.T) {
 	d := openTest(t)
 	f32 := func(dims ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(dims...)) }
-	scales := func(v ...float32) *graph.Tensor { return floatsConst(v...).t }
+	scales := func(v ...float32) *graph.Tensor { return kerneltest.ConstFloats(v...).T }
 	cases := []struct {
 		what   string
 		n      *graph.Node
@@ -154,12 +115,12 @@ func TestResizeDeclines(t *testing.T) {
 		in     []*graph.Type
 		consts []*graph.Tensor
 	}{
-		{"antialias", resizeNode(false, true, false, map[string]any{"mode": "linear", "antialias": 1}), 18,
+		{"antialias", kerneltest.ResizeNode(false, true, false, map[string]any{"mode": "linear", "antialias": 1}), 18,
 			[]*graph.Type{f32(1, 1, 4, 4), nil, f32(4)}, []*graph.Tensor{nil, nil, scales(1, 1, 0.5, 0.5)}},
-		{"runtime scales", resizeNode(false, true, false, nil), 13, []*graph.Type{f32(1, 1, 4, 4), nil, f32(4)}, nil},
-		{"five resized axes", resizeNode(false, true, false, nil), 13, []*graph.Type{f32(2, 2, 2, 2, 2), nil, f32(5)},
+		{"runtime scales", kerneltest.ResizeNode(false, true, false, nil), 13, []*graph.Type{f32(1, 1, 4, 4), nil, f32(4)}, nil},
+		{"five resized axes", kerneltest.ResizeNode(false, true, false, nil), 13, []*graph.Type{f32(2, 2, 2, 2, 2), nil, f32(5)},
 			[]*graph.Tensor{nil, nil, scales(2, 2, 2, 2, 2)}},
-		{"unknown mode", resizeNode(false, true, false, map[string]any{"mode": "area"}), 13, []*graph.Type{f32(4), nil, f32(1)},
+		{"unknown mode", kerneltest.ResizeNode(false, true, false, map[string]any{"mode": "area"}), 13, []*graph.Type{f32(4), nil, f32(1)},
 			[]*graph.Tensor{nil, nil, scales(2)}},
 	}
 	for _, c := range cases {

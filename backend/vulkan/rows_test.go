@@ -12,13 +12,10 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
-
-func intAttr(name string, v int64) *graph.Attribute {
-	return &graph.Attribute{Name: name, Type: graph.AttrInt, I: v}
-}
 
 // rowShapes are inputs of the row-wise kernels: rank 1 to 6, odd sizes,
 // rows longer than a workgroup and more rows than a dispatch has
@@ -39,13 +36,13 @@ func TestSoftmaxMatchesCPU(t *testing.T) {
 							continue
 						}
 						n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
-							Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", int64(axis))}}
+							Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", int64(axis))}}
 						what := fmt.Sprintf("%s-%d %v axis %d", op, opset, shape, axis)
-						gpu, cpu, ok := runBoth(t, d, n, opset, []input{{shape: shape}}, uniform(-8, 8), uint64(i))
+						gpu, cpu, ok := runRandom(t, d, n, opset, []input{{shape: shape}}, uniform(-8, 8), uint64(i))
 						if !ok {
 							t.Fatalf("%s unsupported", what)
 						}
-						compare(t, what, gpu, cpu, ops.Lookup("", op, opset).Tolerance())
+						kerneltest.CompareFloats(t, what, gpu, cpu, ops.Lookup("", op, opset).Tolerance())
 					}
 				}
 			}
@@ -77,7 +74,7 @@ func TestReduceMatchesCPU(t *testing.T) {
 						continue
 					}
 					n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
-						Attrs: map[string]*graph.Attribute{"keepdims": intAttr("keepdims", keep)}}
+						Attrs: map[string]*graph.Attribute{"keepdims": kerneltest.IntAttr("keepdims", keep)}}
 					ins := []input{{shape: c.shape}}
 					opset := int64(18)
 					if c.axes != nil {
@@ -85,21 +82,21 @@ func TestReduceMatchesCPU(t *testing.T) {
 						n.Attrs["axes"] = &graph.Attribute{Name: "axes", Type: graph.AttrInts, Ints: c.axes}
 					}
 					what := fmt.Sprintf("%s-%d %v axes %v keepdims %d", op, opset, c.shape, c.axes, keep)
-					gpu, cpu, ok := runBoth(t, d, n, opset, ins, uniform(-4, 4), uint64(i))
+					gpu, cpu, ok := runRandom(t, d, n, opset, ins, uniform(-4, 4), uint64(i))
 					if !ok {
 						t.Fatalf("%s unsupported", what)
 					}
-					compare(t, what, gpu, cpu, ops.Lookup("", op, opset).Tolerance())
+					kerneltest.CompareFloats(t, what, gpu, cpu, ops.Lookup("", op, opset).Tolerance())
 					if c.axes == nil {
 						continue
 					}
 					axes, _ := graph.FromSlice(graph.Int64, []int64{int64(len(c.axes))}, c.axes)
-					n = &graph.Node{OpType: op, Inputs: []string{"x", "axes"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{"keepdims": intAttr("keepdims", keep)}}
+					n = &graph.Node{OpType: op, Inputs: []string{"x", "axes"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{"keepdims": kerneltest.IntAttr("keepdims", keep)}}
 					what = fmt.Sprintf("%s-18 %v constant axes %v keepdims %d", op, c.shape, c.axes, keep)
-					if gpu, cpu, ok = runBoth(t, d, n, 18, append(ins, input{value: axes}), uniform(-4, 4), uint64(i)); !ok {
+					if gpu, cpu, ok = runRandom(t, d, n, 18, append(ins, input{value: axes}), uniform(-4, 4), uint64(i)); !ok {
 						t.Fatalf("%s unsupported", what)
 					}
-					compare(t, what, gpu, cpu, ops.Lookup("", op, 18).Tolerance())
+					kerneltest.CompareFloats(t, what, gpu, cpu, ops.Lookup("", op, 18).Tolerance())
 				}
 			}
 		})
@@ -120,7 +117,7 @@ func TestLayerNormMatchesCPU(t *testing.T) {
 					continue
 				}
 				n := &graph.Node{OpType: "LayerNormalization", Inputs: []string{"x", "scale"}, Outputs: []string{"y"},
-					Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", int64(axis)),
+					Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", int64(axis)),
 						"epsilon": {Name: "epsilon", Type: graph.AttrFloat, F: 1e-3}}}
 				ins := []input{{shape: shape}, {shape: shape[a:], weight: bias}}
 				if bias {
@@ -128,11 +125,11 @@ func TestLayerNormMatchesCPU(t *testing.T) {
 					ins = append(ins, input{shape: shape[a:]})
 				}
 				what := fmt.Sprintf("LayerNormalization %v axis %d bias %v", shape, axis, bias)
-				gpu, cpu, ok := runBoth(t, d, n, 17, ins, uniform(-3, 3), uint64(i))
+				gpu, cpu, ok := runRandom(t, d, n, 17, ins, uniform(-3, 3), uint64(i))
 				if !ok {
 					t.Fatalf("%s unsupported", what)
 				}
-				compare(t, what, gpu, cpu, tol)
+				kerneltest.CompareFloats(t, what, gpu, cpu, tol)
 			}
 		}
 	}
@@ -159,11 +156,11 @@ func TestTransposeMatchesCPU(t *testing.T) {
 				n.Attrs = map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: perm}}
 			}
 			what := fmt.Sprintf("Transpose %v perm %v", shape, perm)
-			gpu, cpu, ok := runBoth(t, d, n, 13, []input{{shape: shape}}, uniform(-4, 4), uint64(i))
+			gpu, cpu, ok := runRandom(t, d, n, 13, []input{{shape: shape}}, uniform(-4, 4), uint64(i))
 			if !ok {
 				t.Fatalf("%s unsupported", what)
 			}
-			compare(t, what, gpu, cpu, ops.Lookup("", "Transpose", 13).Tolerance())
+			kerneltest.CompareFloats(t, what, gpu, cpu, ops.Lookup("", "Transpose", 13).Tolerance())
 		}
 	}
 }
@@ -192,7 +189,7 @@ func TestLayerNormStatsMatchCPU(t *testing.T) {
 			}
 			g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(x...))}}
 			n := &graph.Node{OpType: "LayerNormalization", Inputs: []string{"x", "scale", "b"}, Outputs: outs,
-				Attrs: map[string]*graph.Attribute{"axis": intAttr("axis", axis)}}
+				Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", axis)}}
 			g.Nodes = []*graph.Node{n}
 			for _, o := range outs {
 				if o != "" {
@@ -224,7 +221,7 @@ func TestLayerNormStatsMatchCPU(t *testing.T) {
 			}
 			for k, o := range outs {
 				if o != "" {
-					compare(t, fmt.Sprintf("LayerNormalization %v axis %d output %s", outs, axis, o), got[o].(*graph.Tensor), c.Out[k].(*graph.Tensor), tol)
+					kerneltest.CompareFloats(t, fmt.Sprintf("LayerNormalization %v axis %d output %s", outs, axis, o), got[o].(*graph.Tensor), c.Out[k].(*graph.Tensor), tol)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 )
 
 // TestTriluMatchesCPU checks Trilu, upper and lower, without k and with k
@@ -19,20 +20,20 @@ func TestTriluMatchesCPU(t *testing.T) {
 			for _, upper := range []int64{0, 1} {
 				for _, k := range []int64{absent, 0, 2, -3, 400, -1 << 35} {
 					r := rand.New(rand.NewPCG(uint64(i), uint64(upper)))
-					data := randFloats(r, x, -5, 5)
+					data := kerneltest.RandFloats(r, x, -5, 5)
 					if dt != graph.Float {
-						data = randInts(r, dt, x, -1<<30, 1<<30)
+						data = kerneltest.RandInts(r, dt, x, -1<<30, 1<<30)
 					}
 					n := &graph.Node{OpType: "Trilu", Inputs: []string{"x"}, Outputs: []string{"y"},
-						Attrs: map[string]*graph.Attribute{"upper": intAttr("upper", upper)}}
-					args := []arg{{t: data}}
+						Attrs: map[string]*graph.Attribute{"upper": kerneltest.IntAttr("upper", upper)}}
+					args := []kerneltest.Arg{{T: data}}
 					if k != absent {
 						kt, _ := graph.FromSlice(graph.Int64, []int64{}, []int64{k})
 						n.Inputs = append(n.Inputs, "k")
-						args = append(args, arg{t: kt, konst: k == 2})
+						args = append(args, kerneltest.Arg{T: kt, Const: k == 2})
 					}
 					what := fmt.Sprintf("Trilu %s %v upper %d k %d", dt, x, upper, k)
-					checkTyped(t, d, what, n, 14, args...)
+					kerneltest.Check(t, d, what, kerneltest.Case{Node: n, Opset: 14, Args: args})
 				}
 			}
 		}

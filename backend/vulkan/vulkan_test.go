@@ -1,7 +1,6 @@
 package vulkan
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -44,25 +44,20 @@ type input struct {
 	value  *graph.Tensor
 }
 
-// runBoth runs node n on seeded random inputs through a Vulkan-first plan
-// and through the CPU kernel, and returns both outputs. ok is false when
-// the Vulkan device does not support the node.
-func runBoth(t *testing.T, d *Device, n *graph.Node, opset int64, ins []input, gen func(*rand.Rand) float32, seed uint64) (gpu, cpu *graph.Tensor, ok bool) {
+// runRandom runs node n through kerneltest.Run on d and on the CPU, its
+// float32 inputs drawn from gen seeded by seed: runtime values and
+// weights (constants) of the given shapes, and the given constants. It
+// returns output 0 of both; ok is false when d declines the node.
+func runRandom(t *testing.T, d *Device, n *graph.Node, opset int64, ins []input, gen func(*rand.Rand) float32, seed uint64) (gpu, cpu *graph.Tensor, ok bool) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
-	g := graph.NewGraph("test")
-	vals := make([]graph.Value, len(ins))
-	feeds := map[string]graph.Value{}
-	types := make([]*graph.Type, len(ins))
-	consts := make([]*graph.Tensor, len(ins))
+	c := kerneltest.Case{Node: n, Opset: opset, Args: make([]kerneltest.Arg, len(ins))}
 	for i, in := range ins {
-		name := n.Inputs[i]
-		if name == "" {
+		if n.Inputs[i] == "" {
 			continue
 		}
 		if in.value != nil {
-			vals[i], consts[i], g.Initializers[name] = in.value, in.value, in.value
-			types[i] = graph.TensorType(in.value.DType, graph.ShapeOf(in.value.Shape...))
+			c.Args[i] = kerneltest.Arg{T: in.value, Const: true}
 			continue
 		}
 		x := graph.NewTensor(graph.Float, in.shape)
@@ -70,68 +65,13 @@ func runBoth(t *testing.T, d *Device, n *graph.Node, opset int64, ins []input, g
 		for j := range xs {
 			xs[j] = gen(r)
 		}
-		vals[i] = x
-		types[i] = graph.TensorType(graph.Float, graph.ShapeOf(in.shape...))
-		if in.weight {
-			g.Initializers[name] = x
-		} else {
-			g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: name, Type: types[i]})
-			feeds[name] = x
-		}
+		c.Args[i] = kerneltest.Arg{T: x, Const: in.weight}
 	}
-	if !d.Supports(planner.Query{Node: n, Opset: opset, Inputs: types, Consts: consts}) {
+	got, want, ok := kerneltest.Run(t, d, c)
+	if !ok {
 		return nil, nil, false
 	}
-	g.Outputs = []*graph.ValueInfo{{Name: n.Outputs[0]}}
-	g.Nodes = []*graph.Node{n}
-	m := &graph.Model{Name: n.OpType, IRVersion: 8, Opsets: map[string]int64{"": opset}, Graph: g}
-	cpuDev := hostfallback.NewDevice()
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, cpuDev}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Steps[len(p.Steps)-2].Device != d.Name() {
-		t.Fatalf("%s planned on %s", n, p.Steps[len(p.Steps)-2].Device)
-	}
-	ex, err := backend.NewExecutor(p, []backend.Device{d, cpuDev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := ex.Run(context.Background(), feeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &hostfallback.Call{Node: n, Opset: opset, In: vals, Out: make([]graph.Value, 1)}
-	if err := hostfallback.Lookup("", n.OpType)(c); err != nil {
-		t.Fatal(err)
-	}
-	return out[n.Outputs[0]].(*graph.Tensor), c.Out[0].(*graph.Tensor), true
-}
-
-// compare checks got against want within the op's tolerance; NaNs must
-// match NaNs.
-func compare(t *testing.T, what string, got, want *graph.Tensor, tol ops.Tolerance) {
-	t.Helper()
-	if fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
-		t.Fatalf("%s: shape %v, want %v", what, got.Shape, want.Shape)
-	}
-	g, w := graph.View[float32](got), graph.View[float32](want)
-	bad := 0
-	for i := range w {
-		a, b := float64(g[i]), float64(w[i])
-		if math.IsNaN(b) && math.IsNaN(a) || a == b {
-			continue
-		}
-		if math.IsNaN(a) || math.IsNaN(b) || math.Abs(a-b) > tol.Abs+tol.Rel*math.Abs(b) {
-			if bad < 3 {
-				t.Errorf("%s: element %d = %v, want %v", what, i, a, b)
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%s: %d of %d elements out of tolerance %+v", what, bad, len(w), tol)
-	}
+	return got[0], want[0], true
 }
 
 func uniform(lo, hi float32) func(*rand.Rand) float32 {
@@ -177,11 +117,11 @@ func TestUnaryMatchesCPU(t *testing.T) {
 			opset := max(17, opsets[op])
 			for i, shape := range oddShapes {
 				n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: attrs[op]}
-				gpu, cpu, ok := runBoth(t, d, n, opset, []input{{shape: shape}}, gen, uint64(i))
+				gpu, cpu, ok := runRandom(t, d, n, opset, []input{{shape: shape}}, gen, uint64(i))
 				if !ok {
 					t.Fatalf("%s %v unsupported", op, shape)
 				}
-				compare(t, fmt.Sprintf("%s %v", op, shape), gpu, cpu, ops.Lookup("", op, opset).Tolerance())
+				kerneltest.CompareFloats(t, fmt.Sprintf("%s %v", op, shape), gpu, cpu, ops.Lookup("", op, opset).Tolerance())
 			}
 		})
 	}
@@ -219,11 +159,11 @@ func TestBinaryMatchesCPU(t *testing.T) {
 				}
 				for _, weight := range []bool{false, true} {
 					n := &graph.Node{OpType: op, Inputs: []string{"a", "b"}, Outputs: []string{"y"}, Attrs: attrs}
-					gpu, cpu, ok := runBoth(t, d, n, 17, []input{{shape: a}, {shape: b, weight: weight}}, gen, uint64(i))
+					gpu, cpu, ok := runRandom(t, d, n, 17, []input{{shape: a}, {shape: b, weight: weight}}, gen, uint64(i))
 					if !ok {
 						t.Fatalf("%s %v %v unsupported", op, a, b)
 					}
-					compare(t, fmt.Sprintf("%s %v %v", op, a, b), gpu, cpu, ops.Lookup("", op, 17).Tolerance())
+					kerneltest.CompareFloats(t, fmt.Sprintf("%s %v %v", op, a, b), gpu, cpu, ops.Lookup("", op, 17).Tolerance())
 				}
 			}
 		})
@@ -238,19 +178,19 @@ func TestClipMatchesCPU(t *testing.T) {
 	for i, shape := range oddShapes {
 		n := &graph.Node{OpType: "Clip", Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{
 			"min": {Name: "min", Type: graph.AttrFloat, F: -1}, "max": {Name: "max", Type: graph.AttrFloat, F: 2}}}
-		gpu, cpu, ok := runBoth(t, d, n, 6, []input{{shape: shape}}, uniform(-4, 4), uint64(i))
+		gpu, cpu, ok := runRandom(t, d, n, 6, []input{{shape: shape}}, uniform(-4, 4), uint64(i))
 		if !ok {
 			t.Fatalf("Clip-6 %v unsupported", shape)
 		}
-		compare(t, fmt.Sprintf("Clip-6 %v", shape), gpu, cpu, tol)
+		kerneltest.CompareFloats(t, fmt.Sprintf("Clip-6 %v", shape), gpu, cpu, tol)
 		for _, names := range [][]string{{"x", "lo", "hi"}, {"x", "lo"}, {"x", "", "hi"}, {"x"}} {
 			ins := []input{{shape: shape}, {shape: []int64{}, weight: true}, {shape: []int64{}}}[:len(names)]
 			n := &graph.Node{OpType: "Clip", Inputs: names, Outputs: []string{"y"}}
-			gpu, cpu, ok := runBoth(t, d, n, 13, ins, uniform(-4, 4), uint64(i))
+			gpu, cpu, ok := runRandom(t, d, n, 13, ins, uniform(-4, 4), uint64(i))
 			if !ok {
 				t.Fatalf("Clip-13 %v %q unsupported", shape, names)
 			}
-			compare(t, fmt.Sprintf("Clip-13 %v %q", shape, names), gpu, cpu, tol)
+			kerneltest.CompareFloats(t, fmt.Sprintf("Clip-13 %v %q", shape, names), gpu, cpu, tol)
 		}
 	}
 }

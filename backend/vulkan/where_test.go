@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
 )
 
 // TestWhereMatchesCPU checks Where on elements of 4 and 8 bytes with all
@@ -22,8 +23,8 @@ func TestWhereMatchesCPU(t *testing.T) {
 		{{70001}, {70001}, {1}},
 	} {
 		for _, dt := range []graph.DType{graph.Float, graph.Int32, graph.Int64, graph.Uint64} {
-			checkMove(t, d, opNode("Where", []string{"c", "a", "b"}), 16,
-				arg{t: edgeValues(r, graph.Bool, s[0])}, arg{t: edgeValues(r, dt, s[1])}, arg{t: edgeValues(r, dt, s[2]), konst: true})
+			checkMove(t, d, kerneltest.Node("Where", []string{"c", "a", "b"}), 16,
+				kerneltest.Arg{T: kerneltest.EdgeValues(r, graph.Bool, s[0])}, kerneltest.Arg{T: kerneltest.EdgeValues(r, dt, s[1])}, kerneltest.Arg{T: kerneltest.EdgeValues(r, dt, s[2]), Const: true})
 		}
 	}
 }

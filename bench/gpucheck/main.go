@@ -85,7 +85,7 @@ func main() {
 	flag.StringVar(&c.onnxData, "onnx-data", "/usr/share/libonnx-testdata/data", "`DIR` of the ONNX backend test suites (node, simple, ...)")
 	flag.StringVar(&c.kernelBin, "kernel-tests", "", "the backend/vulkan test binary (go test -c) to run, `PATH`")
 	flag.StringVar(&c.kernelDir, "kernel-dir", ".", "the `DIR` the kernel tests run in (backend/vulkan)")
-	flag.StringVar(&c.kernelRun, "kernel-run", "", "the kernel tests to run, a go test -run `REGEX` (default: all, or TestDifferential with --quick)")
+	flag.StringVar(&c.kernelRun, "kernel-run", "", "the kernel tests to run, a go test -run `REGEX` (default: all, or TestKernels with --quick)")
 	conformanceRun := flag.String("conformance-run", "", "run only the backend tests whose suite/name matches `REGEX` (default: all, or a sample with --quick)")
 	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "stop starting new parts after `DURATION`; the last part started gets what is left")
 	flag.Parse()
@@ -107,7 +107,7 @@ func main() {
 	if c.kernelRun == "" {
 		c.kernelRun = "."
 		if c.quick {
-			c.kernelRun = "TestDifferential"
+			c.kernelRun = "TestKernels"
 		}
 	}
 	c.start = time.Now()

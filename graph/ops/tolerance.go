@@ -1,5 +1,7 @@
 package ops
 
+import "math"
+
 // Tolerances of the ops whose kernels accumulate many terms or evaluate
 // transcendental functions, where implementations legitimately differ in
 // the last bits.
@@ -27,4 +29,28 @@ func init() {
 		"HannWindow", "HammingWindow", "BlackmanWindow"} {
 		SetTolerance("", name, transcendental)
 	}
+}
+
+// Within reports whether a result got agrees with the reference want
+// under t: equal (infinities included), or |got − want| ≤ Abs + Rel·|want|.
+// NaN agrees with nothing; callers that expect NaN check for it.
+func (t Tolerance) Within(got, want float64) bool {
+	return got == want || math.Abs(got-want) <= t.Abs+t.Rel*math.Abs(want)
+}
+
+// HalfWeightError is the relative error of one weight rounded to fp16
+// (2^-11, half of fp16's machine epsilon): the error of a device's fp16
+// weight mode, where the constant weights of matrix products and
+// convolutions are stored as fp16 and widened to fp32 for an fp32
+// accumulation (see Tolerance.HalfWeights). Weights beyond fp16's range
+// saturate at ±65504 instead.
+const HalfWeightError = 1.0 / 2048
+
+// HalfWeights returns the tolerance of an element y = Σ x·w of a matrix
+// product or convolution whose weights w are read as fp16, where mag is
+// Σ|x|·|w| over the element's products: t with HalfWeightError·mag added
+// to Abs, the most the weights' rounding can move y (for random signs
+// the error itself grows as √K·|x|·|w| with the depth K).
+func (t Tolerance) HalfWeights(mag float64) Tolerance {
+	return Tolerance{Abs: t.Abs + HalfWeightError*mag, Rel: t.Rel}
 }

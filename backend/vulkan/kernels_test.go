@@ -1,0 +1,180 @@
+package vulkan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// forcedSchedules are the schedules a device could pick, each forced:
+// every schedule of matmul.comp, each Conv kernel, and convgemm.comp
+// without split-K and with three splits (its shape's choice splits the
+// deeper cases of the table); in the long suites also the gemv schedule
+// at each column count (outside them, the table's shapes give it a few).
+func forcedSchedules() []Schedule {
+	var out []Schedule
+	for _, m := range MatMulSchedules() {
+		out = append(out, Schedule{MatMul: m})
+	}
+	if testenv.Long() {
+		for cols := int64(1); cols <= 256; cols *= 2 {
+			out = append(out, Schedule{MatMul: "gemv", GEMVColumns: cols})
+		}
+	}
+	for _, c := range ConvSchedules() {
+		out = append(out, Schedule{Conv: c})
+	}
+	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3})
+}
+
+// scheduleName names the schedules s forces, "device" for none.
+func scheduleName(s Schedule) string {
+	var parts []string
+	if s.MatMul != "" {
+		parts = append(parts, "matmul="+s.MatMul)
+	}
+	if s.GEMVColumns > 0 {
+		parts = append(parts, fmt.Sprint("columns=", s.GEMVColumns))
+	}
+	if s.Conv != "" {
+		parts = append(parts, "conv="+s.Conv)
+	}
+	if s.ConvSplits > 0 {
+		parts = append(parts, fmt.Sprint("splits=", s.ConvSplits))
+	}
+	if parts == nil {
+		return "device"
+	}
+	return strings.Join(parts, ",")
+}
+
+// launchKey describes what l dispatches: each part's shader, op,
+// workgroups and push constants.
+func launchKey(l *launch) string {
+	var b strings.Builder
+	for _, p := range l.parts() {
+		fmt.Fprintf(&b, "%s/%d/%d/%x;", p.shader, p.op, p.groups, p.push)
+	}
+	return b.String()
+}
+
+// capsOf returns the caps of base's device opened in the fp16 weight
+// mode (when half) and with schedule s, without opening it.
+func capsOf(t *testing.T, base *Device, half bool, s Schedule) caps {
+	d := &Device{info: base.info}
+	if err := s.apply(d); err != nil {
+		t.Fatal(err)
+	}
+	d.half.on = half
+	return d.caps()
+}
+
+// newCases returns whether a device with caps c lowers a case to other
+// dispatches (or takes or declines it) than a device with each of others:
+// the cases that a schedule or mode adds to what the others run.
+func newCases(c caps, others ...caps) func(kerneltest.Case) bool {
+	return func(kc kerneltest.Case) bool {
+		q := kc.Query()
+		l, ok := lower(q, c)
+		for _, o := range others {
+			m, okO := lower(q, o)
+			if ok == okO && (!ok || launchKey(l) == launchKey(m)) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestKernels runs the kernel-test suite on the default Vulkan device:
+// the whole table in fp32 as the device picks its schedules, then, in
+// fp32 and in the fp16 weight mode, under each schedule of
+// forcedSchedules, the cases whose dispatches differ from those of the
+// suites before (on lavapipe, which takes the blocked and direct kernels,
+// the tiled and gemv products and convgemm; on a GPU, the blocked and
+// direct ones; in fp16, the products and convolutions of constant
+// weights). A case
+// the device declines must be listed in kerneltest's declines/vulkan.txt.
+func TestKernels(t *testing.T) {
+	base := openTest(t)
+	t.Run("fp32 device", func(t *testing.T) {
+		kerneltest.Suite{Device: base, Mode: kerneltest.FP32, Declines: "vulkan", Sample: testenv.NewSampler(3)}.Run(t)
+	})
+	// The suites of forced schedules and of the fp16 mode share a
+	// sampler: between them they run a quarter of their cases outside the
+	// long suites.
+	forced := testenv.NewSampler(4)
+	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.HalfWeights} {
+		opts := []OpenOption{}
+		if mode == kerneltest.HalfWeights {
+			opts = append(opts, WithFP16())
+		}
+		for _, s := range append([]Schedule{{}}, forcedSchedules()...) {
+			if s == (Schedule{}) && mode == kerneltest.FP32 {
+				continue
+			}
+			t.Run(mode.String()+" "+scheduleName(s), func(t *testing.T) {
+				d, err := Open("vulkan", append(opts, WithSchedule(s))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					if err := d.Close(); err != nil {
+						t.Error(err)
+					}
+				}()
+				if on, why := d.FP16(); mode == kerneltest.HalfWeights && !on {
+					testenv.Skip(t, "no fp16 weight mode: "+why)
+				}
+				half := mode == kerneltest.HalfWeights
+				others := []caps{capsOf(t, base, false, Schedule{})}
+				if half && s != (Schedule{}) {
+					others = append(others, capsOf(t, base, false, s), capsOf(t, base, true, Schedule{}))
+				}
+				kerneltest.Suite{Device: d, Mode: mode, Declines: "vulkan", Only: newCases(d.caps(), others...), Sample: forced}.Run(t)
+			})
+		}
+	}
+}
+
+// TestKernelTableCoversEveryKernel checks that kerneltest.Table has an
+// entry for every op the Vulkan backend lowers, and none for an op it
+// does not.
+func TestKernelTableCoversEveryKernel(t *testing.T) {
+	type key struct{ domain, op string }
+	want := map[key]bool{{"", "Clip"}: true}
+	for op := range lowerers {
+		want[key{"", op}] = true
+	}
+	for op := range fusedLowerers {
+		want[key{ops.FusedDomain, op}] = true
+	}
+	for op := range unaryOps {
+		want[key{"", op}] = true
+	}
+	for op := range binaryOps {
+		want[key{"", op}] = true
+	}
+	have := map[key]bool{}
+	for _, e := range kerneltest.Table {
+		k := key{e.Domain, e.Op}
+		if have[k] {
+			t.Errorf("%s: listed twice in kerneltest.Table", e)
+		}
+		have[k] = true
+		if !want[k] {
+			t.Errorf("%s: in kerneltest.Table but no Vulkan kernel lowers it", e)
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b key) int { return strings.Compare(a.domain+"."+a.op, b.domain+"."+b.op) }) {
+		if !have[k] {
+			t.Errorf("%s: lowered by the Vulkan backend but missing from kerneltest.Table", kerneltest.Op{Domain: k.domain, Op: k.op})
+		}
+	}
+}

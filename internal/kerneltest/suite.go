@@ -1,0 +1,150 @@
+package kerneltest
+
+import (
+	"embed"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// Named is a case of the table with its op and its name: the op
+// (prefixed by its domain), then Case.String, with " #k" added to the
+// k-th case (from 2) of a name already taken.
+type Named struct {
+	Name string
+	Op   Op
+	Case
+}
+
+// Cases returns the cases of every op of Table, in order, with inputs
+// drawn from a generator seeded by the op's name (the same cases every
+// time) and each node's domain set to its op's.
+func Cases() []Named {
+	var out []Named
+	taken := map[string]int{}
+	for _, e := range Table {
+		h := fnv.New64a()
+		h.Write([]byte(e.String()))
+		r := rand.New(rand.NewPCG(h.Sum64(), 1))
+		for _, c := range e.Cases(e.Op, r) {
+			c.Node.Domain = e.Domain
+			name := e.String() + " " + c.String()
+			if taken[name]++; taken[name] > 1 {
+				name += fmt.Sprintf(" #%d", taken[name])
+			}
+			out = append(out, Named{name, e, c})
+		}
+	}
+	return out
+}
+
+// Suite runs the table on one device in one mode.
+type Suite struct {
+	// Device is the device under test.
+	Device backend.Device
+	// Mode is the arithmetic Device runs in.
+	Mode Mode
+	// Declines names the committed list of the cases Device declines,
+	// declines/NAME.txt: lines "case name | reason" ('#' starts a
+	// comment line). A case Device declines that the list lacks fails, so
+	// does a listed case Device runs, and a listed name that is no case.
+	Declines string
+	// Only, when set, picks the cases to run: those a forced schedule
+	// changes, say.
+	Only func(Case) bool
+	// Sample, when set, picks which of the cases Only picks run: every
+	// n-th outside the long suites (testenv.NewSampler), all of them with
+	// ONNXVK_LONG=1. Suites that share one Sampler split its share of the
+	// cases between them. Nil runs every case.
+	Sample *testenv.Sampler
+}
+
+//go:embed declines/*.txt
+var declineFiles embed.FS
+
+// declines reads declines/NAME.txt: each listed case name with the
+// reason it is declined.
+func declines(name string) (map[string]string, error) {
+	data, err := declineFiles.ReadFile("declines/" + name + ".txt")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		c, why, ok := strings.Cut(line, " | ")
+		if !ok || strings.TrimSpace(why) == "" {
+			return nil, fmt.Errorf("declines/%s.txt:%d: want \"case name | reason\"", name, i+1)
+		}
+		if _, dup := out[c]; dup {
+			return nil, fmt.Errorf("declines/%s.txt:%d: %q listed twice", name, i+1, c)
+		}
+		out[c] = strings.TrimSpace(why)
+	}
+	return out, nil
+}
+
+// Run runs the suite's cases, each as a subtest of its op's: the device's
+// outputs compared with the CPU reference kernels' (Compare), a decline
+// checked against the list.
+func (s Suite) Run(t *testing.T) {
+	t.Helper()
+	listed, err := declines(s.Declines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := Cases()
+	var picked []Named
+	for _, c := range cases {
+		if (s.Only == nil || s.Only(c.Case)) && (s.Sample == nil || s.Sample.Take()) {
+			picked = append(picked, c)
+		}
+	}
+	var declined, failed int
+	for start := 0; start < len(picked); {
+		op := picked[start].Op.String()
+		end := start + 1
+		for end < len(picked) && picked[end].Op.String() == op {
+			end++
+		}
+		t.Run(op, func(t *testing.T) {
+			for _, c := range picked[start:end] {
+				if !t.Run(c.Name, func(t *testing.T) {
+					got, want, ok := Run(t, s.Device, c.Case)
+					why, isListed := listed[c.Name]
+					switch {
+					case !ok && !isListed:
+						t.Errorf("%s declines it, and declines/%s.txt does not list it: make the device take it, or list it with the reason", s.Device.Name(), s.Declines)
+					case ok && isListed:
+						t.Errorf("%s runs it, and declines/%s.txt lists it (%s): remove it from the list", s.Device.Name(), s.Declines, why)
+					}
+					if !ok {
+						declined++
+						return
+					}
+					Compare(t, c.Name, c.Case, s.Mode, got, want)
+				}) {
+					failed++
+				}
+			}
+		})
+		start = end
+	}
+	names := map[string]bool{}
+	for _, c := range cases {
+		names[c.Name] = true
+	}
+	for c := range listed {
+		if !names[c] {
+			t.Errorf("declines/%s.txt lists %q, which is no case of the table", s.Declines, c)
+		}
+	}
+	t.Logf("%s, %s: %d of %d cases run, %d declined, %d failed", s.Device.Name(), s.Mode, len(picked), len(cases), declined, failed)
+}
