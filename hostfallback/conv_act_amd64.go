@@ -1,3 +1,5 @@
+//go:build !noasm
+
 package hostfallback
 
 // clampAVX2 is clampF32Go over y[:n], n a positive multiple of 8.

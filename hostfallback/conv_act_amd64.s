@@ -1,3 +1,5 @@
+//go:build !noasm
+
 // Vectorised clamp, sigmoid and exp of fused activations and Softmax (see
 // conv_act_amd64.go and exp_amd64.go). AVX2 and FMA.
 // VMAXPS and VMINPS return their second source (Intel order) when either

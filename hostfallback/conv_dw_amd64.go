@@ -1,3 +1,5 @@
+//go:build !noasm
+
 package hostfallback
 
 // dwRowsAVX2 is dwRowsGo for taps ≥ 1 offsets and weights, rows ≥ 1 and

@@ -1,3 +1,5 @@
+//go:build !noasm
+
 // Vectorised depthwise convolution (see conv_dw_amd64.go). dwRowsAVX2:
 // dst[r·ow+i] = clamp(bias + Σₜ w[t]·src[offs[t]+r·wq+i], lo, hi) for
 // each row r, 32 outputs at a time, then 8, then a masked vector for the

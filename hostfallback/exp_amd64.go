@@ -1,3 +1,5 @@
+//go:build !noasm
+
 package hostfallback
 
 // expShiftAVX2 sets y[i] = exp(x[i] − m) for i < n, a positive multiple

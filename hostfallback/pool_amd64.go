@@ -1,3 +1,5 @@
+//go:build !noasm
+
 package hostfallback
 
 // maxRowsAVX2 is maxRowsGo for taps ≥ 1 offsets and n ≥ 1 outputs.

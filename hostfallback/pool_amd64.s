@@ -1,3 +1,5 @@
+//go:build !noasm
+
 // Vectorised max pooling (see pool_amd64.go). maxRowsAVX2: dst[i] = the
 // fold over the taps t of src[offs[t]+i] with best = v where v > best or
 // best is NaN, 32 outputs at a time, then 8, then a masked vector for the

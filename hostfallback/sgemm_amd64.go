@@ -1,3 +1,5 @@
+//go:build !noasm
+
 package hostfallback
 
 // The amd64 micro-kernels are in sgemm_amd64.s; the CPU features that they

@@ -1,3 +1,5 @@
+//go:build !noasm
+
 // Single-precision GEMM micro-kernels and the CPU feature probes that
 // choose among them (see sgemm_amd64.go). Each kernel computes a full
 // MR×NR tile of C from packed strips: a (kc·MR values, MR per k-step) and
