@@ -11,6 +11,7 @@ import (
 // clamps that cut both ends, none, or meet NaN; the values after the rows
 // must stay untouched.
 func TestDwRows(t *testing.T) {
+	conv := opTol("Conv")
 	r := rand.New(rand.NewPCG(5, 6))
 	inf := float32(math.Inf(1))
 	for _, taps := range []int{1, 3, 9, 25} {
@@ -40,7 +41,7 @@ func TestDwRows(t *testing.T) {
 						want[row*ow+i] = float32(sum)
 					}
 				}
-				if i := nnClose(got, want, 1e-5, 1e-5); i >= 0 {
+				if i := nnClose(got, want, conv.Abs, conv.Rel); i >= 0 {
 					t.Fatalf("taps %d rows %d ow %d wq %d clamp %v: dst[%d] = %v, want %v", taps, rows, ow, wq, bound, i, got[i], want[i])
 				}
 			}
@@ -95,6 +96,7 @@ func TestDwSplit2(t *testing.T) {
 // TestSigmoidF32 checks the fused sigmoid and swish against float64
 // over lengths around the vector width, large arguments, ±Inf and NaN.
 func TestSigmoidF32(t *testing.T) {
+	sigmoid := opTol("Sigmoid")
 	r := rand.New(rand.NewPCG(13, 14))
 	special := []float32{0, -0.5, 3, 30, -30, 90, -90, 200, -200, float32(math.Inf(1)), float32(math.NaN())}
 	for _, swish := range []bool{false, true} {
@@ -115,7 +117,7 @@ func TestSigmoidF32(t *testing.T) {
 				want[i] = float32(s)
 			}
 			sigmoidF32(y, swish)
-			if i := nnClose(y, want, 1e-30, 1e-6); i >= 0 {
+			if i := nnClose(y, want, sigmoid.Abs, sigmoid.Rel); i >= 0 {
 				t.Fatalf("swish %v n %d: y[%d] = %v, want %v", swish, n, i, y[i], want[i])
 			}
 		}

@@ -191,8 +191,8 @@ func convExpect(t *testing.T, r *rand.Rand, tc convCase) (oddSame bool) {
 	}
 	want := naiveConv(x, w, b, tc.group, stride, dil, padB, out)
 	shape := convShape([]int64{tc.x[0], tc.w[0]}, out)
-	k := float64(graph.NumElements(tc.w[1:]))
-	nnCheck(t, fmt.Sprintf("%+v", tc), y, shape, want, 2e-6*k, 1e-5)
+	tol := opTol("Conv")
+	nnCheck(t, fmt.Sprintf("%+v", tc), y, shape, want, tol.Abs, tol.Rel)
 	return oddSame
 }
 

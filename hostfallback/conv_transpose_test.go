@@ -175,7 +175,7 @@ func TestConvTransposeRandom(t *testing.T) {
 			t.Fatalf("%+v: %v", tc, err)
 		}
 		want := naiveConvTranspose(x, w, b, tc.group, stride, dil, padB, out)
-		k := float64(tc.x[1]) * float64(graph.NumElements(tc.w[2:]))
-		nnCheck(t, fmt.Sprintf("%+v", tc), y, convShape([]int64{tc.x[0], tc.w[1] * int64(tc.group)}, out), want, 2e-6*k, 1e-5)
+		tol := opTol("ConvTranspose")
+		nnCheck(t, fmt.Sprintf("%+v", tc), y, convShape([]int64{tc.x[0], tc.w[1] * int64(tc.group)}, out), want, tol.Abs, tol.Rel)
 	}
 }

@@ -65,7 +65,7 @@ func TestFusedConv(t *testing.T) {
 			}
 			got := graph.View[float32](c.Out[0].(*graph.Tensor))
 			for i, v := range graph.View[float32](want) {
-				if d := math.Abs(float64(got[i] - v)); !(d <= 1e-5*(1+math.Abs(float64(v)))) {
+				if !opTol("FusedConv", ops.FusedDomain).Within(float64(got[i]), float64(v)) {
 					t.Fatalf("%s+%s: element %d is %g, want %g", cv.name, a.op, i, got[i], v)
 				}
 			}
@@ -149,7 +149,7 @@ func TestFusedConvSum(t *testing.T) {
 			}
 			got := graph.View[float32](c.Out[0].(*graph.Tensor))
 			for i, v := range graph.View[float32](want) {
-				if d := math.Abs(float64(got[i] - v)); !(d <= 1e-5*(1+math.Abs(float64(v)))) {
+				if !opTol("FusedConv", ops.FusedDomain).Within(float64(got[i]), float64(v)) {
 					t.Fatalf("%s+Sum+%q: element %d is %g, want %g", cv.name, act, i, got[i], v)
 				}
 			}

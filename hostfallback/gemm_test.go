@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // nnAttrs are test node attributes: int, int64, float32, float64, string,
@@ -116,6 +117,13 @@ func nnCheck(t *testing.T, what string, got *graph.Tensor, shape []int64, want [
 	if i := nnClose(vals, want, abs, rel); i >= 0 {
 		t.Fatalf("%s: element %d = %v, want %v\ngot  %v\nwant %v", what, i, vals[i], want[i], nnHead(vals), nnHead(want))
 	}
+}
+
+// opTol returns the tolerance graph/ops gives op (of the default domain,
+// or of domain when given): what a kernel compared with an independent
+// implementation must meet.
+func opTol(op string, domain ...string) ops.Tolerance {
+	return ops.Lookup(append(domain, "")[0], op, math.MaxInt64).Tolerance()
 }
 
 // nnHead is the first values of v, for failure messages.
@@ -232,7 +240,8 @@ func TestGemmRandom(t *testing.T) {
 			}
 			lda, ldb := int(sa[1]), int(sb[1])
 			naiveGemm(tr[0] == 1, tr[1] == 1, m, n, k, 0.75, graph.View[float32](a), lda, graph.View[float32](b), ldb, -0.5, want, n)
-			nnCheck(t, fmt.Sprint(s, tr), y, []int64{int64(m), int64(n)}, want, 1e-5*float64(k), 1e-5)
+			tol := opTol("Gemm")
+			nnCheck(t, fmt.Sprint(s, tr), y, []int64{int64(m), int64(n)}, want, tol.Abs, tol.Rel)
 		}
 	}
 }

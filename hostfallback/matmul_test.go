@@ -114,7 +114,8 @@ func TestMatMulRandom(t *testing.T) {
 			t.Fatalf("%v·%v: %v", tc[0], tc[1], err)
 		}
 		shape, want := naiveMatMul(a, b)
-		nnCheck(t, fmt.Sprint(tc[0], "·", tc[1]), y, shape, want, 1e-5*float64(tc[0][len(tc[0])-1]), 1e-5)
+		tol := opTol("MatMul")
+		nnCheck(t, fmt.Sprint(tc[0], "·", tc[1]), y, shape, want, tol.Abs, tol.Rel)
 	}
 }
 

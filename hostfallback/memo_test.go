@@ -84,7 +84,8 @@ func TestMatMulConstantBPacked(t *testing.T) {
 						return
 					}
 					shape, want := naiveMatMul(a, b)
-					nnCheck(t, fmt.Sprint(tc[0], "·", tc[1]), c.Out[0].(*graph.Tensor), shape, want, 1e-5*float64(tc[0][len(tc[0])-1]), 1e-5)
+					tol := opTol("MatMul")
+					nnCheck(t, fmt.Sprint(tc[0], "·", tc[1]), c.Out[0].(*graph.Tensor), shape, want, tol.Abs, tol.Rel)
 				}
 			}()
 		}

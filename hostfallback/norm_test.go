@@ -107,7 +107,8 @@ func TestInstanceAndGroupNormalization(t *testing.T) {
 			want[g*30+i] = float32((float64(v)-m)/math.Sqrt(q+1e-5))*graph.View[float32](sc)[ch] + graph.View[float32](bi)[ch]
 		}
 	}
-	nnCheck(t, "group random", y, xr.Shape, want, 1e-5, 1e-5)
+	tol := opTol("GroupNormalization")
+	nnCheck(t, "group random", y, xr.Shape, want, tol.Abs, tol.Rel)
 }
 
 func TestLayerNormalization(t *testing.T) {
@@ -152,7 +153,8 @@ func TestLayerNormalization(t *testing.T) {
 				want[row*size+i] = float32((float64(v)-m)/math.Sqrt(q+1e-5))*graph.View[float32](sc)[i] + graph.View[float32](bi)[i%7]
 			}
 		}
-		nnCheck(t, fmt.Sprint("axis ", axis), y, xr.Shape, want, 1e-5, 1e-5)
+		tol := opTol("LayerNormalization")
+		nnCheck(t, fmt.Sprint("axis ", axis), y, xr.Shape, want, tol.Abs, tol.Rel)
 	}
 	if _, err := nnRun("LayerNormalization", 17, nnAttrs{"axis": 2}, xr, nnRand(r, 3)); err == nil {
 		t.Error("Scale not broadcasting: no error")

@@ -297,10 +297,11 @@ func TestRNNRandom(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		state := []int64{D, int64(tc.batch), H}
-		nnCheck(t, name+" Y", got[0], []int64{int64(tc.seq), D, int64(tc.batch), H}, nn64to32(y), 1e-5, 1e-4)
-		nnCheck(t, name+" Y_h", got[1], state, nn64to32(yh), 1e-5, 1e-4)
+		tol := opTol(tc.kind)
+		nnCheck(t, name+" Y", got[0], []int64{int64(tc.seq), D, int64(tc.batch), H}, nn64to32(y), tol.Abs, tol.Rel)
+		nnCheck(t, name+" Y_h", got[1], state, nn64to32(yh), tol.Abs, tol.Rel)
 		if tc.kind == "LSTM" {
-			nnCheck(t, name+" Y_c", got[2], state, nn64to32(yc), 1e-5, 1e-4)
+			nnCheck(t, name+" Y_c", got[2], state, nn64to32(yc), tol.Abs, tol.Rel)
 		}
 
 		// The same node in layout 1 gives the transposed outputs.

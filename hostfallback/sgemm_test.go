@@ -58,6 +58,9 @@ func nnClose(got, want []float32, abs, rel float64) int {
 	return -1
 }
 
+// gemmTol is the tolerance of sgemm against naiveGemm: Gemm's.
+var gemmTol = opTol("Gemm")
+
 func TestSgemmHandComputed(t *testing.T) {
 	a := []float32{1, 2, 3, 4, 5, 6}    // 2×3
 	b := []float32{7, 8, 9, 10, 11, 12} // 3×2
@@ -123,7 +126,7 @@ func TestSgemmRandom(t *testing.T) {
 			serial := append([]float32{}, c...)
 			naiveGemm(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
 			sgemm(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
-			if i := nnClose(c, want, 1e-4*float64(k), 1e-4); i >= 0 {
+			if i := nnClose(c, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 				t.Fatalf("m=%d n=%d k=%d trans=%v alpha,beta=%v: C[%d] = %v, want %v", m, n, k, tr, ab, i, c[i], want[i])
 			}
 			sgemmSerial(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], serial, ldc)
@@ -191,7 +194,7 @@ func TestSgemmKernels(t *testing.T) {
 				for _, workers := range []int{1, 2, 3} {
 					got := append([]float32{}, c...)
 					gemmPacked(kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, nil, ab[1], nil, got, ldc, workers)
-					if i := nnClose(got, want, 1e-4*float64(k), 1e-4); i >= 0 {
+					if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 						t.Fatalf("%s %d workers m=%d n=%d k=%d trans=%v alpha,beta=%v: C[%d] = %v, want %v", kn.name, workers, m, n, k, tr, ab, i, got[i], want[i])
 					}
 				}
@@ -207,7 +210,7 @@ func TestSgemmKernels(t *testing.T) {
 				}
 				got := append([]float32{}, c...)
 				gemmRun(kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, 0, bias, got, ldc, 2)
-				if i := nnClose(got, want, 1e-4*float64(k), 1e-4); i >= 0 {
+				if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 					t.Fatalf("%s with bias m=%d n=%d k=%d trans=%v alpha=%v: C[%d] = %v, want %v", kn.name, m, n, k, tr, ab[0], i, got[i], want[i])
 				}
 			}
@@ -242,7 +245,7 @@ func TestGemmDot(t *testing.T) {
 		for i := range a {
 			want += float64(a[i]) * float64(b[i])
 		}
-		if got := gemmDot(a, b); math.Abs(float64(got)-want) > 1e-5*(1+float64(n)) {
+		if got := gemmDot(a, b); !opTol("MatMul").Within(float64(got), want) {
 			t.Fatalf("n %d: dot = %v, want %v", n, got, want)
 		}
 	}
