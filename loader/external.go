@@ -194,7 +194,7 @@ func (x *externalData) read(tp *onnxpb.TensorProto, size int64) ([]byte, error) 
 		return nil, fmt.Errorf("length %d disagrees with the %d bytes of %s%v", info.length, size, graph.DType(tp.GetDataType()), tp.Dims)
 	}
 	if info.offset > ef.size || size > ef.size-info.offset {
-		return nil, fmt.Errorf("bytes [%d, %d) lie past the end of %q (%d bytes)", info.offset, info.offset+size, info.location, ef.size)
+		return nil, fmt.Errorf("bytes [%d, +%d) lie past the end of %q (%d bytes)", info.offset, size, info.location, ef.size)
 	}
 	var b []byte
 	switch {

@@ -235,6 +235,7 @@ func TestExternalDataRefused(t *testing.T) {
 		{"directory", externalPB("dir", f, []int64{1}, "sub", 0, 4, ""), "not a regular file"},
 		{"past the end", externalPB("past", f, []int64{2}, "a.bin", 4105, 8, ""), "past the end"},
 		{"offset past the end", externalPB("offpast", f, []int64{1}, "a.bin", 1<<40, 4, ""), "past the end"},
+		{"offset plus size past int64", externalPB("offmax", f, []int64{1}, "a.bin", math.MaxInt64-1, 4, ""), "bytes [9223372036854775806, +4) lie past the end"},
 		{"huge dims, no length", externalPB("huge", f, []int64{1 << 30, 1 << 20}, "a.bin", 0, -1, ""), "past the end"},
 		{"length disagrees", externalPB("len", f, []int64{3}, "a.bin", 0, 8, ""), "length 8 disagrees with the 12 bytes"},
 		{"checksum", externalPB("sum", f, []int64{3}, "a.bin", 0, 12, sha1Hex([]byte("x"))), "SHA-1"},
@@ -242,8 +243,8 @@ func TestExternalDataRefused(t *testing.T) {
 		{"strings", externalPB("str", graph.String, []int64{1}, "a.bin", 0, 4, ""), "string tensors"},
 	}
 	// A negative offset cannot be written through externalPB's convention.
-	tests[14].tp.ExternalData = append(tests[14].tp.ExternalData, &onnxpb.StringStringEntryProto{Key: proto.String("offset"), Value: proto.String("-4")})
-	tests[14].want = "not a non-negative decimal integer"
+	tests[15].tp.ExternalData = append(tests[15].tp.ExternalData, &onnxpb.StringStringEntryProto{Key: proto.String("offset"), Value: proto.String("-4")})
+	tests[15].want = "not a non-negative decimal integer"
 	for _, tt := range tests {
 		for _, opts := range [][]Option{nil, {WithoutMmap()}} {
 			path := filepath.Join(dir, "m.onnx")

@@ -14,7 +14,13 @@ import (
 // inputs and outputs. External data is refused: the tensor has no folder.
 func ReadTensor(data []byte) (*graph.Tensor, error) {
 	var tp onnxpb.TensorProto
-	if err := proto.Unmarshal(data, &tp); err != nil {
+	err := proto.Unmarshal(data, &tp)
+	if err != nil || tp.Segment != nil {
+		if seq := isSequence(data); seq != "" {
+			return nil, fmt.Errorf("loader: the data is %s, not a TensorProto: a tensor is wanted", seq)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("loader: TensorProto: %w", err)
 	}
 	t, err := valueDecoder().tensor(&tp)
@@ -22,6 +28,33 @@ func ReadTensor(data []byte) (*graph.Tensor, error) {
 		return nil, fmt.Errorf("loader: TensorProto %q: %w", tp.GetName(), err)
 	}
 	return t, nil
+}
+
+// isSequence describes data when it decodes as a SequenceProto with an
+// element type, elements and no unknown fields ("a SequenceProto of 2
+// tensors"), and returns "" otherwise. Its elements share field 3 with
+// TensorProto.segment, so a sequence read as a tensor would otherwise be
+// reported as a segmented tensor.
+func isSequence(data []byte) string {
+	var sp onnxpb.SequenceProto
+	if proto.Unmarshal(data, &sp) != nil || sp.ElemType == nil || len(sp.ProtoReflect().GetUnknown()) > 0 {
+		return ""
+	}
+	for _, c := range []struct {
+		n    int
+		kind string
+	}{
+		{len(sp.TensorValues), "tensors"},
+		{len(sp.SparseTensorValues), "sparse tensors"},
+		{len(sp.SequenceValues), "sequences"},
+		{len(sp.MapValues), "maps"},
+		{len(sp.OptionalValues), "optionals"},
+	} {
+		if c.n > 0 {
+			return fmt.Sprintf("a SequenceProto of %d %s", c.n, c.kind)
+		}
+	}
+	return ""
 }
 
 // ReadValue decodes a serialized value whose type is want, as the ONNX

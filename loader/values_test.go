@@ -67,3 +67,23 @@ func TestReadValueContainers(t *testing.T) {
 	_, err = ReadValue(badRaw, &graph.Type{Kind: graph.SequenceKind})
 	require.Error(t, err)
 }
+
+// A SequenceProto read where a tensor is wanted is called what it is, not
+// a segmented tensor (its tensors share field 3 with TensorProto.segment).
+func TestReadTensorGivenSequence(t *testing.T) {
+	elem := &onnxpb.TensorProto{Dims: []int64{1}, DataType: proto.Int32(7), Int64Data: []int64{5}}
+	for _, name := range []string{"", "seq", "\xff\xff"} {
+		raw, err := proto.Marshal(&onnxpb.SequenceProto{Name: proto.String(name), ElemType: proto.Int32(1), TensorValues: []*onnxpb.TensorProto{elem, elem}})
+		require.NoError(t, err)
+		_, err = ReadValue(raw, graph.TensorType(graph.Int64, nil))
+		require.ErrorContains(t, err, "a SequenceProto of 2 tensors, not a TensorProto")
+		require.NotContains(t, err.Error(), "segment")
+	}
+	// A TensorProto that really is segmented still says so.
+	raw, err := proto.Marshal(&onnxpb.TensorProto{Dims: []int64{1}, DataType: proto.Int32(1), FloatData: []float32{1},
+		Segment: &onnxpb.TensorProto_Segment{Begin: proto.Int64(0), End: proto.Int64(1)}})
+	require.NoError(t, err)
+	_, err = ReadTensor(raw)
+	require.ErrorIs(t, err, ErrUnsupported)
+	require.ErrorContains(t, err, "segmented tensors")
+}
