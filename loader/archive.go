@@ -370,11 +370,13 @@ func isCIdentifier(s string) bool {
 }
 
 // modelBytes returns the serialized ModelProto, decompressed when deflated,
-// with its CRC-32 checked.
-func (a *archive) modelBytes() ([]byte, error) {
+// with its CRC-32 checked. A deflated entry is inflated into one buffer of
+// the size the directory states, which o bounds; inflating to more or
+// fewer bytes fails.
+func (a *archive) modelBytes(o options) ([]byte, error) {
 	e := a.model
-	if e.size > maxProtoSize {
-		return nil, fmt.Errorf("%w: %s holds %d bytes, past protobuf's 2 GiB limit", ErrArchive, e.name, e.size)
+	if err := o.checkModelSize(e.name, e.size); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrArchive, err)
 	}
 	var b []byte
 	switch {
@@ -388,13 +390,17 @@ func (a *archive) modelBytes() ([]byte, error) {
 	default:
 		fr := flate.NewReader(io.NewSectionReader(a.r, e.dataOff, e.compSize))
 		defer fr.Close()
-		var err error
-		b, err = io.ReadAll(io.LimitReader(fr, e.size+1))
-		if err != nil {
+		b = make([]byte, e.size)
+		n, err := io.ReadFull(fr, b)
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return nil, fmt.Errorf("%w: %s inflates to %d bytes, not the %d the directory states", ErrArchive, e.name, n, e.size)
+		case err != nil:
 			return nil, fmt.Errorf("%w: inflating %s: %w", ErrArchive, e.name, err)
 		}
-		if int64(len(b)) != e.size {
-			return nil, fmt.Errorf("%w: %s inflates to %d bytes, not the %d the directory says", ErrArchive, e.name, len(b), e.size)
+		var more [1]byte
+		if n, _ := fr.Read(more[:]); n > 0 {
+			return nil, fmt.Errorf("%w: %s inflates past the %d bytes the directory states", ErrArchive, e.name, e.size)
 		}
 	}
 	if sum := crc32.ChecksumIEEE(b); sum != e.crc {
@@ -449,7 +455,7 @@ func loadArchive(r io.ReaderAt, size int64, mapped []byte, unmap func() error, n
 		return nil, release(fmt.Errorf("loader: model %q: %w", name, err))
 	}
 	a.mapped = mapped
-	data, err := a.modelBytes()
+	data, err := a.modelBytes(o)
 	if err != nil {
 		return nil, release(fmt.Errorf("loader: model %q: %w", name, err))
 	}
@@ -497,7 +503,7 @@ func LoadReaderAt(r io.ReaderAt, size int64, name string, opts ...Option) (*grap
 		return nil, fmt.Errorf("loader: model %q: negative size %d", name, size)
 	}
 	if !IsArchive(r) {
-		return loadProtoReaderAt(r, size, name, opts)
+		return loadProtoReaderAt(r, size, name, o)
 	}
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Size() == size {
@@ -509,15 +515,19 @@ func LoadReaderAt(r io.ReaderAt, size int64, name string, opts ...Option) (*grap
 
 // loadProtoReaderAt reads a serialized ModelProto of size bytes from r into
 // memory and decodes it.
-func loadProtoReaderAt(r io.ReaderAt, size int64, name string, opts []Option) (*graph.Model, error) {
-	if size > maxProtoSize {
-		return nil, fmt.Errorf("loader: %w %q: %d bytes is past protobuf's 2 GiB limit and not a zip archive", ErrInvalidModel, name, size)
+func loadProtoReaderAt(r io.ReaderAt, size int64, name string, o options) (*graph.Model, error) {
+	if err := o.checkModelSize(fmt.Sprintf("model %q, not a zip archive", name), size); err != nil {
+		return nil, fmt.Errorf("loader: %w", err)
 	}
 	data := make([]byte, size)
 	if err := readAt(r, data, 0); err != nil {
 		return nil, fmt.Errorf("loader: model %q: %w", name, err)
 	}
-	return LoadBytes(data, name, opts...)
+	mp, err := unmarshalModel(data, name)
+	if err != nil {
+		return nil, err
+	}
+	return fromProto(mp, name, o)
 }
 
 // readAt fills b from r at off; a short read is an error, an io.EOF with a

@@ -425,7 +425,7 @@ func newArchiveModel(mapped []byte, m *graph.Model) ([]byte, int64, []*zipEntry,
 		return nil, 0, nil, err
 	}
 	a.mapped = mapped
-	old, err := a.modelBytes()
+	old, err := a.modelBytes(options{})
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -222,27 +222,33 @@ func (x *externalData) read(tp *onnxpb.TensorProto, size int64) ([]byte, error) 
 	return b, nil
 }
 
-// readWhole returns the contents of f, memory-mapped when it is a regular
-// file, and the function that releases them.
-func readWhole(f *os.File) ([]byte, func(), error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		data, err := io.ReadAll(f)
+// readWhole returns the size bytes of the regular file f, mapped unless
+// noMmap says to read them, and the function that releases them.
+func readWhole(f *os.File, size int64, noMmap bool) ([]byte, func(), error) {
+	if noMmap {
+		data, err := readFile(f, size)
 		return data, func() {}, err
 	}
-	data, unmap, err := mapFile(f, st.Size())
+	data, unmap, err := mapFile(f, size)
 	if err != nil {
 		return nil, nil, err
 	}
 	return data, func() { unmap() }, nil
 }
 
-// openRegular opens path for reading and fails unless it is a regular
-// file. It opens without blocking (O_NONBLOCK), so that a FIFO, which
-// would block the open until a writer comes, fails at once instead.
+// readFile reads the size bytes of the regular file f into memory.
+func readFile(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, size)
+	if err := readAt(f, data, 0); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", f.Name(), err)
+	}
+	return data, nil
+}
+
+// openRegular opens path for reading and fails, with an error naming path,
+// unless it is a regular file. It opens without blocking (O_NONBLOCK), so
+// that a FIFO, which would block the open until a writer comes, fails at
+// once instead.
 func openRegular(path string) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -250,7 +256,7 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	}
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
-		err = errors.New("not a regular file")
+		err = &fs.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
 	}
 	if err != nil {
 		f.Close()

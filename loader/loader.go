@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"google.golang.org/protobuf/proto"
@@ -49,6 +48,8 @@ type Option func(*options)
 type options struct {
 	baseDir string
 	noMmap  bool
+	// maxModelSize is WithModelSizeLimit's bound; 0 leaves protobuf's.
+	maxModelSize int64
 	// unalignedArchive accepts archive data entries that are not 64-byte
 	// aligned; archive, when set, holds the entries external tensors
 	// reference.
@@ -66,6 +67,27 @@ func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir 
 // or that will modify the weights.
 func WithoutMmap() Option { return func(o *options) { o.noMmap = true } }
 
+// WithModelSizeLimit bounds the serialized ModelProto that the loader reads
+// into memory at bytes: a protobuf model file, the bytes LoadReaderAt
+// reads, an archive's __MODEL_PROTO at the size its directory states (what
+// a deflated entry inflates to). A larger model is refused before anything
+// is read or inflated. The default, and the most, is protobuf's 2 GiB
+// limit. External data and an archive's data entries are mapped (or read
+// by tensor), not bounded by it.
+func WithModelSizeLimit(bytes int64) Option { return func(o *options) { o.maxModelSize = bytes } }
+
+// checkModelSize refuses a serialized ModelProto of size bytes, called
+// what, past protobuf's limit or WithModelSizeLimit's.
+func (o options) checkModelSize(what string, size int64) error {
+	switch {
+	case size > maxProtoSize:
+		return fmt.Errorf("%s: %d bytes, past protobuf's 2 GiB limit", what, size)
+	case o.maxModelSize > 0 && size > o.maxModelSize:
+		return fmt.Errorf("%s: %d bytes, past the limit of %d (WithModelSizeLimit)", what, size, o.maxModelSize)
+	}
+	return nil
+}
+
 func buildOptions(opts []Option) options {
 	var o options
 	for _, opt := range opts {
@@ -75,17 +97,18 @@ func buildOptions(opts []Option) options {
 }
 
 // Load reads the ONNX model at path, with its external data, into a
-// validated graph.Model named after the file. A file that starts like a zip
-// archive (PK\x03\x04), whatever its extension, is read as an ONNX archive
-// and mapped whole. The caller should Close the model when done with it to
-// release mapped weight files.
+// validated graph.Model named after the file. Only a regular file is read
+// (a FIFO or a device is refused without reading from it). A file that
+// starts like a zip archive (PK\x03\x04), whatever its extension, is read
+// as an ONNX archive and mapped whole. The caller should Close the model
+// when done with it to release mapped weight files.
 func Load(path string, opts ...Option) (*graph.Model, error) {
 	o := buildOptions(opts)
 	if o.baseDir == "" {
 		o.baseDir = filepath.Dir(path)
 	}
 	name := filepath.Base(path)
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("loader: %w", err)
 	}
@@ -93,18 +116,29 @@ func Load(path string, opts ...Option) (*graph.Model, error) {
 	if IsArchive(f) {
 		return loadArchiveFile(f, name, o)
 	}
-	data, release, err := readWhole(f)
+	if err := o.checkModelSize(path, st.Size()); err != nil {
+		return nil, fmt.Errorf("loader: %w", err)
+	}
+	data, release, err := readWhole(f, st.Size(), o.noMmap)
 	if err != nil {
 		return nil, fmt.Errorf("loader: model %q: %w", name, err)
 	}
-	mp := &onnxpb.ModelProto{}
-	err = proto.Unmarshal(data, mp)
+	mp, err := unmarshalModel(data, name)
 	// The decoder copies every field out of data, so it may go now.
 	release()
 	if err != nil {
-		return nil, fmt.Errorf("loader: %w %q: protobuf: %w", ErrInvalidModel, name, err)
+		return nil, err
 	}
 	return fromProto(mp, name, o)
+}
+
+// unmarshalModel decodes the serialized ModelProto of the model called name.
+func unmarshalModel(data []byte, name string) (*onnxpb.ModelProto, error) {
+	mp := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(data, mp); err != nil {
+		return nil, fmt.Errorf("loader: %w %q: protobuf: %w", ErrInvalidModel, name, err)
+	}
+	return mp, nil
 }
 
 // LoadBytes decodes a serialized ModelProto, or an ONNX zip archive, into a
@@ -115,9 +149,9 @@ func LoadBytes(data []byte, name string, opts ...Option) (*graph.Model, error) {
 	if bytes.HasPrefix(data, zipMagic) {
 		return LoadReaderAt(bytes.NewReader(data), int64(len(data)), name, opts...)
 	}
-	mp := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(data, mp); err != nil {
-		return nil, fmt.Errorf("loader: %w %q: protobuf: %w", ErrInvalidModel, name, err)
+	mp, err := unmarshalModel(data, name)
+	if err != nil {
+		return nil, err
 	}
 	return fromProto(mp, name, buildOptions(opts))
 }

@@ -2,7 +2,6 @@ package loader
 
 import (
 	"fmt"
-	"os"
 
 	"google.golang.org/protobuf/proto"
 
@@ -115,7 +114,7 @@ func ReadValue(data []byte, want *graph.Type) (graph.Value, error) {
 // ReadValueFile reads a value of type want from a serialized protobuf file
 // (.pb); see ReadValue. A nil want reads a TensorProto.
 func ReadValueFile(path string, want *graph.Type) (graph.Value, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("loader: %w", err)
 	}
@@ -124,6 +123,20 @@ func ReadValueFile(path string, want *graph.Type) (graph.Value, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
+}
+
+// readRegular reads the regular file at path, of at most protobuf's size
+// limit.
+func readRegular(path string) ([]byte, error) {
+	f, st, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := (options{}).checkModelSize(path, st.Size()); err != nil {
+		return nil, err
+	}
+	return readFile(f, st.Size())
 }
 
 // valueDecoder returns a decoder for values outside a model: external data
