@@ -411,8 +411,9 @@ func (a *archive) modelBytes(o options) ([]byte, error) {
 
 // entry returns the data of the entry that an external tensor of size
 // bytes references, as an external file: mapped in place, or read into
-// memory the model owns when the archive is not mapped.
-func (a *archive) entry(info externalInfo, size int64) (*extFile, error) {
+// memory the model owns when the archive is not mapped. With verify set,
+// the entry's CRC-32 is checked the first time it is used.
+func (a *archive) entry(info externalInfo, size int64, verify bool) (*extFile, error) {
 	e := a.entries[info.location]
 	if e == nil || e == a.model {
 		return nil, fmt.Errorf("no data entry %q in the archive", info.location)
@@ -432,6 +433,11 @@ func (a *archive) entry(info externalInfo, size int64) (*extFile, error) {
 		ef.data = graph.AllocBytes(e.size)
 		if err := readAt(a.r, ef.data, e.dataOff); err != nil {
 			return nil, fmt.Errorf("reading entry %q: %w", e.name, err)
+		}
+	}
+	if verify {
+		if sum := crc32.ChecksumIEEE(ef.data); sum != e.crc {
+			return nil, fmt.Errorf("%w: entry %q has CRC-32 %08x, the directory says %08x (damaged or changed; WithoutChecksums skips the check)", ErrArchive, e.name, sum, e.crc)
 		}
 	}
 	a.files[e.name] = ef

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -436,4 +437,31 @@ func TestArchiveZip64Entries(t *testing.T) {
 	require.NoError(t, m.Close())
 	require.Len(t, zipEntries(t, path), 70001)
 	checkWithTools(t, path, ArchiveModelEntry)
+}
+
+// TestArchiveDataCRC: a data entry whose bytes disagree with its CRC-32 in
+// the directory fails Load, naming the tensor and the entry, mapped or
+// not, unless the caller opts out with WithoutChecksums.
+func TestArchiveDataCRC(t *testing.T) {
+	w := float32Bytes(1, 2, 3, 4)
+	b := alignedZip(t, zipTestEntry{"w", w, 0}, zipTestEntry{ArchiveModelEntry, smallArchiveModel(t, "w", 4), 0})
+	off := bytes.Index(b, w)
+	b[off+5] ^= 1
+	want := fmt.Sprintf(`entry "w" has CRC-32 %08x, the directory says %08x`, crc32.ChecksumIEEE(b[off:off+len(w)]), crc32.ChecksumIEEE(w))
+	path := filepath.Join(t.TempDir(), "tampered.onnx")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	for _, load := range []func(...Option) (*graph.Model, error){
+		func(o ...Option) (*graph.Model, error) { return loadArchiveBytes(b, o...) },
+		func(o ...Option) (*graph.Model, error) { return Load(path, o...) },
+		func(o ...Option) (*graph.Model, error) { return Load(path, append(o, WithoutMmap())...) },
+	} {
+		_, err := load()
+		require.ErrorIs(t, err, ErrArchive)
+		require.ErrorContains(t, err, `tensor "w"`)
+		require.ErrorContains(t, err, want)
+		m, err := load(WithoutChecksums())
+		require.NoError(t, err)
+		require.NotEqual(t, w, m.Graph.Initializers["w"].Data)
+		require.NoError(t, m.Close())
+	}
 }

@@ -261,9 +261,16 @@ func TestExternalDataRefused(t *testing.T) {
 			}
 		}
 	}
+	// WithoutChecksums skips the SHA-1.
+	writeModelPB(t, filepath.Join(dir, "m.onnx"), identityModelPB(externalPB("sum", f, []int64{3}, "a.bin", 0, 12, sha1Hex([]byte("x")))))
+	m, err := Load(filepath.Join(dir, "m.onnx"), WithoutChecksums())
+	if err != nil {
+		t.Fatalf("a wrong SHA-1 WithoutChecksums: %v", err)
+	}
+	m.Close()
 	// A symbolic link that stays inside the folder is fine.
 	writeModelPB(t, filepath.Join(dir, "m.onnx"), identityModelPB(externalPB("ok", f, []int64{3}, "ok.bin", 0, 12, "")))
-	m, err := Load(filepath.Join(dir, "m.onnx"))
+	m, err = Load(filepath.Join(dir, "m.onnx"))
 	if err != nil {
 		t.Fatalf("symlink inside the folder: %v", err)
 	}

@@ -50,6 +50,7 @@ type options struct {
 	noMmap  bool
 	// maxModelSize is WithModelSizeLimit's bound; 0 leaves protobuf's.
 	maxModelSize int64
+	noChecksums  bool
 	// unalignedArchive accepts archive data entries that are not 64-byte
 	// aligned; archive, when set, holds the entries external tensors
 	// reference.
@@ -66,6 +67,14 @@ func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir 
 // instead of mapping the files, for callers that must not keep files mapped
 // or that will modify the weights.
 func WithoutMmap() Option { return func(o *options) { o.noMmap = true } }
+
+// WithoutChecksums skips checking weights against their checksums: the
+// CRC-32 that an archive's directory states for each data entry a tensor
+// uses, and the SHA-1 that external data may state. A load that maps the
+// weights then reads none of them, for speed, and damaged or tampered
+// weights load unnoticed. The CRC-32 of an archive's __MODEL_PROTO is
+// always checked.
+func WithoutChecksums() Option { return func(o *options) { o.noChecksums = true } }
 
 // WithModelSizeLimit bounds the serialized ModelProto that the loader reads
 // into memory at bytes: a protobuf model file, the bytes LoadReaderAt
