@@ -33,43 +33,75 @@ func NodeSubgraphs(n *Node) []*Graph {
 
 // Captured lists the outer-scope values that n's subgraphs read (at any
 // depth), in a stable order.
-func Captured(n *Node) []string {
-	seen := map[string]bool{}
+func Captured(n *Node) []string { return new(Captures).Of(n) }
+
+// Captures answers Captured for the nodes of one graph tree, computing
+// what each subgraph reads from outside it once, so that asking about
+// every node of a deep nesting costs time and memory linear in its size.
+// Subgraphs must not change between calls. The zero value is ready to use.
+type Captures struct {
+	free map[*Graph][]string
+}
+
+// Of lists the outer-scope values that n's subgraphs read (at any depth),
+// in a stable order: Captured(n).
+func (c *Captures) Of(n *Node) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, sg := range NodeSubgraphs(n) {
-		walkCaptured(sg, map[string]bool{}, seen, &out)
+		for _, name := range c.freeIn(sg) {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
 	}
 	return out
 }
 
-// walkCaptured collects the names a nested subgraph reads from outside
-// itself and outside the enclosing subgraphs' locals.
-func walkCaptured(g *Graph, enclosing, seen map[string]bool, out *[]string) {
-	local := maps.Clone(enclosing)
+// freeIn returns the names g reads from outside itself, in the order it
+// first reads them: node inputs and what nested subgraphs read that are
+// not g's inputs, initializers or outputs of its nodes before that point,
+// then graph outputs g does not define.
+func (c *Captures) freeIn(g *Graph) []string {
+	if free, ok := c.free[g]; ok {
+		return free
+	}
+	local := map[string]bool{}
 	for _, in := range g.Inputs {
 		local[in.Name] = true
 	}
 	for name := range g.Initializers {
 		local[name] = true
 	}
+	free := []string{}
+	read := func(name string) {
+		if name != "" && !local[name] {
+			// A name read once is free from then on: marking it local
+			// keeps the list free of repeats.
+			local[name] = true
+			free = append(free, name)
+		}
+	}
 	for _, sn := range g.Nodes {
 		for _, name := range sn.Inputs {
-			if name != "" && !local[name] && !seen[name] {
-				seen[name] = true
-				*out = append(*out, name)
-			}
+			read(name)
 		}
 		for _, sg := range NodeSubgraphs(sn) {
-			walkCaptured(sg, local, seen, out)
+			for _, name := range c.freeIn(sg) {
+				read(name)
+			}
 		}
 		for _, name := range sn.Outputs {
 			local[name] = true
 		}
 	}
 	for _, o := range g.Outputs {
-		if !local[o.Name] && !seen[o.Name] {
-			seen[o.Name] = true
-			*out = append(*out, o.Name)
-		}
+		read(o.Name)
 	}
+	if c.free == nil {
+		c.free = map[*Graph][]string{}
+	}
+	c.free[g] = free
+	return free
 }

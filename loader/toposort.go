@@ -3,7 +3,7 @@ package loader
 import (
 	"container/heap"
 	"fmt"
-	"maps"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -17,27 +17,28 @@ import (
 // validation to report. It returns a warning per reordered graph.
 func sortGraphs(m *graph.Model) []string {
 	var warnings []string
-	var walk func(g *graph.Graph, where string, outer map[string]bool)
-	walk = func(g *graph.Graph, where string, outer map[string]bool) {
-		defined := maps.Clone(outer)
+	captures := &graph.Captures{}
+	var walk func(g *graph.Graph, where *place, outer *valueScope)
+	walk = func(g *graph.Graph, where *place, outer *valueScope) {
+		defined := &valueScope{names: map[string]bool{}, parent: outer}
 		for _, in := range g.Inputs {
-			defined[in.Name] = true
+			defined.names[in.Name] = true
 		}
 		for name := range g.Initializers {
-			defined[name] = true
+			defined.names[name] = true
 		}
 		for name := range g.SparseInitializers {
-			defined[name] = true
+			defined.names[name] = true
 		}
 		// Inner graphs first: what a node's subgraphs capture is only
 		// known once they are in order.
-		inner := maps.Clone(defined)
+		inner := &valueScope{names: map[string]bool{}, parent: defined}
 		for _, n := range g.Nodes {
 			if n == nil {
 				continue
 			}
 			for _, o := range n.Outputs {
-				inner[o] = true
+				inner.names[o] = true
 			}
 		}
 		for _, n := range g.Nodes {
@@ -45,29 +46,30 @@ func sortGraphs(m *graph.Model) []string {
 				continue
 			}
 			for _, sg := range graph.NodeSubgraphs(n) {
-				walk(sg, where+" > "+n.String(), inner)
+				walk(sg, where.then(" > ", n.String()), inner)
 			}
 		}
-		if moved := sortNodes(g, defined); moved > 0 {
+		if moved := sortNodes(g, defined, captures); moved > 0 {
 			warnings = append(warnings, fmt.Sprintf("%s: %d of %d nodes were not in topological order; reordered", where, moved, len(g.Nodes)))
 		}
 	}
-	walk(m.Graph, "graph "+fmt.Sprintf("%q", m.Graph.Name), map[string]bool{})
+	walk(m.Graph, (*place)(nil).then("", fmt.Sprintf("graph %q", m.Graph.Name)), nil)
 	return warnings
 }
 
 // sortNodes orders g's nodes so that each comes after the nodes producing
 // what it reads (its inputs and its subgraphs' captured values), taking
 // at each step the ready node that came first; defined names need no
-// producer. It renumbers the nodes and returns how many changed position.
-func sortNodes(g *graph.Graph, defined map[string]bool) int {
+// producer. captures answers what the nodes' subgraphs read. It renumbers
+// the nodes and returns how many changed position.
+func sortNodes(g *graph.Graph, defined *valueScope, captures *graph.Captures) int {
 	producer := map[string]int{}
 	for i, n := range g.Nodes {
 		if n == nil {
 			continue
 		}
 		for _, o := range n.Outputs {
-			if _, seen := producer[o]; !seen && o != "" && !defined[o] {
+			if _, seen := producer[o]; !seen && o != "" && !defined.has(o) {
 				producer[o] = i
 			}
 		}
@@ -80,7 +82,7 @@ func sortNodes(g *graph.Graph, defined map[string]bool) int {
 			continue
 		}
 		deps := map[int]bool{}
-		for _, name := range append(append([]string(nil), n.Inputs...), graph.Captured(n)...) {
+		for _, name := range slices.Concat(n.Inputs, captures.Of(n)) {
 			if p, ok := producer[name]; ok && p != i && !deps[p] {
 				deps[p] = true
 				readers[p] = append(readers[p], i)

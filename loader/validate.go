@@ -81,36 +81,56 @@ func (s *valueScope) has(name string) bool {
 	return false
 }
 
+// place says where in a model something is: a chain of parts built as the
+// checks descend into graphs, nodes and subgraphs, and rendered only for a
+// message, so that deep nesting costs memory linear in its depth.
+type place struct {
+	parent    *place
+	sep, text string
+}
+
+// then returns the place text within p, written after sep.
+func (p *place) then(sep, text string) *place { return &place{parent: p, sep: sep, text: text} }
+
+func (p *place) String() string {
+	var parts []string
+	for q := p; q != nil; q = q.parent {
+		parts = append(parts, q.text, q.sep)
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, "")
+}
+
 func validate(m *graph.Model) error {
 	if m == nil {
 		return fmt.Errorf("loader: %w: nil model", ErrInvalidModel)
 	}
 	c := &checker{m: m, unknown: map[unknownKey]*unknownOp{}}
 	if len(m.Opsets) == 0 {
-		c.add("", "the model imports no opset")
+		c.add(nil, "the model imports no opset")
 	}
 	for _, d := range slices.Sorted(maps.Keys(m.Opsets)) {
 		if v := m.Opsets[d]; v <= 0 {
-			c.add("", "opset import of domain %s has version %d", domainLabel(d), v)
+			c.add(nil, "opset import of domain %s has version %d", domainLabel(d), v)
 		}
 	}
 	if m.Graph == nil {
-		c.add("", "the model has no graph")
+		c.add(nil, "the model has no graph")
 	} else {
-		c.graph(m.Graph, fmt.Sprintf("graph %q", m.Graph.Name), nil)
+		c.graph(m.Graph, (*place)(nil).then("", fmt.Sprintf("graph %q", m.Graph.Name)), nil)
 	}
 	return c.result()
 }
 
-// add records an error found at where (a path of graphs and nodes).
-func (c *checker) add(where, format string, args ...any) {
+// add records an error found at where (nil: the model).
+func (c *checker) add(where *place, format string, args ...any) {
 	if len(c.errs) == maxErrors {
 		c.more++
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
-	if where != "" {
-		msg = where + ": " + msg
+	if where != nil {
+		msg = where.String() + ": " + msg
 	}
 	c.errs = append(c.errs, invalid(c.m, errors.New(msg)))
 }
@@ -144,7 +164,7 @@ func (c *checker) result() error {
 
 // graph checks g, described by where, whose enclosing graphs' visible
 // values are outer.
-func (c *checker) graph(g *graph.Graph, where string, outer *valueScope) {
+func (c *checker) graph(g *graph.Graph, where *place, outer *valueScope) {
 	sc := &valueScope{names: map[string]bool{}, parent: outer}
 	for i, vi := range g.Inputs {
 		switch {
@@ -191,7 +211,7 @@ func (c *checker) graph(g *graph.Graph, where string, outer *valueScope) {
 			c.add(where, "node #%d is nil", i)
 			continue
 		}
-		nw := where + ": " + n.String()
+		nw := where.then(": ", n.String())
 		for _, x := range n.Inputs {
 			if x == "" || sc.has(x) {
 				continue
@@ -225,7 +245,7 @@ func (c *checker) graph(g *graph.Graph, where string, outer *valueScope) {
 
 // node checks n against its schema and checks its subgraphs, which see the
 // values in sc.
-func (c *checker) node(n *graph.Node, nw string, sc *valueScope) {
+func (c *checker) node(n *graph.Node, nw *place, sc *valueScope) {
 	if n.OpType == "" {
 		c.add(nw, "the node has no op type")
 	} else if version, ok := c.m.Opsets[n.Domain]; !ok {
@@ -247,24 +267,24 @@ func (c *checker) node(n *graph.Node, nw string, sc *valueScope) {
 			c.add(nw, "graph attribute %q holds no graph", name)
 		}
 		for _, sub := range graph.Subgraphs(a) {
-			c.graph(sub, fmt.Sprintf("%s: attribute %q: graph %q", nw, name, sub.Name), sc)
+			c.graph(sub, nw.then(": ", fmt.Sprintf("attribute %q: graph %q", name, sub.Name)), sc)
 		}
 	}
 }
 
-func (c *checker) unknownOp(n *graph.Node, version int64, nw string) {
+func (c *checker) unknownOp(n *graph.Node, version int64, nw *place) {
 	k := unknownKey{n.Domain, n.OpType, version}
 	if u := c.unknown[k]; u != nil {
 		u.count++
 		return
 	}
-	u := &unknownOp{unknownKey: k, count: 1, first: nw}
+	u := &unknownOp{unknownKey: k, count: 1, first: nw.String()}
 	c.unknown[k] = u
 	c.order = append(c.order, u)
 }
 
 // schema checks n's input and output counts and attributes against s.
-func (c *checker) schema(n *graph.Node, nw string, s *ops.Schema) {
+func (c *checker) schema(n *graph.Node, nw *place, s *ops.Schema) {
 	op := fmt.Sprintf("%s (%s v%d)", s.Name, domainLabel(s.Domain), s.Since)
 	if len(n.Inputs) < s.MinInputs {
 		c.add(nw, "%d inputs, %s takes at least %d", len(n.Inputs), op, s.MinInputs)
