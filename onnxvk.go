@@ -61,9 +61,12 @@ var (
 type Option func(*options)
 
 type options struct {
-	device      string
-	name        string
-	baseDir     string
+	device  string
+	name    string
+	baseDir string
+	// loader holds the options passed on to the loader (WithoutMmap,
+	// WithoutChecksums, WithModelSizeLimit).
+	loader      []loader.Option
 	noFolding   bool
 	memLimit    int64
 	cpuFallback bool
@@ -92,6 +95,29 @@ func WithName(name string) Option { return func(o *options) { o.name = name } }
 // WithBaseDir sets the folder external data files are read from, for
 // LoadBytes (Load uses the model file's folder).
 func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+// WithoutMmap makes Load read the weights into memory the session owns
+// instead of mapping the model's files: a file changed or truncated after
+// Load then cannot affect, or fail, a Run (see loader.WithoutMmap).
+func WithoutMmap() Option { return loaderOption(loader.WithoutMmap()) }
+
+// WithoutChecksums skips checking the weights against the checksums the
+// model states (an archive's CRC-32 per data entry, external data's SHA-1),
+// for a faster Load that does not notice damaged weights (see
+// loader.WithoutChecksums).
+func WithoutChecksums() Option { return loaderOption(loader.WithoutChecksums()) }
+
+// WithModelSizeLimit bounds the serialized model (the protobuf, without
+// external data or archive data entries) that Load reads into memory at
+// bytes; the default, and the most, is protobuf's 2 GiB limit (see
+// loader.WithModelSizeLimit).
+func WithModelSizeLimit(bytes int64) Option {
+	return loaderOption(loader.WithModelSizeLimit(bytes))
+}
+
+func loaderOption(lo loader.Option) Option {
+	return func(o *options) { o.loader = append(o.loader, lo) }
+}
 
 // WithoutConstantFolding keeps shape-only subgraphs as nodes that run at
 // every Run instead of folding them into constants at plan time.
@@ -209,9 +235,9 @@ func collect(opts []Option) options {
 
 func (o options) loaderOptions() []loader.Option {
 	if o.baseDir == "" {
-		return nil
+		return o.loader
 	}
-	return []loader.Option{loader.WithBaseDir(o.baseDir)}
+	return append(slices.Clip(o.loader), loader.WithBaseDir(o.baseDir))
 }
 
 func newSession(m *graph.Model, o options) (*Session, error) {
@@ -474,8 +500,23 @@ func (s *Session) checkOutputs(names []string) ([]string, error) {
 // runOn runs do on the executor for the input types key and types, and,
 // where the session falls back to the CPU when device memory runs out
 // (WithCPUFallbackOnOOM), again on the CPU-only executor after an
-// ErrOutOfMemory.
-func runOn[T any](s *Session, key string, types map[string]*graph.Type, only []string, do func(*backend.Executor) (T, error)) (T, error) {
+// ErrOutOfMemory. A read of mapped weights whose file was truncated
+// after Load, in planning or in the Run, fails the Run
+// (graph.ErrMappedFileChanged) instead of the process.
+func runOn[T any](s *Session, key string, types map[string]*graph.Type, only []string, do func(*backend.Executor) (T, error)) (out T, err error) {
+	fault := graph.CatchFaults(func() error {
+		out, err = runExecutor(s, key, types, only, do)
+		return nil
+	})
+	if fault != nil {
+		var zero T
+		return zero, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, fault)
+	}
+	return out, err
+}
+
+// runExecutor is runOn without the catching of faults.
+func runExecutor[T any](s *Session, key string, types map[string]*graph.Type, only []string, do func(*backend.Executor) (T, error)) (T, error) {
 	var zero T
 	ex, err := s.executor(key, types, only, false)
 	if err != nil {

@@ -494,7 +494,9 @@ func (e *Executor) runSegments(ctx context.Context, f *Frame, order *pipeline, i
 		if tr != nil {
 			sctx = WithTrace(ctx, tr.scope(e.segments[k].logical, req))
 		}
-		if err := e.runSegment(sctx, f, e.segments[k]); err != nil {
+		// Mapped weights whose file was truncated fault when read: an
+		// error for this Run, on whichever goroutine runs the segment.
+		if err := graph.CatchFaults(func() error { return e.runSegment(sctx, f, e.segments[k]) }); err != nil {
 			return err
 		}
 		order.finish(i, k)

@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,6 +127,10 @@ func startParallelPool() {
 	parallelOnce.Do(func() {
 		for range max(runtime.GOMAXPROCS(0)-1, 1) {
 			go func() {
+				// A chunk that reads mapped weights whose file was
+				// truncated faults: as a panic, which ParallelFor raises
+				// again on its caller, instead of killing the process.
+				debug.SetPanicOnFault(true)
 				for j := range parallelJobs {
 					for j != nil {
 						j.run()

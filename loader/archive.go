@@ -83,8 +83,10 @@ type zipEntry struct {
 
 // archive is a parsed ONNX zip archive.
 type archive struct {
-	r       io.ReaderAt
-	mapped  []byte // the whole file when mapped; nil when read through r
+	r      io.ReaderAt
+	mapped []byte // the whole file when mapped; nil when read through r
+	// mapping registers mapped (see graph.Mapping).
+	mapping *graph.Mapping
 	entries map[string]*zipEntry
 	model   *zipEntry
 	// order lists the entries in central-directory order.
@@ -429,6 +431,7 @@ func (a *archive) entry(info externalInfo, size int64, verify bool) (*extFile, e
 	case e.size == 0:
 	case a.mapped != nil:
 		ef.data = a.mapped[e.dataOff : e.dataOff+e.size : e.dataOff+e.size]
+		ef.mapping = a.mapping
 	default:
 		ef.data = graph.AllocBytes(e.size)
 		if err := readAt(a.r, ef.data, e.dataOff); err != nil {
@@ -445,9 +448,10 @@ func (a *archive) entry(info externalInfo, size int64, verify bool) (*extFile, e
 }
 
 // loadArchive loads the ONNX archive of size bytes read by r. mapped, when
-// not nil, is the whole file mapped in memory, released by unmap; the model
-// owns the mapping from then on (its Close releases it).
-func loadArchive(r io.ReaderAt, size int64, mapped []byte, unmap func() error, name string, o options) (*graph.Model, error) {
+// not nil, is the whole file mapped in memory, registered as mapping and
+// released by unmap; the model owns the mapping from then on (its Close
+// releases it).
+func loadArchive(r io.ReaderAt, size int64, mapped []byte, mapping *graph.Mapping, unmap func() error, name string, o options) (*graph.Model, error) {
 	release := func(err error) error {
 		if unmap != nil {
 			if uerr := unmap(); uerr != nil {
@@ -460,7 +464,7 @@ func loadArchive(r io.ReaderAt, size int64, mapped []byte, unmap func() error, n
 	if err != nil {
 		return nil, release(fmt.Errorf("loader: model %q: %w", name, err))
 	}
-	a.mapped = mapped
+	a.mapped, a.mapping = mapped, mapping
 	data, err := a.modelBytes(o)
 	if err != nil {
 		return nil, release(fmt.Errorf("loader: model %q: %w", name, err))
@@ -488,13 +492,13 @@ func loadArchiveFile(f *os.File, name string, o options) (*graph.Model, error) {
 		return nil, fmt.Errorf("loader: model %q: %w", name, err)
 	}
 	if o.noMmap || !st.Mode().IsRegular() {
-		return loadArchive(f, st.Size(), nil, nil, name, o)
+		return loadArchive(f, st.Size(), nil, nil, nil, name, o)
 	}
-	data, unmap, err := mapFile(f, st.Size())
+	data, mapping, unmap, err := mapWeights(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("loader: model %q: %w", name, err)
 	}
-	return loadArchive(bytes.NewReader(data), st.Size(), data, unmap, name, o)
+	return loadArchive(bytes.NewReader(data), st.Size(), data, mapping, unmap, name, o)
 }
 
 // LoadReaderAt loads the model of size bytes read by r and calls it name:
@@ -516,7 +520,7 @@ func LoadReaderAt(r io.ReaderAt, size int64, name string, opts ...Option) (*grap
 			return loadArchiveFile(f, name, o)
 		}
 	}
-	return loadArchive(r, size, nil, nil, name, o)
+	return loadArchive(r, size, nil, nil, nil, name, o)
 }
 
 // loadProtoReaderAt reads a serialized ModelProto of size bytes from r into

@@ -45,6 +45,9 @@ type extFile struct {
 	size int64
 	data []byte   // the whole file when mapped
 	f    *os.File // the open file when not mapped
+	// mapping, when data is a mapped file, records the tensors that use
+	// data in place.
+	mapping *graph.Mapping
 }
 
 func newExternalData(m *graph.Model, o options) *externalData {
@@ -118,13 +121,13 @@ func (x *externalData) open(loc string) (*extFile, error) {
 	if x.noMmap {
 		ef.f = f
 	} else {
-		data, unmap, err := mapFile(f, ef.size)
+		data, mapping, release, err := mapWeights(f, ef.size)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("location %q: %w", loc, err)
 		}
-		ef.data = data
-		x.m.AddCloser(closerFunc(unmap))
+		ef.data, ef.mapping = data, mapping
+		x.m.AddCloser(closerFunc(release))
 	}
 	x.files[key] = ef
 	x.m.ExternalFiles = append(x.m.ExternalFiles, filepath.ToSlash(key))
@@ -207,6 +210,8 @@ func (x *externalData) read(tp *onnxpb.TensorProto, size int64) ([]byte, error) 
 			c := graph.AllocBytes(size)
 			copy(c, b)
 			b = c
+		} else if ef.mapping != nil {
+			ef.mapping.AddTensor(tp.GetName(), b)
 		}
 	default:
 		b = graph.AllocBytes(size)
@@ -221,6 +226,21 @@ func (x *externalData) read(tp *onnxpb.TensorProto, size int64) ([]byte, error) 
 		}
 	}
 	return b, nil
+}
+
+// mapWeights maps the size bytes of f, whose tensors will use them in
+// place, and registers the mapping (see graph.Mapping); release
+// unregisters and unmaps it.
+func mapWeights(f *os.File, size int64) (data []byte, mapping *graph.Mapping, release func() error, err error) {
+	data, unmap, err := mapFile(f, size)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	mapping = graph.RegisterMapping(data, f.Name())
+	return data, mapping, func() error {
+		mapping.Unregister()
+		return unmap()
+	}, nil
 }
 
 // readWhole returns the size bytes of the regular file f, mapped unless

@@ -109,8 +109,16 @@ func (d *Device) uploadBlock(keys []weightKey, offs []uint64, size uint64) error
 		dst = staging.mapped
 	}
 	var moved int64
-	for i, k := range keys {
-		moved += int64(copy(dst[offs[i]:], k.bytes()))
+	// Weights mapped from a file truncated since Load fault when read.
+	err = graph.CatchFaults(func() error {
+		for i, k := range keys {
+			moved += int64(copy(dst[offs[i]:], k.bytes()))
+		}
+		return nil
+	})
+	if err != nil {
+		b.free(d.dev)
+		return err
 	}
 	d.counters.hostDeviceBytes.Add(moved)
 	if staging != nil {

@@ -361,11 +361,15 @@ func (in *inferer) node(s *scope, n *graph.Node) (err error) {
 }
 
 // runRule calls a rule, turning a panic on malformed input into an error so
-// that a bad model never brings the process down.
+// that a bad model never brings the process down. A fault reading mapped
+// weights whose file was truncated is reported as such (see
+// graph.FaultError).
 func runRule(f InferFunc, c *InferContext) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("inference rule failed: %v", r)
+			if err = graph.FaultError(r); err == nil {
+				err = fmt.Errorf("inference rule failed: %v", r)
+			}
 		}
 	}()
 	return f(c)
