@@ -22,8 +22,13 @@ func FuzzArchive(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(rich.Bytes())
+	f.Add(bombZip(f, 64<<10, 1<<10))
+	f.Add(bombZip(f, 1<<10, 64<<10))
+	tampered := alignedZip(f, zipTestEntry{"w", w, 0}, zipTestEntry{ArchiveModelEntry, model, 0})
+	tampered[bytes.Index(tampered, w)] ^= 1
+	f.Add(tampered)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, opts := range [][]Option{nil, {WithUnalignedArchive()}} {
+		for _, opts := range [][]Option{nil, {WithUnalignedArchive()}, {WithoutChecksums(), WithModelSizeLimit(1 << 16)}} {
 			m, err := LoadReaderAt(bytes.NewReader(b), int64(len(b)), "fuzz.onnx", opts...)
 			if err != nil {
 				continue

@@ -27,6 +27,7 @@ func FuzzLoad(f *testing.F) {
 			tensorPB("c64", graph.Complex64, []int64{1}, func(tp *onnxpb.TensorProto) { tp.FloatData = []float32{1, 2} }),
 			tensorPB("huge", graph.Float, []int64{1 << 40, 1 << 20}, func(tp *onnxpb.TensorProto) { tp.RawData = []byte{1, 2, 3, 4} }),
 		),
+		nestedIfModel(40),
 	} {
 		b, err := proto.Marshal(mp)
 		if err != nil {
