@@ -16,6 +16,9 @@ import (
 // a value nothing produces) keep their relative order at the end, for
 // validation to report. It returns a warning per reordered graph.
 func sortGraphs(m *graph.Model) []string {
+	if m.Graph == nil {
+		return nil // validation reports it
+	}
 	var warnings []string
 	captures := &graph.Captures{}
 	var walk func(g *graph.Graph, where *place, outer *valueScope)
