@@ -60,6 +60,7 @@ const (
 	methodStore      = 0
 	methodDeflate    = 8
 	flagEncrypted    = 1
+	maxDeflateRun    = 258 // the longest run one deflate code writes
 	max16            = 0xffff
 	max32            = 0xffffffff
 )
@@ -379,6 +380,11 @@ func (a *archive) modelBytes(o options) ([]byte, error) {
 	e := a.model
 	if err := o.checkModelSize(e.name, e.size); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrArchive, err)
+	}
+	// Deflate expands a byte to at most 1032 (a 258-byte match in under two
+	// bits): a size past that is refused before a buffer is allocated.
+	if e.method == methodDeflate && (e.size-maxDeflateRun)/1032 > e.compSize {
+		return nil, fmt.Errorf("%w: %d deflated bytes of %s cannot inflate to %d bytes, as the directory states", ErrArchive, e.compSize, e.name, e.size)
 	}
 	var b []byte
 	switch {

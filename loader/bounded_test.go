@@ -46,7 +46,8 @@ func allocated(f func()) uint64 {
 
 // TestArchiveInflationBounded: a deflated __MODEL_PROTO is inflated into
 // one buffer of the size the directory states, which must be within the
-// limit; inflating to more or fewer bytes fails.
+// limit and within deflate's 1032:1 ratio; inflating to more or fewer
+// bytes fails.
 func TestArchiveInflationBounded(t *testing.T) {
 	const mib = 1 << 20
 	tests := []struct {
@@ -58,9 +59,10 @@ func TestArchiveInflationBounded(t *testing.T) {
 	}{
 		{"stated size past the limit", 1 * mib, 48 * mib, []Option{WithModelSizeLimit(16 * mib)}, "__MODEL_PROTO: 50331648 bytes, past the limit of 16777216", mib},
 		{"stated size past protobuf's limit", 1 * mib, 3 << 30, nil, "past protobuf's 2 GiB limit", mib},
+		{"stated size past deflate's ratio", 1 << 10, 1 << 30, nil, "cannot inflate to 1073741824 bytes", mib},
 		{"inflates to the stated size", 8 * mib, 8 * mib, nil, "protobuf", 9 * mib},
 		{"inflates past the stated size", 8 * mib, 1 * mib, nil, "inflates past the 1048576 bytes the directory states", 2 * mib},
-		{"inflates short of the stated size", 1 * mib, 2 * mib, nil, "inflates to 1048576 bytes, not the 2097152 the directory states", 3 * mib},
+		{"inflates short of the stated size", 1 * mib, 1*mib + 1000, nil, "inflates to 1048576 bytes, not the 1049576 the directory states", 2 * mib},
 	}
 	for _, tt := range tests {
 		b := bombZip(t, tt.n, tt.stated)
