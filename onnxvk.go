@@ -24,6 +24,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
@@ -240,7 +241,17 @@ func (o options) loaderOptions() []loader.Option {
 	return append(slices.Clip(o.loader), loader.WithBaseDir(o.baseDir))
 }
 
+// newSession prepares m: its nodes are brought to their ops' canonical
+// forms (ops.Canonicalize), in place, and the model validated again when
+// that changed any, so that planning, kernels and lowerings see one form
+// per op.
 func newSession(m *graph.Model, o options) (*Session, error) {
+	if ops.Canonicalize(m) > 0 {
+		if err := loader.Validate(m); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("onnxvk: %w", err)
+		}
+	}
 	devs, stages, multi, err := openConfigured(m, o)
 	if err != nil {
 		m.Close()

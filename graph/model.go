@@ -56,6 +56,10 @@ func (m *Model) Close() error {
 // Opset returns the imported version of domain, or 0 if it is not imported.
 func (m *Model) Opset(domain string) int64 { return m.Opsets[domain] }
 
+// OpsetOf returns the version of n's domain whose schema n follows (see
+// Node.Opset).
+func (m *Model) OpsetOf(n *Node) int64 { return n.OpsetIn(m.Opsets) }
+
 // ValueInfo is a named, typed value at a graph's boundary or inside it.
 type ValueInfo struct {
 	Name string
@@ -144,6 +148,20 @@ type Node struct {
 	DeviceConfigs []NodeDeviceConfiguration
 	// Index is the node's position in its graph, for error messages.
 	Index int
+	// Opset, when not 0, is the version of the node's domain whose schema
+	// the node follows, in place of the model's import of that domain:
+	// canonicalization (ops.Canonicalize) sets it on the nodes it brings to
+	// their op's newest form, and on the nodes it adds.
+	Opset int64
+}
+
+// OpsetIn returns the version of n's domain whose schema n follows in a
+// model importing opsets: n.Opset when set, else the import.
+func (n *Node) OpsetIn(opsets map[string]int64) int64 {
+	if n.Opset != 0 {
+		return n.Opset
+	}
+	return opsets[n.Domain]
 }
 
 // String names the node for error messages: `node "conv1" (Conv, #3)`.

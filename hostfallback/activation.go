@@ -211,9 +211,8 @@ func geluLoop[T floating](d, s []T, p *unaryParams) {
 	}
 }
 
-// clipKernel is Clip: min and max come from attributes up to opset 10 (float
-// types) and from optional scalar inputs from opset 11 (every real numeric
-// type). An absent bound does not clip; when min > max every element
+// clipKernel is Clip: min and max come from optional scalar inputs (every
+// real numeric type). An absent bound does not clip; when min > max every element
 // becomes max. NaN stays NaN.
 func clipKernel(c *Call) error {
 	x, err := inputTensor(c, 0)
@@ -250,27 +249,18 @@ func clipKernel(c *Call) error {
 }
 
 // clipTyped clamps x into y for element type T, reading the bounds from
-// the attributes or inputs as the opset says.
+// inputs 1 and 2.
 func clipTyped[T realNumber](c *Call, y, x *graph.Tensor) error {
 	lo, hi := typeLimits[T]()
-	if c.Opset < 11 {
-		if a := c.Node.Attr("min"); a != nil && a.Type == graph.AttrFloat {
-			lo = T(a.F)
+	for i, bound := range []*T{&lo, &hi} {
+		t := c.Tensor(i + 1)
+		if t == nil {
+			continue
 		}
-		if a := c.Node.Attr("max"); a != nil && a.Type == graph.AttrFloat {
-			hi = T(a.F)
+		if t.DType != x.DType || t.NumElements() != 1 {
+			return c.Errorf("input %d must be a single %s, not %s%v", i+1, x.DType, t.DType, t.Shape)
 		}
-	} else {
-		for i, bound := range []*T{&lo, &hi} {
-			t := c.Tensor(i + 1)
-			if t == nil {
-				continue
-			}
-			if t.DType != x.DType || t.NumElements() != 1 {
-				return c.Errorf("input %d must be a single %s, not %s%v", i+1, x.DType, t.DType, t.Shape)
-			}
-			*bound = graph.View[T](t)[0]
-		}
+		*bound = graph.View[T](t)[0]
 	}
 	d, s := graph.View[T](y), graph.View[T](x)
 	ParallelFor(len(d), parallelGrain, func(i0, i1 int) {
@@ -281,13 +271,13 @@ func clipTyped[T realNumber](c *Call, y, x *graph.Tensor) error {
 	return nil
 }
 
-// dropoutKernel is Dropout. Up to opset 11 it is the identity, as
-// inference runtimes treat it (is_test and ratio attributes are ignored).
-// From opset 12 it is the identity unless the training_mode input is true:
-// then each element is kept with probability 1-ratio (ratio input, default
-// 0.5) and scaled by 1/(1-ratio), from a PCG generator seeded with the seed
-// attribute (a random seed when absent). The optional mask output is true
-// where elements are kept (bool from opset 10, the input's type before).
+// dropoutKernel is Dropout: the identity unless the training_mode input is
+// true: then each element is kept with probability 1-ratio (ratio input,
+// default 0.5) and scaled by 1/(1-ratio), from a PCG generator seeded with
+// the seed attribute (a random seed when absent). The optional bool mask
+// output is true where elements are kept. (Canonicalize turns the versions
+// before 12, the identity as inference runtimes treat them, into this
+// form.)
 func dropoutKernel(c *Call) error {
 	x, err := inputTensor(c, 0)
 	if err != nil {
@@ -295,19 +285,17 @@ func dropoutKernel(c *Call) error {
 	}
 	training := false
 	ratio := 0.5
-	if c.Opset >= 12 {
-		if r := c.Tensor(1); r != nil {
-			if !r.DType.IsFloat() || r.NumElements() != 1 {
-				return c.Errorf("ratio must be a float scalar, not %s%v", r.DType, r.Shape)
-			}
-			ratio = r.Float64At(0)
+	if r := c.Tensor(1); r != nil {
+		if !r.DType.IsFloat() || r.NumElements() != 1 {
+			return c.Errorf("ratio must be a float scalar, not %s%v", r.DType, r.Shape)
 		}
-		if t := c.Tensor(2); t != nil {
-			if t.DType != graph.Bool || t.NumElements() != 1 {
-				return c.Errorf("training_mode must be a bool scalar, not %s%v", t.DType, t.Shape)
-			}
-			training = t.Data[0] != 0
+		ratio = r.Float64At(0)
+	}
+	if t := c.Tensor(2); t != nil {
+		if t.DType != graph.Bool || t.NumElements() != 1 {
+			return c.Errorf("training_mode must be a bool scalar, not %s%v", t.DType, t.Shape)
 		}
+		training = t.Data[0] != 0
 	}
 	if !training || ratio == 0 {
 		copyTensor(c.Output(0, x.DType, x.Shape), x)
@@ -359,24 +347,14 @@ func dropoutApply[T floating](d, s []T, keep []bool, scale float64) {
 }
 
 // dropoutMask sets Dropout's mask output: keep, or all true when keep is
-// nil; bool from opset 10, x's type (1 for kept) before.
+// nil.
 func dropoutMask(c *Call, x *graph.Tensor, keep []bool) error {
-	if c.Opset >= 10 {
-		m := c.Output(1, graph.Bool, x.Shape)
-		for i := range m.Data {
-			m.Data[i] = 1
-			if keep != nil && !keep[i] {
-				m.Data[i] = 0
-			}
+	m := c.Output(1, graph.Bool, x.Shape)
+	for i := range m.Data {
+		m.Data[i] = 1
+		if keep != nil && !keep[i] {
+			m.Data[i] = 0
 		}
-		return nil
-	}
-	ones := graph.NewTensor(graph.Bool, x.Shape)
-	for i := range ones.Data {
-		ones.Data[i] = 1
-	}
-	if err := castTensor(c.Output(1, x.DType, x.Shape), ones, castOptions{saturate: true}); err != nil {
-		return c.Errorf("mask: %w", err)
 	}
 	return nil
 }

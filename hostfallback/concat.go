@@ -105,18 +105,12 @@ func splitKernel(c *Call) error {
 }
 
 // splitSizes returns the size of each of Split's outputs along an axis of
-// length dim: given by the split attribute (before opset 13) or input,
-// else equal parts, the last one smaller when dim does not divide evenly.
+// length dim: given by the split input, else equal parts, the last one
+// smaller when dim does not divide evenly.
 func splitSizes(c *Call, dim int64) ([]int64, error) {
-	var split []int64
-	if c.Opset < 13 {
-		split = c.Node.AttrInts("split", nil)
-	}
-	if len(split) == 0 && (c.Opset >= 13 || c.Opset < 2) {
-		var err error
-		if split, _, err = intsInput(c, 1); err != nil {
-			return nil, err
-		}
+	split, _, err := intsInput(c, 1)
+	if err != nil {
+		return nil, err
 	}
 	if len(split) > 0 {
 		if len(split) != len(c.Out) {
@@ -135,12 +129,8 @@ func splitSizes(c *Call, dim int64) ([]int64, error) {
 		return split, nil
 	}
 	n := int64(len(c.Out))
-	if c.Opset >= 18 {
-		if a := c.Node.Attr("num_outputs"); a != nil {
-			if a.I != n {
-				return nil, c.Errorf("num_outputs %d but %d outputs", a.I, n)
-			}
-		}
+	if a := c.Node.Attr("num_outputs"); a != nil && a.I != n {
+		return nil, c.Errorf("num_outputs %d but %d outputs", a.I, n)
 	}
 	if n == 0 {
 		return nil, c.Errorf("no outputs")

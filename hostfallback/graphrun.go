@@ -43,7 +43,7 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 		if k == nil {
 			return nil, fmt.Errorf("hostfallback: subgraph %q: %s: no CPU kernel", g.Name, n)
 		}
-		c := &Call{Node: n, Opset: opsets[n.Domain], In: make([]graph.Value, len(n.Inputs)), Out: make([]graph.Value, len(n.Outputs)),
+		c := &Call{Node: n, Opset: n.OpsetIn(opsets), In: make([]graph.Value, len(n.Inputs)), Out: make([]graph.Value, len(n.Outputs)),
 			limit: limit, planned: planned}
 		for i, name := range n.Inputs {
 			if name == "" {

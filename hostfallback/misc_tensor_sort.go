@@ -19,20 +19,15 @@ func topKKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	var k int64
-	if c.Opset < 10 {
-		if c.Node.Attr("k") == nil {
-			return c.Errorf("attribute k missing")
-		}
-		k = c.Node.AttrInt("k", 0)
-	} else if k, err = scalarInt(c, 1); err != nil {
+	k, err := scalarInt(c, 1)
+	if err != nil {
 		return err
 	}
 	axis, err := resolveAxis(c, c.Node.AttrInt("axis", -1), x.Rank())
 	if err != nil {
 		return err
 	}
-	largest := c.Opset < 11 || c.Node.AttrInt("largest", 1) != 0
+	largest := c.Node.AttrInt("largest", 1) != 0
 	dim := x.Shape[axis]
 	if k < 0 || k > dim {
 		return c.Errorf("k %d outside [0, %d]", k, dim)

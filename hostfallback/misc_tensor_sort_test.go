@@ -28,13 +28,8 @@ func TestTopK(t *testing.T) {
 			want: []*graph.Tensor{mvF16(mvShape(2), 0.5, 0.25), mvI64(mvShape(2), 1, 2)}},
 		{name: "k 0", op: "TopK", opset: 11, in: []*graph.Tensor{x, k(0)},
 			want: []*graph.Tensor{graph.NewTensor(graph.Float, mvShape(3, 0)), graph.NewTensor(graph.Int64, mvShape(3, 0))}},
-		{name: "attribute k", op: "TopK", opset: 1, attrs: []*graph.Attribute{mvInt("k", 1)}, in: []*graph.Tensor{x},
-			want: []*graph.Tensor{mvF32(mvShape(3, 1), 3, 7, 11), mvI64(mvShape(3, 1), 3, 3, 3)}},
-		{name: "largest ignored before 11", op: "TopK", opset: 10, attrs: []*graph.Attribute{mvInt("largest", 0)}, in: []*graph.Tensor{x, k(1)},
-			want: []*graph.Tensor{mvF32(mvShape(3, 1), 3, 7, 11), mvI64(mvShape(3, 1), 3, 3, 3)}},
 		{name: "k too large", op: "TopK", opset: 11, in: []*graph.Tensor{x, k(5)}, nout: 2, err: true},
 		{name: "negative k", op: "TopK", opset: 11, in: []*graph.Tensor{x, k(-1)}, nout: 2, err: true},
-		{name: "missing k", op: "TopK", opset: 1, in: []*graph.Tensor{x}, nout: 2, err: true},
 		{name: "strings", op: "TopK", opset: 11, in: []*graph.Tensor{mvStrs(mvShape(1), "a"), k(1)}, nout: 2, unsupported: true},
 	})
 }

@@ -24,51 +24,28 @@ func padKernel(c *Call) error {
 	}
 	r := x.Rank()
 	fill := zeroCell(x.DType)
-	var pads []int64
-	if c.Opset < 11 {
-		name := "pads"
-		if c.Opset < 2 {
-			name = "paddings"
+	pads, ok, err := intsInput(c, 1)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.Errorf("pads missing")
+	}
+	if v := c.Tensor(2); v != nil {
+		if v.DType != x.DType || v.NumElements() != 1 {
+			return c.Errorf("constant_value %s must be one %s", v.ValueType(), x.DType)
 		}
-		pads = c.Node.AttrInts(name, nil)
-		if v := c.Node.AttrFloat("value", 0); v != 0 {
-			b, ok := scalarBytes(x.DType, float64(v))
-			if !ok {
-				return c.Unsupported("pad value %g for %s", v, x.DType)
-			}
-			fill = cells{b: b, size: len(b)}
-		}
-	} else {
-		p, ok, err := intsInput(c, 1)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return c.Errorf("pads missing")
-		}
-		pads = p
-		if v := c.Tensor(2); v != nil {
-			if v.DType != x.DType || v.NumElements() != 1 {
-				return c.Errorf("constant_value %s must be one %s", v.ValueType(), x.DType)
-			}
-			fill = inCells(v)
-		}
-		if c.Opset >= 18 {
-			if pads, err = padsForAxes(c, pads, r); err != nil {
-				return err
-			}
-		}
+		fill = inCells(v)
+	}
+	if pads, err = padsForAxes(c, pads, r); err != nil {
+		return err
 	}
 	if len(pads) != 2*r {
 		return c.Errorf("%d pads for a rank-%d input", len(pads), r)
 	}
 	mode := c.Node.AttrString("mode", "constant")
 	switch mode {
-	case "constant", "edge", "reflect":
-	case "wrap":
-		if c.Opset < 19 {
-			return c.Errorf("mode wrap needs opset 19")
-		}
+	case "constant", "edge", "reflect", "wrap":
 	default:
 		return c.Errorf("unknown mode %q", mode)
 	}

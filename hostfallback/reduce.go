@@ -8,16 +8,16 @@ import (
 
 func init() {
 	for name, r := range map[string]reduceSpec{
-		"ReduceSum":       {kind: redSum, axesInputSince: 13},
-		"ReduceMean":      {kind: redSum, post: postMean, axesInputSince: 18},
-		"ReduceMax":       {kind: redMax, axesInputSince: 18},
-		"ReduceMin":       {kind: redMin, axesInputSince: 18},
-		"ReduceProd":      {kind: redProd, axesInputSince: 18},
-		"ReduceL1":        {kind: redL1, axesInputSince: 18},
-		"ReduceL2":        {kind: redSumSquare, post: postSqrt, axesInputSince: 18},
-		"ReduceSumSquare": {kind: redSumSquare, axesInputSince: 18},
-		"ReduceLogSum":    {kind: redSum, post: postLog, axesInputSince: 18},
-		"ReduceLogSumExp": {kind: redSumExp, post: postLogSumExp, axesInputSince: 18},
+		"ReduceSum":       {kind: redSum},
+		"ReduceMean":      {kind: redSum, post: postMean},
+		"ReduceMax":       {kind: redMax},
+		"ReduceMin":       {kind: redMin},
+		"ReduceProd":      {kind: redProd},
+		"ReduceL1":        {kind: redL1},
+		"ReduceL2":        {kind: redSumSquare, post: postSqrt},
+		"ReduceSumSquare": {kind: redSumSquare},
+		"ReduceLogSum":    {kind: redSum, post: postLog},
+		"ReduceLogSumExp": {kind: redSumExp, post: postLogSumExp},
 	} {
 		Register(name, reduceKernel(r))
 	}
@@ -54,9 +54,6 @@ const (
 type reduceSpec struct {
 	kind reduceKind
 	post reducePost
-	// axesInputSince is the opset from which axes is an input rather than
-	// an attribute.
-	axesInputSince int64
 }
 
 // accum is the type reductions accumulate in: float64 for float types,
@@ -175,8 +172,8 @@ func parallelBlocks(blocks, cols, work int, start func() func(b, j0, j1 int)) {
 	})
 }
 
-// reduceKernel returns the kernel of a Reduce* op: axes from the attribute
-// (before axesInputSince) or the optional second input; absent or empty
+// reduceKernel returns the kernel of a Reduce* op: axes from the optional
+// second input; absent or empty
 // axes reduce every axis unless noop_with_empty_axes is set, which makes
 // the op the identity. Reducing over an empty set gives the reduction's
 // identity: 0 for sums, 1 for products, -Inf (or the type's minimum) for
@@ -191,17 +188,13 @@ func reduceKernel(r reduceSpec) Kernel {
 		if isHalf(x.DType) {
 			return viaFloat32(c, x.DType, k)
 		}
-		var axes []int64
-		if c.Opset >= r.axesInputSince {
-			if axes, _, err = intsInput(c, 1); err != nil {
-				return err
-			}
-			if len(axes) == 0 && c.Node.AttrInt("noop_with_empty_axes", 0) != 0 {
-				copyTensor(c.Output(0, x.DType, x.Shape), x)
-				return nil
-			}
-		} else {
-			axes = c.Node.AttrInts("axes", nil)
+		axes, _, err := intsInput(c, 1)
+		if err != nil {
+			return err
+		}
+		if len(axes) == 0 && c.Node.AttrInt("noop_with_empty_axes", 0) != 0 {
+			copyTensor(c.Output(0, x.DType, x.Shape), x)
+			return nil
 		}
 		ax, err := resolveAxes(c, axes, len(x.Shape))
 		if err != nil {

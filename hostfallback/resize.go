@@ -8,7 +8,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
-// Resize and the legacy Upsample, following the ONNX reference
+// Resize (Upsample is canonicalized to it at load), following the ONNX reference
 // implementation: every axis is resampled on its own (separably) with n
 // taps per output position; a tap reads the input clamped to its edges
 // ("edge" padding), and its weight comes from the mode's coefficients.
@@ -17,13 +17,12 @@ import (
 
 func init() {
 	Register("Resize", resizeKernel)
-	Register("Upsample", resizeKernel)
 }
 
 // resizeSpec is a resolved resize with the CPU kernel's methods.
 type resizeSpec struct{ *ops.ResizeSpec }
 
-// resizeKernel runs Resize and Upsample: ops.ResizeSpec resolves the
+// resizeKernel runs Resize: ops.ResizeSpec resolves the
 // attributes and the roi, scales and sizes inputs.
 func resizeKernel(c *Call) error {
 	x, err := inputTensor(c, 0)

@@ -85,13 +85,6 @@ func TestResize(t *testing.T) {
 		// when enlarging and rounds up when shrinking.
 		{name: "resize-10 nearest", op: "Resize", opset: 10, in: []*graph.Tensor{x22, scales(1, 1, 2, 3)}, want: []*graph.Tensor{nearestUp}},
 		{name: "resize-10 shrink", op: "Resize", opset: 10, in: []*graph.Tensor{mvIota(8), scales(0.6)}, want: []*graph.Tensor{mvF32(mvShape(4), 0, 2, 4, 5)}},
-		{name: "upsample-9", op: "Upsample", opset: 9, in: []*graph.Tensor{x22, scales(1, 1, 2, 3)}, want: []*graph.Tensor{nearestUp}},
-		{name: "upsample-7", op: "Upsample", opset: 7, attrs: []*graph.Attribute{mvFloats("scales", 1, 1, 2, 3)},
-			in: []*graph.Tensor{x22}, want: []*graph.Tensor{nearestUp}},
-		{name: "upsample-1 bilinear", op: "Upsample", opset: 1,
-			attrs: []*graph.Attribute{mvStr("mode", "bilinear"), mvFloat("height_scale", 2), mvFloat("width_scale", 2)},
-			in:    []*graph.Tensor{x22},
-			want:  []*graph.Tensor{mvF32(mvShape(1, 1, 4, 4), 1, 1.5, 2, 2, 2, 2.5, 3, 3, 3, 3.5, 4, 4, 3, 3.5, 4, 4)}},
 		{name: "scales and sizes", op: "Resize", opset: 13, in: []*graph.Tensor{iota4, nil, scales(2), sizes(8)}, err: true},
 		{name: "neither", op: "Resize", opset: 13, in: []*graph.Tensor{iota4}, err: true},
 		{name: "scales length", op: "Resize", opset: 13, in: []*graph.Tensor{iota4, nil, scales(2, 2)}, err: true},

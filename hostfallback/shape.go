@@ -108,26 +108,12 @@ func flattenKernel(c *Call) error {
 	return reshaped(c, x, []int64{graph.NumElements(x.Shape[:axis]), graph.NumElements(x.Shape[axis:])})
 }
 
-// axesArg returns the axes of Squeeze/Unsqueeze/Slice-like ops: an
-// attribute before opset `since`, input 1 from then on; ok is false when
-// they are absent.
-func axesArg(c *Call, since int64, input int) (axes []int64, ok bool, err error) {
-	if c.Opset < since {
-		a := c.Node.Attr("axes")
-		if a == nil || a.Type != graph.AttrInts {
-			return nil, false, nil
-		}
-		return a.Ints, true, nil
-	}
-	return intsInput(c, input)
-}
-
 func squeezeKernel(c *Call) error {
 	x, err := inputTensor(c, 0)
 	if err != nil {
 		return err
 	}
-	axes, _, err := axesArg(c, 13, 1)
+	axes, _, err := intsInput(c, 1)
 	if err != nil {
 		return err
 	}
@@ -163,7 +149,7 @@ func unsqueezeKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	axes, ok, err := axesArg(c, 13, 1)
+	axes, ok, err := intsInput(c, 1)
 	if err != nil {
 		return err
 	}

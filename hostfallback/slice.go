@@ -17,7 +17,7 @@ func sliceKernel(c *Call) error {
 	// The plan depends on the values of starts, ends, axes and steps: the
 	// key holds those that may change between runs.
 	key := c.ShapeKey()
-	for i := 1; i < min(len(c.In), 5) && c.Opset >= 10; i++ {
+	for i := 1; i < min(len(c.In), 5); i++ {
 		if t := c.Tensor(i); t != nil && !c.Const(i) {
 			vals, err := indexValues(c, t)
 			if err != nil {
@@ -50,27 +50,18 @@ type slicePlan struct {
 // x's shape.
 func newSlicePlan(c *Call, x *graph.Tensor) (*slicePlan, error) {
 	var err error
-	var starts, ends, axes, steps []int64
-	haveAxes, haveSteps := false, false
-	if c.Opset < 10 {
-		starts, ends = c.Node.AttrInts("starts", nil), c.Node.AttrInts("ends", nil)
-		if a := c.Node.Attr("axes"); a != nil && a.Type == graph.AttrInts {
-			axes, haveAxes = a.Ints, true
+	in := make([][]int64, 5)
+	have := make([]bool, 5)
+	for i := 1; i < 5; i++ {
+		if in[i], have[i], err = intsInput(c, i); err != nil {
+			return nil, err
 		}
-	} else {
-		in := make([][]int64, 5)
-		have := make([]bool, 5)
-		for i := 1; i < 5; i++ {
-			if in[i], have[i], err = intsInput(c, i); err != nil {
-				return nil, err
-			}
-		}
-		if !have[1] || !have[2] {
-			return nil, c.Errorf("starts and ends are required")
-		}
-		starts, ends, axes, steps = in[1], in[2], in[3], in[4]
-		haveAxes, haveSteps = have[3], have[4]
 	}
+	if !have[1] || !have[2] {
+		return nil, c.Errorf("starts and ends are required")
+	}
+	starts, ends, axes, steps := in[1], in[2], in[3], in[4]
+	haveAxes, haveSteps := have[3], have[4]
 	n := len(starts)
 	if len(ends) != n || (haveAxes && len(axes) != n) || (haveSteps && len(steps) != n) {
 		return nil, c.Errorf("starts, ends, axes and steps differ in length (%d, %d, %d, %d)", n, len(ends), len(axes), len(steps))

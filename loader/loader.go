@@ -4,7 +4,10 @@
 //
 // Loading decodes every message into the graph IR, maps external weight
 // files read-only into memory and uses them in place, inlines model-local
-// functions and validates the result. Weights embedded in the model file are
+// functions and validates the result; the nodes keep the forms of the
+// versions the model imports, so that a model written back is valid at its
+// imports (sessions bring them to canonical forms: ops.Canonicalize).
+// Weights embedded in the model file are
 // copied once, by the protobuf decoder; external weights are not copied at
 // all when their offset is 8-byte aligned.
 package loader

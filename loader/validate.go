@@ -248,10 +248,10 @@ func (c *checker) graph(g *graph.Graph, where *place, outer *valueScope) {
 func (c *checker) node(n *graph.Node, nw *place, sc *valueScope) {
 	if n.OpType == "" {
 		c.add(nw, "the node has no op type")
-	} else if version, ok := c.m.Opsets[n.Domain]; !ok {
+	} else if _, ok := c.m.Opsets[n.Domain]; !ok {
 		c.add(nw, "domain %s is not imported by the model", domainLabel(n.Domain))
-	} else if s := ops.Lookup(n.Domain, n.OpType, version); s == nil {
-		c.unknownOp(n, version, nw)
+	} else if s := ops.Lookup(n.Domain, n.OpType, c.m.OpsetOf(n)); s == nil {
+		c.unknownOp(n, c.m.OpsetOf(n), nw)
 	} else {
 		c.schema(n, nw, s)
 	}

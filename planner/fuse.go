@@ -76,7 +76,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 		if !fusableActivation(a) || len(a.Inputs) == 0 || a.Inputs[0] != n.Outputs[0] || len(a.Outputs) != 1 {
 			continue
 		}
-		alpha, beta, ok := activationParams(pm, g, a, overridable)
+		alpha, beta, ok := activationParams(g, a, overridable)
 		if !ok {
 			continue
 		}
@@ -115,10 +115,10 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 }
 
 // activationParams returns the alpha and beta attributes of the fused node
-// for activation a: Clip's bounds (attributes before opset 11, constant
-// scalar inputs after) and LeakyRelu's slope. ok is false when a bound is
+// for activation a: Clip's bounds (constant scalar inputs) and LeakyRelu's
+// slope. ok is false when a bound is
 // not a constant float32 scalar.
-func activationParams(pm *graph.Model, g *graph.Graph, a *graph.Node, overridable map[string]bool) (alpha, beta float32, ok bool) {
+func activationParams(g *graph.Graph, a *graph.Node, overridable map[string]bool) (alpha, beta float32, ok bool) {
 	switch a.OpType {
 	case "LeakyRelu":
 		return a.AttrFloat("alpha", 0.01), 0, true
@@ -127,9 +127,6 @@ func activationParams(pm *graph.Model, g *graph.Graph, a *graph.Node, overridabl
 		return 0, 0, true
 	}
 	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
-	if pm.Opset("") < 11 {
-		return a.AttrFloat("min", lo), a.AttrFloat("max", hi), true
-	}
 	for k, bound := range []*float32{&lo, &hi} {
 		if k+1 >= len(a.Inputs) || a.Inputs[k+1] == "" {
 			continue
@@ -148,7 +145,7 @@ func activationParams(pm *graph.Model, g *graph.Graph, a *graph.Node, overridabl
 // device.
 func sameDevice(pm *graph.Model, g *graph.Graph, n, f *graph.Node, devices []Device) bool {
 	overridable := graphInputs(g)
-	q := query(g, n, pm.Opset(n.Domain), overridable)
+	q := query(g, n, pm.OpsetOf(n), overridable)
 	for _, d := range devices {
 		if d.Supports(q) {
 			return d.Supports(query(g, f, 1, overridable))
@@ -211,7 +208,7 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		rank, last := len(t.Shape), t.Shape[len(t.Shape)-1].Value
 		mi, ok := producer[sub.Inputs[1]]
-		if !ok || uses[sub.Inputs[1]] != 1 || !lastAxisMean(pm, g, g.Nodes[mi], x, rank, overridable) {
+		if !ok || uses[sub.Inputs[1]] != 1 || !lastAxisMean(g, g.Nodes[mi], x, rank, overridable) {
 			continue
 		}
 		if uses[d] != 2 || len(consumers[d]) != 2 {
@@ -230,7 +227,7 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			continue
 		}
 		mean2, m2 := only(pow.Outputs[0], "ReduceMean")
-		if mean2 == nil || !lastAxisMean(pm, g, mean2, pow.Outputs[0], rank, overridable) {
+		if mean2 == nil || !lastAxisMean(g, mean2, pow.Outputs[0], rank, overridable) {
 			continue
 		}
 		addEps, ae := only(mean2.Outputs[0], "Add")
@@ -277,27 +274,18 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 }
 
 // lastAxisMean reports whether n is a ReduceMean of x over its last axis
-// only (of rank), keeping dimensions; from opset 18 the axes are a
-// constant input, before an attribute.
-func lastAxisMean(pm *graph.Model, g *graph.Graph, n *graph.Node, x string, rank int, overridable map[string]bool) bool {
-	if n.Domain != "" || n.OpType != "ReduceMean" || len(n.Inputs) == 0 || n.Inputs[0] != x || n.AttrInt("keepdims", 1) != 1 {
+// only (of rank), keeping dimensions, the axes a constant input.
+func lastAxisMean(g *graph.Graph, n *graph.Node, x string, rank int, overridable map[string]bool) bool {
+	if n.Domain != "" || n.OpType != "ReduceMean" || len(n.Inputs) < 2 || n.Inputs[0] != x || n.AttrInt("keepdims", 1) != 1 ||
+		overridable[n.Inputs[1]] {
 		return false
 	}
-	axes := n.AttrInts("axes", nil)
-	if pm.Opset("") >= 18 {
-		if len(n.Inputs) < 2 || overridable[n.Inputs[1]] {
-			return false
-		}
-		t := g.Initializers[n.Inputs[1]]
-		if t == nil || t.DType != graph.Int64 {
-			return false
-		}
-		var err error
-		if axes, err = t.Int64s(); err != nil {
-			return false
-		}
+	t := g.Initializers[n.Inputs[1]]
+	if t == nil || t.DType != graph.Int64 {
+		return false
 	}
-	return len(axes) == 1 && (axes[0] == -1 || axes[0] == int64(rank-1))
+	axes, err := t.Int64s()
+	return err == nil && len(axes) == 1 && (axes[0] == -1 || axes[0] == int64(rank-1))
 }
 
 // fuseMatMulBias replaces each float32 MatMul whose only reader adds a
@@ -377,7 +365,7 @@ func fuseConvAdds(pm *graph.Model, g *graph.Graph, devices []Device, uses map[st
 			k := consumers[sum][0]
 			a := g.Nodes[k]
 			if fusableActivation(a) && !gone[k] && len(a.Inputs) > 0 && a.Inputs[0] == sum && len(a.Outputs) == 1 {
-				if alpha, beta, ok := activationParams(pm, g, a, overridable); ok {
+				if alpha, beta, ok := activationParams(g, a, overridable); ok {
 					last = k
 					attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(a.OpType)}
 					attrs["alpha"] = &graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: alpha}

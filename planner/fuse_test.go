@@ -86,7 +86,11 @@ func layerNormChain() *graph.Model {
 		node("Add", []string{"scaled", "beta"}, "y"),
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
-	return &graph.Model{Name: "ln", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+	// PyTorch's export before opset 18, axes as attributes, in the form
+	// loading gives it.
+	m := &graph.Model{Name: "ln", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+	ops.Canonicalize(m)
+	return m
 }
 
 func TestPlanFusesLayerNorm(t *testing.T) {

@@ -439,7 +439,7 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 	var unsupported []string
 	overridable := graphInputs(g)
 	for _, n := range g.Nodes {
-		opset := p.Model.Opset(n.Domain)
+		opset := p.Model.OpsetOf(n)
 		q := query(g, n, opset, overridable)
 		var dev, logical string
 		if sp != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Communication kinds of the nodes the planner inserts to apply sharding
@@ -82,7 +83,6 @@ type sharder struct {
 	g      *graph.Graph
 	config string
 	num    int
-	opset  int64
 	inputs map[string]bool
 	values map[string]*sharded
 	// slices caches the value holding a box of a value, by sliceKey.
@@ -99,8 +99,7 @@ type sharder struct {
 // error naming the node and the field.
 func (p *Plan) shardTensors(st *Stages) error {
 	g := p.Graph
-	s := &sharder{p: p, g: g, config: st.Configuration, num: len(st.Devices), opset: p.Model.Opset(graph.DefaultDomain),
-		inputs: graphInputs(g), values: map[string]*sharded{}, slices: map[string]string{}}
+	s := &sharder{p: p, g: g, config: st.Configuration, num: len(st.Devices), inputs: graphInputs(g), values: map[string]*sharded{}, slices: map[string]string{}}
 	annotated := false
 	for _, n := range g.Nodes {
 		if dc, ok := annotation(n, s.config); ok && len(dc.Sharding) > 0 {
@@ -503,7 +502,7 @@ func (s *sharder) matmul(n *graph.Node, want [][]piece, outWant []piece) (bool, 
 				return false, nil
 			}
 		}
-		if n.OpType == "Gemm" && len(n.Inputs) > 2 && n.Inputs[2] != "" && s.opset < 11 {
+		if n.OpType == "Gemm" && len(n.Inputs) > 2 && n.Inputs[2] != "" && s.p.Model.OpsetOf(n) < 11 {
 			return false, nil
 		}
 		seen := map[[2]int64]bool{}
@@ -655,7 +654,7 @@ func (s *sharder) axesOf(n *graph.Node, rank int) (axes []int, reduce, dropped, 
 	}
 	switch op := n.OpType; {
 	case op == "Softmax" || op == "LogSoftmax" || op == "Hardmax":
-		if s.opset < 13 {
+		if s.p.Model.OpsetOf(n) < 13 {
 			return tail(n.AttrInt("axis", 1)), false, false, true
 		}
 		return []int{norm(n.AttrInt("axis", -1))}, false, false, true
@@ -664,8 +663,8 @@ func (s *sharder) axesOf(n *graph.Node, rank int) (axes []int, reduce, dropped, 
 	case op == "ArgMax" || op == "ArgMin":
 		return []int{norm(n.AttrInt("axis", 0))}, true, n.AttrInt("keepdims", 1) == 0, true
 	case strings.HasPrefix(op, "Reduce"):
-		list := n.AttrInts("axes", nil)
-		if from := map[bool]int64{true: 13, false: 18}[op == "ReduceSum"]; s.opset >= from && n.Input(1) != "" {
+		var list []int64
+		if n.Input(1) != "" {
 			t := s.g.Initializers[n.Input(1)]
 			if t == nil || s.inputs[n.Input(1)] {
 				return nil, false, false, false
@@ -1003,8 +1002,8 @@ func (s *sharder) gather(v string, pieces []piece, axes []int, final string) str
 	return out
 }
 
-// sliceNode returns a Slice node that cuts box [lo, hi) of v into out, in
-// the form the model's opset has.
+// sliceNode returns a Slice node, in its canonical form (see
+// ops.Canonicalize), that cuts box [lo, hi) of v into out.
 func (s *sharder) sliceNode(v, out string, lo, hi []int64) *graph.Node {
 	dims, _ := s.dims(v)
 	var axes, starts, ends []int64
@@ -1013,16 +1012,7 @@ func (s *sharder) sliceNode(v, out string, lo, hi []int64) *graph.Node {
 			axes, starts, ends = append(axes, int64(a)), append(starts, lo[a]), append(ends, hi[a])
 		}
 	}
-	n := &graph.Node{Name: "scatter " + out, OpType: "Slice", Outputs: []string{out}}
-	if s.opset < 10 {
-		n.Inputs = []string{v}
-		n.Attrs = map[string]*graph.Attribute{
-			"axes":   {Name: "axes", Type: graph.AttrInts, Ints: axes},
-			"starts": {Name: "starts", Type: graph.AttrInts, Ints: starts},
-			"ends":   {Name: "ends", Type: graph.AttrInts, Ints: ends},
-		}
-		return n
-	}
+	n := &graph.Node{Name: "scatter " + out, OpType: "Slice", Outputs: []string{out}, Opset: ops.Newest("Slice")}
 	n.Inputs = []string{v, out + "/starts", out + "/ends", out + "/axes"}
 	for i, vals := range [][]int64{starts, ends, axes} {
 		t, _ := graph.FromSlice(graph.Int64, []int64{int64(len(vals))}, vals)

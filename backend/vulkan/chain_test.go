@@ -137,10 +137,13 @@ func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, c
 			g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: in, Type: inputs[in]})
 		}
 		maps.Copy(g.Initializers, consts)
+		// Each model gets its own nodes: loading brings them to their
+		// canonical forms in place.
 		for i, n := range nodes {
-			n.Index = i
+			c := *n
+			c.Index = i
+			g.Nodes = append(g.Nodes, &c)
 		}
-		g.Nodes = nodes
 		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
 		return &graph.Model{Name: name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
 	}

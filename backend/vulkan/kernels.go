@@ -296,7 +296,7 @@ func lowerAny(q *query) (l *launch, ok bool) {
 		return &launch{shader: "unary", op: code, bindings: []slot{{false, 0}, {true, 0}},
 			push: words(uint32(elems), math.Float32bits(alpha), math.Float32bits(beta)), elems: elems, outShapes: [][]int64{shapes[0]}}, true
 	}
-	if n.OpType == "Clip" && q.opset >= 6 {
+	if n.OpType == "Clip" {
 		return lowerClip(q)
 	}
 	if code, ok := binaryOps[n.OpType]; ok && len(shapes) == 2 && shapes[1] != nil && q.opset >= 7 {
@@ -319,29 +319,22 @@ func lowerAny(q *query) (l *launch, ok bool) {
 }
 
 func lowerClip(q *query) (*launch, bool) {
-	n, opset, shapes := q.n, q.opset, q.shapes
+	shapes := q.shapes
 	lo, hi := float32(-math.MaxFloat32), float32(math.MaxFloat32)
 	var flags uint32
 	bindings := []slot{{false, 0}, {true, 0}, {false, 0}, {false, 0}}
-	if opset < 11 {
-		if len(shapes) != 1 {
+	if len(shapes) > 3 {
+		return nil, false
+	}
+	for k := 1; k < len(shapes); k++ {
+		if shapes[k] == nil {
+			continue
+		}
+		if graph.NumElements(shapes[k]) != 1 {
 			return nil, false
 		}
-		lo, hi = n.AttrFloat("min", lo), n.AttrFloat("max", hi)
-	} else {
-		if len(shapes) > 3 {
-			return nil, false
-		}
-		for k := 1; k < len(shapes); k++ {
-			if shapes[k] == nil {
-				continue
-			}
-			if graph.NumElements(shapes[k]) != 1 {
-				return nil, false
-			}
-			flags |= 1 << (k - 1)
-			bindings[k+1] = slot{false, k}
-		}
+		flags |= 1 << (k - 1)
+		bindings[k+1] = slot{false, k}
 	}
 	elems := graph.NumElements(shapes[0])
 	return &launch{shader: "clip", bindings: bindings, push: words(uint32(elems), flags, math.Float32bits(lo), math.Float32bits(hi)),

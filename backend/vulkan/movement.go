@@ -163,17 +163,9 @@ func lowerFlatten(q *query) (*launch, bool) {
 	return plainCopy(q, []int64{graph.NumElements(x[:a]), graph.NumElements(x[a:])})
 }
 
-// axesOf returns the axes of Squeeze or Unsqueeze: the attribute before
-// opset 13, the constant input 1 from it; have is false when there are
-// none, ok false when they are not known.
+// axesOf returns the axes of Squeeze or Unsqueeze, the constant input 1;
+// have is false when there are none, ok false when they are not known.
 func axesOf(q *query) (axes []int64, have, ok bool) {
-	if q.opset < 13 {
-		if len(q.shapes) != 1 {
-			return nil, false, false
-		}
-		a := q.n.Attr("axes")
-		return q.n.AttrInts("axes", nil), a != nil, true
-	}
 	if len(q.shapes) < 2 || q.shapes[1] == nil {
 		return nil, false, len(q.shapes) <= 2
 	}
@@ -236,41 +228,30 @@ func lowerUnsqueeze(q *query) (*launch, bool) {
 	return plainCopy(q, out)
 }
 
-// lowerSlice lowers Slice with starts, ends, axes and steps from the
-// attributes (before opset 10) or constant inputs, negative steps
-// included. An empty result goes to the CPU.
+// lowerSlice lowers Slice with starts, ends, axes and steps from constant
+// inputs, negative steps included. An empty result goes to the CPU.
 func lowerSlice(q *query) (*launch, bool) {
 	x := q.shapes[0]
 	w, ok := q.elemWords(0)
 	if !ok {
 		return nil, false
 	}
-	var starts, ends, axes, steps []int64
-	haveAxes := false
-	if q.opset < 10 {
-		if len(q.shapes) != 1 {
+	if len(q.shapes) < 3 || len(q.shapes) > 5 {
+		return nil, false
+	}
+	args := make([][]int64, 5)
+	for k := 1; k < len(q.shapes); k++ {
+		if q.shapes[k] == nil && k >= 3 {
+			continue
+		}
+		if args[k], ok = q.constInts(k); !ok {
 			return nil, false
 		}
-		starts, ends, axes = q.n.AttrInts("starts", nil), q.n.AttrInts("ends", nil), q.n.AttrInts("axes", nil)
-		haveAxes = q.n.Attr("axes") != nil
-	} else {
-		if len(q.shapes) < 3 || len(q.shapes) > 5 {
-			return nil, false
-		}
-		in := make([][]int64, 5)
-		for k := 1; k < len(q.shapes); k++ {
-			if q.shapes[k] == nil && k >= 3 {
-				continue
-			}
-			if in[k], ok = q.constInts(k); !ok {
-				return nil, false
-			}
-		}
-		starts, ends, axes, steps = in[1], in[2], in[3], in[4]
-		haveAxes = len(q.shapes) > 3 && q.shapes[3] != nil
-		if len(q.shapes) > 4 && q.shapes[4] != nil && len(steps) != len(starts) {
-			return nil, false
-		}
+	}
+	starts, ends, axes, steps := args[1], args[2], args[3], args[4]
+	haveAxes := len(q.shapes) > 3 && q.shapes[3] != nil
+	if len(q.shapes) > 4 && q.shapes[4] != nil && len(steps) != len(starts) {
+		return nil, false
 	}
 	if len(ends) != len(starts) || haveAxes && len(axes) != len(starts) || !haveAxes && len(starts) > len(x) {
 		return nil, false
@@ -371,8 +352,8 @@ func sumInts(v []int64) int64 {
 	return s
 }
 
-// lowerSplit lowers Split along any axis with sizes from the attribute,
-// a constant input or equal parts, as one copy.comp dispatch per named
+// lowerSplit lowers Split along any axis with sizes from a constant input
+// or equal parts, as one copy.comp dispatch per named
 // output. An empty part goes to the CPU.
 func lowerSplit(q *query) (*launch, bool) {
 	x := q.shapes[0]
@@ -383,11 +364,8 @@ func lowerSplit(q *query) (*launch, bool) {
 	}
 	outs := len(q.n.Outputs)
 	var split []int64
-	if q.opset < 13 {
-		split = q.n.AttrInts("split", nil)
-	}
-	if len(split) == 0 && len(q.shapes) > 1 && q.shapes[1] != nil {
-		if split, ok = q.constInts(1); !ok || q.opset >= 2 && q.opset < 13 {
+	if len(q.shapes) > 1 && q.shapes[1] != nil {
+		if split, ok = q.constInts(1); !ok {
 			return nil, false
 		}
 	}

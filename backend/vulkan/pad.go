@@ -2,7 +2,6 @@ package vulkan
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -16,14 +15,14 @@ var padModes = map[string]int32{"constant": 0, "edge": 1, "reflect": 2, "wrap": 
 func init() { register("Pad", lowerPad) }
 
 // lowerPad lowers Pad up to rank maxPadRank on any element type of 4 or 8
-// bytes: pads, value and axes from the attributes (before opset 11) or
-// constant inputs, negative pads (crops) included. Reflection wider than
+// bytes: pads, value and axes from constant inputs, negative pads (crops)
+// included. Reflection wider than
 // the kept input, wrapping with crops and an empty result go to the CPU.
 func lowerPad(q *query) (*launch, bool) {
 	x := q.shapes[0]
 	w, ok := q.elemWords(0)
 	mode, okMode := padModes[q.n.AttrString("mode", "constant")]
-	if !ok || !okMode || len(x) > maxPadRank || mode == 3 && q.opset < 19 {
+	if !ok || !okMode || len(x) > maxPadRank {
 		return nil, false
 	}
 	var pads []int64
@@ -32,39 +31,19 @@ func lowerPad(q *query) (*launch, bool) {
 	for i := range axes {
 		axes[i] = int64(i)
 	}
-	if q.opset < 11 {
-		name := "pads"
-		if q.opset < 2 {
-			name = "paddings"
-		}
-		if len(q.shapes) != 1 {
+	if pads, ok = q.constInts(1); !ok || len(q.shapes) > 4 {
+		return nil, false
+	}
+	if len(q.shapes) > 2 && q.shapes[2] != nil {
+		c := q.consts[2]
+		if c == nil || c.DType != q.elems[0] || c.NumElements() != 1 {
 			return nil, false
 		}
-		pads = q.n.AttrInts(name, nil)
-		v := float64(q.n.AttrFloat("value", 0))
-		switch q.elems[0] {
-		case graph.Float:
-			binary.LittleEndian.PutUint32(value, math.Float32bits(float32(v)))
-		case graph.Double:
-			binary.LittleEndian.PutUint64(value, math.Float64bits(v))
-		default:
-			binary.LittleEndian.PutUint64(value, uint64(int64(v)))
-		}
-	} else {
-		if pads, ok = q.constInts(1); !ok || len(q.shapes) > 4 || len(q.shapes) == 4 && q.opset < 18 {
+		copy(value, c.Data)
+	}
+	if len(q.shapes) > 3 && q.shapes[3] != nil {
+		if axes, ok = q.constInts(3); !ok {
 			return nil, false
-		}
-		if len(q.shapes) > 2 && q.shapes[2] != nil {
-			c := q.consts[2]
-			if c == nil || c.DType != q.elems[0] || c.NumElements() != 1 {
-				return nil, false
-			}
-			copy(value, c.Data)
-		}
-		if len(q.shapes) > 3 && q.shapes[3] != nil {
-			if axes, ok = q.constInts(3); !ok {
-				return nil, false
-			}
 		}
 	}
 	if len(pads) != 2*len(axes) {

@@ -69,7 +69,7 @@ func lowerGlobalAveragePool(q *query) (*launch, bool) {
 		out = append(out, 1)
 	}
 	rows := x[0] * x[1]
-	return &launch{shader: "reduce", op: reduceOps["ReduceMean"].code, bindings: []slot{{false, 0}, {true, 0}},
+	return &launch{shader: "reduce", op: reduceOps["ReduceMean"], bindings: []slot{{false, 0}, {true, 0}},
 		push: words(uint32(rows), uint32(graph.NumElements(x[2:])), 1), elems: rows, outShapes: [][]int64{out}, groups: rows}, true
 }
 

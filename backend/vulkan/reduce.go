@@ -7,44 +7,34 @@ import (
 )
 
 // reduceOps maps ONNX ops to the OP specialization constant of
-// reduce.comp and the opset from which their axes are an input.
-var reduceOps = map[string]struct {
-	code           int32
-	axesInputSince int64
-}{"ReduceSum": {0, 13}, "ReduceMean": {1, 18}, "ReduceMax": {2, 18}, "ReduceMin": {3, 18}, "ReduceL1": {4, 18},
-	"ReduceL2": {5, 18}, "ReduceLogSum": {6, 18}, "ReduceLogSumExp": {7, 18}, "ReduceProd": {8, 18}, "ReduceSumSquare": {9, 18}}
+// reduce.comp.
+var reduceOps = map[string]int32{"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceL1": 4,
+	"ReduceL2": 5, "ReduceLogSum": 6, "ReduceLogSumExp": 7, "ReduceProd": 8, "ReduceSumSquare": 9}
 
 func init() {
-	for op, r := range reduceOps {
+	for op, code := range reduceOps {
 		register(op, func(q *query) (*launch, bool) {
-			return lowerReduce(q, r.code, r.axesInputSince)
+			return lowerReduce(q, code)
 		})
 	}
 }
 
-// lowerReduce lowers a Reduce op whose axes, from the attribute, a
-// constant input or absent, form one run of adjacent axes (axes of size 1
-// inside the run may be left out). Absent axes reduce every axis;
-// noop_with_empty_axes is not handled.
-func lowerReduce(q *query, code int32, axesInputSince int64) (*launch, bool) {
-	n, opset, shapes := q.n, q.opset, q.shapes
+// lowerReduce lowers a Reduce op whose axes, from a constant input or
+// absent, form one run of adjacent axes (axes of size 1 inside the run may
+// be left out). Absent axes reduce every axis; noop_with_empty_axes is not
+// handled.
+func lowerReduce(q *query, code int32) (*launch, bool) {
+	n, shapes := q.n, q.shapes
 	x := shapes[0]
 	var axes []int64
-	if opset >= axesInputSince {
-		if len(shapes) > 2 || n.AttrInt("noop_with_empty_axes", 0) != 0 {
+	if len(shapes) > 2 || n.AttrInt("noop_with_empty_axes", 0) != 0 {
+		return nil, false
+	}
+	if len(shapes) == 2 && shapes[1] != nil {
+		var ok bool
+		if axes, ok = q.constInts(1); !ok {
 			return nil, false
 		}
-		if len(shapes) == 2 && shapes[1] != nil {
-			var ok bool
-			if axes, ok = q.constInts(1); !ok {
-				return nil, false
-			}
-		}
-	} else {
-		if len(shapes) != 1 {
-			return nil, false
-		}
-		axes = n.AttrInts("axes", nil)
 	}
 	reduced := make([]bool, len(x))
 	for _, a := range axes {

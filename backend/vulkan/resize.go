@@ -22,7 +22,6 @@ var resizeModes = map[string]int32{"nearest": 0, "linear": 1, "cubic": 2}
 
 func init() {
 	register("Resize", lowerResize)
-	register("Upsample", lowerResize)
 }
 
 // resizeSpec is a resolved resize with the lowering's methods.
@@ -45,22 +44,14 @@ func (q *query) constFloats(k int) (v []float64, ok bool) {
 	return v, true
 }
 
-// lowerResize lowers Resize (opset 10 on) and Upsample (opset 7 on) of
-// float32 in modes nearest, linear and cubic, every coordinate
+// lowerResize lowers Resize of float32 in modes nearest, linear and cubic, every coordinate
 // transformation, with constant roi, scales or sizes, axes and
 // keep_aspect_ratio_policy, as ops.ResizeSpec resolves them. It declines
 // antialias, and whatever the resolver refuses (where the CPU kernel
 // fails).
 func lowerResize(q *query) (*launch, bool) {
-	upsample := q.n.OpType == "Upsample"
 	switch {
-	case upsample && q.opset < 7:
-		return nil, false
-	case upsample && q.opset < 9:
-		if len(q.shapes) != 1 {
-			return nil, false
-		}
-	case upsample || q.opset < 11:
+	case q.opset < 11:
 		if len(q.shapes) != 2 {
 			return nil, false
 		}

@@ -56,7 +56,7 @@ func TestResizeMatchesCPU(t *testing.T) {
 
 // TestResizeVariantsMatchCPU checks Resize-10, sizes with each
 // keep_aspect_ratio_policy and axes, tf_crop_and_resize with its roi and
-// extrapolation value, the cubic attributes and Upsample.
+// extrapolation value and the cubic attributes.
 func TestResizeVariantsMatchCPU(t *testing.T) {
 	d := openTest(t)
 	r := rand.New(rand.NewPCG(6, 9))
@@ -66,15 +66,6 @@ func TestResizeVariantsMatchCPU(t *testing.T) {
 			n := &graph.Node{OpType: "Resize", Inputs: []string{"x", "scales"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{
 				"mode": {Name: "mode", Type: graph.AttrString, S: []byte(mode)}}}
 			kerneltest.Check(t, d, fmt.Sprintf("Resize-10 %v %v %s", c.shape, c.scales, mode), kerneltest.Case{Node: n, Opset: 10, Args: []kerneltest.Arg{x(c.shape...), kerneltest.ConstFloats(c.scales...)}})
-			n = &graph.Node{OpType: "Upsample", Inputs: []string{"x", "scales"}, Outputs: []string{"y"}, Attrs: n.Attrs}
-			kerneltest.Check(t, d, fmt.Sprintf("Upsample-9 %v %v %s", c.shape, c.scales, mode), kerneltest.Case{Node: n, Opset: 9, Args: []kerneltest.Arg{x(c.shape...), kerneltest.ConstFloats(c.scales...)}})
-			up := []float32{}
-			for _, s := range c.scales {
-				up = append(up, max(1, float32(int(s))))
-			}
-			n = &graph.Node{OpType: "Upsample", Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: map[string]*graph.Attribute{
-				"mode": n.Attrs["mode"], "scales": {Name: "scales", Type: graph.AttrFloats, Floats: up}}}
-			kerneltest.Check(t, d, fmt.Sprintf("Upsample-7 %v %v %s", c.shape, up, mode), kerneltest.Case{Node: n, Opset: 7, Args: []kerneltest.Arg{x(c.shape...)}})
 		}
 	}
 	for _, policy := range []string{"stretch", "not_larger", "not_smaller"} {

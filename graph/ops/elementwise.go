@@ -441,13 +441,9 @@ func inferCastLike(c *InferContext) error {
 	return castTo(c, dt)
 }
 
-// inferDropout passes the data through; the mask is bool from opset 10 on.
+// inferDropout passes the data through; the mask is bool.
 func inferDropout(c *InferContext) error {
 	c.set(0, c.in(0).Clone())
-	mask := c.inElem(0)
-	if c.Opset >= 10 {
-		mask = graph.Bool
-	}
-	c.setTensor(1, mask, c.inShape(0).Clone())
+	c.setTensor(1, graph.Bool, c.inShape(0).Clone())
 	return nil
 }

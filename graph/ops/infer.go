@@ -285,8 +285,12 @@ func normDomain(d string) string {
 	return d
 }
 
-// opset returns the version of domain the model imports.
-func (in *inferer) opset(domain string) int64 {
+// opset returns the version of n's domain (normalised: domain) whose
+// schema n follows: its own (Node.Opset) or the model's import.
+func (in *inferer) opset(n *graph.Node, domain string) int64 {
+	if n.Opset > 0 {
+		return n.Opset
+	}
 	if v := in.m.Opset(domain); v > 0 {
 		return v
 	}
@@ -302,7 +306,7 @@ func (in *inferer) opset(domain string) int64 {
 // node infers one node and records its outputs' types and values.
 func (in *inferer) node(s *scope, n *graph.Node) (err error) {
 	domain := normDomain(n.Domain)
-	opset := in.opset(domain)
+	opset := in.opset(n, domain)
 	c := &InferContext{
 		Node:      n,
 		Opset:     opset,

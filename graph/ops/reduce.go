@@ -13,12 +13,12 @@ import (
 func init() {
 	for _, name := range []string{"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMean",
 		"ReduceSumSquare"} {
-		SetInfer("", name, 0, 0, inferReduce(18, nil))
+		SetInfer("", name, 0, 0, inferReduce(nil))
 	}
-	SetInfer("", "ReduceSum", 0, 0, inferReduce(13, reduceSum))
-	SetInfer("", "ReduceProd", 0, 0, inferReduce(18, reduceProd))
-	SetInfer("", "ReduceMax", 0, 0, inferReduce(18, reduceMax))
-	SetInfer("", "ReduceMin", 0, 0, inferReduce(18, reduceMin))
+	SetInfer("", "ReduceSum", 0, 0, inferReduce(reduceSum))
+	SetInfer("", "ReduceProd", 0, 0, inferReduce(reduceProd))
+	SetInfer("", "ReduceMax", 0, 0, inferReduce(reduceMax))
+	SetInfer("", "ReduceMin", 0, 0, inferReduce(reduceMin))
 	setRule(inferArgReduce, "ArgMax", "ArgMin")
 	setRule(inferTopK, "TopK")
 }
@@ -80,9 +80,9 @@ func reducedShape(xs graph.Shape, reduced []bool, keep bool) graph.Shape {
 	return out
 }
 
-// inferReduce is the rule of a Reduce op whose axes become an input at
-// opset inputFrom; f, when set, computes small known values.
-func inferReduce(inputFrom int64, f reduceFunc) InferFunc {
+// inferReduce is the rule of a Reduce op (axes in input 1; see
+// Canonicalize); f, when set, computes small known values.
+func inferReduce(f reduceFunc) InferFunc {
 	return func(c *InferContext) error {
 		dt := c.inElem(0)
 		xs := c.inShape(0)
@@ -90,9 +90,7 @@ func inferReduce(inputFrom int64, f reduceFunc) InferFunc {
 		noop := c.attrInt("noop_with_empty_axes", 0) != 0
 		var axes []int64
 		known := true
-		if c.Opset < inputFrom {
-			axes = c.attrInts("axes", nil)
-		} else if c.has(1) {
+		if c.has(1) {
 			axes, known = c.intsIn(1)
 		}
 		if xs == nil {
@@ -182,8 +180,7 @@ func inferArgReduce(c *InferContext) error {
 	return nil
 }
 
-// inferTopK gives values and int64 indices with K along axis (K is an
-// attribute in opset 1, an input from opset 10).
+// inferTopK gives values and int64 indices with K (input 1) along axis.
 func inferTopK(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
@@ -197,9 +194,7 @@ func inferTopK(c *InferContext) error {
 		return err
 	}
 	k := graph.UnknownDim()
-	if c.Opset < 10 {
-		k = graph.DimOf(c.attrInt("k", 0))
-	} else if v, ok := c.intsIn(1); ok {
+	if v, ok := c.intsIn(1); ok {
 		if len(v) != 1 {
 			return fmt.Errorf("k holds %d values, want 1", len(v))
 		}

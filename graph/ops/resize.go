@@ -13,26 +13,25 @@ import (
 // computed from it cannot overflow.
 const maxResizeDim = 1 << 40
 
-// ResizeSpec is a Resize or Upsample node with its attributes, and then
+// ResizeSpec is a Resize node with its attributes, and then
 // its roi, scales and sizes, resolved to full rank: what the CPU kernel
 // and the GPU lowerings resample by. NewResize reads the attributes and
 // names the inputs still needed; Resolve takes their values and sets
 // Scales, Shape and Roi.
 type ResizeSpec struct {
-	// Mode is the interpolation mode as the node gives it (Upsample-1's
-	// bilinear reads as linear); Resolve refuses any but nearest, linear
-	// and cubic.
+	// Mode is the interpolation mode as the node gives it; Resolve refuses
+	// any but nearest, linear and cubic.
 	Mode string
-	// Coord is the coordinate_transformation_mode: asymmetric for Upsample
-	// and Resize-10.
+	// Coord is the coordinate_transformation_mode: asymmetric for
+	// Resize-10.
 	Coord string
 	// Nearest is the nearest_mode, empty when Legacy.
 	Nearest string
-	// Legacy selects Upsample's and Resize-10's nearest rounding: floor
-	// when enlarging an axis, ceil when shrinking it.
+	// Legacy selects Resize-10's nearest rounding: floor when enlarging an
+	// axis, ceil when shrinking it. Canonicalize leaves a Resize-10 only
+	// where its scales are not known at load (see upResize).
 	Legacy bool
-	// CubicA is cubic_coeff_a: -0.75 by default for Resize, 0 for
-	// Upsample, which has no cubic mode.
+	// CubicA is cubic_coeff_a, -0.75 by default.
 	CubicA float64
 	// ExcludeOutside, Antialias and Extrapolation are exclude_outside,
 	// antialias (Resize-18 on) and extrapolation_value.
@@ -46,8 +45,7 @@ type ResizeSpec struct {
 	Axes []int
 	// RoiInput, ScalesInput and SizesInput are the indices of the inputs
 	// whose values Resolve needs, -1 for those it does not read: roi is
-	// read only by tf_crop_and_resize, and Upsample before opset 9 takes
-	// its scales from attributes.
+	// read only by tf_crop_and_resize.
 	RoiInput, ScalesInput, SizesInput int
 
 	// Scales holds the scale of every axis (1 where unchanged), Shape the
@@ -59,12 +57,11 @@ type ResizeSpec struct {
 	// in other modes. Set by Resolve.
 	Roi []float64
 
-	policy     string
-	attrScales []float64
+	policy string
 }
 
-// NewResize reads the attributes of n, a Resize or Upsample node of the
-// given opset whose input has shape in. It fails naming what is wrong with
+// NewResize reads the attributes of n, a Resize node of the given opset
+// whose input has shape in. It fails naming what is wrong with
 // them; the caller reads the inputs the spec names and passes their
 // values to Resolve.
 func NewResize(n *graph.Node, opset int64, in []int64) (*ResizeSpec, error) {
@@ -84,26 +81,6 @@ func NewResize(n *graph.Node, opset int64, in []int64) (*ResizeSpec, error) {
 		all[i] = i
 	}
 	s.Axes = all
-	if n.OpType == "Upsample" {
-		switch {
-		case opset < 7:
-			if r != 4 {
-				return nil, fmt.Errorf("input must have rank 4, has shape %v", in)
-			}
-			h, w := n.AttrFloat("height_scale", 0), n.AttrFloat("width_scale", 0)
-			s.attrScales = []float64{1, 1, float64(h), float64(w)}
-			s.ScalesInput = -1
-			if s.Mode == "bilinear" {
-				s.Mode = "linear"
-			}
-		case opset < 9:
-			for _, f := range n.AttrFloats("scales", nil) {
-				s.attrScales = append(s.attrScales, float64(f))
-			}
-			s.ScalesInput = -1
-		}
-		return s, nil
-	}
 	s.CubicA = -0.75
 	if opset < 11 {
 		return s, nil
@@ -141,9 +118,6 @@ func NewResize(n *graph.Node, opset int64, in []int64) (*ResizeSpec, error) {
 // more, an unknown policy, mode, coordinate_transformation_mode or
 // nearest_mode, or antialias in nearest mode.
 func (s *ResizeSpec) Resolve(roi, scales []float64, sizes []int64) error {
-	if s.ScalesInput < 0 {
-		scales = s.attrScales
-	}
 	if err := s.resolveShape(roi, scales, sizes); err != nil {
 		return err
 	}
@@ -173,7 +147,7 @@ func (s *ResizeSpec) Resolve(roi, scales []float64, sizes []int64) error {
 // resolveShape sets Roi, Scales and Shape.
 func (s *ResizeSpec) resolveShape(roi, scales []float64, sizes []int64) error {
 	if s.SizesInput < 0 {
-		// Resize-10 and Upsample: scales of every axis, nothing else.
+		// Resize-10: scales of every axis, nothing else.
 		return s.fromScales(scales)
 	}
 	r := len(s.In)

@@ -12,9 +12,6 @@ func TestResizeSpec(t *testing.T) {
 	floatAttr := func(name string, v float32) *graph.Attribute {
 		return &graph.Attribute{Name: name, Type: graph.AttrFloat, F: v}
 	}
-	floats := func(name string, v ...float32) *graph.Attribute {
-		return &graph.Attribute{Name: name, Type: graph.AttrFloats, Floats: v}
-	}
 	type inputs struct{ roi, scales, sizes int } // RoiInput, ScalesInput, SizesInput
 	cases := []struct {
 		name    string
@@ -65,14 +62,6 @@ func TestResizeSpec(t *testing.T) {
 		{name: "resize-10", op: "Resize", opset: 10, attrs: []*graph.Attribute{strAttr("coordinate_transformation_mode", "align_corners")},
 			in: []int64{8}, scales: []float64{0.6}, inputs: &inputs{-1, 1, -1},
 			shape: []int64{4}, scale: []float64{0.6}, legacy: true, cubicA: -0.75},
-		{name: "upsample-9", op: "Upsample", opset: 9, in: []int64{1, 2}, scales: []float64{1, 2.5}, inputs: &inputs{-1, 1, -1},
-			shape: []int64{1, 5}, scale: []float64{1, 2.5}, legacy: true},
-		{name: "upsample-7", op: "Upsample", opset: 7, attrs: []*graph.Attribute{floats("scales", 1, 3)},
-			in: []int64{2, 2}, scales: []float64{9, 9}, inputs: &inputs{-1, -1, -1},
-			shape: []int64{2, 6}, scale: []float64{1, 3}, legacy: true},
-		{name: "upsample-1", op: "Upsample", opset: 1,
-			attrs: []*graph.Attribute{strAttr("mode", "bilinear"), floatAttr("height_scale", 2), floatAttr("width_scale", 3)},
-			in:    []int64{1, 1, 2, 2}, shape: []int64{1, 1, 4, 6}, scale: []float64{1, 1, 2, 3}, legacy: true},
 
 		{name: "both", op: "Resize", opset: 13, in: []int64{4}, scales: []float64{2}, sizes: []int64{8}, errHas: "both scales and sizes"},
 		{name: "neither", op: "Resize", opset: 13, in: []int64{4}, errHas: "neither scales nor sizes"},
@@ -96,8 +85,6 @@ func TestResizeSpec(t *testing.T) {
 			in: []int64{4}, roi: []float64{0}, scales: []float64{2}, errHas: "roi has 1 values for 1 axes"},
 		{name: "unknown mode", op: "Resize", opset: 13, attrs: []*graph.Attribute{strAttr("mode", "area")},
 			in: []int64{4}, scales: []float64{2}, errHas: `unknown mode "area"`},
-		{name: "bilinear after Upsample-1", op: "Upsample", opset: 9, attrs: []*graph.Attribute{strAttr("mode", "bilinear")},
-			in: []int64{4}, scales: []float64{2}, errHas: `unknown mode "bilinear"`},
 		{name: "unknown coordinates", op: "Resize", opset: 13, attrs: []*graph.Attribute{strAttr("coordinate_transformation_mode", "x")},
 			in: []int64{4}, scales: []float64{2}, errHas: `unknown coordinate_transformation_mode "x"`},
 		{name: "unknown nearest_mode", op: "Resize", opset: 13, attrs: []*graph.Attribute{strAttr("nearest_mode", "x")},
@@ -106,8 +93,6 @@ func TestResizeSpec(t *testing.T) {
 			in: []int64{4}, scales: []float64{2}, shape: []int64{8}, scale: []float64{2}, legacy: true, cubicA: -0.75},
 		{name: "antialias nearest", op: "Resize", opset: 18, attrs: []*graph.Attribute{intAttr("antialias", 1)},
 			in: []int64{4}, scales: []float64{2}, errHas: "antialias does not apply"},
-		{name: "upsample-1 rank", op: "Upsample", opset: 1, in: []int64{2, 2}, errHas: "input must have rank 4, has shape [2 2]"},
-		{name: "upsample-7 without scales", op: "Upsample", opset: 7, in: []int64{2, 2}, errHas: "0 scales for 2 axes"},
 	}
 	for _, tc := range cases {
 		n := &graph.Node{Name: tc.name, OpType: tc.op, Attrs: map[string]*graph.Attribute{}}

@@ -210,8 +210,6 @@ func TestLinearAndNormRules(t *testing.T) {
 
 func TestReduceRules(t *testing.T) {
 	for _, tc := range []ruleCase{
-		{name: "mean attr", op: "ReduceMean", opset: 13, attrs: []*graph.Attribute{ints("axes", -1)},
-			in: []*graph.Type{f32("B", "S", 768)}, want: []string{"float32[B S 1]"}},
 		{name: "mean input", op: "ReduceMean", in: []*graph.Type{f32(2, 3, 4), graph.TensorType(graph.Int64, shp(2))},
 			vals: []*graph.Tensor{nil, i64s(1, 2)}, attrs: []*graph.Attribute{intAttr("keepdims", 0)},
 			want: []string{"float32[2]"}},
@@ -224,8 +222,6 @@ func TestReduceRules(t *testing.T) {
 			in: []*graph.Type{f32(2, 3, 4)}, want: []string{"int64[2 4]"}},
 		{name: "topk", op: "TopK", in: []*graph.Type{f32(2, 10), graph.TensorType(graph.Int64, shp(1))},
 			vals: []*graph.Tensor{nil, i64s(3)}, want: []string{"float32[2 3]", "int64[2 3]"}},
-		{name: "bad axis", op: "ReduceSum", opset: 11, attrs: []*graph.Attribute{ints("axes", 3)},
-			in: []*graph.Type{f32(2, 3)}, errHas: "out of range"},
 	} {
 		runCase(t, tc)
 	}
@@ -264,8 +260,6 @@ func TestShapeRules(t *testing.T) {
 			errHas: "cannot squeeze"},
 		{name: "unsqueeze", op: "Unsqueeze", in: []*graph.Type{f32(3, 4), i64(2)}, vals: []*graph.Tensor{nil, i64s(0, -1)},
 			want: []string{"float32[1 3 4 1]"}},
-		{name: "unsqueeze attr", op: "Unsqueeze", opset: 11, attrs: []*graph.Attribute{ints("axes", 1)},
-			in: []*graph.Type{f32("N", 4)}, want: []string{"float32[N 1 4]"}},
 		{name: "concat", op: "Concat", attrs: []*graph.Attribute{intAttr("axis", 1)},
 			in: []*graph.Type{f32("N", 64, 56, 56), f32("N", 32, 56, 56)}, want: []string{"float32[N 96 56 56]"}},
 		{name: "concat mismatch", op: "Concat", attrs: []*graph.Attribute{intAttr("axis", 1)},
@@ -274,11 +268,8 @@ func TestShapeRules(t *testing.T) {
 			nOut: 3, want: []string{"float32[2 3]", "float32[2 3]", "float32[2 3]"}},
 		{name: "split input", op: "Split", in: []*graph.Type{f32(6, 2), i64(2)}, vals: []*graph.Tensor{nil, i64s(2, 4)},
 			want: []string{"float32[2 2]", "float32[4 2]"}},
-		{name: "split attr", op: "Split", opset: 11, attrs: []*graph.Attribute{ints("split", 1, 5)},
-			in: []*graph.Type{f32(6)}, want: []string{"float32[1]", "float32[5]"}},
 		{name: "split num_outputs", op: "Split", attrs: []*graph.Attribute{intAttr("num_outputs", 3)},
 			in: []*graph.Type{f32(7)}, want: []string{"float32[3]", "float32[3]", "float32[1]"}},
-		{name: "split uneven", op: "Split", opset: 13, in: []*graph.Type{f32(7)}, nOut: 2, errHas: "equal parts"},
 		{name: "gather", op: "Gather", attrs: []*graph.Attribute{intAttr("axis", 1)},
 			in: []*graph.Type{f32(5, 6, 7), graph.TensorType(graph.Int64, shp(2, 3))}, want: []string{"float32[5 2 3 7]"}},
 		{name: "gather scalar", op: "Gather", in: []*graph.Type{f32(5, 6), graph.TensorType(graph.Int64, shp())},
@@ -295,8 +286,6 @@ func TestShapeRules(t *testing.T) {
 			want: []string{"float32[1 3 8 10]"}},
 		{name: "pad axes", op: "Pad", in: []*graph.Type{f32(1, 3, 4, 4), i64(4), f32(), i64(2)},
 			vals: []*graph.Tensor{nil, i64s(1, 1, 1, 1), nil, i64s(-2, -1)}, want: []string{"float32[1 3 6 6]"}},
-		{name: "pad attr", op: "Pad", opset: 2, attrs: []*graph.Attribute{ints("pads", 1, 0, 1, 0)},
-			in: []*graph.Type{f32(2, 2)}, want: []string{"float32[4 2]"}},
 		{name: "resize scales", op: "Resize", in: []*graph.Type{f32(1, 3, 10, 10), f32(0), f32(4)},
 			vals: []*graph.Tensor{nil, nil, mustFloats(1, 1, 2, 1.5)}, want: []string{"float32[1 3 20 15]"}},
 		{name: "resize scales rounded as the kernels do", op: "Resize", in: []*graph.Type{f32(1, 3, 10, 10), f32(0), f32(4)},
@@ -306,8 +295,6 @@ func TestShapeRules(t *testing.T) {
 		{name: "resize axes", op: "Resize", attrs: []*graph.Attribute{ints("axes", 2, 3), strAttr("keep_aspect_ratio_policy", "not_larger")},
 			in: []*graph.Type{f32(1, 3, 10, 20), nil, nil, i64(2)}, vals: []*graph.Tensor{nil, nil, nil, i64s(5, 5)},
 			want: []string{"float32[1 3 3 5]"}},
-		{name: "upsample", op: "Upsample", opset: 9, in: []*graph.Type{f32(1, 3, 10, 10), f32(4)},
-			vals: []*graph.Tensor{nil, mustFloats(1, 1, 2, 2)}, want: []string{"float32[1 3 20 20]"}},
 		{name: "depth to space", op: "DepthToSpace", attrs: []*graph.Attribute{intAttr("blocksize", 2)},
 			in: []*graph.Type{f32(1, 8, 3, 3)}, want: []string{"float32[1 2 6 6]"}},
 		{name: "onehot", op: "OneHot", in: []*graph.Type{graph.TensorType(graph.Int64, shp(2, 3)), graph.TensorType(graph.Int64, shp()), f32(2)},
@@ -364,8 +351,6 @@ func TestSliceRule(t *testing.T) {
 		slice("reverse partial", f32(10), []int64{8}, []int64{2}, []int64{0}, []int64{-2}, "float32[3]"),
 		slice("symbolic full", f32("S", 4), []int64{0}, []int64{big}, []int64{0}, nil, "float32[S 4]"),
 		slice("symbolic part", f32("S", 4), []int64{1}, []int64{big}, []int64{0}, nil, "float32[? 4]"),
-		{name: "attr form", op: "Slice", opset: 9, attrs: []*graph.Attribute{ints("starts", 1), ints("ends", 1000), ints("axes", 1)},
-			in: []*graph.Type{f32(2, 5)}, want: []string{"float32[2 4]"}},
 		{name: "unknown starts", op: "Slice", in: []*graph.Type{f32(2, 5), i64(1), i64(1), i64(1)},
 			vals: []*graph.Tensor{nil, nil, i64s(3), i64s(1)}, want: []string{"float32[2 ?]"}},
 		slice("zero step", f32(10), []int64{0}, []int64{3}, []int64{0}, []int64{0}, ""),

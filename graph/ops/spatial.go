@@ -15,7 +15,6 @@ import (
 
 func init() {
 	setRule(inferResize, "Resize")
-	setRule(inferUpsample, "Upsample")
 	setRule(inferCenterCropPad, "CenterCropPad")
 	setRule(inferCol2Im, "Col2Im")
 	setRule(inferGridSample, "GridSample")
@@ -59,8 +58,9 @@ func scaledDim(d graph.Dim, scale float64) graph.Dim {
 }
 
 // inferResize is Resize: the output size comes from sizes or from scales
-// (opset 10: inputs X, scales; from 11: X, roi, scales, sizes; from 18 the
-// axes and keep_aspect_ratio_policy attributes).
+// (inputs X, roi, scales, sizes; Resize-10, which Canonicalize leaves in
+// nearest mode with scales not known at load: X, scales), for the axes
+// attribute's axes, under the keep_aspect_ratio_policy.
 func inferResize(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
@@ -146,45 +146,6 @@ func inferResize(c *InferContext) error {
 	}
 	for i, a := range axes {
 		out[a] = scaledDim(xs[a], scales[i])
-	}
-	c.setTensor(0, dt, out)
-	return nil
-}
-
-// inferUpsample is Upsample: scales from the attributes (opsets 1 and 7)
-// or the second input (opset 9).
-func inferUpsample(c *InferContext) error {
-	dt := c.inElem(0)
-	xs := c.inShape(0)
-	if xs == nil {
-		c.setTensor(0, dt, nil)
-		return nil
-	}
-	var scales []float64
-	ok := true
-	switch {
-	case c.Opset < 7:
-		if len(xs) != 4 {
-			return fmt.Errorf("input of rank %d, want 4", len(xs))
-		}
-		scales = []float64{1, 1, float64(c.Node.AttrFloat("height_scale", 1)), float64(c.Node.AttrFloat("width_scale", 1))}
-	case c.Opset < 9:
-		for _, s := range c.Node.AttrFloats("scales", nil) {
-			scales = append(scales, float64(s))
-		}
-	default:
-		scales, ok = c.floatsIn(1)
-	}
-	if !ok {
-		c.setTensor(0, dt, unknownShape(len(xs)))
-		return nil
-	}
-	if len(scales) != len(xs) {
-		return fmt.Errorf("scales %v for rank %d", scales, len(xs))
-	}
-	out := make(graph.Shape, len(xs))
-	for i, d := range xs {
-		out[i] = scaledDim(d, scales[i])
 	}
 	c.setTensor(0, dt, out)
 	return nil

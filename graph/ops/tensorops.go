@@ -93,14 +93,9 @@ func inferTranspose(c *InferContext) error {
 	return nil
 }
 
-// axesArg reads an axes list given as attribute before opset 13 and as
-// input idx from then on. present says whether the node gives axes at all,
-// ok whether their values are known.
-func axesArg(c *InferContext, idx int, attrBefore int64) (axes []int64, present, ok bool) {
-	if c.Opset < attrBefore {
-		a := c.Node.Attr("axes")
-		return c.attrInts("axes", nil), a != nil, true
-	}
+// axesArg reads the axes list of input idx. present says whether the node
+// gives axes at all, ok whether their values are known.
+func axesArg(c *InferContext, idx int) (axes []int64, present, ok bool) {
 	if !c.has(idx) {
 		return nil, false, true
 	}
@@ -112,7 +107,7 @@ func axesArg(c *InferContext, idx int, attrBefore int64) (axes []int64, present,
 func inferSqueeze(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
-	axes, present, ok := axesArg(c, 1, 13)
+	axes, present, ok := axesArg(c, 1)
 	if xs == nil || !ok {
 		if n := c.lenOf1D(1); xs != nil && n >= 0 && n <= len(xs) {
 			c.setTensor(0, dt, unknownShape(len(xs)-n))
@@ -157,7 +152,7 @@ func inferSqueeze(c *InferContext) error {
 func inferUnsqueeze(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
-	axes, _, ok := axesArg(c, 1, 13)
+	axes, _, ok := axesArg(c, 1)
 	if xs == nil || !ok {
 		if n := c.lenOf1D(1); xs != nil && n >= 0 {
 			c.setTensor(0, dt, unknownShape(len(xs)+n))
@@ -299,8 +294,8 @@ func inferConcat(c *InferContext) error {
 }
 
 // inferSplit cuts the input along axis into the outputs: by the split sizes
-// (attribute before opset 13, input from then on), else into equal parts
-// (from opset 18 the last part may be smaller).
+// (input 1), else into equal parts, the last one smaller when the axis
+// does not divide evenly.
 func inferSplit(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
@@ -317,13 +312,7 @@ func inferSplit(c *InferContext) error {
 	}
 	var split []int64
 	known := true
-	switch {
-	case c.Opset < 13:
-		split = c.attrInts("split", nil)
-		if split == nil && c.has(1) {
-			split, known = c.intsIn(1)
-		}
-	case c.has(1):
+	if c.has(1) {
 		split, known = c.intsIn(1)
 	}
 	d := xs[axis]
@@ -354,9 +343,6 @@ func inferSplit(c *InferContext) error {
 		}
 		chunk := d.Value / int64(n)
 		if d.Value%int64(n) != 0 {
-			if c.Opset < 18 {
-				return fmt.Errorf("dimension %d does not split into %d equal parts", d.Value, n)
-			}
 			chunk = (d.Value + int64(n) - 1) / int64(n)
 		}
 		for i := range sizes {
@@ -403,34 +389,27 @@ func SliceRange(start, end, step, dim int64) (first, count int64) {
 	return start, (start-end-1)/-step + 1
 }
 
-// inferSlice is Slice with starts, ends, axes and steps as attributes
-// (before opset 10) or inputs.
+// inferSlice is Slice with starts, ends, axes and steps as inputs.
 func inferSlice(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
-	var starts, ends, axes, steps []int64
-	ok := true
-	if c.Opset < 10 {
-		starts, ends, axes = c.attrInts("starts", nil), c.attrInts("ends", nil), c.attrInts("axes", nil)
-	} else {
-		var ok1, ok2 bool
-		starts, ok1 = c.intsIn(1)
-		ends, ok2 = c.intsIn(2)
-		ok = ok1 && ok2
-		if c.has(3) {
-			var ok3 bool
-			axes, ok3 = c.intsIn(3)
-			ok = ok && ok3
-			if !ok3 && xs != nil {
-				c.setTensor(0, dt, unknownShape(len(xs)))
-				return nil
-			}
+	var axes, steps []int64
+	starts, ok1 := c.intsIn(1)
+	ends, ok2 := c.intsIn(2)
+	ok := ok1 && ok2
+	if c.has(3) {
+		var ok3 bool
+		axes, ok3 = c.intsIn(3)
+		ok = ok && ok3
+		if !ok3 && xs != nil {
+			c.setTensor(0, dt, unknownShape(len(xs)))
+			return nil
 		}
-		if c.has(4) {
-			var ok4 bool
-			steps, ok4 = c.intsIn(4)
-			ok = ok && ok4
-		}
+	}
+	if c.has(4) {
+		var ok4 bool
+		steps, ok4 = c.intsIn(4)
+		ok = ok && ok4
 	}
 	if xs == nil {
 		c.setTensor(0, dt, nil)
@@ -616,8 +595,8 @@ func inferTile(c *InferContext) error {
 	return nil
 }
 
-// inferPad adds the begin and end pads to each padded axis. Pads are an
-// attribute before opset 11, an input after; opset 18 adds the axes input.
+// inferPad adds the begin and end pads (input 1) to each padded axis (all,
+// or those of input 3).
 func inferPad(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
@@ -625,21 +604,12 @@ func inferPad(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	var pads []int64
-	ok := true
-	switch {
-	case c.Opset < 2:
-		pads = c.attrInts("paddings", nil)
-	case c.Opset < 11:
-		pads = c.attrInts("pads", nil)
-	default:
-		pads, ok = c.intsIn(1)
-	}
+	pads, ok := c.intsIn(1)
 	axes := make([]int64, len(xs))
 	for i := range axes {
 		axes[i] = int64(i)
 	}
-	if c.Opset >= 18 && c.has(3) {
+	if c.has(3) {
 		var ok2 bool
 		axes, ok2 = c.intsIn(3)
 		ok = ok && ok2

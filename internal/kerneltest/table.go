@@ -913,21 +913,6 @@ func resizeCases(op string, r *rand.Rand) []Case {
 	return cs
 }
 
-// upsampleCases are the cases of Upsample-9.
-func upsampleCases(op string, r *rand.Rand) []Case {
-	var cs []Case
-	for _, c := range []struct {
-		x      []int64
-		scales []float32
-	}{{[]int64{1, 1, 13, 13}, []float32{1, 1, 2, 3}}, {[]int64{13, 1, 1, 13}, []float32{1, 1, 2, 1.5}}} {
-		for _, mode := range []string{"nearest", "linear"} {
-			cs = append(cs, Case{Node(op, []string{"x", "scales"}, StringAttr("mode", mode)), 9,
-				[]Arg{{T: RandFloats(r, c.x, -1, 1)}, ConstFloats(c.scales...)}})
-		}
-	}
-	return cs
-}
-
 // softmaxCases are the cases of Softmax and LogSoftmax: a random axis,
 // single-axis (opset 13) and coerced to 2-D (opset 11).
 func softmaxCases(op string, r *rand.Rand) []Case {
@@ -1119,7 +1104,6 @@ var Table = []Op{
 	{"", "ReduceProd", reduceCases(0.9, 1.1)},
 	{"", "ReduceSumSquare", reduceCases(-4, 4)},
 	{"", "Resize", resizeCases},
-	{"", "Upsample", upsampleCases},
 	{"", "Softmax", softmaxCases},
 	{"", "LogSoftmax", softmaxCases},
 }
