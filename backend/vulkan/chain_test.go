@@ -75,10 +75,14 @@ func TestChainsMatchCPU(t *testing.T) {
 	// ReduceMax's, dead by then unfused; fused, the broadcast max must
 	// not be overwritten while it is read (the dispatch count depends on
 	// the memory plan, so it is not checked).
+	// ReduceMax takes its axes as the attribute of opset 17, ReduceSum as
+	// the input it has had since 13.
 	axes := &graph.Attribute{Name: "axes", Type: graph.AttrInts, Ints: []int64{-1}}
-	cases = append(cases, chainCase{"softmax-expanded", map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(3, 4, 5))}, nil,
+	last, _ := graph.FromSlice(graph.Int64, []int64{1}, []int64{-1})
+	cases = append(cases, chainCase{"softmax-expanded", map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(3, 4, 5))},
+		map[string]*graph.Tensor{"last": last},
 		[]*graph.Node{node("ReduceMax", []string{"x"}, "m", axes), node("Sub", []string{"x", "m"}, "a"), node("Exp", []string{"a"}, "e"),
-			node("ReduceSum", []string{"e"}, "s", axes), node("Div", []string{"e", "s"}, "y")}, -1})
+			node("ReduceSum", []string{"e", "last"}, "s"), node("Div", []string{"e", "s"}, "y")}, -1})
 	// A chain of 20 unary ops: 16 in one dispatch, 4 in the next.
 	long := []*graph.Node{}
 	prev := "x"
