@@ -198,7 +198,7 @@ var canonCases = []canonCase{
 			return canonModel(7, []int64{2, 3}, canonNode("Dropout", []string{"x"}, []string{"y", "m"}, attrFloat("ratio", 0.25)), nil)
 		},
 		new: func() *graph.Model {
-			m := canonModel(13, []int64{2, 3}, canonNode("Dropout", []string{"x", "r"}, []string{"y", "b"}), map[string]*graph.Tensor{"r": f32(0.25)})
+			m := canonModel(15, []int64{2, 3}, canonNode("Dropout", []string{"x", "r"}, []string{"y", "b"}), map[string]*graph.Tensor{"r": f32(0.25)})
 			m.Graph.Nodes = append(m.Graph.Nodes, canonNode("CastLike", []string{"b", "x"}, []string{"m"}))
 			m.Graph.Outputs = []*graph.ValueInfo{{Name: "y"}, {Name: "m"}}
 			return m

@@ -21,7 +21,7 @@ var formChanges = map[string]string{
 	"ArgMax": added, "ArgMin": added, "AveragePool": added, "MaxPool": added, "CastLike": added, "Constant": added,
 	"GatherND": added, "ScatterElements": added, "ScatterND": added, "Shape": added, "RoiAlign": added,
 	"DepthToSpace": added, "QuantizeLinear": added, "DequantizeLinear": added, "GRU": added, "LSTM": added, "RNN": added,
-	"OptionalHasElement": added, "Loop": "Loop-1 counts M and cond among its required inputs (both may be omitted, as later versions say); the form is the same",
+	"OptionalHasElement": added, "Attention": added, "Loop": "Loop-1 counts M and cond among its required inputs (both may be omitted, as later versions say); the form is the same",
 	"Selu": "only the printed precision of the defaults of alpha and gamma differs between Selu-1 and Selu-6",
 
 	"BatchNormalization": "not canonicalized yet: is_test and spatial before 9 (spatial=0 normalizes per activation, which BatchNormalization-15 cannot say), training outputs before 14; hostfallback/norm.go, backend/vulkan/batchnorm.go and planner/fuse_bn.go branch on the version",
