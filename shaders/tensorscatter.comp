@@ -36,10 +36,10 @@ void main() {
             y[e] = 0x7fc00000u;
             continue;
         }
-        int rel = int(at) - w;
-        if (circular) {
-            rel = ((rel % int(p.len)) + int(p.len)) % int(p.len);
-        }
+        // In circular mode, at - w modulo len, on unsigned operands: GLSL
+        // leaves % of a negative operand undefined (NVIDIA's differs from
+        // lavapipe's).
+        int rel = circular ? int((at + p.len - uint(w) % p.len) % p.len) : int(at) - w;
         if (rel >= 0 && rel < int(p.seq)) {
             y[e] = upd[(pre * p.seq + uint(rel)) * p.inner + in_];
         } else {
