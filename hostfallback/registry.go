@@ -145,10 +145,26 @@ func RegisterDomain(domain, op string, k Kernel) {
 	if _, dup := kernels[key{domain, op}]; dup {
 		panic(fmt.Sprintf("hostfallback: kernel for %s.%s registered twice", domain, op))
 	}
-	kernels[key{domain, op}] = k
+	kernels[key{domain, op}] = guard(k)
 }
 
-// Lookup returns the kernel for op in domain, or nil.
+// guard returns k with a panic turned into an error naming the node: a
+// kernel that panics on a case it fails to check (a bug) fails the call,
+// and with it the Run, never the process. Whatever calls a kernel (a
+// plan's steps, a subgraph's nodes) gets it through Lookup, guarded.
+func guard(k Kernel) Kernel {
+	return func(c *Call) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%s: kernel panic: %v", c.Node, r)
+			}
+		}()
+		return k(c)
+	}
+}
+
+// Lookup returns the kernel for op in domain, or nil. The kernel returns
+// an error where it would panic (see guard).
 func Lookup(domain, op string) Kernel {
 	mu.RLock()
 	defer mu.RUnlock()
