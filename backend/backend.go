@@ -73,6 +73,14 @@ type Program interface {
 	Run(ctx context.Context, f *Frame) error
 }
 
+// Releaser is implemented by programs that hold device resources of their
+// own (memory, command buffers): Release frees them at once instead of
+// when the device closes. It is called at most once per program, when no
+// Run uses it and none will.
+type Releaser interface {
+	Release()
+}
+
 // Resident is a tensor that stays in a device's memory between Runs: a Run
 // returns it for an output the caller keeps on the device (Frame.Keep), and
 // takes it back as an input without a host copy when the step that reads

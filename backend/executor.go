@@ -56,9 +56,14 @@ type segment struct {
 }
 
 // NewExecutor compiles p for the given devices, which must include every
-// device the plan names.
-func NewExecutor(p *planner.Plan, devices []Device) (*Executor, error) {
+// device the plan names. When it fails, it releases what it compiled.
+func NewExecutor(p *planner.Plan, devices []Device) (_ *Executor, err error) {
 	e := &Executor{plan: p, devices: map[string]Device{}, arenas: map[string]*sync.Pool{}}
+	defer func() {
+		if err != nil {
+			e.Release()
+		}
+	}()
 	for _, d := range devices {
 		e.devices[d.Name()] = d
 	}
@@ -204,6 +209,16 @@ func transferLogical(p *planner.Plan, i int) string {
 		}
 	}
 	return ""
+}
+
+// Release frees what the executor's programs hold on their devices (see
+// Releaser). No Run may be in flight, and none may follow.
+func (e *Executor) Release() {
+	for _, s := range e.segments {
+		if r, ok := s.program.(Releaser); ok {
+			r.Release()
+		}
+	}
 }
 
 // Plan returns the executor's plan.
@@ -549,8 +564,15 @@ func (e *Executor) runSegments(ctx context.Context, f *Frame, order *pipeline, i
 }
 
 // runSegment runs s's program, or its transfer recorded as a trace event
-// with the bytes it moved.
-func (e *Executor) runSegment(ctx context.Context, f *Frame, s segment) error {
+// with the bytes it moved. A panic there is a bug of a kernel or a device,
+// not of the model: as the last line of defence, it becomes an error
+// naming the segment's nodes, so that it fails this Run only.
+func (e *Executor) runSegment(ctx context.Context, f *Frame, s segment) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("backend: model %q: %s: panic: %v", f.Plan.Model.Name, describeSteps(f.Plan, s), r)
+		}
+	}()
 	if s.transfer == nil {
 		return s.program.Run(ctx, f)
 	}
@@ -567,6 +589,19 @@ func (e *Executor) runSegment(ctx context.Context, f *Frame, s segment) error {
 	tr.Add(TraceEvent{Name: "transfer " + f.Plan.Values[st.In[0]] + " " + st.From + "→" + st.To, Op: "transfer",
 		Device: st.To, Start: t0, Dur: tr.Now() - t0, Bytes: moved})
 	return nil
+}
+
+// describeSteps names the work of segment s of plan p: its node, or its
+// first and last nodes, and its device; or the value it moves.
+func describeSteps(p *planner.Plan, s segment) string {
+	if st := s.transfer; st != nil {
+		return fmt.Sprintf("moving %q from %s to %s", p.Values[st.In[0]], st.From, st.To)
+	}
+	first, last := s.steps[0].Node, s.steps[len(s.steps)-1].Node
+	if len(s.steps) == 1 {
+		return fmt.Sprintf("%s on %s", first, s.device)
+	}
+	return fmt.Sprintf("the %d steps %s … %s on %s", len(s.steps), first, last, s.device)
 }
 
 // transfer moves value st.In[0] from st.From to st.To and returns the

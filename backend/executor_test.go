@@ -59,6 +59,19 @@ type programFunc func(context.Context, *backend.Frame) error
 
 func (f programFunc) Run(ctx context.Context, fr *backend.Frame) error { return f(ctx, fr) }
 
+// fakeExecutor plans and compiles m, whose input x is a float32 vector of
+// 4, on gpu and the CPU, and returns the executor and an input x.
+func fakeExecutor(t *testing.T, m *graph.Model, gpu backend.Device) (*backend.Executor, *graph.Tensor) {
+	t.Helper()
+	cpu := hostfallback.NewDevice()
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{gpu, cpu}})
+	require.NoError(t, err)
+	ex, err := backend.NewExecutor(p, []backend.Device{gpu, cpu})
+	require.NoError(t, err)
+	x, _ := graph.FromSlice(graph.Float, []int64{4}, []float32{-2, -1, 1, 2})
+	return ex, x
+}
+
 // TestMixedPlacement runs a = Relu(x) and c = Relu(a) on the fake device,
 // b = Neg(a) and y = Add(b, c) on the CPU: a is needed on both devices at
 // once, so it is downloaded while its device copy stays in use.
@@ -74,12 +87,7 @@ func TestMixedPlacement(t *testing.T) {
 	}
 	m := &graph.Model{Name: "mixed", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
 	gpu := &fakeGPU{}
-	cpu := hostfallback.NewDevice()
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{gpu, cpu}})
-	require.NoError(t, err)
-	ex, err := backend.NewExecutor(p, []backend.Device{gpu, cpu})
-	require.NoError(t, err)
-	x, _ := graph.FromSlice(graph.Float, []int64{4}, []float32{-2, -1, 1, 2})
+	ex, x := fakeExecutor(t, m, gpu)
 	out, err := ex.Run(context.Background(), map[string]graph.Value{"x": x})
 	require.NoError(t, err)
 	// y = -relu(x) + relu(relu(x)) = 0 everywhere.
@@ -87,4 +95,30 @@ func TestMixedPlacement(t *testing.T) {
 	// x up; a down for Neg; c down for Add.
 	require.Equal(t, 1, gpu.uploads)
 	require.Equal(t, 2, gpu.downloads)
+}
+
+// panicGPU is fakeGPU with programs that panic, as a device bug would.
+type panicGPU struct{ fakeGPU }
+
+func (*panicGPU) Compile(*planner.Plan, []planner.Step) (backend.Program, error) {
+	return programFunc(func(context.Context, *backend.Frame) error { panic("device bug") }), nil
+}
+
+// TestSegmentPanicIsError runs a plan whose device program panics: the
+// Run fails with an error naming the segment's nodes and device, and the
+// executor runs again (failing the same way).
+func TestSegmentPanicIsError(t *testing.T) {
+	g := graph.NewGraph("relus")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(4))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	g.Nodes = []*graph.Node{
+		{Name: "r1", OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"a"}},
+		{Name: "r2", OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"y"}, Index: 1},
+	}
+	m := &graph.Model{Name: "relus", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+	ex, x := fakeExecutor(t, m, &panicGPU{})
+	for range 2 {
+		_, err := ex.Run(context.Background(), map[string]graph.Value{"x": x})
+		require.ErrorContains(t, err, `backend: model "relus": the 2 steps node "r1" (Relu, #0) … node "r2" (Relu, #1) on fake:0: panic: device bug`)
+	}
 }
