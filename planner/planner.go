@@ -239,8 +239,15 @@ type Plan struct {
 }
 
 // New plans m. It never modifies m except for recording inferred types of
-// subgraph values.
-func New(m *graph.Model, opts Options) (*Plan, error) {
+// subgraph values. A panic while planning (a bug: inference rules, which
+// compute the folded constants, already turn theirs into errors naming
+// the node) becomes an error, as the last line of defence.
+func New(m *graph.Model, opts Options) (_ *Plan, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("planner: model %q: panic while planning: %v", m.Name, r)
+		}
+	}()
 	if len(opts.Devices) == 0 {
 		return nil, errors.New("planner: no devices")
 	}

@@ -256,3 +256,16 @@ func TestPlanFoldsConstantIdentities(t *testing.T) {
 		t.Error("planning changed the model")
 	}
 }
+
+// panicDevice panics when asked about a node, as a buggy device might.
+type panicDevice struct{}
+
+func (panicDevice) Name() string                { return "panic" }
+func (panicDevice) Supports(planner.Query) bool { panic("device bug") }
+
+// TestPanicWhilePlanning plans on a device that panics: New fails with an
+// error naming the model instead.
+func TestPanicWhilePlanning(t *testing.T) {
+	_, err := planner.New(chain(2, 4), planner.Options{Devices: []planner.Device{panicDevice{}, cpu}})
+	require.ErrorContains(t, err, "panic while planning: device bug")
+}
