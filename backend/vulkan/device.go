@@ -70,9 +70,12 @@ type Device struct {
 	modules   map[string]uintptr
 	pipelines map[pipelineKey]*pipeline
 	// weights holds the resident constants by tensor, in blocks (see
-	// makeResident).
+	// makeResident); users counts the programs that bind each, and
+	// inBlock the weights resident in each block (see releaseWeights).
 	weights  map[*graph.Tensor]weightRef
 	blocks   []*buffer
+	users    map[weightKey]int
+	inBlock  map[*buffer]int
 	programs []*program
 	// cache is the pipeline cache every pipeline is created through.
 	cache pipelineCache
@@ -197,7 +200,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 		QueueCount: 1, PQueuePriorities: unsafe.Pointer(&priority)}
 	dci := &vk.DeviceCreateInfo{SType: vk.StructureTypeDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: unsafe.Pointer(qci)}
 	d := &Device{name: "vulkan:" + strconv.Itoa(info.Index), info: info, modules: map[string]uintptr{},
-		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]weightRef{}}
+		pipelines: map[pipelineKey]*pipeline{}, weights: map[*graph.Tensor]weightRef{}, users: map[weightKey]int{}, inBlock: map[*buffer]int{}}
 	if err := cfg.schedule.apply(d); err != nil {
 		return nil, err
 	}
@@ -267,8 +270,8 @@ type Tensor struct {
 func (t *Tensor) ValueType() *graph.Type { return t.t.ValueType() }
 
 // Close waits for the device to go idle and destroys every Vulkan object
-// it created: programs, pipelines, shader modules, weights and the device
-// itself. Before, it saves the pipeline cache when pipelines were created
+// it created: programs not released yet, pipelines, shader modules,
+// weights and the device itself. Before, it saves the pipeline cache when pipelines were created
 // since Open; a failure to save is not reported. Runs in progress must
 // have returned.
 func (d *Device) Close() error {
@@ -303,7 +306,7 @@ func (d *Device) Close() error {
 	if d.cache.handle != 0 {
 		vk.DestroyPipelineCache(d.dev, d.cache.handle)
 	}
-	d.programs, d.pipelines, d.modules, d.weights, d.half.weights, d.blocks = nil, nil, nil, nil, nil, nil
+	d.programs, d.pipelines, d.modules, d.weights, d.half.weights, d.blocks, d.users, d.inBlock = nil, nil, nil, nil, nil, nil, nil, nil
 	vk.DestroyDevice(d.dev)
 	releaseInstance()
 	return errors.Join(errs...)

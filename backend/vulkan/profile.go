@@ -6,6 +6,8 @@ import (
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // profiled returns the profiling variant of ec's command buffer, recording
@@ -87,12 +89,24 @@ func (pr *program) traceNodes(tr *backend.Trace, submitted time.Duration, spans 
 }
 
 // describe names the segment in error messages.
-func (pr *program) describe() string {
-	switch len(pr.nodes) {
+func (pr *program) describe() string { return describeNodes(pr.nodes) }
+
+// describeNodes names the segment of nodes.
+func describeNodes(nodes []*graph.Node) string {
+	switch len(nodes) {
 	case 0:
 		return "an empty segment"
 	case 1:
-		return fmt.Sprintf("the segment of %s", pr.nodes[0])
+		return fmt.Sprintf("the segment of %s", nodes[0])
 	}
-	return fmt.Sprintf("the segment of %d nodes, %s … %s", len(pr.nodes), pr.nodes[0], pr.nodes[len(pr.nodes)-1])
+	return fmt.Sprintf("the segment of %d nodes, %s … %s", len(nodes), nodes[0], nodes[len(nodes)-1])
+}
+
+// stepNodes returns the nodes of steps.
+func stepNodes(steps []planner.Step) []*graph.Node {
+	nodes := make([]*graph.Node, len(steps))
+	for i := range steps {
+		nodes[i] = steps[i].Node
+	}
+	return nodes
 }

@@ -20,9 +20,15 @@ import (
 // Supports reports whether a kernel handles n with these input types: the
 // ops of the shaders in package shaders on float32 tensors of known,
 // non-empty shape that fit a storage buffer binding, with the attributes
-// and shapes each kernel's lowering accepts.
-func (d *Device) Supports(q planner.Query) bool {
-	_, ok := lower(q, d.caps())
+// and shapes each kernel's lowering accepts. A lowering that panics on
+// the node (a bug) does not accept it: the CPU runs it.
+func (d *Device) Supports(q planner.Query) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, ok = lower(q, d.caps())
 	return ok
 }
 
@@ -86,6 +92,9 @@ type program struct {
 	// each, why it records no dispatch of its own ("" when it does).
 	nodes []*graph.Node
 	notes []string
+	// weights are the resident weights the program binds, which it holds
+	// until Release (see holdWeights).
+	weights []weightKey
 
 	mu     sync.Mutex
 	closed bool
@@ -110,12 +119,33 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 	return pr, nil
 }
 
-func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error) {
+func (d *Device) compile(p *planner.Plan, steps []planner.Step) (_ *program, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil, fmt.Errorf("vulkan: %s is closed", d.name)
 	}
+	// held are the weights this program holds (see holdWeights), given
+	// back when the compile fails.
+	var held []weightKey
+	defer func() {
+		if err != nil {
+			d.releaseWeights(held)
+		}
+	}()
+	// at is the node being lowered or placed, nil between nodes; a panic
+	// is a bug of the lowering, reported as an error naming at, or the
+	// segment.
+	var at *graph.Node
+	defer func() {
+		if r := recover(); r != nil {
+			where := describeNodes(stepNodes(steps))
+			if at != nil {
+				where = at.String()
+			}
+			err = fmt.Errorf("vulkan: compiling %s: panic: %v", where, r)
+		}
+	}()
 	inSegment := make(map[*planner.Step]bool, len(steps))
 	for i := range steps {
 		inSegment[&steps[i]] = true
@@ -136,12 +166,14 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 	launches := make([]*launch, len(steps))
 	for i := range steps {
 		st := &steps[i]
+		at = st.Node
 		l, ok := lower(p.Query(st), d.caps())
 		if !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
 		}
 		launches[i] = l
 	}
+	at = nil
 	// compiled holds the step compiled at each index: the step itself, a
 	// chain's stand-in at the chain's last index, nil inside a chain.
 	// fusedInto holds, at each nil of compiled, the node whose dispatch
@@ -189,12 +221,15 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 			}
 		}
 	}
-	if err := d.makeResident(keys); err != nil {
+	keys = uniqueKeys(keys)
+	err = d.makeResident(keys)
+	held = d.holdWeights(keys)
+	if err != nil {
 		return nil, fmt.Errorf("vulkan: %s: uploading weights: %w", d.name, err)
 	}
 	align := d.bindAlign()
 	inside, inPlace := concatsInPlace(p, steps, compiled, escapes, reads, align)
-	pr := &program{d: d}
+	pr := &program{d: d, weights: held}
 	// scratch is the most scratch a node asks for (see launch.scratch);
 	// scratchAt holds the dispatch and binding index of each scratch
 	// binding.
@@ -219,6 +254,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		return where[v]
 	}
 	for i, st := range compiled {
+		at = steps[i].Node
 		if st == nil {
 			pr.nodes = append(pr.nodes, steps[i].Node)
 			pr.notes = append(pr.notes, "fused into "+fusedInto[i].String())
@@ -340,6 +376,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (*program, error
 		pr.nodes = append(pr.nodes, st.Node)
 		pr.notes = append(pr.notes, "")
 	}
+	at = nil
 	if scratch > 0 {
 		// One scratch region past the values serves every node: the
 		// barriers order one node's uses after another's.
@@ -584,7 +621,7 @@ func (pr *program) acquire() (*execContext, error) {
 	pr.mu.Lock()
 	if pr.closed {
 		pr.mu.Unlock()
-		return nil, fmt.Errorf("vulkan: %s is closed", pr.d.name)
+		return nil, pr.released()
 	}
 	if n := len(pr.free); n > 0 {
 		ec := pr.free[n-1]
@@ -601,10 +638,16 @@ func (pr *program) acquire() (*execContext, error) {
 	defer pr.mu.Unlock()
 	if pr.closed {
 		ec.destroy(pr.d.dev)
-		return nil, fmt.Errorf("vulkan: %s is closed", pr.d.name)
+		return nil, pr.released()
 	}
 	pr.all = append(pr.all, ec)
 	return ec, nil
+}
+
+// released is the error of a Run of a program that was released, or
+// whose device closed.
+func (pr *program) released() error {
+	return fmt.Errorf("vulkan: %s of %s is released (its plan was dropped or the device closed)", pr.describe(), pr.d.name)
 }
 
 func (pr *program) put(ec *execContext) {
@@ -613,7 +656,26 @@ func (pr *program) put(ec *execContext) {
 	pr.mu.Unlock()
 }
 
-// destroy frees every context. The device's mu is held and it is idle.
+// Release frees the program's execution contexts (arena, io and staging
+// memory, command buffers, descriptor sets) and the weights no other
+// program binds. No Run of the program may be in flight, and none may
+// follow: a later one fails. Releasing twice, or after the device closed,
+// does nothing.
+func (pr *program) Release() {
+	d := pr.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := slices.Index(d.programs, pr)
+	if d.closed || i < 0 {
+		return
+	}
+	d.programs = slices.Delete(d.programs, i, i+1)
+	pr.destroy()
+	d.releaseWeights(pr.weights)
+}
+
+// destroy frees every context. The device's mu is held and the program's
+// contexts are idle.
 func (pr *program) destroy() {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()

@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
@@ -128,10 +129,67 @@ func (d *Device) uploadBlock(keys []weightKey, offs []uint64, size uint64) error
 		}
 	}
 	d.blocks = append(d.blocks, b)
+	d.inBlock[b] = len(keys)
 	for i, k := range keys {
 		d.table(k)[k.t] = weightRef{block: b, off: offs[i], size: k.size()}
 	}
 	return nil
+}
+
+// uniqueKeys returns keys without repeats, in their first order.
+func uniqueKeys(keys []weightKey) []weightKey {
+	seen := make(map[weightKey]bool, len(keys))
+	return slices.DeleteFunc(keys, func(k weightKey) bool {
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
+}
+
+// holdWeights counts one more user, a program, of each of keys that is
+// resident, and returns those: what the program gives back with
+// releaseWeights. keys must not repeat. d.mu must be held.
+func (d *Device) holdWeights(keys []weightKey) []weightKey {
+	var held []weightKey
+	for _, k := range keys {
+		if _, ok := d.table(k)[k.t]; ok {
+			d.users[k]++
+			held = append(held, k)
+		}
+	}
+	return held
+}
+
+// releaseWeights counts one user fewer of each of keys (see holdWeights)
+// and frees what no program uses any more: a weight leaves its table,
+// and a block is freed once it holds no weight (until then, the memory of
+// the weights that left it stays allocated). Weights made resident by a
+// compile that failed before holding them have no user and are freed
+// too. d.mu must be held, and no Run may use a freed weight.
+func (d *Device) releaseWeights(keys []weightKey) {
+	for _, k := range keys {
+		d.users[k]--
+	}
+	for _, half := range []bool{false, true} {
+		table := d.table(weightKey{half: half})
+		for t, ref := range table {
+			k := weightKey{t: t, half: half}
+			if d.users[k] > 0 {
+				continue
+			}
+			delete(d.users, k)
+			delete(table, t)
+			d.inBlock[ref.block]--
+		}
+	}
+	d.blocks = slices.DeleteFunc(d.blocks, func(b *buffer) bool {
+		if d.inBlock[b] > 0 {
+			return false
+		}
+		delete(d.inBlock, b)
+		b.free(d.dev)
+		return true
+	})
 }
 
 // copyOnce copies the first size bytes of src into dst with one
