@@ -38,10 +38,12 @@ func (s *Session) RunBatch(ctx context.Context, inputs []map[string]*Tensor) ([]
 
 // RunValuesBatch is RunBatch for models whose inputs or outputs are
 // sequences, optionals or maps as well as tensors.
-func (s *Session) RunValuesBatch(ctx context.Context, inputs []map[string]graph.Value) ([]map[string]graph.Value, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
+func (s *Session) RunValuesBatch(ctx context.Context, inputs []map[string]graph.Value) (_ []map[string]graph.Value, err error) {
+	ctx, leave, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer func() { err = leave(err) }()
 	if len(inputs) == 0 {
 		return nil, nil
 	}

@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
@@ -32,8 +31,9 @@ import (
 
 // Sentinel errors, matched with errors.Is.
 var (
-	// ErrClosed: the session was closed.
-	ErrClosed = errors.New("onnxvk: session closed")
+	// ErrClosed: the session was closed, before the call or while it
+	// was in progress.
+	ErrClosed = errors.New("session closed")
 	// ErrUnknownInput: Run got an input name the model does not have.
 	ErrUnknownInput = errors.New("unknown input")
 	// ErrUnknownOutput: RunOptions.Only names an output the model does not
@@ -182,13 +182,17 @@ type Session struct {
 	// reason says why the session runs where it does (DeviceReason).
 	reason string
 
-	mu     sync.Mutex
-	execs  map[string]*backend.Executor
-	closed atomic.Bool
-}
+	// calls tracks the calls in progress, which Close stops and waits
+	// for.
+	calls calls
+	// closeOnce runs Close's work once; closeErr is its result.
+	closeOnce sync.Once
+	closeErr  error
 
-// maxPlans bounds the plan cache; beyond it an arbitrary plan is dropped.
-const maxPlans = 32
+	// mu guards the plan cache.
+	mu    sync.Mutex
+	plans planCache
+}
 
 // Load reads a model file and prepares it to run.
 func Load(path string, opts ...Option) (*Session, error) {
@@ -268,7 +272,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	} else {
 		reason = fmt.Sprintf("runs on %s: device configuration %q maps its logical devices onto them", strings.Join(multi.Physical, ", "), multi.Configuration)
 	}
-	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, reason: reason, execs: map[string]*backend.Executor{}}
+	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, reason: reason, calls: newCalls()}
 	for _, d := range devs {
 		if l, ok := d.(interface{ SetMemoryLimit(int64) }); ok {
 			l.SetMemoryLimit(o.memLimit)
@@ -474,10 +478,12 @@ func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) 
 }
 
 // runValues is RunValues with options (see RunOptions).
-func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, o backend.RunOptions, only []string) (map[string]graph.Value, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
+func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, o backend.RunOptions, only []string) (_ map[string]graph.Value, err error) {
+	ctx, leave, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer func() { err = leave(err) }()
 	key, types, err := s.checkInputs(inputs)
 	if err != nil {
 		return nil, err
@@ -529,21 +535,26 @@ func runOn[T any](s *Session, key string, types map[string]*graph.Type, only []s
 // runExecutor is runOn without the catching of faults.
 func runExecutor[T any](s *Session, key string, types map[string]*graph.Type, only []string, do func(*backend.Executor) (T, error)) (T, error) {
 	var zero T
-	ex, err := s.executor(key, types, only, false)
-	if err != nil {
-		return zero, err
-	}
-	out, err := do(ex)
+	out, err := useExecutor(s, key, types, only, false, do)
 	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
-		if ex, err = s.executor(key, types, only, true); err != nil {
-			return zero, err
-		}
-		out, err = do(ex)
+		out, err = useExecutor(s, key, types, only, true, do)
 	}
 	if err != nil {
 		return zero, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
 	}
 	return out, nil
+}
+
+// useExecutor runs do on the cached executor (see Session.executor),
+// which stays in use, and so keeps its device memory, until do returns.
+func useExecutor[T any](s *Session, key string, types map[string]*graph.Type, only []string, cpuOnly bool, do func(*backend.Executor) (T, error)) (T, error) {
+	e, err := s.executor(key, types, only, cpuOnly)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer s.done(e)
+	return do(e.ex)
 }
 
 // checkInputs validates inputs against the model's declared inputs and
@@ -628,14 +639,17 @@ func matchType(decl ValueInfo, got *graph.Type, symbols map[string]int64) error 
 }
 
 // executor returns the cached executor for a set of input types, planning
-// and compiling it on first use. With cpuOnly set, or when compiling for
-// the GPU runs out of memory under WithCPUFallbackOnOOM, it plans for the
-// CPU alone and caches that plan instead.
-func (s *Session) executor(key string, types map[string]*graph.Type, only []string, cpuOnly bool) (*backend.Executor, error) {
+// and compiling it on first use, in use until s.done is called with it.
+// With cpuOnly set, or when compiling for the GPU runs out of memory under
+// WithCPUFallbackOnOOM, it plans for the CPU alone and caches that plan
+// instead.
+func (s *Session) executor(key string, types map[string]*graph.Type, only []string, cpuOnly bool) (*cachedPlan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ex, ok := s.execs[key]; ok && !cpuOnly {
-		return ex, nil
+	if !cpuOnly {
+		if e := s.plans.get(key); e != nil {
+			return e, nil
+		}
 	}
 	ex, err := s.compile(types, only, cpuOnly)
 	if err != nil && !cpuOnly && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
@@ -644,14 +658,14 @@ func (s *Session) executor(key string, types map[string]*graph.Type, only []stri
 	if err != nil {
 		return nil, err
 	}
-	if len(s.execs) >= maxPlans {
-		for k := range s.execs {
-			delete(s.execs, k)
-			break
-		}
-	}
-	s.execs[key] = ex
-	return ex, nil
+	return s.plans.add(key, ex), nil
+}
+
+// done ends a use of e that s.executor began.
+func (s *Session) done(e *cachedPlan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.plans.done(e)
 }
 
 // compile plans the model for the input types on the session's devices,
@@ -672,23 +686,19 @@ func (s *Session) compile(types map[string]*graph.Type, only []string, cpuOnly b
 
 // Plan returns a plan of the session's model for the given input types
 // (inputs not listed keep their declared types).
-func (s *Session) Plan(inputs map[string]*graph.Type) (*planner.Plan, error) {
+func (s *Session) Plan(inputs map[string]*graph.Type) (_ *planner.Plan, err error) {
+	_, leave, err := s.enter(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = leave(err) }()
+	return s.plan(inputs)
+}
+
+// plan is Plan within a call in progress.
+func (s *Session) plan(inputs map[string]*graph.Type) (*planner.Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	opts, _ := s.planOptions(inputs, false)
 	return planner.New(s.model, opts)
-}
-
-// Close releases the session's devices and the model's memory mappings.
-// Runs in progress must have returned.
-func (s *Session) Close() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	var errs []error
-	for _, d := range s.devices {
-		errs = append(errs, d.Close())
-	}
-	errs = append(errs, s.model.Close())
-	return errors.Join(errs...)
 }

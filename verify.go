@@ -36,15 +36,17 @@ type NodeCheck struct {
 // Each node is thus checked on exact inputs, so an error shows at the node
 // that makes it rather than wherever it grows past a tolerance. The checks
 // come back in plan order; nodes inside subgraphs are not checked.
-func (s *Session) Verify(ctx context.Context, inputs map[string]graph.Value) ([]NodeCheck, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
+func (s *Session) Verify(ctx context.Context, inputs map[string]graph.Value) (_ []NodeCheck, err error) {
+	ctx, leave, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer func() { err = leave(err) }()
 	_, types, err := s.checkInputs(inputs)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.Plan(types)
+	p, err := s.plan(types)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +152,7 @@ func (s *Session) checkNode(ctx context.Context, p *planner.Plan, st *planner.St
 	if err != nil {
 		return NodeCheck{}, err
 	}
+	defer ex.Release()
 	got, err := ex.Run(ctx, feeds)
 	if err != nil {
 		return NodeCheck{}, err
