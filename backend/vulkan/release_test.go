@@ -43,10 +43,16 @@ func releaseModel() *graph.Model {
 // releases them one after the other: the first release frees the first
 // program's memory but not the weight the second still binds, which keeps
 // running right; the second brings the device's memory back to where it
-// was before either compiled, with no program, block or weight left.
+// was before either compiled, with no program, block or weight left. In
+// fp32 and in the fp16 weight mode (w held as fp16).
 func TestReleaseFreesMemory(t *testing.T) {
-	d := openTest(t)
+	t.Run("fp32", func(t *testing.T) { checkRelease(t, openTest(t)) })
+	t.Run("fp16", func(t *testing.T) { checkRelease(t, openHalf(t)) })
+}
+
+func checkRelease(t *testing.T, d *Device) {
 	cpu := hostfallback.NewDevice()
+	resident := func() int { return len(d.weights) + len(d.half.weights) }
 	m := releaseModel()
 	x := graph.NewTensor(graph.Float, []int64{4, 8})
 	for i := range graph.View[float32](x) {
@@ -82,12 +88,15 @@ func TestReleaseFreesMemory(t *testing.T) {
 	}
 	both := d.MemoryInUse()
 	require.Len(t, d.programs, 2)
-	require.Len(t, d.weights, 3, "w and each plan's chain parameters")
+	require.Equal(t, 3, resident(), "w and each plan's chain parameters")
+	if d.half.on {
+		require.Len(t, d.half.weights, 1, "w as fp16")
+	}
 
 	exs[0].Release()
 	one := d.MemoryInUse()
 	require.Less(t, one, both)
-	require.Len(t, d.weights, 2, "the first plan's chain parameters stayed")
+	require.Equal(t, 2, resident(), "the first plan's chain parameters stayed")
 	require.NoError(t, run(exs[1]), "the second plan after the first's release")
 	require.ErrorContains(t, run(exs[0]), "released")
 
@@ -96,7 +105,7 @@ func TestReleaseFreesMemory(t *testing.T) {
 	require.Equal(t, before, d.MemoryInUse(), "memory in use after both releases (%d with both plans, %d with one)", both, one)
 	require.Empty(t, d.programs)
 	require.Empty(t, d.blocks)
-	require.Empty(t, d.weights)
+	require.Zero(t, resident())
 	require.Empty(t, d.users)
 }
 
