@@ -570,7 +570,10 @@ func (e *Executor) runSegments(ctx context.Context, f *Frame, order *pipeline, i
 func (e *Executor) runSegment(ctx context.Context, f *Frame, s segment) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("backend: model %q: %s: panic: %v", f.Plan.Model.Name, describeSteps(f.Plan, s), r)
+			if err = graph.FaultError(r); err == nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+			err = fmt.Errorf("backend: model %q: %s: %w", f.Plan.Model.Name, describeSteps(f.Plan, s), err)
 		}
 	}()
 	if s.transfer == nil {

@@ -150,13 +150,17 @@ func RegisterDomain(domain, op string, k Kernel) {
 
 // guard returns k with a panic turned into an error naming the node: a
 // kernel that panics on a case it fails to check (a bug) fails the call,
-// and with it the Run, never the process. Whatever calls a kernel (a
+// and with it the Run, never the process. A fault in mapped weights whose
+// file changed keeps its own error (graph.FaultError). Whatever calls a kernel (a
 // plan's steps, a subgraph's nodes) gets it through Lookup, guarded.
 func guard(k Kernel) Kernel {
 	return func(c *Call) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				err = fmt.Errorf("%s: kernel panic: %v", c.Node, r)
+				if err = graph.FaultError(r); err == nil {
+					err = fmt.Errorf("kernel panic: %v", r)
+				}
+				err = fmt.Errorf("%s: %w", c.Node, err)
 			}
 		}()
 		return k(c)

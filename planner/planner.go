@@ -245,7 +245,10 @@ type Plan struct {
 func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("planner: model %q: panic while planning: %v", m.Name, r)
+			if err = graph.FaultError(r); err == nil {
+				err = fmt.Errorf("panic while planning: %v", r)
+			}
+			err = fmt.Errorf("planner: model %q: %w", m.Name, err)
 		}
 	}()
 	if len(opts.Devices) == 0 {

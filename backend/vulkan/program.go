@@ -24,7 +24,10 @@ import (
 // the node (a bug) does not accept it: the CPU runs it.
 func (d *Device) Supports(q planner.Query) (ok bool) {
 	defer func() {
-		if recover() != nil {
+		if r := recover(); r != nil {
+			if graph.FaultError(r) != nil {
+				panic(r) // a changed mapped file, for graph.CatchFaults
+			}
 			ok = false
 		}
 	}()
@@ -143,7 +146,10 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (_ *program, err
 			if at != nil {
 				where = at.String()
 			}
-			err = fmt.Errorf("vulkan: compiling %s: panic: %v", where, r)
+			if err = graph.FaultError(r); err == nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+			err = fmt.Errorf("vulkan: compiling %s: %w", where, err)
 		}
 	}()
 	inSegment := make(map[*planner.Step]bool, len(steps))
