@@ -36,6 +36,34 @@ type Device interface {
 	Supports(q Query) bool
 }
 
+// Decliner is implemented by a device that can say why it does not
+// support a node.
+type Decliner interface {
+	// Decline returns why the device cannot run the node q describes, or
+	// "" when it can.
+	Decline(q Query) string
+}
+
+// Decline returns "" when d supports the node q describes, else why not:
+// d's own reason when it is a Decliner, else a generic one.
+func Decline(d Device, q Query) string {
+	if d.Supports(q) {
+		return ""
+	}
+	if dc, ok := d.(Decliner); ok {
+		if r := dc.Decline(q); r != "" {
+			return r
+		}
+	}
+	return "no kernel for these input types, attributes and shapes"
+}
+
+// Declined is a device that declined a node, and why.
+type Declined struct {
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+}
+
 // ConstantHolder is implemented by a device that reads the plan's
 // constants itself when it compiles the steps that use them (a GPU that
 // uploads weights once and keeps them resident). A constant needs no
@@ -172,6 +200,9 @@ type Step struct {
 	Bytes    int64
 	// Release lists values whose last use is this step.
 	Release []int
+	// Declined lists the devices ahead of Device in the planner's order
+	// that declined a compute step's node, and why.
+	Declined []Declined
 }
 
 // Buffer is where a value lives in its device's arena. Values without a
@@ -452,18 +483,21 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 		opset := p.Model.OpsetOf(n)
 		q := query(g, n, opset, overridable)
 		var dev, logical string
+		var declined []Declined
 		if sp != nil {
 			dev, logical = sp.place(n, q)
 		} else {
 			for _, d := range devices {
-				if d.Supports(q) {
+				r := Decline(d, q)
+				if r == "" {
 					dev = d.Name()
 					break
 				}
+				declined = append(declined, Declined{d.Name(), r})
 			}
 		}
 		if dev == "" {
-			unsupported = append(unsupported, n.String())
+			unsupported = append(unsupported, unsupportedNode(q, devices))
 			continue
 		}
 		captured := p.indices(graph.Captured(n))
@@ -479,10 +513,10 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 				where[v] = map[string]bool{dev: true}
 			}
 		}
-		p.Steps = append(p.Steps, Step{Kind: Compute, Node: n, Opset: opset, Device: dev, Logical: logical, In: in, Out: out, Captured: captured})
+		p.Steps = append(p.Steps, Step{Kind: Compute, Node: n, Opset: opset, Device: dev, Logical: logical, In: in, Out: out, Captured: captured, Declined: declined})
 	}
 	if len(unsupported) > 0 {
-		return fmt.Errorf("planner: model %q: %w (%d): %s", p.Model.Name, ErrUnsupported, len(unsupported), strings.Join(unsupported, ", "))
+		return fmt.Errorf("planner: model %q: %w (%d): %s", p.Model.Name, ErrUnsupported, len(unsupported), strings.Join(unsupported, "; "))
 	}
 	for _, v := range p.Outputs {
 		if len(where[v]) == 0 {
@@ -491,6 +525,20 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 		p.move(where, v, HostDevice)
 	}
 	return nil
+}
+
+// unsupportedNode describes a node no device can run: the node, its input
+// types and each device's reason.
+func unsupportedNode(q Query, devices []Device) string {
+	types := make([]string, len(q.Inputs))
+	for i, t := range q.Inputs {
+		types[i] = t.String()
+	}
+	reasons := make([]string, len(devices))
+	for i, d := range devices {
+		reasons[i] = d.Name() + ": " + Decline(d, q)
+	}
+	return fmt.Sprintf("%s with inputs (%s): %s", q.Node, strings.Join(types, ", "), strings.Join(reasons, "; "))
 }
 
 // move adds the transfer steps that bring value v to device dev, where

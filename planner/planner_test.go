@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -214,6 +215,54 @@ func TestPlanUnsupportedListsAll(t *testing.T) {
 	require.ErrorIs(t, err, planner.ErrUnsupported)
 	require.Contains(t, err.Error(), `"va"`)
 	require.Contains(t, err.Error(), `"vd"`)
+}
+
+// decliner declines every op but Add, saying so.
+type decliner struct{ fakeDevice }
+
+func (d decliner) Decline(q planner.Query) string {
+	if q.Node.OpType == "Add" {
+		return ""
+	}
+	return "no " + q.Node.OpType + " here"
+}
+
+func (d decliner) Supports(q planner.Query) bool { return d.Decline(q) == "" }
+
+// TestPlanSaysWhyDevicesDecline checks that a node no device runs fails
+// planning with its op, input types and each device's reason, and that a
+// placed node's plan lists the devices that declined it before.
+func TestPlanSaysWhyDevicesDecline(t *testing.T) {
+	gpu := fakeDevice{"vulkan:0", map[string]bool{"Add": true}}
+	host := decliner{fakeDevice{"cpu", nil}}
+	_, err := planner.New(chain(4, 8), planner.Options{Devices: []planner.Device{gpu, host}})
+	require.ErrorIs(t, err, planner.ErrUnsupported)
+	require.ErrorContains(t, err, `node "vc" (Reshape, #2) with inputs (float32[1 8], int64[2]): `+
+		`vulkan:0: no kernel for these input types, attributes and shapes; cpu: no Reshape here`)
+
+	gpu2 := decliner{fakeDevice{"vulkan:1", nil}}
+	p, err := planner.New(chain(4, 8), planner.Options{Devices: []planner.Device{gpu2, cpu}})
+	require.NoError(t, err)
+	r := p.Report()
+	var declined int
+	for i, st := range p.Steps {
+		if st.Kind != planner.Compute {
+			continue
+		}
+		if st.Node.OpType == "Add" {
+			require.Empty(t, st.Declined)
+			continue
+		}
+		want := []planner.Declined{{Device: "vulkan:1", Reason: "no " + st.Node.OpType + " here"}}
+		require.Equal(t, want, st.Declined, st.Node.Name)
+		require.Equal(t, want, r.Steps[i].Declined)
+		declined++
+	}
+	require.Equal(t, 4, declined)
+	var text strings.Builder
+	require.NoError(t, r.WriteText(&text))
+	require.Contains(t, text.String(), "declined by")
+	require.Contains(t, text.String(), "vulkan:1: no Reshape here")
 }
 
 // TestPlanFoldsConstantIdentities checks that an Identity of a large

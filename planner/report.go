@@ -50,6 +50,9 @@ type ReportStep struct {
 	// node over one shard a compute step is.
 	Comm  string `json:"comm,omitempty"`
 	Shard *Shard `json:"shard,omitempty"`
+	// Declined lists the devices ahead of Device that declined the node,
+	// and why.
+	Declined []Declined `json:"declined,omitempty"`
 	// Devices are the logical devices whose shards a communication step
 	// joins (gather, all-reduce) or cuts for (scatter); in JSON they take
 	// the place of Device, as a list, and Physical says where the step
@@ -98,7 +101,7 @@ func (p *Plan) Report() *Report {
 			r.TransferBytes += max(b, 0)
 			continue
 		}
-		rs := ReportStep{Node: st.Node.Name, Op: st.Node.OpType, Device: st.Device}
+		rs := ReportStep{Node: st.Node.Name, Op: st.Node.OpType, Device: st.Device, Declined: st.Declined}
 		if c, ok := p.comm(st.Node); ok {
 			b := max(p.byteSize(st.Out[0]), 0)
 			rs.Comm, rs.Bytes = c.Kind, &b
@@ -138,7 +141,7 @@ func (p *Plan) Report() *Report {
 // WriteText prints the report as a table followed by the memory summary.
 func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tdevice\top\tnode\toutputs")
+	fmt.Fprintln(tw, "#\tdevice\top\tnode\toutputs\tdeclined by")
 	for i, s := range r.Steps {
 		if s.Op == "" {
 			fmt.Fprintf(tw, "%d\t%s→%s\ttransfer\t%s\t%s\n", i, s.From, s.To, s.Value, sizeString(*s.Bytes))
@@ -166,7 +169,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		if s.Physical != "" {
 			dev += " (" + s.Physical + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i, dev, op, s.Node, strings.Join(outs, ", "))
+		declined := make([]string, len(s.Declined))
+		for k, d := range s.Declined {
+			declined[k] = d.Device + ": " + d.Reason
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i, dev, op, s.Node, strings.Join(outs, ", "), strings.Join(declined, "; "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
