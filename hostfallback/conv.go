@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	Register("Conv", convKernel)
+	RegisterChecked("Conv", convKernel, onFloats)
 	Register("ConvInteger", convIntegerKernel)
 }
 
@@ -61,9 +61,6 @@ func convWith(c *Call, act *convAct) error {
 	x, w := c.Tensor(0), c.Tensor(1)
 	if x == nil || w == nil {
 		return c.Errorf("inputs X and W are required")
-	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("Conv of %s", x.DType)
 	}
 	if w.DType != x.DType {
 		return c.Errorf("X is %s but W is %s", x.DType, w.DType)

@@ -3,7 +3,7 @@ package hostfallback
 import "github.com/onnxvk/onnxvk/graph"
 
 func init() {
-	Register("ConvTranspose", convTransposeKernel)
+	RegisterChecked("ConvTranspose", convTransposeKernel, onFloats)
 }
 
 // convTransposeKernel is ONNX ConvTranspose for float32 (float64, float16
@@ -15,9 +15,6 @@ func convTransposeKernel(c *Call) error {
 	x, w := c.Tensor(0), c.Tensor(1)
 	if x == nil || w == nil {
 		return c.Errorf("inputs X and W are required")
-	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("ConvTranspose of %s", x.DType)
 	}
 	if w.DType != x.DType {
 		return c.Errorf("X is %s but W is %s", x.DType, w.DType)

@@ -19,10 +19,12 @@ func NewDevice() *Device { return &Device{} }
 // Name returns "cpu".
 func (*Device) Name() string { return planner.HostDevice }
 
-// Supports reports whether a kernel exists for n's op.
-func (*Device) Supports(q planner.Query) bool {
-	return Lookup(q.Node.Domain, q.Node.OpType) != nil
-}
+// Supports reports whether a kernel exists for n's op that accepts its
+// input types, attributes and constant inputs (see Decline).
+func (*Device) Supports(q planner.Query) bool { return Decline(q) == "" }
+
+// Decline returns why the CPU cannot run the node q describes, or "".
+func (*Device) Decline(q planner.Query) string { return Decline(q) }
 
 // Upload returns v: host values are already on the CPU.
 func (*Device) Upload(v graph.Value) (graph.Value, error) { return v, nil }

@@ -14,7 +14,7 @@ import (
 
 func init() {
 	RegisterDomain(ops.FusedDomain, "FusedConv", fusedConvKernel)
-	RegisterDomain(ops.FusedDomain, "LayerNormalization", layerNormKernel)
+	RegisterDomainChecked(ops.FusedDomain, "LayerNormalization", layerNormKernel, layerNormSupport)
 	RegisterDomain(ops.FusedDomain, "FusedMatMul", fusedMatMulKernel)
 }
 

@@ -1,27 +1,35 @@
 package hostfallback
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 func init() {
-	Register("BatchNormalization", batchNormKernel)
-	Register("InstanceNormalization", instanceNormKernel)
-	Register("LayerNormalization", layerNormKernel)
-	Register("GroupNormalization", groupNormKernel)
+	RegisterChecked("BatchNormalization", batchNormKernel, onFloats)
+	RegisterChecked("InstanceNormalization", instanceNormKernel, onFloats)
+	RegisterChecked("LayerNormalization", layerNormKernel, layerNormSupport)
+	RegisterChecked("GroupNormalization", groupNormKernel, onFloats)
 }
 
-// normFloats returns input i, a tensor of the f32Family, as float32s,
+// layerNormSupport is what LayerNormalization (also in its fused form)
+// accepts: inputs and stash_type of the f32Family.
+var layerNormSupport = Support{In: onFloats.In, Check: func(q planner.Query) string {
+	if stash := graph.DType(q.Node.AttrInt("stash_type", int64(graph.Float))); !f32Family(stash) {
+		return fmt.Sprintf("stash_type %s (the CPU kernel takes %s)", stash, floats)
+	}
+	return ""
+}}
+
+// normFloats returns input i, a tensor of the f32Family (see onFloats), as float32s,
 // checking its element count when want ≥ 0.
 func normFloats(c *Call, i int, name string, want int) ([]float32, error) {
 	t := c.Tensor(i)
 	if t == nil {
 		return nil, c.Errorf("input %s is required", name)
-	}
-	if !f32Family(t.DType) {
-		return nil, c.Unsupported("%s of %s", name, t.DType)
 	}
 	if want >= 0 && t.NumElements() != int64(want) {
 		return nil, c.Errorf("%s%v must hold %d values", name, t.Shape, want)
@@ -108,9 +116,6 @@ func batchNormKernel(c *Call) error {
 	x := c.Tensor(0)
 	if x == nil {
 		return c.Errorf("input X is required")
-	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("BatchNormalization of %s", x.DType)
 	}
 	if x.Rank() < 2 {
 		return c.Errorf("X%v must have rank ≥ 2", x.Shape)
@@ -226,9 +231,6 @@ func instanceNormKernel(c *Call) error {
 	if x == nil {
 		return c.Errorf("input input is required")
 	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("InstanceNormalization of %s", x.DType)
-	}
 	if x.Rank() < 2 {
 		return c.Errorf("input%v must have rank ≥ 2", x.Shape)
 	}
@@ -262,9 +264,6 @@ func groupNormKernel(c *Call) error {
 	x := c.Tensor(0)
 	if x == nil {
 		return c.Errorf("input X is required")
-	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("GroupNormalization of %s", x.DType)
 	}
 	if x.Rank() < 2 {
 		return c.Errorf("X%v must have rank ≥ 2", x.Shape)
@@ -313,9 +312,6 @@ func layerNormKernel(c *Call) error {
 	if x == nil {
 		return c.Errorf("input X is required")
 	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("LayerNormalization of %s", x.DType)
-	}
 	rank := x.Rank()
 	axis := int(c.Node.AttrInt("axis", -1))
 	if axis < 0 {
@@ -325,9 +321,6 @@ func layerNormKernel(c *Call) error {
 		return c.Errorf("axis %d out of range for X%v", c.Node.AttrInt("axis", -1), x.Shape)
 	}
 	stash := graph.DType(c.Node.AttrInt("stash_type", int64(graph.Float)))
-	if !f32Family(stash) {
-		return c.Unsupported("stash_type %s", stash)
-	}
 	norm := x.Shape[axis:]
 	size := int(graph.NumElements(norm))
 	rows := int(graph.NumElements(x.Shape[:axis]))
@@ -339,9 +332,6 @@ func layerNormKernel(c *Call) error {
 				return c.Errorf("input Scale is required")
 			}
 			continue
-		}
-		if !f32Family(t.DType) {
-			return c.Unsupported("%s of %s", name, t.DType)
 		}
 		v, ok := normBroadcast(f32Data(t), t.Shape, norm)
 		if !ok {

@@ -7,19 +7,16 @@ import (
 )
 
 func init() {
-	Register("LpNormalization", lpNormKernel)
-	Register("MeanVarianceNormalization", mvnKernel)
-	Register("LRN", lrnKernel)
+	RegisterChecked("LpNormalization", lpNormKernel, onFloats)
+	RegisterChecked("MeanVarianceNormalization", mvnKernel, onFloats)
+	RegisterChecked("LRN", lrnKernel, onFloats)
 }
 
-// normInput returns input 0, checked to be a tensor of the f32Family.
+// normInput returns input 0, a tensor of the f32Family (see onFloats).
 func normInput(c *Call) (*graph.Tensor, error) {
 	x := c.Tensor(0)
 	if x == nil {
 		return nil, c.Errorf("input is required")
-	}
-	if !f32Family(x.DType) {
-		return nil, c.Unsupported("%s of %s", c.Node.OpType, x.DType)
 	}
 	return x, nil
 }

@@ -7,12 +7,12 @@ import (
 )
 
 func init() {
-	Register("MaxPool", maxPoolKernel)
-	Register("AveragePool", averagePoolKernel)
-	Register("LpPool", lpPoolKernel)
-	Register("GlobalMaxPool", globalMaxPoolKernel)
-	Register("GlobalAveragePool", globalAveragePoolKernel)
-	Register("GlobalLpPool", globalLpPoolKernel)
+	RegisterChecked("MaxPool", maxPoolKernel, Support{In: []Types{maxPoolTypes}})
+	RegisterChecked("AveragePool", averagePoolKernel, onFloats)
+	RegisterChecked("LpPool", lpPoolKernel, onFloats)
+	RegisterChecked("GlobalMaxPool", globalMaxPoolKernel, onFloats)
+	RegisterChecked("GlobalAveragePool", globalAveragePoolKernel, onFloats)
+	RegisterChecked("GlobalLpPool", globalLpPoolKernel, onFloats)
 }
 
 // poolLayout is a checked pooling: planes (batch × channels) of the
@@ -185,6 +185,9 @@ func poolIndex(p *poolLayout, at int, base int64, colMajor bool) int64 {
 	return base + int64(v)
 }
 
+// maxPoolTypes are the element types maxPoolKernel has a case for.
+var maxPoolTypes = append(Types{graph.Int8, graph.Uint8}, floats...)
+
 // maxPoolKernel is ONNX MaxPool with its optional Indices output.
 func maxPoolKernel(c *Call) error {
 	x := c.Tensor(0)
@@ -293,9 +296,6 @@ func averagePoolKernel(c *Call) error {
 	if x == nil {
 		return c.Errorf("input X is required")
 	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("AveragePool of %s", x.DType)
-	}
 	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.DType, x.Shape) })
 	if err != nil {
 		return err
@@ -382,9 +382,6 @@ func lpPoolKernel(c *Call) error {
 	if x == nil {
 		return c.Errorf("input X is required")
 	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("LpPool of %s", x.DType)
-	}
 	exp, err := lpExponent(c)
 	if err != nil {
 		return err
@@ -424,9 +421,6 @@ func globalPool(c *Call, f func(plane []float32) float32) error {
 	x := c.Tensor(0)
 	if x == nil {
 		return c.Errorf("input X is required")
-	}
-	if !f32Family(x.DType) {
-		return c.Unsupported("%s of %s", c.Node.OpType, x.DType)
 	}
 	if x.Rank() < 2 {
 		return c.Errorf("X%v must have rank ≥ 2", x.Shape)

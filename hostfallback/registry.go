@@ -9,10 +9,13 @@ package hostfallback
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // ErrUnsupported is wrapped by kernels for attribute values, types or
@@ -128,9 +131,96 @@ func (c *Call) Unsupported(format string, args ...any) error {
 
 type key struct{ domain, op string }
 
+// Support is what a kernel accepts, registered with it (RegisterChecked):
+// the CPU device answers Supports from it at planning, and the registry
+// checks the types again when the kernel runs, so the kernel need not.
+type Support struct {
+	// In holds the element types each tensor input accepts, by position;
+	// the last entry also covers the inputs after it (variadic ops), and
+	// a nil entry accepts any type.
+	In []Types
+	// Check, when set, returns why the kernel cannot run the node q
+	// describes (an attribute value or constant input it does not
+	// implement), or "" when it can.
+	Check func(q planner.Query) string
+}
+
+// Types is a set of element types.
+type Types []graph.DType
+
+// Has reports whether dt is in ts.
+func (ts Types) Has(dt graph.DType) bool { return slices.Contains(ts, dt) }
+
+// String lists the types.
+func (ts Types) String() string {
+	names := make([]string, len(ts))
+	for i, dt := range ts {
+		names[i] = dt.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// types returns the set input i accepts, nil for any.
+func (s *Support) types(i int) Types {
+	if len(s.In) == 0 {
+		return nil
+	}
+	return s.In[min(i, len(s.In)-1)]
+}
+
+// refuseType returns why input i of element type dt is refused, or "".
+func (s *Support) refuseType(i int, dt graph.DType) string {
+	if ts := s.types(i); ts != nil && !ts.Has(dt) {
+		return fmt.Sprintf("input %d of element type %s (the CPU kernel takes %s)", i, dt, ts)
+	}
+	return ""
+}
+
+// decline returns why the kernel cannot run the node q describes, or "".
+// Inputs of unknown type pass: the kernel refuses them when it runs.
+func (s *Support) decline(q planner.Query) string {
+	for i, t := range q.Inputs {
+		if t != nil && t.Kind == graph.TensorKind && t.Elem != graph.Undefined {
+			if r := s.refuseType(i, t.Elem); r != "" {
+				return r
+			}
+		}
+	}
+	if s.Check != nil {
+		return s.Check(q)
+	}
+	return ""
+}
+
+// checked returns k preceded by the checks of s, for the inputs whose
+// types planning did not know and for subgraphs' nodes, which run
+// unplanned; Check then sees no constant inputs.
+func (s *Support) checked(k Kernel) Kernel {
+	return func(c *Call) error {
+		for i, v := range c.In {
+			if t, ok := v.(*graph.Tensor); ok {
+				if r := s.refuseType(i, t.DType); r != "" {
+					return c.Unsupported("%s", r)
+				}
+			}
+		}
+		if s.Check != nil {
+			if r := s.Check(planner.Query{Node: c.Node, Opset: c.Opset}); r != "" {
+				return c.Unsupported("%s", r)
+			}
+		}
+		return k(c)
+	}
+}
+
+type entry struct {
+	kernel  Kernel
+	support *Support
+}
+
 var (
 	mu      sync.RWMutex
-	kernels = map[key]Kernel{}
+	kernels = map[key]entry{}
 )
 
 // Register adds the kernel for op in the default ONNX domain. The kernel
@@ -139,13 +229,42 @@ var (
 func Register(op string, k Kernel) { RegisterDomain(graph.DefaultDomain, op, k) }
 
 // RegisterDomain is Register for another operator domain.
-func RegisterDomain(domain, op string, k Kernel) {
+func RegisterDomain(domain, op string, k Kernel) { register(domain, op, k, nil) }
+
+// RegisterChecked is Register for a kernel that accepts only what s
+// describes.
+func RegisterChecked(op string, k Kernel, s Support) {
+	RegisterDomainChecked(graph.DefaultDomain, op, k, s)
+}
+
+// RegisterDomainChecked is RegisterChecked for another operator domain.
+func RegisterDomainChecked(domain, op string, k Kernel, s Support) {
+	register(domain, op, s.checked(k), &s)
+}
+
+func register(domain, op string, k Kernel, s *Support) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := kernels[key{domain, op}]; dup {
 		panic(fmt.Sprintf("hostfallback: kernel for %s.%s registered twice", domain, op))
 	}
-	kernels[key{domain, op}] = guard(k)
+	kernels[key{domain, op}] = entry{guard(k), s}
+}
+
+// Decline returns why the CPU cannot run the node q describes: no kernel
+// for its op, or an input type, attribute or constant input its kernel's
+// Support refuses; "" when it can.
+func Decline(q planner.Query) string {
+	mu.RLock()
+	e, ok := kernels[key{q.Node.Domain, q.Node.OpType}]
+	mu.RUnlock()
+	switch {
+	case !ok:
+		return "no CPU kernel for " + q.Node.OpType
+	case e.support == nil:
+		return ""
+	}
+	return e.support.decline(q)
 }
 
 // guard returns k with a panic turned into an error naming the node: a
@@ -172,7 +291,7 @@ func guard(k Kernel) Kernel {
 func Lookup(domain, op string) Kernel {
 	mu.RLock()
 	defer mu.RUnlock()
-	return kernels[key{domain, op}]
+	return kernels[key{domain, op}].kernel
 }
 
 // Ops returns the number of registered kernels.

@@ -3,8 +3,9 @@ package hostfallback
 import (
 	"math"
 
-	"github.com/onnxvk/onnxvk/graph"
 	"github.com/x448/float16"
+
+	"github.com/onnxvk/onnxvk/graph"
 )
 
 // Helpers shared by the kernels of this family's files: float conversions
@@ -12,13 +13,18 @@ import (
 
 // f32Family reports whether the float32 kernels handle dt: float32 itself,
 // and float64, float16 and bfloat16 converted to float32 and back.
-func f32Family(dt graph.DType) bool {
-	switch dt {
-	case graph.Float, graph.Double, graph.Float16, graph.BFloat16:
-		return true
-	}
-	return false
-}
+func f32Family(dt graph.DType) bool { return floats.Has(dt) }
+
+// floats is the f32Family.
+var floats = Types{graph.Float, graph.Double, graph.Float16, graph.BFloat16}
+
+// onFloats is the Support of a kernel whose tensor inputs are all of the
+// f32Family.
+var onFloats = Support{In: []Types{floats}}
+
+// onFloatX is the Support of a kernel whose first input is of the
+// f32Family and whose others it checks itself.
+var onFloatX = Support{In: []Types{floats, nil}}
 
 // f32Data returns the elements of a tensor of the f32Family as float32s:
 // the tensor's own storage for float32 (which the caller must not modify),

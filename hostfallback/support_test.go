@@ -1,0 +1,57 @@
+package hostfallback
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// convModel is y = Conv(x, w) on x[1, 1, 3, 3] and w[1, 1, 1, 1] of dt.
+func convModel(dt graph.DType) *graph.Model {
+	g := graph.NewGraph("conv")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(dt, graph.ShapeOf(1, 1, 3, 3))}}
+	g.Initializers["w"] = graph.NewTensor(dt, []int64{1, 1, 1, 1})
+	g.Nodes = []*graph.Node{{Name: "conv", OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"y"}}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	return &graph.Model{Name: "conv", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+}
+
+// TestPlanDeclinesUnsupportedType checks that a node of an element type its
+// CPU kernel has no case for fails at planning, naming the node, its input
+// types and the reason, while a type it has plans.
+func TestPlanDeclinesUnsupportedType(t *testing.T) {
+	devices := []planner.Device{NewDevice()}
+	_, err := planner.New(convModel(graph.Float16), planner.Options{Devices: devices})
+	require.NoError(t, err)
+	_, err = planner.New(convModel(graph.Int32), planner.Options{Devices: devices})
+	require.ErrorIs(t, err, planner.ErrUnsupported)
+	require.ErrorContains(t, err, `node "conv" (Conv, #0) with inputs (int32[1 1 3 3], int32[1 1 1 1])`)
+	require.ErrorContains(t, err, "cpu: input 0 of element type int32 (the CPU kernel takes float32, float64, float16, bfloat16)")
+}
+
+// TestSupportChecksAttributes checks a Support's Check at planning and in
+// the kernel: LayerNormalization with an integer stash_type.
+func TestSupportChecksAttributes(t *testing.T) {
+	f32 := graph.TensorType(graph.Float, graph.ShapeOf(2, 4))
+	n := &graph.Node{Name: "ln", OpType: "LayerNormalization", Inputs: []string{"x", "s"}, Outputs: []string{"y"}}
+	q := planner.Query{Node: n, Opset: 17, Inputs: []*graph.Type{f32, graph.TensorType(graph.Float, graph.ShapeOf(4))}}
+	require.Empty(t, Decline(q))
+	n.Attrs = map[string]*graph.Attribute{"stash_type": {Name: "stash_type", Type: graph.AttrInt, I: int64(graph.Int32)}}
+	require.Equal(t, "stash_type int32 (the CPU kernel takes float32, float64, float16, bfloat16)", Decline(q))
+
+	// The kernel refuses what planning would have, for nodes it runs
+	// unplanned (a subgraph's).
+	x, _ := graph.FromSlice(graph.Float, []int64{2, 4}, make([]float32, 8))
+	s, _ := graph.FromSlice(graph.Float, []int64{4}, make([]float32, 4))
+	c := &Call{Node: n, Opset: 17, In: []graph.Value{x, s}, Out: make([]graph.Value, 1)}
+	require.ErrorIs(t, Lookup("", "LayerNormalization")(c), ErrUnsupported)
+	n.Attrs = nil
+	require.NoError(t, Lookup("", "LayerNormalization")(c))
+	c.In[0] = graph.NewTensor(graph.Int32, []int64{2, 4})
+	require.ErrorIs(t, Lookup("", "LayerNormalization")(c), ErrUnsupported)
+
+	require.Equal(t, "no CPU kernel for NoSuchOp", Decline(planner.Query{Node: &graph.Node{OpType: "NoSuchOp"}}))
+}
