@@ -28,7 +28,7 @@ func init() {
 		"Gelu":            {f32: geluLoop[float32], f64: geluLoop[float64], params: geluParams},
 		"Swish":           {f32: swishLoop[float32], f64: swishLoop[float64], params: floatAttrs("alpha")},
 	} {
-		Register(name, unaryKernel(u))
+		registerUnary(name, u)
 	}
 	Register("Clip", clipKernel)
 	Register("Dropout", dropoutKernel)

@@ -55,3 +55,43 @@ func TestSupportChecksAttributes(t *testing.T) {
 
 	require.Equal(t, "no CPU kernel for NoSuchOp", Decline(planner.Query{Node: &graph.Node{OpType: "NoSuchOp"}}))
 }
+
+// TestSupportAgreesWithKernel checks, for single-input kernels over every
+// element type, that a type the CPU accepts at planning runs, and one it
+// declines is refused at Run too: a Support that admits a type the kernel
+// has no case for fails here.
+func TestSupportAgreesWithKernel(t *testing.T) {
+	ints := func(name string, v ...int64) *graph.Attribute {
+		return &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}
+	}
+	pool := map[string]*graph.Attribute{"kernel_shape": ints("kernel_shape", 1, 1)}
+	cases := []struct {
+		op    string
+		attrs map[string]*graph.Attribute
+	}{
+		{"Abs", nil}, {"Neg", nil}, {"Exp", nil}, {"BitwiseNot", nil}, {"Relu", nil}, {"Shrink", nil},
+		{"Gelu", nil}, {"Sigmoid", nil},
+		{"GlobalAveragePool", nil}, {"GlobalMaxPool", nil}, {"GlobalLpPool", nil},
+		{"MaxPool", pool}, {"AveragePool", pool}, {"LpPool", pool},
+		{"LRN", map[string]*graph.Attribute{"size": {Name: "size", Type: graph.AttrInt, I: 1}}},
+		{"LpNormalization", nil}, {"MeanVarianceNormalization", nil},
+	}
+	shape := []int64{1, 1, 2, 2}
+	for _, tc := range cases {
+		n := &graph.Node{Name: "n", OpType: tc.op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: tc.attrs}
+		var accepted int
+		for dt := graph.DType(1); dt.Valid(); dt++ {
+			q := planner.Query{Node: n, Opset: 20, Inputs: []*graph.Type{graph.TensorType(dt, graph.ShapeOf(shape...))}}
+			reason := Decline(q)
+			c := &Call{Node: n, Opset: 20, In: []graph.Value{graph.NewTensor(dt, shape)}, Out: make([]graph.Value, 1)}
+			err := Lookup("", tc.op)(c)
+			if reason != "" {
+				require.ErrorIs(t, err, ErrUnsupported, "%s on %s declined (%s)", tc.op, dt, reason)
+				continue
+			}
+			require.NoError(t, err, "%s on %s", tc.op, dt)
+			accepted++
+		}
+		require.Positive(t, accepted, tc.op)
+	}
+}

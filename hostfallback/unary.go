@@ -33,7 +33,7 @@ func init() {
 		"Erf":        {f32: erfLoop[float32], f64: erfLoop[float64]},
 		"BitwiseNot": {ints: intBitNot},
 	} {
-		Register(name, unaryKernel(u))
+		registerUnary(name, u)
 	}
 	Register("IsNaN", isNaNKernel)
 	Register("IsInf", isInfKernel)
@@ -73,8 +73,28 @@ const (
 	intBitNot
 )
 
+// registerUnary registers the kernel of unary op u, with the element types
+// its loops take.
+func registerUnary(name string, u unaryOp) {
+	var ts Types
+	if u.f32 != nil {
+		ts = append(ts, graph.Float, graph.Float16, graph.BFloat16)
+	}
+	if u.f64 != nil {
+		ts = append(ts, graph.Double)
+	}
+	if u.ints != intNone {
+		ts = append(ts, ints...)
+	}
+	RegisterChecked(name, unaryKernel(u), Support{In: []Types{ts}})
+}
+
+// ints are the integer types intUnary has a case for.
+var ints = Types{graph.Int8, graph.Int16, graph.Int32, graph.Int64, graph.Uint8, graph.Uint16, graph.Uint32, graph.Uint64}
+
 // unaryKernel returns the kernel of a unary op: output 0 has input 0's type
-// and shape.
+// and shape. Its Support (registerUnary) admits only the types it has a
+// loop for.
 func unaryKernel(u unaryOp) Kernel {
 	var k Kernel
 	k = func(c *Call) error {
@@ -94,7 +114,7 @@ func unaryKernel(u unaryOp) Kernel {
 			parallelUnary(graph.View[float32](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float32](x), u.f32, &p)
 		case x.DType == graph.Double && u.f64 != nil:
 			parallelUnary(graph.View[float64](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float64](x), u.f64, &p)
-		case x.DType.IsInt() && u.ints != intNone:
+		case u.ints != intNone && ints.Has(x.DType):
 			return intUnary(c, u.ints, x, &p)
 		default:
 			return c.Unsupported("element type %s", x.DType)
