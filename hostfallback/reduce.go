@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"math"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -19,7 +20,7 @@ func init() {
 		"ReduceLogSum":    {kind: redSum, post: postLog},
 		"ReduceLogSumExp": {kind: redSumExp, post: postLogSumExp},
 	} {
-		Register(name, reduceKernel(r))
+		RegisterChecked(name, reduceKernel(r), Support{In: []Types{r.types(), nil}})
 	}
 	Register("ArgMax", argKernel(true))
 	Register("ArgMin", argKernel(false))
@@ -172,6 +173,16 @@ func parallelBlocks(blocks, cols, work int, start func() func(b, j0, j1 int)) {
 	})
 }
 
+// types returns the element types reduceTensor has a case for under r:
+// the floats and integers, and bool for ReduceMax and ReduceMin.
+func (r reduceSpec) types() Types {
+	ts := append(slices.Clone(floats), ints...)
+	if r.kind == redMax || r.kind == redMin {
+		ts = append(ts, graph.Bool)
+	}
+	return ts
+}
+
 // reduceKernel returns the kernel of a Reduce* op: axes from the optional
 // second input; absent or empty
 // axes reduce every axis unless noop_with_empty_axes is set, which makes
@@ -228,7 +239,8 @@ func reduceKernel(r reduceSpec) Kernel {
 	return k
 }
 
-// reduceTensor reduces x into y over the dimensions marked in reduced.
+// reduceTensor reduces x, of a type r.types() holds, into y over the
+// dimensions marked in reduced.
 func reduceTensor(c *Call, r reduceSpec, y, x *graph.Tensor, reduced []bool) error {
 	if x.DType.IsInt() && (r.kind == redSumExp || r.post == postSqrt || r.post == postLog) {
 		xf := graph.NewTensor(graph.Double, x.Shape)
@@ -240,9 +252,6 @@ func reduceTensor(c *Call, r reduceSpec, y, x *graph.Tensor, reduced []bool) err
 			return err
 		}
 		return castTensor(y, yf, castOptions{})
-	}
-	if x.DType == graph.Bool && r.kind != redMax && r.kind != redMin {
-		return c.Unsupported("element type %s", x.DType)
 	}
 	g := &reduceGeom{outN: int(y.NumElements())}
 	if x.NumElements() > 0 {

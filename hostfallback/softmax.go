@@ -7,9 +7,9 @@ import (
 )
 
 func init() {
-	Register("Softmax", softmaxKernel(smSoft))
-	Register("LogSoftmax", softmaxKernel(smLog))
-	Register("Hardmax", softmaxKernel(smHard))
+	RegisterChecked("Softmax", softmaxKernel(smSoft), onFloats)
+	RegisterChecked("LogSoftmax", softmaxKernel(smLog), onFloats)
+	RegisterChecked("Hardmax", softmaxKernel(smHard), onFloats)
 }
 
 // softmaxKind selects Softmax, LogSoftmax or Hardmax.

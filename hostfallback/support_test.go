@@ -75,6 +75,9 @@ func TestSupportAgreesWithKernel(t *testing.T) {
 		{"MaxPool", pool}, {"AveragePool", pool}, {"LpPool", pool},
 		{"LRN", map[string]*graph.Attribute{"size": {Name: "size", Type: graph.AttrInt, I: 1}}},
 		{"LpNormalization", nil}, {"MeanVarianceNormalization", nil},
+		{"Softmax", nil}, {"LogSoftmax", nil}, {"Hardmax", nil},
+		{"ReduceSum", nil}, {"ReduceMax", nil}, {"ReduceMin", nil}, {"ReduceProd", nil}, {"ReduceL2", nil},
+		{"ReduceLogSumExp", nil}, {"ReduceMean", nil},
 	}
 	shape := []int64{1, 1, 2, 2}
 	for _, tc := range cases {
