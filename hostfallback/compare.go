@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"cmp"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -10,7 +11,7 @@ func init() {
 	for name, op := range map[string]compareOp{
 		"Equal": cmpEq, "Less": cmpLt, "LessOrEqual": cmpLe, "Greater": cmpGt, "GreaterOrEqual": cmpGe,
 	} {
-		Register(name, compareKernel(op))
+		RegisterChecked(name, compareKernel(op), Support{In: []Types{op.types()}})
 	}
 	for name, op := range map[string]binaryOp{"And": opBitAnd, "Or": opBitOr, "Xor": opBitXor} {
 		Register(name, logicalKernel(op))
@@ -39,6 +40,16 @@ func (m runMode) swap() runMode {
 		return runVS
 	}
 	return runVV
+}
+
+// types returns the element types compareKernel compares under op: the
+// floats and integers, and bool and string for Equal.
+func (op compareOp) types() Types {
+	ts := append(slices.Clone(floats), ints...)
+	if op == cmpEq {
+		ts = append(ts, graph.Bool, graph.String)
+	}
+	return ts
 }
 
 // compareKernel is Equal, Less, LessOrEqual, Greater or GreaterOrEqual (all
@@ -79,15 +90,9 @@ func compareKernel(op compareOp) Kernel {
 			compareTyped(op, p, y, graph.View[uint32](a), graph.View[uint32](b))
 		case graph.Uint64:
 			compareTyped(op, p, y, graph.View[uint64](a), graph.View[uint64](b))
-		case graph.Bool:
-			if op != cmpEq {
-				return c.Unsupported("element type %s", a.DType)
-			}
+		case graph.Bool: // Equal only (op.types)
 			binaryLoop(p, y, a.Data, b.Data, eqLoop[uint8])
-		case graph.String:
-			if op != cmpEq {
-				return c.Unsupported("element type %s", a.DType)
-			}
+		case graph.String: // Equal only (op.types)
 			binaryLoop(p, y, a.Strings, b.Strings, eqLoop[string])
 		default:
 			return c.Unsupported("element type %s", a.DType)

@@ -65,28 +65,37 @@ func TestSupportAgreesWithKernel(t *testing.T) {
 		return &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}
 	}
 	pool := map[string]*graph.Attribute{"kernel_shape": ints("kernel_shape", 1, 1)}
+	// A case's inputs are the same tensor.
 	cases := []struct {
-		op    string
-		attrs map[string]*graph.Attribute
+		op     string
+		attrs  map[string]*graph.Attribute
+		inputs int
 	}{
-		{"Abs", nil}, {"Neg", nil}, {"Exp", nil}, {"BitwiseNot", nil}, {"Relu", nil}, {"Shrink", nil},
-		{"Gelu", nil}, {"Sigmoid", nil},
-		{"GlobalAveragePool", nil}, {"GlobalMaxPool", nil}, {"GlobalLpPool", nil},
-		{"MaxPool", pool}, {"AveragePool", pool}, {"LpPool", pool},
-		{"LRN", map[string]*graph.Attribute{"size": {Name: "size", Type: graph.AttrInt, I: 1}}},
-		{"LpNormalization", nil}, {"MeanVarianceNormalization", nil},
-		{"Softmax", nil}, {"LogSoftmax", nil}, {"Hardmax", nil},
-		{"ReduceSum", nil}, {"ReduceMax", nil}, {"ReduceMin", nil}, {"ReduceProd", nil}, {"ReduceL2", nil},
-		{"ReduceLogSumExp", nil}, {"ReduceMean", nil},
+		{"Abs", nil, 1}, {"Neg", nil, 1}, {"Exp", nil, 1}, {"BitwiseNot", nil, 1}, {"Relu", nil, 1}, {"Shrink", nil, 1},
+		{"Gelu", nil, 1}, {"Sigmoid", nil, 1},
+		{"GlobalAveragePool", nil, 1}, {"GlobalMaxPool", nil, 1}, {"GlobalLpPool", nil, 1},
+		{"MaxPool", pool, 1}, {"AveragePool", pool, 1}, {"LpPool", pool, 1},
+		{"LRN", map[string]*graph.Attribute{"size": {Name: "size", Type: graph.AttrInt, I: 1}}, 1},
+		{"LpNormalization", nil, 1}, {"MeanVarianceNormalization", nil, 1},
+		{"Softmax", nil, 1}, {"LogSoftmax", nil, 1}, {"Hardmax", nil, 1},
+		{"ReduceSum", nil, 1}, {"ReduceMax", nil, 1}, {"ReduceMin", nil, 1}, {"ReduceProd", nil, 1}, {"ReduceL2", nil, 1},
+		{"ReduceLogSumExp", nil, 1}, {"ReduceMean", nil, 1},
+		{"Equal", nil, 2}, {"Less", nil, 2}, {"GreaterOrEqual", nil, 2},
 	}
 	shape := []int64{1, 1, 2, 2}
 	for _, tc := range cases {
-		n := &graph.Node{Name: "n", OpType: tc.op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: tc.attrs}
+		n := &graph.Node{Name: "n", OpType: tc.op, Inputs: make([]string, tc.inputs), Outputs: []string{"y"}, Attrs: tc.attrs}
 		var accepted int
 		for dt := graph.DType(1); dt.Valid(); dt++ {
-			q := planner.Query{Node: n, Opset: 20, Inputs: []*graph.Type{graph.TensorType(dt, graph.ShapeOf(shape...))}}
+			q := planner.Query{Node: n, Opset: 20, Inputs: make([]*graph.Type, len(n.Inputs))}
+			c := &Call{Node: n, Opset: 20, In: make([]graph.Value, len(n.Inputs)), Out: make([]graph.Value, 1)}
+			x := graph.NewTensor(dt, shape)
+			for i := range n.Inputs {
+				n.Inputs[i] = "x"
+				q.Inputs[i] = graph.TensorType(dt, graph.ShapeOf(shape...))
+				c.In[i] = x
+			}
 			reason := Decline(q)
-			c := &Call{Node: n, Opset: 20, In: []graph.Value{graph.NewTensor(dt, shape)}, Out: make([]graph.Value, 1)}
 			err := Lookup("", tc.op)(c)
 			if reason != "" {
 				require.ErrorIs(t, err, ErrUnsupported, "%s on %s declined (%s)", tc.op, dt, reason)
