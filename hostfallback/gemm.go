@@ -5,7 +5,7 @@ import (
 )
 
 func init() {
-	Register("Gemm", gemmKernel)
+	RegisterChecked("Gemm", gemmKernel, Support{In: []Types{productTypes}})
 }
 
 // gemmKernel is ONNX Gemm: Y = alpha·op(A)·op(B) + beta·C with A and B 2-D

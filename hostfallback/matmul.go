@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	Register("MatMul", matmulKernel)
+	RegisterChecked("MatMul", matmulKernel, Support{In: []Types{productTypes}})
 	Register("MatMulInteger", matmulIntegerKernel)
 }
 
@@ -129,6 +129,9 @@ func matmulPlan(c *Call, sa, sb []int64) (*matmulShape, error) {
 	}
 	return p, nil
 }
+
+// productTypes are the element types MatMul and Gemm multiply.
+var productTypes = append(Types{graph.Int32, graph.Int64, graph.Uint32, graph.Uint64}, floats...)
 
 // matmulKernel is ONNX MatMul, numpy.matmul semantics.
 func matmulKernel(c *Call) error { return matmulBias(c, nil) }

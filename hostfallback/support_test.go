@@ -80,7 +80,7 @@ func TestSupportAgreesWithKernel(t *testing.T) {
 		{"Softmax", nil, 1}, {"LogSoftmax", nil, 1}, {"Hardmax", nil, 1},
 		{"ReduceSum", nil, 1}, {"ReduceMax", nil, 1}, {"ReduceMin", nil, 1}, {"ReduceProd", nil, 1}, {"ReduceL2", nil, 1},
 		{"ReduceLogSumExp", nil, 1}, {"ReduceMean", nil, 1},
-		{"Equal", nil, 2}, {"Less", nil, 2}, {"GreaterOrEqual", nil, 2},
+		{"Equal", nil, 2}, {"Less", nil, 2}, {"GreaterOrEqual", nil, 2}, {"MatMul", nil, 2},
 	}
 	shape := []int64{1, 1, 2, 2}
 	for _, tc := range cases {
