@@ -164,6 +164,9 @@ func rangeKernel(c *Call) error {
 		fromFloat64s(out, vals)
 		return nil
 	}
+	if dt != graph.Float && dt != graph.Double {
+		return c.Unsupported("Range on %s", dt)
+	}
 	start, limit, delta := in[0].Float64At(0), in[1].Float64At(0), in[2].Float64At(0)
 	n, err := ops.RangeLengthFloat(start, limit, delta)
 	if err != nil {
@@ -172,20 +175,17 @@ func rangeKernel(c *Call) error {
 	if err := c.Check(dt, []int64{n}); err != nil {
 		return err
 	}
-	switch dt {
-	case graph.Float:
+	if dt == graph.Float {
 		o := graph.View[float32](c.Output(0, dt, []int64{n}))[:n]
 		s, d := float32(start), float32(delta)
 		for i := range o {
 			o[i] = s + float32(i)*d
 		}
-	case graph.Double:
-		o := graph.View[float64](c.Output(0, dt, []int64{n}))[:n]
-		for i := range o {
-			o[i] = start + float64(i)*delta
-		}
-	default:
-		return c.Unsupported("Range on %s", dt)
+		return nil
+	}
+	o := graph.View[float64](c.Output(0, dt, []int64{n}))[:n]
+	for i := range o {
+		o[i] = start + float64(i)*delta
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package hostfallback
 
 import (
+	"math"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -78,6 +79,9 @@ func TestRange(t *testing.T) {
 		{name: "mixed types", op: "Range", opset: 11, in: []*graph.Tensor{mvI64(nil, 0), mvI32(nil, 1), mvI64(nil, 1)}, err: true},
 		{name: "not scalars", op: "Range", opset: 11, in: []*graph.Tensor{mvI64(mvShape(2), 0, 0), mvI64(nil, 1), mvI64(nil, 1)}, err: true},
 		{name: "float16", op: "Range", opset: 11, in: []*graph.Tensor{mvF16(nil, 0), mvF16(nil, 1), mvF16(nil, 1)}, unsupported: true},
+		{name: "strings", op: "Range", opset: 11, in: []*graph.Tensor{mvStrs(nil, "0"), mvStrs(nil, "1"), mvStrs(nil, "1")}, unsupported: true},
+		{name: "infinite limit", op: "Range", opset: 11, in: []*graph.Tensor{mvF32(nil, 0), mvF32(nil, float32(math.Inf(1))), mvF32(nil, 1)}, err: true},
+		{name: "NaN delta", op: "Range", opset: 11, in: []*graph.Tensor{mvF64(nil, 0), mvF64(nil, 1), mvF64(nil, math.NaN())}, err: true},
 	})
 }
 
