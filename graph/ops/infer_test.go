@@ -558,3 +558,35 @@ func TestRangeLengthFolding(t *testing.T) {
 		t.Errorf("RangeLength(10, 0, -3) = %d, %v", n, err)
 	}
 }
+
+// TestHugeDeclaredShapeLength infers the ops whose output rank is the
+// length of a shape-like input from that input's declared length: a length
+// of 2^40 leaves the rank unknown instead of making a shape of 2^40
+// dimensions (Col2Im's made the process die of "out of memory").
+func TestHugeDeclaredShapeLength(t *testing.T) {
+	for _, tc := range []struct {
+		op     string
+		inputs []string
+	}{
+		{"Col2Im", []string{"x", "shape", "block"}},
+		{"ConstantOfShape", []string{"shape"}},
+		{"Reshape", []string{"x", "shape"}},
+		{"Expand", []string{"x", "shape"}},
+		{"Unsqueeze", []string{"x", "shape"}},
+		{"MaxRoiPool", []string{"x", "shape"}},
+		{"AffineGrid", []string{"x", "shape"}},
+	} {
+		b := newBuilder()
+		b.input("x", f32(2, 3, 4))
+		b.input("block", graph.TensorType(graph.Int64, shp(2)))
+		b.input("shape", graph.TensorType(graph.Int64, shp(1<<40)))
+		b.node(tc.op, tc.inputs, []string{"y"})
+		m := b.model()
+		if _, err := InferModel(m, nil); err != nil {
+			continue
+		}
+		if got := m.Graph.TypeOf("y"); got != nil && len(got.Shape) > maxValueElems {
+			t.Errorf("%s: output of rank %d", tc.op, len(got.Shape))
+		}
+	}
+}

@@ -260,10 +260,12 @@ func dimsFromInts(v []int64) graph.Shape {
 }
 
 // lenOf1D returns the length of the 1-D tensor input i (for shape-like
-// inputs whose value is unknown), or -1.
+// inputs whose value is unknown), or -1. A length beyond maxValueElems
+// counts as unknown: rules make shapes of that rank, and a declared
+// length of 2^40 would make one of 2^40 dimensions.
 func (c *InferContext) lenOf1D(i int) int {
 	s := c.inShape(i)
-	if len(s) == 1 && s[0].Known() {
+	if len(s) == 1 && s[0].Known() && s[0].Value <= maxValueElems {
 		return int(s[0].Value)
 	}
 	return -1
