@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -364,15 +365,19 @@ func (in *inferer) node(s *scope, n *graph.Node) (err error) {
 	return nil
 }
 
-// runRule calls a rule, turning a panic on malformed input into an error so
-// that a bad model never brings the process down. A fault reading mapped
-// weights whose file was truncated is reported as such (see
-// graph.FaultError).
+// ErrRulePanicked is wrapped by the error of a rule that panicked: a bug
+// of the rule, which should have returned an error naming what is wrong.
+var ErrRulePanicked = errors.New("inference rule panicked")
+
+// runRule calls a rule, turning a panic on malformed input into an error
+// wrapping ErrRulePanicked, so that a bad model never brings the process
+// down. A fault reading mapped weights whose file was truncated is
+// reported as such (see graph.FaultError).
 func runRule(f InferFunc, c *InferContext) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if err = graph.FaultError(r); err == nil {
-				err = fmt.Errorf("inference rule failed: %v", r)
+				err = fmt.Errorf("%w: %v", ErrRulePanicked, r)
 			}
 		}
 	}()
