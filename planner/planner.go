@@ -73,6 +73,25 @@ type ConstantHolder interface {
 	HoldsConstants() bool
 }
 
+// Folder is implemented by a device that computes nodes at plan time (the
+// CPU): New gives the first device in Options.Devices that implements it
+// to shape inference as its ops.Evaluator, so that constant folding stores
+// what that device's kernel computes, and folds nothing the kernel
+// refuses.
+type Folder interface {
+	Evaluate(n *graph.Node, opset int64, inputs []*graph.Tensor) ([]*graph.Tensor, error)
+}
+
+// evaluator returns the Evaluate of the first Folder among devices, or nil.
+func evaluator(devices []Device) ops.Evaluator {
+	for _, d := range devices {
+		if f, ok := d.(Folder); ok {
+			return f.Evaluate
+		}
+	}
+	return nil
+}
+
 // holdsConstants reports whether d keeps constants itself (see
 // ConstantHolder).
 func holdsConstants(d Device) bool {
@@ -294,7 +313,7 @@ func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 		}
 	}
 	pm, g := cloneModel(m)
-	known, err := ops.InferModel(pm, opts.Inputs)
+	known, err := ops.InferModel(pm, opts.Inputs, evaluator(opts.Devices))
 	if err != nil {
 		return nil, fmt.Errorf("planner: model %q: %w", m.Name, err)
 	}

@@ -186,7 +186,7 @@ func nodeLabel(n *graph.Node) string {
 // not changed, besides the inferred types of subgraph values.
 func NodeCosts(m *graph.Model) ([]int64, error) {
 	pm, g := cloneModel(m)
-	if _, err := ops.InferModel(pm, nil); err != nil {
+	if _, err := ops.InferModel(pm, nil, nil); err != nil {
 		return nil, fmt.Errorf("estimating node costs: %w", err)
 	}
 	costs := make([]int64, len(g.Nodes))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"weak"
@@ -21,6 +22,12 @@ const latestOpset = 24
 // the values known at plan time (initializers, constants and propagated
 // shape computations) by name.
 //
+// With eval set, a value a rule computes for a node whose inputs are all
+// known is computed again by eval, the run-time kernel, whose outputs
+// replace the rule's: what constant folding stores is then what a Run
+// would compute, and a node whose kernel fails keeps no value (it runs,
+// and fails, at run time) instead of folding to a result no Run gives.
+//
 // A declared symbolic dimension gives way to an inferred known size; two
 // different known sizes for one dimension are an error that names the node
 // and the value. InferModel changes nothing but the ValueInfo maps of m's
@@ -28,11 +35,11 @@ const latestOpset = 24
 // declared types of a graph are its ValueInfo as the first call over it
 // found them, so the same model may be inferred again with other input
 // shapes.
-func InferModel(m *graph.Model, inputs map[string]*graph.Type) (map[string]*graph.Tensor, error) {
+func InferModel(m *graph.Model, inputs map[string]*graph.Type, eval Evaluator) (map[string]*graph.Tensor, error) {
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("ops: infer: model has no graph")
 	}
-	in := &inferer{m: m, known: map[string]*graph.Tensor{}, bindings: map[string]int64{},
+	in := &inferer{m: m, eval: eval, known: map[string]*graph.Tensor{}, bindings: map[string]int64{},
 		declared: map[*graph.Graph]map[string]*graph.Type{}}
 	s, err := in.newScope(m.Graph, nil)
 	if err != nil {
@@ -86,9 +93,15 @@ func checkSize(t *graph.Type) error {
 	return nil
 }
 
+// Evaluator computes node n, imported at opset, from the values of its
+// inputs (nil for an omitted one) as the run-time kernel does, and returns
+// its outputs (nil for one that is not a tensor), or the kernel's error.
+type Evaluator func(n *graph.Node, opset int64, inputs []*graph.Tensor) ([]*graph.Tensor, error)
+
 // inferer is the state of one InferModel call.
 type inferer struct {
-	m *graph.Model
+	m    *graph.Model
+	eval Evaluator
 	// known collects every value computed or constant at plan time.
 	known map[string]*graph.Tensor
 	// bindings are the symbolic dimensions that the input overrides fixed.
@@ -338,6 +351,7 @@ func (in *inferer) node(s *scope, n *graph.Node) (err error) {
 		if err := runRule(sc.Infer, c); err != nil {
 			return fmt.Errorf("ops: infer: %s: inputs %s: %w", n, describeInputs(c), err)
 		}
+		in.evaluate(c)
 	}
 	for i, name := range n.Outputs {
 		if name == "" {
@@ -363,6 +377,32 @@ func (in *inferer) node(s *scope, n *graph.Node) (err error) {
 		}
 	}
 	return nil
+}
+
+// evaluate replaces the values the rule computed for c's node by those of
+// in.eval when every input of the node is known and its outputs are
+// deterministic; where eval fails, the node keeps its types but no values.
+// Nodes with subgraphs keep the rule's values, which come from their
+// subgraphs' nodes, evaluated in turn.
+func (in *inferer) evaluate(c *InferContext) {
+	n := c.Node
+	if in.eval == nil || !slices.ContainsFunc(c.OutValues, func(v *graph.Tensor) bool { return v != nil }) ||
+		Has(n.Domain, n.OpType, Nondeterministic) || len(graph.NodeSubgraphs(n)) > 0 {
+		return
+	}
+	for i, name := range n.Inputs {
+		if name != "" && c.InValues[i] == nil {
+			return
+		}
+	}
+	out, err := in.eval(n, c.Opset, c.InValues)
+	for i := range c.OutValues {
+		c.OutValues[i] = nil
+		if err == nil && i < len(out) && out[i] != nil && out[i].NumElements() <= maxValueElems {
+			c.OutValues[i] = out[i]
+			c.OutTypes[i] = out[i].ValueType()
+		}
+	}
 }
 
 // ErrRulePanicked is wrapped by the error of a rule that panicked: a bug

@@ -67,7 +67,7 @@ func typeOf(m *graph.Model, name string) string { return m.Graph.TypeOf(name).St
 
 func TestShapeChainPropagation(t *testing.T) {
 	m := shapeChain()
-	known, err := InferModel(m, map[string]*graph.Type{"x": f32(2, 3, 4, 5)})
+	known, err := InferModel(m, map[string]*graph.Type{"x": f32(2, 3, 4, 5)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestShapeChainPropagation(t *testing.T) {
 
 func TestShapeChainSymbolic(t *testing.T) {
 	m := shapeChain()
-	known, err := InferModel(m, nil)
+	known, err := InferModel(m, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestValuePropagation(t *testing.T) {
 	b.node("Squeeze", []string{"ax"}, []string{"sq"})
 	b.output("id", nil)
 	m := b.model()
-	known, err := InferModel(m, map[string]*graph.Type{"x": f32(4, 6, 768)})
+	known, err := InferModel(m, map[string]*graph.Type{"x": f32(4, 6, 768)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestDeclaredTypes(t *testing.T) {
 		return b.model()
 	}
 	m := build(f32("batch", 3))
-	if _, err := InferModel(m, map[string]*graph.Type{"x": f32(5, 3)}); err != nil {
+	if _, err := InferModel(m, map[string]*graph.Type{"x": f32(5, 3)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := typeOf(m, "y"); got != "float32[5 3]" {
@@ -226,13 +226,13 @@ func TestDeclaredTypes(t *testing.T) {
 	}
 
 	m = build(f32(2, 4))
-	_, err := InferModel(m, nil)
+	_, err := InferModel(m, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), `node "Relu_y" (Relu, #0)`) || !strings.Contains(err.Error(), `"y"`) {
 		t.Errorf("conflict error = %v", err)
 	}
 
 	m = build(f32(7, 3))
-	if _, err := InferModel(m, nil); err != nil {
+	if _, err := InferModel(m, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := typeOf(m, "y"); got != "float32[7 3]" {
@@ -240,7 +240,7 @@ func TestDeclaredTypes(t *testing.T) {
 	}
 
 	m = build(nil)
-	if _, err := InferModel(m, map[string]*graph.Type{"x": f32(5, 4)}); err == nil {
+	if _, err := InferModel(m, map[string]*graph.Type{"x": f32(5, 4)}, nil); err == nil {
 		t.Errorf("override [5 4] of declared [N 3] accepted")
 	}
 }
@@ -252,7 +252,7 @@ func TestSymbolBindings(t *testing.T) {
 	b.node("Custom", []string{"x"}, []string{"c"}).Domain = "com.example"
 	b.g.ValueInfo["c"] = &graph.ValueInfo{Name: "c", Type: f32("N", 8)}
 	m := b.model()
-	if _, err := InferModel(m, map[string]*graph.Type{"x": f32(6, 3)}); err != nil {
+	if _, err := InferModel(m, map[string]*graph.Type{"x": f32(6, 3)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := typeOf(m, "c"); got != "float32[6 8]" {
@@ -290,7 +290,7 @@ func TestIfAndLoop(t *testing.T) {
 	b.node("If", []string{"c"}, []string{"ify"}, graphAttr("then_branch", thenG), graphAttr("else_branch", elseG))
 	b.node("Loop", []string{"trips", "", "x"}, []string{"final", "scans"}, graphAttr("body", body))
 	m := b.model()
-	known, err := InferModel(m, nil)
+	known, err := InferModel(m, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,11 +316,11 @@ func TestInferErrorsNameNode(t *testing.T) {
 	b.input("a", f32(2, 3))
 	b.input("b", f32(4, 5))
 	b.node("MatMul", []string{"a", "b"}, []string{"c"})
-	_, err := InferModel(b.model(), nil)
+	_, err := InferModel(b.model(), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "MatMul") || !strings.Contains(err.Error(), `"a" float32[2 3]`) {
 		t.Errorf("error = %v", err)
 	}
-	if _, err := InferModel(&graph.Model{}, nil); err == nil {
+	if _, err := InferModel(&graph.Model{}, nil, nil); err == nil {
 		t.Errorf("model without graph accepted")
 	}
 }
@@ -333,7 +333,7 @@ func TestFoldKeepsRandomAndLarge(t *testing.T) {
 	b.node("Add", []string{"big", "big"}, []string{"y"})
 	b.output("y", nil)
 	m := b.model()
-	known, err := InferModel(m, nil)
+	known, err := InferModel(m, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestInferAgainWithOtherShapes(t *testing.T) {
 	b.node("Relu", []string{"y"}, []string{"z"})
 	m := b.model()
 	for _, n := range []int64{2, 5, 3} {
-		if _, err := InferModel(m, map[string]*graph.Type{"x": f32(int(n), 3)}); err != nil {
+		if _, err := InferModel(m, map[string]*graph.Type{"x": f32(int(n), 3)}, nil); err != nil {
 			t.Fatalf("batch %d: %v", n, err)
 		}
 		if got, want := typeOf(m, "z"), f32(int(n), 3).String(); got != want {
@@ -372,7 +372,7 @@ func TestInferAgainWithOtherShapes(t *testing.T) {
 func TestUnknownOverride(t *testing.T) {
 	b := newBuilder()
 	b.input("x", f32(2))
-	if _, err := InferModel(b.model(), map[string]*graph.Type{"y": f32(2)}); err == nil || !strings.Contains(err.Error(), `"y"`) {
+	if _, err := InferModel(b.model(), map[string]*graph.Type{"y": f32(2)}, nil); err == nil || !strings.Contains(err.Error(), `"y"`) {
 		t.Errorf("error = %v", err)
 	}
 }
@@ -397,7 +397,7 @@ func TestSymbolicElements(t *testing.T) {
 	b.node("Cast", []string{"bs"}, []string{"bs32"}, intAttr("to", int64(graph.Int32)))
 	b.node("Slice", []string{"x", "zero1", "hidden", "last"}, []string{"sl"})
 	m := b.model()
-	known, err := InferModel(m, nil)
+	known, err := InferModel(m, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestScanAndSequences(t *testing.T) {
 	b.node("OptionalGetElement", []string{"opt"}, []string{"got"})
 	b.node("OptionalHasElement", []string{"opt"}, []string{"has"})
 	m := b.model()
-	if _, err := InferModel(m, nil); err != nil {
+	if _, err := InferModel(m, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
@@ -466,7 +466,7 @@ func TestConstantAttributes(t *testing.T) {
 	b.node("Constant", nil, []string{"sp"}, &graph.Attribute{Name: "sparse_value", Type: graph.AttrSparseTensor,
 		Sparse: &graph.SparseTensor{Values: mustFloats(1), Indices: i64s(3), Dims: []int64{2, 5}}})
 	m := b.model()
-	known, err := InferModel(m, nil)
+	known, err := InferModel(m, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +485,7 @@ func TestConstantAttributes(t *testing.T) {
 		t.Errorf("constant values: %v %v", known["is"], known["ss"])
 	}
 	b.node("Constant", nil, []string{"bad"})
-	if _, err := InferModel(b.model(), nil); err == nil {
+	if _, err := InferModel(b.model(), nil, nil); err == nil {
 		t.Errorf("Constant without a value accepted")
 	}
 }
@@ -502,7 +502,7 @@ func TestFoldInSubgraph(t *testing.T) {
 	b.input("c", graph.TensorType(graph.Bool, shp()))
 	b.node("If", []string{"c"}, []string{"out"}, graphAttr("then_branch", body), graphAttr("else_branch", body))
 	m := b.model()
-	known, err := InferModel(m, nil)
+	known, err := InferModel(m, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +530,7 @@ func TestRangeLengthFolding(t *testing.T) {
 		b.init("delta", delta)
 		b.node("Range", []string{"start", "limit", "delta"}, []string{"r"})
 		b.output("r", nil)
-		return InferModel(b.model(), nil)
+		return InferModel(b.model(), nil, nil)
 	}
 	_, err := infer(graph.Scalar(graph.Int64, int64(-1<<62)), graph.Scalar(graph.Int64, int64(1<<62)), graph.Scalar(graph.Int64, int64(1)))
 	if err == nil || !strings.Contains(err.Error(), "too long") {
@@ -582,7 +582,7 @@ func TestHugeDeclaredShapeLength(t *testing.T) {
 		b.input("shape", graph.TensorType(graph.Int64, shp(1<<40)))
 		b.node(tc.op, tc.inputs, []string{"y"})
 		m := b.model()
-		if _, err := InferModel(m, nil); err != nil {
+		if _, err := InferModel(m, nil, nil); err != nil {
 			continue
 		}
 		if got := m.Graph.TypeOf("y"); got != nil && len(got.Shape) > maxValueElems {
