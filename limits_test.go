@@ -3,9 +3,12 @@ package onnxvk_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -241,4 +244,65 @@ func TestHostMemoryLimitDefault(t *testing.T) {
 	require.True(t, errors.Is(err, onnxvk.ErrOutOfMemory), "%v", err)
 	_, err = sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": randomInput(t, 1, 64)})
 	require.NoError(t, err)
+}
+
+// passThroughLoop is a Loop of M iterations whose body has no nodes: it
+// passes its condition through and, with scan, outputs it each iteration
+// (a bool scalar).
+func passThroughLoop(m int64, scan bool) sizeModel {
+	body := graph.NewGraph("body")
+	body.Inputs = []*graph.ValueInfo{
+		{Name: "i", Type: graph.TensorType(graph.Int64, graph.ShapeOf())},
+		{Name: "c", Type: graph.TensorType(graph.Bool, graph.ShapeOf())},
+		{Name: "v", Type: graph.TensorType(graph.Float, graph.ShapeOf(1))},
+	}
+	body.Outputs = []*graph.ValueInfo{{Name: "c"}, {Name: "v"}}
+	outputs := []string{"y"}
+	if scan {
+		body.Outputs = append(body.Outputs, &graph.ValueInfo{Name: "c"})
+		outputs = append(outputs, "s")
+	}
+	loop := &graph.Node{OpType: "Loop", Inputs: []string{"m", "c", "v"}, Outputs: outputs,
+		Attrs: attrs(&graph.Attribute{Name: "body", Type: graph.AttrGraph, G: body})}
+	return sizeModel{inits: map[string]*graph.Tensor{"m": graph.Scalar(graph.Int64, m), "c": graph.Scalar(graph.Bool, true),
+		"v": floats([]int64{1}, 1)}, nodes: []*graph.Node{loop}, outputs: outputs}
+}
+
+// TestLoopScanCountsTensorHeaders runs a Loop whose scan output is a bool
+// scalar per iteration under a 1 MiB host memory limit: each iteration
+// counts its tensor's header, not only its byte of data, so the Run fails
+// after at most 1 MiB / 64 iterations (the count of data alone let one
+// take 288 MB of heap under a 16 MiB limit; found by FuzzPipeline).
+func TestLoopScanCountsTensorHeaders(t *testing.T) {
+	const limit = 1 << 20
+	err := runSized(t, passThroughLoop(1<<62, true), limit, nil)
+	require.ErrorIs(t, err, onnxvk.ErrOutOfMemory)
+	var iterations int64
+	_, after, _ := strings.Cut(err.Error(), "after ")
+	_, scanErr := fmt.Sscanf(after, "%d iterations", &iterations)
+	require.NoError(t, scanErr, "the error names the iterations: %v", err)
+	require.LessOrEqual(t, iterations, int64(limit/64), "%v", err)
+}
+
+// TestLoopWithoutNodesIsCancelled runs a Loop of 2^62 iterations whose body
+// has no nodes under a deadline: the Run returns the deadline's error (the
+// body's nodes were the only places that checked it, so such a Loop ran
+// on after the deadline; found by FuzzPipeline).
+func TestLoopWithoutNodesIsCancelled(t *testing.T) {
+	sess, err := onnxvk.NewSession(passThroughLoop(1<<62, false).model(), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	defer sess.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := sess.RunValues(ctx, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Run did not return 10 s after its deadline")
+	}
 }

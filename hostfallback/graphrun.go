@@ -22,6 +22,10 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 	if len(inputs) > len(g.Inputs) {
 		return nil, fmt.Errorf("hostfallback: subgraph %q takes %d inputs, got %d", g.Name, len(g.Inputs), len(inputs))
 	}
+	// A Loop whose body has no nodes checks for cancellation here.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	env := make(map[string]graph.Value, len(g.Nodes)+len(g.Inputs)+len(g.Initializers))
 	for name, t := range g.Initializers {
 		env[name] = t

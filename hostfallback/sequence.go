@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -156,10 +157,11 @@ func sequenceInsertKernel(c *Call) error {
 	return nil
 }
 
-// tensorBytes is the memory t holds: its data, or its strings' headers
-// and bytes.
+// tensorBytes is the memory t holds: its header and shape, and its data
+// or its strings' headers and bytes. A sequence or a scan output of many
+// small tensors takes several times their data.
 func tensorBytes(t *graph.Tensor) int64 {
-	n := int64(len(t.Data))
+	n := int64(unsafe.Sizeof(*t)) + 8*int64(len(t.Shape)) + int64(len(t.Data))
 	for _, s := range t.Strings {
 		n += 16 + int64(len(s))
 	}
