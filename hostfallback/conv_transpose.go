@@ -1,6 +1,9 @@
 package hostfallback
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 func init() {
 	RegisterChecked("ConvTranspose", convTransposeKernel, onFloats)
@@ -78,10 +81,8 @@ func (l *convLayout) transposedOutput(c *Call) error {
 	if len(outPad) != r {
 		return c.Errorf("output_padding %v for %d spatial axes", outPad, r)
 	}
-	for d, p := range outPad {
-		if p >= max(l.stride[d], l.dil[d]) {
-			return c.Errorf("output_padding %v must be smaller than the stride or the dilation along each axis (strides %v, dilations %v)", outPad, l.stride, l.dil)
-		}
+	if err := ops.OutputPaddingFits(outPad, l.stride, l.dil); err != nil {
+		return c.Errorf("%w", err)
 	}
 	shape := c.Node.AttrInts("output_shape", nil)
 	if len(shape) == r+2 {

@@ -2,8 +2,10 @@ package hostfallback
 
 import (
 	"math"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -45,10 +47,8 @@ func poolPlan(c *Call, dt graph.DType, xs []int64) (*poolLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	for d := range g.kernel {
-		if k := g.span(d); g.padBegin[d] >= k || g.padEnd[d] >= k {
-			return nil, c.Errorf("pads %v must be smaller than the kernel's extent along each axis (kernel_shape %v, dilations %v)", append(g.padBegin, g.padEnd...), g.kernel, g.dil)
-		}
+	if err := ops.PoolPadsFit(g.kernel, g.dil, slices.Concat(g.padBegin, g.padEnd)); err != nil {
+		return nil, c.Errorf("%w", err)
 	}
 	if err := g.forward(c, c.Node.AttrInt("ceil_mode", 0) != 0); err != nil {
 		return nil, err

@@ -356,8 +356,13 @@ func inferSplitToSequence(c *InferContext) error {
 	default:
 		split, ok := c.intsIn(1)
 		elem[axis] = graph.UnknownDim()
-		if ok && len(split) == 1 && c.inShape(1) != nil && len(c.inShape(1)) == 0 &&
-			xs[axis].Known() && xs[axis].Value%split[0] == 0 {
+		if !ok || len(split) != 1 || c.inShape(1) == nil || len(c.inShape(1)) != 0 {
+			break
+		}
+		if split[0] <= 0 {
+			return fmt.Errorf("split size %d is not positive", split[0])
+		}
+		if xs[axis].Known() && xs[axis].Value%split[0] == 0 {
 			elem[axis] = graph.DimOf(split[0])
 		}
 	}

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -587,6 +588,53 @@ func TestHugeDeclaredShapeLength(t *testing.T) {
 		}
 		if got := m.Graph.TypeOf("y"); got != nil && len(got.Shape) > maxValueElems {
 			t.Errorf("%s: output of rank %d", tc.op, len(got.Shape))
+		}
+	}
+}
+
+// TestRefusedAsTheKernelsRefuse infers nodes that the CPU kernels refuse:
+// inference fails too, with an error naming the node and the reason
+// (issue 13, item 12: these were accepted; SplitToSequence's split 0
+// divided by zero in its rule).
+func TestRefusedAsTheKernelsRefuse(t *testing.T) {
+	ints := func(name string, v ...int64) *graph.Attribute {
+		return &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}
+	}
+	for _, tc := range []struct {
+		name, op string
+		x        *graph.Type
+		second   *graph.Tensor
+		attrs    []*graph.Attribute
+		want     string
+	}{
+		{"Expand to a negative size", "Expand", f32(2, 3), i64s(-2, 3), nil, "negative dimension"},
+		{"Expand to -1", "Expand", f32(2, 3), i64s(-1, 3), nil, "negative dimension"},
+		{"ConvTranspose output_padding = stride", "ConvTranspose", f32(1, 1, 4, 4), mustFloats(make([]float32, 9)...),
+			[]*graph.Attribute{ints("strides", 2, 2), ints("output_padding", 2, 1)}, "output_padding [2 1] must be smaller"},
+		{"ConvTranspose output_padding with output_shape", "ConvTranspose", f32(1, 1, 4, 4), mustFloats(make([]float32, 9)...),
+			[]*graph.Attribute{ints("output_padding", 1, 0), ints("output_shape", 7, 7)}, "output_padding [1 0] must be smaller"},
+		{"MaxPool pads beyond the kernel", "MaxPool", f32(1, 1, 4, 4), nil,
+			[]*graph.Attribute{ints("kernel_shape", 2, 2), ints("pads", 3, 0, 0, 0)}, "pads [3 0 0 0] must be smaller"},
+		{"AveragePool pads as large as the kernel", "AveragePool", f32(1, 1, 4, 4), nil,
+			[]*graph.Attribute{ints("kernel_shape", 2, 2), ints("pads", 0, 0, 0, 2)}, "pads [0 0 0 2] must be smaller"},
+		{"SplitToSequence split 0", "SplitToSequence", f32(4, 3), int64Tensor(nil, []int64{0}), nil, "split size 0 is not positive"},
+		{"SplitToSequence split -1", "SplitToSequence", f32(4, 3), int64Tensor(nil, []int64{-1}), nil, "split size -1 is not positive"},
+	} {
+		b := newBuilder()
+		b.input("x", tc.x)
+		in := []string{"x"}
+		if tc.second != nil {
+			if tc.op == "ConvTranspose" {
+				tc.second = reshaped(tc.second, []int64{1, 1, 3, 3})
+			}
+			b.init("s", tc.second)
+			in = append(in, "s")
+		}
+		b.node(tc.op, in, []string{"y"}, tc.attrs...)
+		b.output("y", nil)
+		_, err := InferModel(b.model(), nil, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"`+tc.op+`_y"`) || errors.Is(err, ErrRulePanicked) {
+			t.Errorf("%s: %v, want an error naming the node: %s", tc.name, err, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -79,6 +80,39 @@ func readSpatial(c *InferContext, n int, kernel []int64) (*spatialParams, error)
 		}
 	}
 	return p, nil
+}
+
+// PoolPadsFit fails when a pooling window's padding (pads: the begin
+// paddings of each axis, then the end paddings) reaches the window's
+// extent, (kernel-1)·dilation+1, on either side of an axis: a window
+// there would cover padding alone. Shape inference and the kernels share
+// it.
+func PoolPadsFit[T ~int | ~int64](kernel, dilations, pads []T) error {
+	n := len(kernel)
+	if len(dilations) != n || len(pads) != 2*n {
+		return fmt.Errorf("kernel_shape %v, dilations %v and pads %v disagree on the number of axes", kernel, dilations, pads)
+	}
+	for d := range n {
+		if k := (kernel[d]-1)*dilations[d] + 1; pads[d] >= k || pads[d+n] >= k {
+			return fmt.Errorf("pads %v must be smaller than the kernel's extent along each axis (kernel_shape %v, dilations %v)", pads, kernel, dilations)
+		}
+	}
+	return nil
+}
+
+// OutputPaddingFits fails when ConvTranspose's output_padding along an
+// axis is not smaller than the stride or the dilation there. Shape
+// inference and the kernels share it.
+func OutputPaddingFits[T ~int | ~int64](outPad, strides, dilations []T) error {
+	if len(strides) != len(outPad) || len(dilations) != len(outPad) {
+		return fmt.Errorf("output_padding %v, strides %v and dilations %v disagree on the number of axes", outPad, strides, dilations)
+	}
+	for d, p := range outPad {
+		if p >= max(strides[d], dilations[d]) {
+			return fmt.Errorf("output_padding %v must be smaller than the stride or the dilation along each axis (strides %v, dilations %v)", outPad, strides, dilations)
+		}
+	}
+	return nil
 }
 
 // outDim is the output size of spatial axis i for input size d.
@@ -221,6 +255,17 @@ func inferConvTranspose(c *InferContext) error {
 			kernel = ws[2:].Ints()
 		}
 	}
+	outPad := c.attrInts("output_padding", make([]int64, n))
+	if len(outPad) != n {
+		return fmt.Errorf("output_padding %v for %d spatial axes", outPad, n)
+	}
+	ones := slices.Repeat([]int64{1}, n)
+	strides, dilations := c.attrInts("strides", ones), c.attrInts("dilations", ones)
+	if len(strides) == n && len(dilations) == n {
+		if err := OutputPaddingFits(outPad, strides, dilations); err != nil {
+			return err
+		}
+	}
 	out := graph.Shape{xs[0], channels}
 	if os := c.attrInts("output_shape", nil); os != nil {
 		if len(os) == n+2 {
@@ -239,10 +284,6 @@ func inferConvTranspose(c *InferContext) error {
 	if p == nil {
 		c.setTensor(0, dt, append(out, unknownShape(n)...))
 		return nil
-	}
-	outPad := c.attrInts("output_padding", make([]int64, n))
-	if len(outPad) != n {
-		return fmt.Errorf("output_padding %v for %d spatial axes", outPad, n)
 	}
 	for i, d := range xs[2:] {
 		if !d.Known() {
@@ -288,6 +329,9 @@ func inferPool(c *InferContext) error {
 	}
 	if p == nil {
 		return fmt.Errorf("missing kernel_shape")
+	}
+	if err := PoolPadsFit(p.kernel, p.dilations, p.pads); err != nil {
+		return err
 	}
 	s, err := windowShape(p, xs, xs[1])
 	if err != nil {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
@@ -331,6 +332,9 @@ func inferFlatten(c *InferContext) error {
 // inferExpand broadcasts the input to the shape its second input holds.
 func inferExpand(c *InferContext) error {
 	dt := c.inElem(0)
+	if shape, ok := c.intsIn(1); ok && slices.ContainsFunc(shape, func(d int64) bool { return d < 0 }) {
+		return fmt.Errorf("shape %v has a negative dimension", shape)
+	}
 	target, ok := c.symIn(1).dims()
 	if !ok {
 		n := c.lenOf1D(1)
