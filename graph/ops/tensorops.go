@@ -562,9 +562,8 @@ func inferGatherND(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	b := int(c.attrInt("batch_dims", 0))
-	m := int(is[len(is)-1].Value)
-	if b < 0 || b+m > len(xs) {
+	b, m, r := c.attrInt("batch_dims", 0), is[len(is)-1].Value, int64(len(xs))
+	if b < 0 || b > r || m > r-b {
 		return fmt.Errorf("index depth %d with batch_dims %d for data of rank %d", m, b, len(xs))
 	}
 	c.setTensor(0, dt, append(is[:len(is)-1].Clone(), xs[b+m:]...))
