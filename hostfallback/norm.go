@@ -285,10 +285,15 @@ func groupNormKernel(c *Call) error {
 	if !perChannel && len(scale) != groups {
 		return c.Errorf("scale holds %d values, want %d (channels) or %d (groups)", len(scale), ch, groups)
 	}
+	y := c.Output(0, x.DType, x.Shape)
+	if x.NumElements() == 0 {
+		// Nothing to normalize: no statistics to allocate either, whose
+		// count, batch × num_groups, need not be bounded by the data then.
+		return nil
+	}
 	cg := ch / groups
 	size := int(graph.NumElements(x.Shape[2:]))
 	rows := int(x.Shape[0]) * groups
-	y := c.Output(0, x.DType, x.Shape)
 	out := f32Target(y)
 	xv := f32Data(x)
 	mean, inv := make([]float64, rows), make([]float64, rows)

@@ -82,6 +82,13 @@ func TestInstanceAndGroupNormalization(t *testing.T) {
 	if _, err := nnRun("GroupNormalization", 21, nnAttrs{"num_groups": 3}, xg, nnF32([]int64{4}, 1, 2, 3, 4), nnF32([]int64{4}, 0, 0, 0, 1)); err == nil {
 		t.Error("num_groups not dividing channels: no error")
 	}
+	// No channels: any num_groups divides them, and the output is empty
+	// (2^40 groups made 2^41 statistics and the process died of out of
+	// memory; found by FuzzPipeline).
+	empty := nnF32([]int64{3, 0, 4})
+	if y, err := nnRun("GroupNormalization", 18, nnAttrs{"num_groups": int64(1 << 40)}, empty, empty, empty); err != nil || y.NumElements() != 0 {
+		t.Errorf("GroupNormalization of X[3 0 4] in 2^40 groups: %v, %v", y, err)
+	}
 
 	// Random shapes against the definition.
 	r := rand.New(rand.NewPCG(15, 16))
