@@ -134,6 +134,8 @@ type fuzzResult struct {
 	panic any
 	stack []byte
 	trace *backend.Trace
+	// running is set once the model loaded and planned and its Run began.
+	running bool
 }
 
 // runFuzzModel serializes m, loads it on device and runs it with feeds.
@@ -165,8 +167,12 @@ func runFuzzModel(t *testing.T, m *graph.Model, feeds map[string]graph.Value, de
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), fuzzDeadline)
 		defer cancel()
+		r.running = true
 		r.out, r.err = sess.RunValues(backend.WithTrace(ctx, r.trace), feeds)
 	})
+	if res.panic != nil && !res.running {
+		fail("panic while loading or planning: %v\n%s", res.panic, res.stack)
+	}
 	if res.panic != nil {
 		fail("panic%s: %v\n%s", panickedNode(m, feeds, device, res.trace), res.panic, res.stack)
 	}
@@ -254,20 +260,25 @@ func feedTypes(feeds map[string]graph.Value) map[string]*graph.Type {
 
 // panickedNode names the node whose step was running when a Run
 // panicked: the first compute step of the plan that the trace has no
-// event of.
-func panickedNode(m *graph.Model, feeds map[string]graph.Value, device string, tr *backend.Trace) string {
+// event of; "while planning" when planning again panics, "" when it fails.
+func panickedNode(m *graph.Model, feeds map[string]graph.Value, device string, tr *backend.Trace) (where string) {
+	defer func() {
+		if recover() != nil {
+			where = " while planning"
+		}
+	}()
 	data, err := loader.Marshal(m)
 	if err != nil {
 		return ""
 	}
 	sess, err := onnxvk.LoadBytes(data, onnxvk.WithDevice(device), onnxvk.WithName("fuzz"))
 	if err != nil {
-		return " while loading or planning"
+		return ""
 	}
 	defer sess.Close()
 	p, err := sess.Plan(feedTypes(feeds))
 	if err != nil {
-		return " while planning"
+		return ""
 	}
 	ran := map[string]bool{}
 	for _, ev := range tr.Events() {
