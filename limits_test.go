@@ -14,6 +14,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/loader"
 )
 
 // sizeModel is a small model built for the size tests: its nodes, inputs,
@@ -305,4 +306,32 @@ func TestLoopWithoutNodesIsCancelled(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the Run did not return 10 s after its deadline")
 	}
+}
+
+// TestDeclaredNegativeDimension declares an input [-5, 2]: a model built
+// in Go is refused, naming the input; the same model serialized loads
+// with the dimension unknown, as the loader reads every negative
+// dim_value (exporters write -1 for unknown dimensions), and runs with
+// the size given (issue 13, item 12).
+func TestDeclaredNegativeDimension(t *testing.T) {
+	model := func() *graph.Model {
+		return sizeModel{inputs: []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.Shape{{Value: -5}, graph.DimOf(2)})}},
+			nodes: []*graph.Node{node("Abs", []string{"x"}, "y", nil)}, outputs: []string{"y"}}.model()
+	}
+	_, err := onnxvk.NewSession(model(), onnxvk.WithDevice("cpu"))
+	require.ErrorIs(t, err, graph.ErrTooLarge)
+	require.Contains(t, err.Error(), `input "x"`)
+	data, err := loader.Marshal(model())
+	require.NoError(t, err)
+	sess, err := onnxvk.LoadBytes(data, onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	defer sess.Close()
+	require.Equal(t, graph.Shape{graph.UnknownDim(), graph.DimOf(2)}, sess.Inputs()[0].Shape)
+	x, err := onnxvk.NewTensor([]int64{3, 2}, []float32{1, -2, 3, -4, 5, -6})
+	require.NoError(t, err)
+	out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": x})
+	require.NoError(t, err)
+	got, err := onnxvk.Data[float32](out["y"])
+	require.NoError(t, err)
+	require.Equal(t, []float32{1, 2, 3, 4, 5, 6}, got)
 }
