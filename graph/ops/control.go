@@ -284,6 +284,9 @@ func inferSequenceConstruct(c *InferContext) error {
 		if t == nil {
 			return nil
 		}
+		if t.Kind != graph.TensorKind && t.Kind != graph.UnknownKind {
+			return fmt.Errorf("input %d is a %s, not a tensor", i, t)
+		}
 		if i == 0 {
 			elem = t.Clone()
 			continue
@@ -291,7 +294,9 @@ func inferSequenceConstruct(c *InferContext) error {
 		if t.Elem != elem.Elem {
 			return fmt.Errorf("sequence elements of types %s and %s", elem, t)
 		}
-		elem = unionType(elem, t)
+		if elem = unionType(elem, t); elem == nil {
+			return nil
+		}
 	}
 	if elem != nil {
 		c.set(0, seqOf(elem))
