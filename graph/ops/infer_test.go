@@ -638,3 +638,15 @@ func TestRefusedAsTheKernelsRefuse(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockSizeOverflow infers DepthToSpace with a blocksize whose square
+// overflows: an error, where the rule divided by the wrapped square, 0,
+// and panicked (found by FuzzPipeline).
+func TestBlockSizeOverflow(t *testing.T) {
+	b := newBuilder()
+	b.input("x", f32(0, 1, 1, 1))
+	b.node("DepthToSpace", []string{"x"}, []string{"y"}, &graph.Attribute{Name: "blocksize", Type: graph.AttrInt, I: 1 << 40})
+	if _, err := InferModel(b.model(), nil, nil); err == nil || errors.Is(err, ErrRulePanicked) {
+		t.Errorf("DepthToSpace blocksize 2^40: %v", err)
+	}
+}

@@ -714,7 +714,8 @@ func blockRearrange(c *InferContext, toDepth bool) error {
 		return fmt.Errorf("input of rank %d, want 4", len(xs))
 	}
 	b := c.attrInt("blocksize", 0)
-	if b <= 0 {
+	bb, ok := graph.MulSize(b, b)
+	if b <= 0 || !ok {
 		return fmt.Errorf("blocksize %d", b)
 	}
 	div := func(d graph.Dim, by int64) (graph.Dim, error) {
@@ -729,12 +730,12 @@ func blockRearrange(c *InferContext, toDepth bool) error {
 	out := graph.Shape{xs[0], xs[1], xs[2], xs[3]}
 	var err error
 	if toDepth {
-		out[1] = dimMul(xs[1], graph.DimOf(b*b))
+		out[1] = dimMul(xs[1], graph.DimOf(bb))
 		if out[2], err = div(xs[2], b); err == nil {
 			out[3], err = div(xs[3], b)
 		}
 	} else {
-		out[1], err = div(xs[1], b*b)
+		out[1], err = div(xs[1], bb)
 		out[2], out[3] = dimMul(xs[2], graph.DimOf(b)), dimMul(xs[3], graph.DimOf(b))
 	}
 	if err != nil {
