@@ -293,24 +293,31 @@ func minLoop[T realNumber](d, a, b []T, m runMode) {
 	}
 }
 
-// preluLoop is x < 0 ? x*slope : x with x from a and slope from b,
-// computed as max(x,0) + slope*min(x,0) to avoid branches.
+// preluLoop is x < 0 ? x*slope : x with x from a and slope from b (not
+// max(x,0) + slope*min(x,0), which is NaN for x > 0 and a NaN or infinite
+// slope).
 func preluLoop[T realNumber](d, a, b []T, m runMode) {
+	prelu := func(x, s T) T {
+		if x < 0 {
+			return x * s
+		}
+		return x
+	}
 	switch m {
 	case runVV:
 		a, b = a[:len(d)], b[:len(d)]
 		for i, x := range a {
-			d[i] = max(x, 0) + b[i]*min(x, 0)
+			d[i] = prelu(x, b[i])
 		}
 	case runVS:
 		s := b[0]
 		for i, x := range a[:len(d)] {
-			d[i] = max(x, 0) + s*min(x, 0)
+			d[i] = prelu(x, s)
 		}
 	default:
 		x := a[0]
 		for i, s := range b[:len(d)] {
-			d[i] = max(x, 0) + s*min(x, 0)
+			d[i] = prelu(x, s)
 		}
 	}
 }

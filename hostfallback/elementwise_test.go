@@ -245,6 +245,10 @@ func TestPRelu(t *testing.T) {
 	ewCheck(t, "same shape", ewRun(t, "PRelu", 9, nil, x, ewF32(ewShape(1, 2, 2), 1, 2, 3, 4)), graph.Float, ewShape(1, 2, 2), []float64{-1, 2, -9, 4}, 0)
 	ewCheck(t, "int", ewRun(t, "PRelu", 16, nil, ewT(graph.Int32, ewShape(2), int32(-4), 4), ewT(graph.Int32, ewShape(1), int32(3))), graph.Int32, ewShape(2), []float64{-12, 4}, 0)
 	ewFails(t, "PRelu", 16, nil, ewF32(ewShape(2), 1, 2), ewF32(ewShape(2, 2), 1, 2, 3, 4))
+	// A NaN or infinite slope applies to negative x only (FuzzPipelineVulkan
+	// found the CPU giving NaN for x = 2 where Vulkan gave 2).
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	ewCheck(t, "NaN and infinite slopes", ewRun(t, "PRelu", 16, nil, x, ewF32(ewShape(1, 2, 2), 1, nan, 1, inf)), graph.Float, ewShape(1, 2, 2), []float64{-1, 2, -3, 4}, 0)
 }
 
 func TestBitwise(t *testing.T) {
