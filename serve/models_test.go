@@ -1,0 +1,59 @@
+package serve
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/loader"
+)
+
+// allDatatypes are the protocol's datatypes; the echo model has an input
+// and an output of each.
+var allDatatypes = []string{"BOOL", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64", "FP16", "FP32", "FP64", "BYTES", "BF16"}
+
+// saveModel writes m into dir as NAME.onnx and returns its path.
+func saveModel(t testing.TB, dir string, m *graph.Model) string {
+	t.Helper()
+	path := filepath.Join(dir, m.Name+".onnx")
+	if err := loader.Save(m, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// affineModel is y = x * w + 1 and s = x + x on x float[batch, 4], with w
+// = [1 2 3 4]: each row's result depends on that row only, so that merged
+// and separate runs must agree.
+func affineModel() *graph.Model {
+	g := graph.NewGraph("affine")
+	shape := graph.Shape{graph.SymDim("batch"), graph.DimOf(4)}
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, shape)}}
+	g.Outputs = []*graph.ValueInfo{
+		{Name: "y", Type: graph.TensorType(graph.Float, shape)},
+		{Name: "s", Type: graph.TensorType(graph.Float, shape)},
+	}
+	w, _ := graph.FromSlice(graph.Float, []int64{4}, []float32{1, 2, 3, 4})
+	g.Initializers["w"] = w
+	g.Initializers["one"] = graph.Scalar(graph.Float, float32(1))
+	g.Nodes = []*graph.Node{
+		{Name: "mul", OpType: "Mul", Inputs: []string{"x", "w"}, Outputs: []string{"xw"}, Index: 0},
+		{Name: "add", OpType: "Add", Inputs: []string{"xw", "one"}, Outputs: []string{"y"}, Index: 1},
+		{Name: "sum", OpType: "Add", Inputs: []string{"x", "x"}, Outputs: []string{"s"}, Index: 2},
+	}
+	return &graph.Model{Name: "affine", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}
+
+// echoModel returns each input in_T as out_T (Identity) for every
+// datatype T, of shape [n, 2].
+func echoModel() *graph.Model {
+	g := graph.NewGraph("echo")
+	shape := graph.Shape{graph.SymDim("n"), graph.DimOf(2)}
+	for i, name := range allDatatypes {
+		dt, _ := DType(name)
+		g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: "in_" + name, Type: graph.TensorType(dt, shape)})
+		g.Outputs = append(g.Outputs, &graph.ValueInfo{Name: "out_" + name, Type: graph.TensorType(dt, shape)})
+		g.Nodes = append(g.Nodes, &graph.Node{Name: "id_" + name, OpType: "Identity", Inputs: []string{"in_" + name}, Outputs: []string{"out_" + name}, Index: i})
+	}
+	return &graph.Model{Name: "echo", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}

@@ -1,0 +1,196 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk"
+)
+
+// quiet is a logger that drops everything.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newTestServer serves the affine and echo models on the CPU; affine
+// batches up to 8 rows within delay.
+func newTestServer(t testing.TB, delay time.Duration, queue int) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := NewServer([]ModelConfig{
+		{Name: "affine", Path: saveModel(t, dir, affineModel()), Device: "cpu", MaxBatchSize: 8, MaxQueueDelay: Duration(delay), QueueSize: queue},
+		{Name: "echo", Path: saveModel(t, dir, echoModel()), Device: "cpu"},
+	}, Options{Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func affineRequest(rows [][]float32) *InferRequest {
+	var data []float32
+	for _, r := range rows {
+		data = append(data, r...)
+	}
+	return &InferRequest{ModelName: "affine", Inputs: []RequestTensor{{Name: "x", Datatype: "FP32", Shape: []int64{int64(len(rows)), 4}, Data: data}}}
+}
+
+// affineWant computes the affine model's y for rows in Go.
+func affineWant(rows [][]float32) []float32 {
+	var out []float32
+	for _, r := range rows {
+		for j, v := range r {
+			out = append(out, v*float32(j+1)+1)
+		}
+	}
+	return out
+}
+
+func TestInferCore(t *testing.T) {
+	s := newTestServer(t, 0, 8)
+	rows := [][]float32{{1, 2, 3, 4}, {-1, 0.5, 0, 2}}
+	resp, err := s.Infer(context.Background(), affineRequest(rows))
+	require.NoError(t, err)
+	require.Len(t, resp.Outputs, 2)
+	assert.Equal(t, "y", resp.Outputs[0].Name)
+	assert.Equal(t, []int64{2, 4}, resp.Outputs[0].Shape)
+	assert.Equal(t, affineWant(rows), resp.Outputs[0].Values())
+	assert.Equal(t, "1", resp.ModelVersion)
+
+	req := affineRequest(rows)
+	req.Outputs = []RequestedOutput{{Name: "s"}}
+	resp, err = s.Infer(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, resp.Outputs, 1)
+	assert.Equal(t, []float32{2, 4, 6, 8, -2, 1, 0, 4}, resp.Outputs[0].Values())
+
+	for _, c := range []struct {
+		req  *InferRequest
+		code Code
+		msg  string
+	}{
+		{&InferRequest{ModelName: "nope"}, CodeNotFound, "unknown model"},
+		{&InferRequest{ModelName: "affine", ModelVersion: "2"}, CodeNotFound, "no version"},
+		{&InferRequest{ModelName: "affine", Inputs: []RequestTensor{{Name: "x", Datatype: "INT32", Shape: []int64{1, 4}, Data: []int64{1, 2, 3, 4}}}}, CodeInvalidArgument, "datatype INT32"},
+		{&InferRequest{ModelName: "affine", Inputs: []RequestTensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 3}, Data: []float64{1, 2, 3}}}}, CodeInvalidArgument, "dimension 1 is 4"},
+		{&InferRequest{ModelName: "affine", Inputs: []RequestTensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 4}, Data: []float64{1, 2, 3}}}}, CodeInvalidArgument, "3 values"},
+		{&InferRequest{ModelName: "affine", Inputs: []RequestTensor{{Name: "q", Datatype: "FP32", Shape: []int64{1, 4}}}}, CodeInvalidArgument, "no input \"q\""},
+		{&InferRequest{ModelName: "affine"}, CodeInvalidArgument, "missing"},
+		{func() *InferRequest { r := affineRequest(rows); r.Outputs = []RequestedOutput{{Name: "zz"}}; return r }(), CodeInvalidArgument, "no output \"zz\""},
+	} {
+		_, err := s.Infer(context.Background(), c.req)
+		require.Error(t, err)
+		assert.Equal(t, c.code, CodeOf(err), "%v", err)
+		assert.Contains(t, strings.ToLower(err.Error()), strings.ToLower(c.msg))
+		var pe *Error
+		assert.True(t, errors.As(err, &pe))
+	}
+}
+
+// TestInferBatchesMerge sends concurrent requests to a model that waits
+// up to a second to fill batches of 8 rows: they run merged (the batch
+// size histogram says so) and each gets its own rows' results.
+func TestInferBatchesMerge(t *testing.T) {
+	s := newTestServer(t, time.Second, 64)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows := [][]float32{{float32(i), 1, 2, 3}}
+			resp, err := s.Infer(context.Background(), affineRequest(rows))
+			if err == nil && !assert.ObjectsAreEqual(affineWant(rows), resp.Outputs[0].Values()) {
+				err = errors.New("wrong result")
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	h := s.metrics.model("affine").batchSize
+	assert.Less(t, h.n, int64(8), "8 requests ran in %d runs", h.n)
+	assert.InDelta(t, 8, h.sum, 0)
+}
+
+func TestInferDeadline(t *testing.T) {
+	s := newTestServer(t, time.Second, 8)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := s.Infer(ctx, affineRequest([][]float32{{1, 2, 3, 4}}))
+	assert.Equal(t, CodeDeadlineExceeded, CodeOf(err), "%v", err)
+}
+
+func TestDatatypesRoundTrip(t *testing.T) {
+	s := newTestServer(t, 0, 8)
+	values := map[string]any{
+		"BOOL": []bool{true, false, false, true}, "UINT8": []uint64{0, 1, 200, 255},
+		"UINT16": []uint64{0, 1, 60000, 65535}, "UINT32": []uint64{0, 1, 1 << 31, 1<<32 - 1},
+		"UINT64": []uint64{0, 1, 1 << 63, 1<<64 - 1}, "INT8": []int64{-128, -1, 0, 127},
+		"INT16": []int64{-32768, -1, 0, 32767}, "INT32": []int64{-1 << 31, -1, 0, 1<<31 - 1},
+		"INT64": []int64{-1 << 63, -1, 0, 1<<63 - 1}, "FP16": []float64{0.5, -2, 65504, 5.960464477539063e-08},
+		"FP32": []float32{0.5, -2, 3.25, 1e-30}, "FP64": []float64{0.1, -2, 1e300, 5e-324},
+		"BYTES": []string{"a", "", "héllo", "\x00\xff"}, "BF16": []float64{0.5, -2, 1.5, 256},
+	}
+	req := &InferRequest{ModelName: "echo", ID: "r1"}
+	for _, dt := range allDatatypes {
+		req.Inputs = append(req.Inputs, RequestTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}, Data: values[dt]})
+	}
+	resp, err := s.Infer(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "r1", resp.ID)
+	require.Len(t, resp.Outputs, len(allDatatypes))
+	for i, dt := range allDatatypes {
+		out := resp.Outputs[i]
+		assert.Equal(t, "out_"+dt, out.Name)
+		assert.Equal(t, dt, out.Datatype)
+		assert.Equal(t, values[dt], out.Values(), dt)
+		// The binary form reads back to the same tensor.
+		back, err := (&RequestTensor{Name: "b", Datatype: dt, Shape: out.Shape, Raw: out.Raw()}).Tensor()
+		require.NoError(t, err, dt)
+		rt, err := NewResponseTensor("b", back, nil)
+		require.NoError(t, err)
+		assert.Equal(t, values[dt], rt.Values(), dt)
+	}
+}
+
+func TestTensorConversionErrors(t *testing.T) {
+	for _, c := range []struct {
+		in  RequestTensor
+		msg string
+	}{
+		{RequestTensor{Datatype: "INT8", Shape: []int64{1}, Data: []int64{128}}, "out of the range"},
+		{RequestTensor{Datatype: "UINT8", Shape: []int64{1}, Data: []int64{-1}}, "out of the range"},
+		{RequestTensor{Datatype: "INT32", Shape: []int64{1}, Data: []float64{1.5}}, "not an integer"},
+		{RequestTensor{Datatype: "FP32", Shape: []int64{2}, Data: []string{"a", "b"}}, "must be numbers"},
+		{RequestTensor{Datatype: "BOOL", Shape: []int64{1}, Data: []int64{1}}, "true or false"},
+		{RequestTensor{Datatype: "COMPLEX", Shape: []int64{1}}, "unknown datatype"},
+		{RequestTensor{Datatype: "FP32", Shape: []int64{-1}}, "negative"},
+		{RequestTensor{Datatype: "FP32", Shape: []int64{1 << 40, 1 << 40}}, "too many"},
+		{RequestTensor{Datatype: "FP32", Shape: []int64{2}, Raw: []byte{1, 2, 3}}, "3 bytes"},
+		{RequestTensor{Datatype: "BYTES", Shape: []int64{1}, Raw: []byte{9, 0, 0, 0, 'a'}}, "where 1 remain"},
+		{RequestTensor{Datatype: "BYTES", Shape: []int64{2}, Raw: []byte{1, 0, 0, 0, 'a'}}, "1 BYTES elements"},
+		{RequestTensor{Datatype: "FP32", Shape: []int64{1}}, "no data"},
+	} {
+		_, err := c.in.Tensor()
+		require.Error(t, err, c.msg)
+		assert.Contains(t, err.Error(), c.msg)
+		assert.Equal(t, CodeInvalidArgument, CodeOf(err))
+	}
+	_, err := NewResponseTensor("c", mustTensor(t), nil)
+	assert.Equal(t, CodeInternal, CodeOf(err))
+}
+
+func mustTensor(t *testing.T) *onnxvk.Tensor {
+	x, err := onnxvk.NewTensor([]int64{1}, []complex64{1})
+	require.NoError(t, err)
+	return x
+}
