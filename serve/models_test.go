@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -56,4 +57,31 @@ func echoModel() *graph.Model {
 		g.Nodes = append(g.Nodes, &graph.Node{Name: "id_" + name, OpType: "Identity", Inputs: []string{"in_" + name}, Outputs: []string{"out_" + name}, Index: i})
 	}
 	return &graph.Model{Name: "echo", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}
+
+// slowModel is 16 products with one [512, 512] matrix and a Tanh, on
+// x float[batch, 512]: a few milliseconds a row on the CPU, so that
+// requests are in flight and queued when a test wants them to be.
+func slowModel() *graph.Model {
+	g := graph.NewGraph("slow")
+	shape := graph.Shape{graph.SymDim("batch"), graph.DimOf(512)}
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, shape)}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, shape)}}
+	w := graph.NewTensor(graph.Float, []int64{512, 512})
+	for i, v := 0, graph.View[float32](w); i < len(v); i++ {
+		v[i] = float32((i*7919)%201-100) / 2000
+	}
+	g.Initializers["w"] = w
+	prev := "x"
+	for i := range 16 {
+		mm, out := fmt.Sprintf("mm%d", i), fmt.Sprintf("h%d", i)
+		if i == 15 {
+			out = "y"
+		}
+		g.Nodes = append(g.Nodes,
+			&graph.Node{Name: mm, OpType: "MatMul", Inputs: []string{prev, "w"}, Outputs: []string{mm}, Index: 2 * i},
+			&graph.Node{Name: "tanh" + fmt.Sprint(i), OpType: "Tanh", Inputs: []string{mm}, Outputs: []string{out}, Index: 2*i + 1})
+		prev = out
+	}
+	return &graph.Model{Name: "slow", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
 }
