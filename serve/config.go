@@ -86,10 +86,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Repository returns the configurations of the models at paths: a model
-// file is one model, named after its file; a folder is a repository whose
-// subfolders each hold one model (its one .onnx file, or the file
-// config.json's path names) and optionally a config.json. base fills what
-// a config file leaves unset (its Name and Path are ignored).
+// file is one model, named after its file; a folder holding a model (an
+// .onnx or .zip file, or a config.json) is one model named after the
+// folder (as KServe's storage initializer lays out /mnt/models); any
+// other folder is a repository whose subfolders each hold one model (its
+// one .onnx or .zip file, or the file config.json's path names) and
+// optionally a config.json. base fills what a config file leaves unset;
+// its Name names the one model of a single file or model folder.
 func Repository(paths []string, base ModelConfig) ([]ModelConfig, error) {
 	var out []ModelConfig
 	for _, p := range paths {
@@ -109,6 +112,17 @@ func Repository(paths []string, base ModelConfig) ([]ModelConfig, error) {
 		entries, err := os.ReadDir(p)
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
+		}
+		if isModelFolder(p) {
+			c, err := folderModel(p, base)
+			if err != nil {
+				return nil, err
+			}
+			if base.Name != "" && len(paths) == 1 {
+				c.Name = base.Name
+			}
+			out = append(out, c)
+			continue
 		}
 		for _, e := range entries {
 			if !e.IsDir() {
@@ -159,6 +173,17 @@ func folderModel(dir string, base ModelConfig) (ModelConfig, error) {
 	}
 	c.Path = found[0]
 	return c, nil
+}
+
+// isModelFolder reports whether dir holds a model rather than model
+// folders.
+func isModelFolder(dir string) bool {
+	for _, pat := range []string{"*.onnx", "*.zip", ConfigFile} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pat)); len(m) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // stem is a file's name without folder and extension.

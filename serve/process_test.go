@@ -1,0 +1,164 @@
+package serve
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// buildCommand builds cmd/onnxvk into a temporary folder.
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		testenv.Skip(t, "no go command to build cmd/onnxvk: "+err.Error())
+	}
+	bin := filepath.Join(t.TempDir(), "onnxvk")
+	out, err := exec.Command(goTool, "build", "-o", bin, "../cmd/onnxvk").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// startServe starts `onnxvk serve ARGS` and returns the process, its
+// base URL and its stderr so far (filled as it runs).
+func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "serving HTTP on "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return cmd, "http://" + a, stderr
+	case <-time.After(60 * time.Second):
+		t.Fatalf("onnxvk serve did not start in 60 s: %s", stderr.String())
+	}
+	return nil, "", nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeSIGTERMDrains runs `onnxvk serve` under load from 12 clients
+// (each on new connections, at most 100 requests, 20 s) and sends it
+// SIGTERM: every request the server accepted gets its full response
+// (200), later ones find the port closed, some responses arrive after
+// the signal (so requests were in flight), and the process exits 0
+// within the drain timeout.
+func TestServeSIGTERMDrains(t *testing.T) {
+	testenv.SkipShort(t, "builds cmd/onnxvk and runs it under load")
+	bin := buildCommand(t)
+	model := saveModel(t, t.TempDir(), slowModel())
+	cmd, url, stderr := startServe(t, bin, "--device", "cpu", "--queue", "64", "--drain-timeout", "20s", model)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+	body := fmt.Sprintf(`{"inputs":[{"name":"x","shape":[1,512],"datatype":"FP32","data":[%s1]}]}`, strings.Repeat("0.25,", 511))
+	var (
+		wg                     sync.WaitGroup
+		mu                     sync.Mutex
+		ok, refused, afterTerm int
+		failures               []string
+		sigterm                time.Time
+		stop                   = time.Now().Add(20 * time.Second)
+		firstOK                = make(chan struct{})
+		firstOnce              sync.Once
+	)
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				if time.Now().After(stop) {
+					return
+				}
+				resp, err := client.Post(url+"/v2/models/slow/infer", "application/json", strings.NewReader(body))
+				mu.Lock()
+				switch {
+				case err != nil && errors.Is(err, syscall.ECONNREFUSED):
+					refused++
+					mu.Unlock()
+					return
+				case err != nil:
+					failures = append(failures, err.Error())
+				default:
+					var b strings.Builder
+					_, rerr := bufio.NewReader(resp.Body).WriteTo(&b)
+					resp.Body.Close()
+					switch {
+					case rerr != nil || resp.StatusCode != 200 || !strings.Contains(b.String(), `"outputs"`):
+						failures = append(failures, fmt.Sprintf("status %d, %v: %.100s", resp.StatusCode, rerr, b.String()))
+					default:
+						ok++
+						if !sigterm.IsZero() {
+							afterTerm++
+						}
+						firstOnce.Do(func() { close(firstOK) })
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	select {
+	case <-firstOK:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no response in 20 s: %s", stderr.String())
+	}
+	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	sigterm = time.Now()
+	mu.Unlock()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := cmd.Wait()
+	exited := time.Since(sigterm)
+	wg.Wait()
+	require.NoError(t, err, "exit status; stderr:\n%s", stderr.String())
+	assert.Less(t, exited, 20*time.Second)
+	assert.Empty(t, failures)
+	assert.Positive(t, afterTerm, "no request was in flight at SIGTERM (%d answered, %d refused)", ok, refused)
+	assert.Contains(t, stderr.String(), "every accepted request was answered")
+	t.Logf("%d requests answered (%d after SIGTERM), %d refused after; exit %v after the signal", ok, afterTerm, refused, exited.Round(time.Millisecond))
+}
