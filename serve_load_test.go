@@ -1,0 +1,228 @@
+package onnxvk_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/loader"
+	"github.com/onnxvk/onnxvk/serve"
+)
+
+// batchedResnet18 writes torchvision's resnet18, exported with batch 1,
+// with a symbolic batch dimension instead, so that the server may merge
+// requests.
+func batchedResnet18(t *testing.T) string {
+	cache := torchModelCache(t)
+	exportTorchModels(t, cache, []string{"resnet18"})
+	m, err := loader.Load(filepath.Join(cache, "resnet18", "model.onnx"), loader.WithoutMmap())
+	require.NoError(t, err)
+	defer m.Close()
+	for _, vi := range append(slices.Clone(m.Graph.Inputs), m.Graph.Outputs...) {
+		vi.Type.Shape[0] = graph.SymDim("batch")
+	}
+	m.Graph.ValueInfo = map[string]*graph.ValueInfo{}
+	path := filepath.Join(t.TempDir(), "resnet18.onnx")
+	require.NoError(t, loader.Save(m, path))
+	return path
+}
+
+// rssBytes returns the process's resident memory (0 where /proc is not).
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// loadResult is what a load phase measured.
+type loadResult struct {
+	ok                  int
+	statuses            map[int]int
+	failures            []string
+	p50, p99            time.Duration
+	throughput          float64
+	rssStart, rssEnd    int64
+	rssPeak             int64
+	runs, mergedRequest float64
+}
+
+// serveLoad runs clients against a server of the model for d: each client
+// sends one [1,3,224,224] image as binary data after another and reads
+// the binary output, on 127.0.0.1.
+func serveLoad(t *testing.T, model string, cfg serve.ModelConfig, clients int, d time.Duration) loadResult {
+	cfg.Name, cfg.Path, cfg.Device = "resnet18", model, "cpu"
+	s, err := serve.NewServer([]serve.ModelConfig{cfg}, serve.Options{Logger: quietLogger()})
+	require.NoError(t, err)
+	defer s.Close()
+	ts := httptest.NewServer(s.HTTPHandler(serve.HTTPOptions{}))
+	defer ts.Close()
+	ts.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = clients
+
+	pixels := make([]byte, 4*3*224*224)
+	for i := 0; i < len(pixels); i += 4 {
+		binary.LittleEndian.PutUint32(pixels[i:], math.Float32bits(float32(i%251)/251-0.5))
+	}
+	head := fmt.Sprintf(`{"inputs":[{"name":"input","shape":[1,3,224,224],"datatype":"FP32","parameters":{"binary_data_size":%d}}],"parameters":{"binary_data_output":true}}`, len(pixels))
+	body := append([]byte(head), pixels...)
+	post := func() (int, error) {
+		req, _ := http.NewRequest("POST", ts.URL+"/v2/models/resnet18/infer", bytes.NewReader(body))
+		req.Header.Set(serve.HeaderContentLength, strconv.Itoa(len(head)))
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err == nil && resp.StatusCode == 200 && n < 4000 {
+			err = fmt.Errorf("a response of %d bytes", n)
+		}
+		return resp.StatusCode, err
+	}
+	// Warm up: the first Run of each batch size plans it.
+	for range 2 {
+		_, err := post()
+		require.NoError(t, err)
+	}
+	res := loadResult{statuses: map[int]int{}, rssStart: rssBytes()}
+	var (
+		mu    sync.Mutex
+		lat   []time.Duration
+		wg    sync.WaitGroup
+		start = time.Now()
+		end   = start.Add(d)
+		done  = make(chan struct{})
+	)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+				r := rssBytes()
+				mu.Lock()
+				res.rssPeak = max(res.rssPeak, r)
+				mu.Unlock()
+			}
+		}
+	}()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100000 && time.Now().Before(end); i++ {
+				t0 := time.Now()
+				status, err := post()
+				mu.Lock()
+				res.statuses[status]++
+				switch {
+				case err != nil:
+					res.failures = append(res.failures, err.Error())
+				case status == 200:
+					res.ok++
+					lat = append(lat, time.Since(t0))
+				}
+				mu.Unlock()
+				if status == http.StatusTooManyRequests {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	elapsed := time.Since(start)
+	res.rssEnd = rssBytes()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		res.p50, res.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	}
+	res.throughput = float64(res.ok) / elapsed.Seconds()
+	var scrape bytes.Buffer
+	s.WriteMetrics(&scrape)
+	for _, line := range strings.Split(scrape.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, `onnxvk_batch_size_count{model="resnet18"} `); ok {
+			res.runs, _ = strconv.ParseFloat(v, 64)
+		}
+		if v, ok := strings.CutPrefix(line, `onnxvk_batch_size_sum{model="resnet18"} `); ok {
+			res.mergedRequest, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	// The server recovers: one more request is answered.
+	status, err := post()
+	require.NoError(t, err)
+	require.Equal(t, 200, status, "after the load")
+	return res
+}
+
+// TestServeLoadResnet18 is the serving load test of the long suites: 64
+// clients for 30 s against resnet18 on the CPU with dynamic batching off
+// and on (no errors; throughput, p99, batch sizes and RSS logged), then 500
+// clients against a queue of 32 (the excess get 429, nothing else fails,
+// the server recovers).
+func TestServeLoadResnet18(t *testing.T) {
+	testenv.SkipLong(t)
+	model := batchedResnet18(t)
+	d := 30 * time.Second
+	if v := os.Getenv("ONNXVK_SERVE_LOAD_SECONDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err)
+		d = time.Duration(n) * time.Second
+	}
+	mb := func(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+	var thr [2]float64
+	for i, batch := range []int{0, 8} {
+		r := serveLoad(t, model, serve.ModelConfig{MaxBatchSize: batch, MaxQueueDelay: serve.Duration(5 * time.Millisecond), Instances: 2, QueueSize: 128}, 64, d)
+		t.Logf("max_batch_size %d: 64 clients x %v: %d answered, %d errors (%v), %.2f req/s, p50 %v, p99 %v, %.0f Runs for %.0f requests, RSS %s -> %s (peak %s)",
+			batch, d, r.ok, len(r.failures)+r.statuses[429], r.statuses, r.throughput, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
+			r.runs, r.mergedRequest, mb(r.rssStart), mb(r.rssEnd), mb(r.rssPeak))
+		assert.Empty(t, r.failures)
+		assert.Equal(t, r.ok, r.statuses[200], "statuses %v", r.statuses)
+		thr[i] = r.throughput
+	}
+	t.Logf("throughput with batching over without: %.2fx", thr[1]/thr[0])
+
+	r := serveLoad(t, model, serve.ModelConfig{MaxBatchSize: 8, MaxQueueDelay: serve.Duration(5 * time.Millisecond), Instances: 2, QueueSize: 32}, 500, d/3)
+	t.Logf("overload: 500 clients x %v against a queue of 32: statuses %v, %d other failures, %.2f req/s, p99 %v, RSS %s -> %s (peak %s)",
+		d/3, r.statuses, len(r.failures), r.throughput, r.p99.Round(time.Millisecond), mb(r.rssStart), mb(r.rssEnd), mb(r.rssPeak))
+	assert.Empty(t, r.failures)
+	assert.Positive(t, r.statuses[429])
+	assert.Positive(t, r.statuses[200])
+	assert.Equal(t, r.statuses[200]+r.statuses[429], sumStatuses(r.statuses))
+}
+
+func sumStatuses(m map[int]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// quietLogger drops the server's logs.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
