@@ -107,8 +107,9 @@ func (s *Server) load(c ModelConfig) error {
 // Live reports whether the server is alive: true while it exists.
 func (s *Server) Live() bool { return true }
 
-// Ready reports whether the server takes inference requests: every
-// loaded model is ready and Drain has not been called.
+// Ready reports whether the server takes inference requests: until Drain
+// (the models are loaded before NewServer returns; ModelReady tells of
+// one model).
 func (s *Server) Ready() bool { return !s.draining.Load() }
 
 // Drain marks the server as not ready, so that health checks steer new
@@ -168,14 +169,18 @@ func (s *Server) ModelMetadata(_ context.Context, name, version string) (ModelMe
 func (s *Server) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
 	start := time.Now()
 	resp, err := s.infer(ctx, req)
-	s.metrics.observe(req.ModelName, CodeOf(err), time.Since(start))
+	var name, id string
+	if req != nil {
+		name, id = req.ModelName, req.ID
+	}
+	s.metrics.observe(name, CodeOf(err), time.Since(start))
 	if err != nil {
 		code := CodeOf(err)
 		lvl := slog.LevelDebug
 		if code == CodeInternal || code == CodeUnknown {
 			lvl = slog.LevelError
 		}
-		s.log.Log(ctx, lvl, "inference failed", "model", req.ModelName, "id", req.ID, "code", code.String(), "err", err)
+		s.log.Log(ctx, lvl, "inference failed", "model", name, "id", id, "code", code.String(), "err", err)
 		if _, ok := err.(*Error); !ok {
 			err = &Error{Code: code, Msg: err.Error(), Err: err}
 		}
@@ -184,6 +189,9 @@ func (s *Server) Infer(ctx context.Context, req *InferRequest) (*InferResponse, 
 }
 
 func (s *Server) infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+	if req == nil {
+		return nil, Errorf(CodeInvalidArgument, "no request")
+	}
 	if s.draining.Load() {
 		return nil, Errorf(CodeUnavailable, "the server is shutting down")
 	}
@@ -200,20 +208,17 @@ func (s *Server) infer(ctx context.Context, req *InferRequest) (*InferResponse, 
 		return nil, err
 	}
 	resp := &InferResponse{ModelName: m.cfg.Name, ModelVersion: m.cfg.Version, ID: req.ID}
-	names := p.only
+	// The outputs in the order requested, else the model's.
+	names := m.outputNames
 	params := map[string]Parameters{}
-	for _, o := range req.Outputs {
-		params[o.Name] = o.Parameters
-	}
 	if len(req.Outputs) > 0 {
 		names = nil
 		for _, o := range req.Outputs {
+			params[o.Name] = o.Parameters
 			if !slices.Contains(names, o.Name) {
 				names = append(names, o.Name)
 			}
 		}
-	} else {
-		names = m.outputNames
 	}
 	for _, name := range names {
 		t, ok := outs[name]
