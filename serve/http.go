@@ -78,6 +78,7 @@ func NewHTTP(s *Server, addr string, opts HTTPOptions) (*HTTPFrontend, error) {
 	h.srv = &http.Server{
 		Handler:           s.HTTPHandler(opts),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	return h, nil
@@ -263,7 +264,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) serveInfer(w http.ResponseWriter, r *http.Request, limit int64) {
 	start := time.Now()
 	name := r.PathValue("name")
-	if _, err := s.lookup(name, r.PathValue("version")); err != nil {
+	m, err := s.lookup(name, r.PathValue("version"))
+	if err == nil && m.queued.Load() >= int64(m.cfg.QueueSize) {
+		// Refused before its body is read, so that an overload does not
+		// hold the bodies of requests that cannot run (Infer checks again).
+		err = m.fullError()
+	}
+	if err != nil {
 		s.metrics.observe(name, CodeOf(err), time.Since(start))
 		writeError(w, err)
 		return

@@ -166,7 +166,7 @@ func (m *model) inputList() string {
 func (m *model) submit(ctx context.Context, p *pending) (map[string]*onnxvk.Tensor, error) {
 	if m.queued.Add(1) > int64(m.cfg.QueueSize) {
 		m.queued.Add(-1)
-		return nil, Errorf(CodeResourceExhausted, "model %q: the queue of %d requests is full", m.cfg.Name, m.cfg.QueueSize)
+		return nil, m.fullError()
 	}
 	p.enqueued = time.Now()
 	select {
@@ -181,6 +181,11 @@ func (m *model) submit(ctx context.Context, p *pending) (map[string]*onnxvk.Tens
 	case <-ctx.Done():
 		return nil, ctxError(ctx, m.cfg.Name)
 	}
+}
+
+// fullError is the error of a request refused for a full queue.
+func (m *model) fullError() error {
+	return Errorf(CodeResourceExhausted, "model %q: the queue of %d requests is full", m.cfg.Name, m.cfg.QueueSize)
 }
 
 // ctxError is the protocol error for the end of ctx.
