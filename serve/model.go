@@ -221,6 +221,12 @@ func (m *model) batcher() {
 			ahead = ahead[1:]
 			return p
 		}
+		// What is queued already joins before the delay is looked at.
+		select {
+		case p := <-m.queue:
+			return p
+		default:
+		}
 		select {
 		case p := <-m.queue:
 			return p
