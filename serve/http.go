@@ -266,8 +266,11 @@ func (s *Server) serveInfer(w http.ResponseWriter, r *http.Request, limit int64)
 	name := r.PathValue("name")
 	m, err := s.lookup(name, r.PathValue("version"))
 	if err == nil && m.queued.Load() >= int64(m.cfg.QueueSize) {
-		// Refused before its body is read, so that an overload does not
-		// hold the bodies of requests that cannot run (Infer checks again).
+		// Refused before its body is decoded, so that an overload does
+		// not hold the bodies of requests that cannot run (Infer checks
+		// again). The body is read and dropped: a client still writing
+		// it would otherwise see a broken pipe instead of the 429.
+		io.Copy(io.Discard, http.MaxBytesReader(nil, r.Body, limit))
 		err = m.fullError()
 	}
 	if err != nil {
