@@ -85,3 +85,16 @@ func slowModel() *graph.Model {
 	}
 	return &graph.Model{Name: "slow", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
 }
+
+// sumRowsModel is y = ReduceSum(x, axes 0, keepdims) on x float[batch, 4]:
+// its output's first dimension (declared unknown) is not the batch, so a
+// merged Run cannot be split back.
+func sumRowsModel() *graph.Model {
+	g := graph.NewGraph("sumrows")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.Shape{graph.SymDim("batch"), graph.DimOf(4)})}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, graph.Shape{graph.UnknownDim(), graph.DimOf(4)})}}
+	axes, _ := graph.FromSlice(graph.Int64, []int64{1}, []int64{0})
+	g.Initializers["axes"] = axes
+	g.Nodes = []*graph.Node{{Name: "sum", OpType: "ReduceSum", Inputs: []string{"x", "axes"}, Outputs: []string{"y"}, Index: 0}}
+	return &graph.Model{Name: "sumrows", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}

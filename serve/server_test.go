@@ -194,3 +194,64 @@ func mustTensor(t *testing.T) *onnxvk.Tensor {
 	require.NoError(t, err)
 	return x
 }
+
+// TestInferMergedRunFallsBack merges requests for a model whose output
+// cannot be split by rows: the merged Run's outputs are refused and each
+// request runs alone, getting its own rows' sums.
+func TestInferMergedRunFallsBack(t *testing.T) {
+	var logs syncBuffer
+	s, err := NewServer([]ModelConfig{{Name: "sumrows", Path: saveModel(t, t.TempDir(), sumRowsModel()), Device: "cpu",
+		MaxBatchSize: 8, MaxQueueDelay: Duration(2 * time.Second)}}, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := float32(i)
+			req := &InferRequest{ModelName: "sumrows", Inputs: []RequestTensor{{Name: "x", Datatype: "FP32", Shape: []int64{2, 4},
+				Data: []float32{f, 1, 2, 3, f, 1, 2, 3}}}}
+			resp, err := s.Infer(context.Background(), req)
+			if assert.NoError(t, err) {
+				assert.Equal(t, []float32{2 * f, 2, 4, 6}, resp.Outputs[0].Values())
+			}
+		}()
+	}
+	wg.Wait()
+	h := s.metrics.model("sumrows").batchSize
+	assert.Equal(t, int64(4), h.n, "each request ran alone")
+	assert.Contains(t, logs.String(), "a merged run failed; running its requests one by one")
+	assert.Contains(t, logs.String(), "requests=4")
+}
+
+// TestUnloadFailsQueued unloads a model with requests queued behind a
+// slow Run: each request is answered, with its result or UNAVAILABLE.
+func TestUnloadFailsQueued(t *testing.T) {
+	s, err := NewServer([]ModelConfig{{Name: "slow", Path: saveModel(t, t.TempDir(), slowModel()), Device: "cpu", QueueSize: 16}}, Options{Logger: quiet})
+	require.NoError(t, err)
+	defer s.Close()
+	x := make([]float32, 512)
+	codes := make(chan Code, 8)
+	for range 8 {
+		go func() {
+			_, err := s.Infer(context.Background(), &InferRequest{ModelName: "slow", Inputs: []RequestTensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 512}, Data: x}}})
+			codes <- CodeOf(err)
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, s.UnloadModel(context.Background(), "slow"))
+	seen := map[Code]int{}
+	for range 8 {
+		select {
+		case c := <-codes:
+			seen[c]++
+		case <-time.After(30 * time.Second):
+			t.Fatalf("a request was not answered after the unload: %v", seen)
+		}
+	}
+	assert.Equal(t, 8, seen[CodeOK]+seen[CodeUnavailable]+seen[CodeNotFound], "%v", seen)
+	ok, err := s.ModelReady(context.Background(), "slow", "")
+	assert.False(t, ok)
+	assert.Equal(t, CodeNotFound, CodeOf(err))
+}
