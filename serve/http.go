@@ -228,7 +228,17 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	rd := http.MaxBytesReader(nil, r.Body, limit)
+	var body []byte
+	var err error
+	if r.ContentLength > 0 {
+		// One allocation of the announced size instead of ReadAll's
+		// doublings.
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(rd, body)
+	} else {
+		body, err = io.ReadAll(rd)
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return nil, tooLarge
