@@ -16,12 +16,12 @@ import (
 // cmdServe serves models over the Open Inference Protocol (package serve)
 // until SIGTERM or SIGINT, then drains.
 func cmdServe(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "serve [--http ADDR] [--device auto|cpu|vulkan] [--fp16] [--name NAME] [--max-batch-size N] [--max-queue-delay D] [--instances N] [--queue N] [--max-request-size SIZE] [--tls-cert FILE --tls-key FILE] [--drain-timeout D] [--log-level LEVEL] [--log-json] MODEL...|REPO_DIR", stdout)
+	fs := newFlags("serve", "serve [--http ADDR] [--device auto|cpu|vulkan] [--fp16] [--host-memory SIZE] [--name NAME] [--max-batch-size N] [--max-queue-delay D] [--instances N] [--queue N] [--max-request-size SIZE] [--tls-cert FILE --tls-key FILE] [--drain-timeout D] [--log-level LEVEL] [--log-json] MODEL...|REPO_DIR", stdout)
 	httpAddr := fs.String("http", ":8000", "serve the HTTP/REST API and /metrics on `ADDR` (host:port; empty for none)")
 	device := fs.String("device", "auto", "device of the models without one in their config.json: auto, cpu, vulkan or vulkan:N")
 	fp16 := addFP16Flag(fs)
 	hostMem := addHostMemoryFlag(fs)
-	name := fs.String("name", "", "the model's `NAME` in requests, for one model file (default: the file name without extension)")
+	name := fs.String("name", "", "the model's `NAME` in requests, for one model file or model folder (default: the file or folder name without extension)")
 	maxBatch := fs.Int("max-batch-size", 0, "merge requests equal but for the first dimension into Runs of up to `N` rows (0 or 1: no dynamic batching); a config.json's max_batch_size wins")
 	maxDelay := fs.Duration("max-queue-delay", 2*time.Millisecond, "how long the first request of a batch waits for others to join it")
 	instances := fs.Int("instances", 1, "Runs of each model in flight at once")
