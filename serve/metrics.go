@@ -96,6 +96,25 @@ func (m *metrics) observe(model string, code Code, d time.Duration) {
 	h.observe(d.Seconds())
 }
 
+// totals returns the requests finished so far by status, over all models.
+func (m *metrics) totals() map[Code]int64 {
+	m.mu.Lock()
+	models := make([]*modelMetrics, 0, len(m.models))
+	for _, mm := range m.models {
+		models = append(models, mm)
+	}
+	m.mu.Unlock()
+	out := map[Code]int64{}
+	for _, mm := range models {
+		mm.mu.Lock()
+		for c, n := range mm.requests {
+			out[c] += n
+		}
+		mm.mu.Unlock()
+	}
+	return out
+}
+
 // histogram counts observations in cumulative buckets.
 type histogram struct {
 	mu     sync.Mutex

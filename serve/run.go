@@ -41,8 +41,13 @@ func Run(ctx context.Context, s *Server, frontends []Frontend, drain time.Durati
 		}
 	}
 	s.Close()
+	totals := s.metrics.totals()
+	var n int64
+	for _, k := range totals {
+		n += k
+	}
 	if err == nil {
-		s.log.Info("stopped: every accepted request was answered")
+		s.log.Info("stopped: every accepted request was answered", "requests", n, "ok", totals[CodeOK])
 	}
 	return err
 }
