@@ -248,13 +248,18 @@ func (o options) loaderOptions() []loader.Option {
 // newSession prepares m: its nodes are brought to their ops' canonical
 // forms (ops.Canonicalize), in place, and the model validated again when
 // that changed any, so that planning, kernels and lowerings see one form
-// per op.
+// per op; then every node's attributes are read into its op's typed
+// parameters once (ops.ParseParams), which every Run shares.
 func newSession(m *graph.Model, o options) (*Session, error) {
 	if ops.Canonicalize(m) > 0 {
 		if err := loader.Validate(m); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("onnxvk: %w", err)
 		}
+	}
+	if err := ops.ParseParams(m); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
 	devs, stages, multi, err := openConfigured(m, o)
 	if err != nil {

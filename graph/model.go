@@ -153,6 +153,11 @@ type Node struct {
 	// canonicalization (ops.Canonicalize) sets it on the nodes it brings to
 	// their op's newest form, and on the nodes it adds.
 	Opset int64
+	// Params holds the node's attributes read into its op's typed
+	// parameters (a pointer to an ops.XParams), with the catalog's
+	// defaults filled in; ops.ParseParams sets it at load, and nil means
+	// they are read when asked for.
+	Params any
 }
 
 // OpsetIn returns the version of n's domain whose schema n follows in a

@@ -1,0 +1,55 @@
+package ops
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
+
+func TestParamsDefaultsFollowTheVersion(t *testing.T) {
+	n := &graph.Node{Name: "s", OpType: "Softmax"}
+	if got := Params[SoftmaxParams](n, 11).Axis; got != 1 {
+		t.Errorf("Softmax-11 axis = %d, want 1", got)
+	}
+	if got := Params[SoftmaxParams](n, 13).Axis; got != -1 {
+		t.Errorf("Softmax-13 axis = %d, want -1", got)
+	}
+	n.Attrs = map[string]*graph.Attribute{"axis": {Name: "axis", Type: graph.AttrInt, I: 2}}
+	if got := AxisParamOf(n, 13).Axis; got != 2 {
+		t.Errorf("Softmax-13 axis 2 read as %d", got)
+	}
+	if w := WindowOf(n, 13); w != nil {
+		t.Errorf("Softmax has a window: %+v", w)
+	}
+}
+
+func TestParamsOptionalScalars(t *testing.T) {
+	n := &graph.Node{Name: "sh", OpType: "Shape"}
+	p := Params[ShapeParams](n, 15)
+	if p.End != nil || p.Start != 0 {
+		t.Errorf("Shape without attributes: end %v start %d, want nil and 0", p.End, p.Start)
+	}
+	n.Attrs = map[string]*graph.Attribute{"end": {Name: "end", Type: graph.AttrInt, I: -1}}
+	if p := Params[ShapeParams](n, 15); p.End == nil || *p.End != -1 {
+		t.Errorf("Shape end -1 read as %v", p.End)
+	}
+}
+
+func TestParseParamsCachesAndNamesTheNode(t *testing.T) {
+	lr := &graph.Node{Name: "act", OpType: "LeakyRelu", Inputs: []string{"x"}, Outputs: []string{"y"}}
+	m := &graph.Model{Name: "m", Opsets: map[string]int64{"": 17}, Graph: &graph.Graph{Nodes: []*graph.Node{lr}}}
+	if err := ParseParams(m); err != nil {
+		t.Fatal(err)
+	}
+	p := Params[LeakyReluParams](lr, 17)
+	if p != lr.Params || p.Alpha != 0.01 {
+		t.Errorf("LeakyRelu params %+v (cached %v), want the cached ones with alpha 0.01", p, lr.Params)
+	}
+	lr.Params = nil
+	lr.Attrs = map[string]*graph.Attribute{"alpha": {Name: "alpha", Type: graph.AttrInt, I: 1}}
+	err := ParseParams(m)
+	if err == nil || !strings.Contains(err.Error(), `node "act"`) || !strings.Contains(err.Error(), `"alpha"`) {
+		t.Errorf("alpha of type int: error %v, want one naming node act and alpha", err)
+	}
+}
