@@ -27,7 +27,23 @@ func registerCatalog() bool {
 	Register(generatedSchemas()...)
 	Register(laterSchemas()...)
 	registerWidened()
+	documentDefaults()
 	return true
+}
+
+// documentDefaults gives the attributes whose default ONNX's first
+// versions state in their documentation only the default they state.
+func documentDefaults() {
+	for _, d := range []struct {
+		op   string
+		attr AttrSpec
+	}{
+		{"Concat", defInt("axis", 1)}, // Concat-1: "Default value is 1."
+		{"Split", defInt("axis", 0)},  // Split-1: "Which axis to split on (defaults to 0)"
+	} {
+		s := Lookup(graph.DefaultDomain, d.op, 1)
+		*s.Attr(d.attr.Name) = d.attr
+	}
 }
 
 // req describes a required attribute.

@@ -229,3 +229,36 @@ func (r *attrReader) typeProto(name string, dst **graph.Type) {
 		*dst = a.TP
 	}
 }
+
+// StridesFor returns w's strides for r spatial axes: 1 on each when the
+// node gives none.
+func (w *Window) StridesFor(r int) []int64 { return orRepeat(w.Strides, r, 1) }
+
+// DilationsFor returns w's dilations for r spatial axes: 1 on each when
+// the node gives none.
+func (w *Window) DilationsFor(r int) []int64 { return orRepeat(w.Dilations, r, 1) }
+
+// PadsFor returns w's pads for r spatial axes (begins, then ends): 0 on
+// each when the node gives none.
+func (w *Window) PadsFor(r int) []int64 { return orRepeat(w.Pads, 2*r, 0) }
+
+// KernelFor returns w's kernel_shape, or kernel (the weights' spatial
+// dimensions) when the node gives none.
+func (w *Window) KernelFor(kernel []int64) []int64 {
+	if w.KernelShape == nil {
+		return kernel
+	}
+	return w.KernelShape
+}
+
+// orRepeat returns v, or n copies of x when v is nil.
+func orRepeat(v []int64, n int, x int64) []int64 {
+	if v != nil {
+		return v
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}

@@ -31,6 +31,113 @@ func WindowOf(n *graph.Node, opset int64) *Window {
 	return nil
 }
 
+// ArgReduce holds the reduction of ArgMax or ArgMin: the attributes axis, keepdims, select_last_index.
+type ArgReduce struct {
+	Axis            int64 // axis
+	Keepdims        int64 // keepdims
+	SelectLastIndex int64 // select_last_index
+}
+
+func (p *ArgReduce) read(r *attrReader) {
+	r.int("axis", &p.Axis)
+	r.int("keepdims", &p.Keepdims)
+	r.int("select_last_index", &p.SelectLastIndex)
+}
+
+func (p *ArgReduce) argReduce() *ArgReduce { return p }
+
+// ArgReduceOf returns the ArgReduce of n's parameters (Params), or nil when n's op has none.
+func ArgReduceOf(n *graph.Node, opset int64) *ArgReduce {
+	if p, ok := ParamsOf(n, opset).(interface{ argReduce() *ArgReduce }); ok {
+		return p.argReduce()
+	}
+	return nil
+}
+
+// Reduction holds a Reduce op's options: the attributes keepdims, noop_with_empty_axes.
+type Reduction struct {
+	Keepdims          int64 // keepdims
+	NoopWithEmptyAxes int64 // noop_with_empty_axes
+}
+
+func (p *Reduction) read(r *attrReader) {
+	r.int("keepdims", &p.Keepdims)
+	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
+}
+
+func (p *Reduction) reduction() *Reduction { return p }
+
+// ReductionOf returns the Reduction of n's parameters (Params), or nil when n's op has none.
+func ReductionOf(n *graph.Node, opset int64) *Reduction {
+	if p, ok := ParamsOf(n, opset).(interface{ reduction() *Reduction }); ok {
+		return p.reduction()
+	}
+	return nil
+}
+
+// Normalization holds a layer normalization's axis, epsilon and precision: the attributes axis, epsilon, stash_type.
+type Normalization struct {
+	Axis      int64   // axis
+	Epsilon   float32 // epsilon
+	StashType int64   // stash_type
+}
+
+func (p *Normalization) read(r *attrReader) {
+	r.int("axis", &p.Axis)
+	r.float("epsilon", &p.Epsilon)
+	r.int("stash_type", &p.StashType)
+}
+
+func (p *Normalization) normalization() *Normalization { return p }
+
+// NormalizationOf returns the Normalization of n's parameters (Params), or nil when n's op has none.
+func NormalizationOf(n *graph.Node, opset int64) *Normalization {
+	if p, ok := ParamsOf(n, opset).(interface{ normalization() *Normalization }); ok {
+		return p.normalization()
+	}
+	return nil
+}
+
+// Loss holds a loss's ignored class and reduction: the attributes ignore_index, reduction.
+type Loss struct {
+	IgnoreIndex *int64 // ignore_index
+	Reduction   string // reduction
+}
+
+func (p *Loss) read(r *attrReader) {
+	r.optInt("ignore_index", &p.IgnoreIndex)
+	r.string("reduction", &p.Reduction)
+}
+
+func (p *Loss) loss() *Loss { return p }
+
+// LossOf returns the Loss of n's parameters (Params), or nil when n's op has none.
+func LossOf(n *graph.Node, opset int64) *Loss {
+	if p, ok := ParamsOf(n, opset).(interface{ loss() *Loss }); ok {
+		return p.loss()
+	}
+	return nil
+}
+
+// ConvGroup holds a convolution's group count: the attributes group.
+type ConvGroup struct {
+	Group int64 // group
+}
+
+func (p *ConvGroup) read(r *attrReader) {
+	r.int("group", &p.Group)
+}
+
+func (p *ConvGroup) convGroup() *ConvGroup { return p }
+
+// ConvGroupOf returns the ConvGroup of n's parameters (Params), or nil when n's op has none.
+func ConvGroupOf(n *graph.Node, opset int64) *ConvGroup {
+	if p, ok := ParamsOf(n, opset).(interface{ convGroup() *ConvGroup }); ok {
+		return p.convGroup()
+	}
+	return nil
+}
+
 // AxisParam holds an op's axis: the attributes axis.
 type AxisParam struct {
 	Axis int64 // axis
@@ -113,28 +220,20 @@ func (p *AndParams) read(r *attrReader) {
 
 // ArgMaxParams are the attributes of ArgMax (ai.onnx).
 type ArgMaxParams struct {
-	AxisParam
-	Keepdims        int64 // keepdims
-	SelectLastIndex int64 // select_last_index
+	ArgReduce
 }
 
 func (p *ArgMaxParams) read(r *attrReader) {
-	p.AxisParam.read(r)
-	r.int("keepdims", &p.Keepdims)
-	r.int("select_last_index", &p.SelectLastIndex)
+	p.ArgReduce.read(r)
 }
 
 // ArgMinParams are the attributes of ArgMin (ai.onnx).
 type ArgMinParams struct {
-	AxisParam
-	Keepdims        int64 // keepdims
-	SelectLastIndex int64 // select_last_index
+	ArgReduce
 }
 
 func (p *ArgMinParams) read(r *attrReader) {
-	p.AxisParam.read(r)
-	r.int("keepdims", &p.Keepdims)
-	r.int("select_last_index", &p.SelectLastIndex)
+	p.ArgReduce.read(r)
 }
 
 // AttentionParams are the attributes of Attention (ai.onnx).
@@ -302,13 +401,13 @@ func (p *CenterCropPadParams) read(r *attrReader) {
 
 // ClipParams are the attributes of Clip (ai.onnx).
 type ClipParams struct {
-	Max *float32 // max
-	Min *float32 // min
+	Max float32 // max
+	Min float32 // min
 }
 
 func (p *ClipParams) read(r *attrReader) {
-	r.optFloat("max", &p.Max)
-	r.optFloat("min", &p.Min)
+	r.float("max", &p.Max)
+	r.float("min", &p.Min)
 }
 
 // Col2ImParams are the attributes of Col2Im (ai.onnx).
@@ -335,11 +434,11 @@ func (p *CompressParams) read(r *attrReader) {
 
 // ConcatParams are the attributes of Concat (ai.onnx).
 type ConcatParams struct {
-	Axis *int64 // axis
+	AxisParam
 }
 
 func (p *ConcatParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
+	p.AxisParam.read(r)
 }
 
 // ConcatFromSequenceParams are the attributes of ConcatFromSequence (ai.onnx).
@@ -388,36 +487,36 @@ func (p *ConstantOfShapeParams) read(r *attrReader) {
 // ConvParams are the attributes of Conv (ai.onnx).
 type ConvParams struct {
 	Window
-	Group int64 // group
+	ConvGroup
 }
 
 func (p *ConvParams) read(r *attrReader) {
 	p.Window.read(r)
-	r.int("group", &p.Group)
+	p.ConvGroup.read(r)
 }
 
 // ConvIntegerParams are the attributes of ConvInteger (ai.onnx).
 type ConvIntegerParams struct {
 	Window
-	Group int64 // group
+	ConvGroup
 }
 
 func (p *ConvIntegerParams) read(r *attrReader) {
 	p.Window.read(r)
-	r.int("group", &p.Group)
+	p.ConvGroup.read(r)
 }
 
 // ConvTransposeParams are the attributes of ConvTranspose (ai.onnx).
 type ConvTransposeParams struct {
 	Window
-	Group         int64   // group
+	ConvGroup
 	OutputPadding []int64 // output_padding
 	OutputShape   []int64 // output_shape
 }
 
 func (p *ConvTransposeParams) read(r *attrReader) {
 	p.Window.read(r)
-	r.int("group", &p.Group)
+	p.ConvGroup.read(r)
 	r.ints("output_padding", &p.OutputPadding)
 	r.ints("output_shape", &p.OutputShape)
 }
@@ -448,8 +547,8 @@ func (p *DFTParams) read(r *attrReader) {
 
 // DeformConvParams are the attributes of DeformConv (ai.onnx).
 type DeformConvParams struct {
+	ConvGroup
 	Dilations   []int64 // dilations
-	Group       int64   // group
 	KernelShape []int64 // kernel_shape
 	OffsetGroup int64   // offset_group
 	Pads        []int64 // pads
@@ -457,8 +556,8 @@ type DeformConvParams struct {
 }
 
 func (p *DeformConvParams) read(r *attrReader) {
+	p.ConvGroup.read(r)
 	r.ints("dilations", &p.Dilations)
-	r.int("group", &p.Group)
 	r.ints("kernel_shape", &p.KernelShape)
 	r.int("offset_group", &p.OffsetGroup)
 	r.ints("pads", &p.Pads)
@@ -585,18 +684,18 @@ func (p *FlattenParams) read(r *attrReader) {
 // FusedConvParams are the attributes of FusedConv (onnxvk).
 type FusedConvParams struct {
 	Window
+	ConvGroup
 	Activation string  // activation
 	Alpha      float32 // alpha
 	Beta       float32 // beta
-	Group      int64   // group
 }
 
 func (p *FusedConvParams) read(r *attrReader) {
 	p.Window.read(r)
+	p.ConvGroup.read(r)
 	r.string("activation", &p.Activation)
 	r.float("alpha", &p.Alpha)
 	r.float("beta", &p.Beta)
-	r.int("group", &p.Group)
 }
 
 // GRUParams are the attributes of GRU (ai.onnx).
@@ -910,15 +1009,11 @@ func (p *LabelEncoderParams) read(r *attrReader) {
 
 // LayerNormalizationParams are the attributes of LayerNormalization (ai.onnx, onnxvk).
 type LayerNormalizationParams struct {
-	AxisParam
-	Epsilon   float32 // epsilon
-	StashType int64   // stash_type
+	Normalization
 }
 
 func (p *LayerNormalizationParams) read(r *attrReader) {
-	p.AxisParam.read(r)
-	r.float("epsilon", &p.Epsilon)
-	r.int("stash_type", &p.StashType)
+	p.Normalization.read(r)
 }
 
 // LeakyReluParams are the attributes of LeakyRelu (ai.onnx).
@@ -1124,13 +1219,11 @@ func (p *MultinomialParams) read(r *attrReader) {
 
 // NegativeLogLikelihoodLossParams are the attributes of NegativeLogLikelihoodLoss (ai.onnx).
 type NegativeLogLikelihoodLossParams struct {
-	IgnoreIndex *int64 // ignore_index
-	Reduction   string // reduction
+	Loss
 }
 
 func (p *NegativeLogLikelihoodLossParams) read(r *attrReader) {
-	r.optInt("ignore_index", &p.IgnoreIndex)
-	r.string("reduction", &p.Reduction)
+	p.Loss.read(r)
 }
 
 // NonMaxSuppressionParams are the attributes of NonMaxSuppression (ai.onnx).
@@ -1222,12 +1315,12 @@ func (p *PowParams) read(r *attrReader) {
 // QLinearConvParams are the attributes of QLinearConv (ai.onnx).
 type QLinearConvParams struct {
 	Window
-	Group int64 // group
+	ConvGroup
 }
 
 func (p *QLinearConvParams) read(r *attrReader) {
 	p.Window.read(r)
-	r.int("group", &p.Group)
+	p.ConvGroup.read(r)
 }
 
 // QuantizeLinearParams are the attributes of QuantizeLinear (ai.onnx).
@@ -1249,15 +1342,11 @@ func (p *QuantizeLinearParams) read(r *attrReader) {
 
 // RMSNormalizationParams are the attributes of RMSNormalization (ai.onnx).
 type RMSNormalizationParams struct {
-	AxisParam
-	Epsilon   float32 // epsilon
-	StashType int64   // stash_type
+	Normalization
 }
 
 func (p *RMSNormalizationParams) read(r *attrReader) {
-	p.AxisParam.read(r)
-	r.float("epsilon", &p.Epsilon)
-	r.int("stash_type", &p.StashType)
+	p.Normalization.read(r)
 }
 
 // RNNParams are the attributes of RNN (ai.onnx).
@@ -1349,132 +1438,112 @@ func (p *RandomUniformLikeParams) read(r *attrReader) {
 
 // ReduceL1Params are the attributes of ReduceL1 (ai.onnx).
 type ReduceL1Params struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceL1Params) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceL2Params are the attributes of ReduceL2 (ai.onnx).
 type ReduceL2Params struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceL2Params) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceLogSumParams are the attributes of ReduceLogSum (ai.onnx).
 type ReduceLogSumParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceLogSumParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceLogSumExpParams are the attributes of ReduceLogSumExp (ai.onnx).
 type ReduceLogSumExpParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceLogSumExpParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceMaxParams are the attributes of ReduceMax (ai.onnx).
 type ReduceMaxParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceMaxParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceMeanParams are the attributes of ReduceMean (ai.onnx).
 type ReduceMeanParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceMeanParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceMinParams are the attributes of ReduceMin (ai.onnx).
 type ReduceMinParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceMinParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceProdParams are the attributes of ReduceProd (ai.onnx).
 type ReduceProdParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceProdParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceSumParams are the attributes of ReduceSum (ai.onnx).
 type ReduceSumParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceSumParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // ReduceSumSquareParams are the attributes of ReduceSumSquare (ai.onnx).
 type ReduceSumSquareParams struct {
-	Axes              []int64 // axes
-	Keepdims          int64   // keepdims
-	NoopWithEmptyAxes int64   // noop_with_empty_axes
+	Reduction
+	Axes []int64 // axes
 }
 
 func (p *ReduceSumSquareParams) read(r *attrReader) {
+	p.Reduction.read(r)
 	r.ints("axes", &p.Axes)
-	r.int("keepdims", &p.Keepdims)
-	r.int("noop_with_empty_axes", &p.NoopWithEmptyAxes)
 }
 
 // RegexFullMatchParams are the attributes of RegexFullMatch (ai.onnx).
@@ -1762,13 +1831,11 @@ func (p *SoftmaxParams) read(r *attrReader) {
 
 // SoftmaxCrossEntropyLossParams are the attributes of SoftmaxCrossEntropyLoss (ai.onnx).
 type SoftmaxCrossEntropyLossParams struct {
-	IgnoreIndex *int64 // ignore_index
-	Reduction   string // reduction
+	Loss
 }
 
 func (p *SoftmaxCrossEntropyLossParams) read(r *attrReader) {
-	r.optInt("ignore_index", &p.IgnoreIndex)
-	r.string("reduction", &p.Reduction)
+	p.Loss.read(r)
 }
 
 // SpaceToDepthParams are the attributes of SpaceToDepth (ai.onnx).
@@ -1782,13 +1849,13 @@ func (p *SpaceToDepthParams) read(r *attrReader) {
 
 // SplitParams are the attributes of Split (ai.onnx).
 type SplitParams struct {
-	Axis       *int64  // axis
+	AxisParam
 	NumOutputs *int64  // num_outputs
 	Split      []int64 // split
 }
 
 func (p *SplitParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
+	p.AxisParam.read(r)
 	r.optInt("num_outputs", &p.NumOutputs)
 	r.ints("split", &p.Split)
 }

@@ -49,6 +49,13 @@ var paramGroups = []struct {
 }{
 	{"Window", []string{"auto_pad", "dilations", "kernel_shape", "pads", "strides"},
 		[]string{"string", "[]int64", "[]int64", "[]int64", "[]int64"}, "the window of a convolution or pooling"},
+	{"ArgReduce", []string{"axis", "keepdims", "select_last_index"}, []string{"int64", "int64", "int64"},
+		"the reduction of ArgMax or ArgMin"},
+	{"Reduction", []string{"keepdims", "noop_with_empty_axes"}, []string{"int64", "int64"}, "a Reduce op's options"},
+	{"Normalization", []string{"axis", "epsilon", "stash_type"}, []string{"int64", "float32", "int64"},
+		"a layer normalization's axis, epsilon and precision"},
+	{"Loss", []string{"ignore_index", "reduction"}, []string{"*int64", "string"}, "a loss's ignored class and reduction"},
+	{"ConvGroup", []string{"group"}, []string{"int64"}, "a convolution's group count"},
 	{"AxisParam", []string{"axis"}, []string{"int64"}, "an op's axis"},
 }
 
@@ -102,7 +109,8 @@ var attrGoTypes = map[graph.AttrType][2]string{
 // opFields returns the fields of the parameters of an op with the given
 // versions: every attribute of any version, sorted by name; an attribute
 // whose type changed keeps its newest type under its name and its older
-// one under the name with the type appended.
+// one under the name with the type appended. A scalar is a pointer when
+// the newest version that has it gives it no default.
 func opFields(versions []*Schema) ([]paramField, error) {
 	byName := map[string]*paramField{}
 	var older []paramField
@@ -122,7 +130,6 @@ func opFields(versions []*Schema) ([]paramField, error) {
 			case !ok:
 				byName[a.Name] = &paramField{attr: a.Name, typ: a.Type, field: goName(a.Name), opt: opt, goType: gt[0], reader: gt[1]}
 			case f.typ == a.Type:
-				f.opt = f.opt || opt
 			case !slices.ContainsFunc(older, func(o paramField) bool { return o.attr == a.Name && o.typ == a.Type }):
 				older = append(older, paramField{attr: a.Name, typ: a.Type, field: goName(a.Name) + goName(a.Type.String()),
 					opt: opt, goType: gt[0], reader: gt[1]})
