@@ -1,6 +1,9 @@
 package vulkan
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 // argOps maps ArgMax and ArgMin to the OP specialization constant of
 // argmax.comp.
@@ -20,18 +23,19 @@ func lowerArg(q *query, code int32) (*launch, bool) {
 		return nil, false
 	}
 	x := shapes[0]
-	axis, ok := normAxis(n.AttrInt("axis", 0), len(x))
+	p := ops.ArgReduceOf(n, q.opset)
+	axis, ok := normAxis(p.Axis, len(x))
 	if !ok {
 		return nil, false
 	}
 	out := append([]int64{}, x...)
-	if n.AttrInt("keepdims", 1) != 0 {
+	if p.Keepdims != 0 {
 		out[axis] = 1
 	} else {
 		out = append(out[:axis], out[axis+1:]...)
 	}
 	var last uint32
-	if n.AttrInt("select_last_index", 0) != 0 {
+	if p.SelectLastIndex != 0 {
 		last = 1
 	}
 	rows := graph.NumElements(out)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() { register("BatchNormalization", lowerBatchNorm) }
@@ -16,12 +17,13 @@ func init() { register("BatchNormalization", lowerBatchNorm) }
 // is_test (opsets before 7) change nothing for Y alone.
 func lowerBatchNorm(q *query) (*launch, bool) {
 	n, shapes := q.n, q.shapes
-	if len(shapes) != 5 || len(shapes[0]) < 2 || n.AttrInt("training_mode", 0) != 0 {
+	p := ops.Params[ops.BatchNormalizationParams](n, q.opset)
+	if len(shapes) != 5 || len(shapes[0]) < 2 || p.TrainingMode != 0 {
 		return nil, false
 	}
 	x := shapes[0]
 	features, inner := x[1], graph.NumElements(x[2:])
-	if q.opset < 9 && n.AttrInt("spatial", 1) == 0 {
+	if q.opset < 9 && p.Spatial == 0 {
 		features, inner = features*inner, 1
 	}
 	for _, s := range shapes[1:] {
@@ -31,6 +33,6 @@ func lowerBatchNorm(q *query) (*launch, bool) {
 	}
 	elems := graph.NumElements(x)
 	return &launch{shader: "batchnorm", bindings: []slot{{false, 0}, {false, 1}, {false, 2}, {false, 3}, {false, 4}, {true, 0}},
-		push:  words(uint32(elems), uint32(features), uint32(inner), math.Float32bits(n.AttrFloat("epsilon", 1e-5))),
+		push:  words(uint32(elems), uint32(features), uint32(inner), math.Float32bits(p.Epsilon)),
 		elems: elems, outShapes: [][]int64{x}}, true
 }

@@ -1,6 +1,9 @@
 package vulkan
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 // castCodes numbers the types cast.comp converts between.
 var castCodes = map[graph.DType]int32{graph.Float: 0, graph.Int32: 1, graph.Int64: 2, graph.Bool: 3, graph.Uint8: 4, graph.Int8: 5}
@@ -10,7 +13,7 @@ func init() {
 		if q.opset < 6 || len(q.shapes) != 1 {
 			return nil, false
 		}
-		return lowerCast(q, graph.DType(q.n.AttrInt("to", 0)))
+		return lowerCast(q, graph.DType(ops.Params[ops.CastParams](q.n, q.opset).To))
 	})
 	register("CastLike", func(q *query) (*launch, bool) {
 		if len(q.shapes) != 2 || q.shapes[1] == nil {

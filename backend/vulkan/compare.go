@@ -1,6 +1,9 @@
 package vulkan
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 // Ops of predicate.comp: OP is 16 * type + op.
 const (
@@ -40,10 +43,11 @@ func init() {
 			return nil, false
 		}
 		op := predIsInf
-		if q.n.AttrInt("detect_positive", 1) != 0 {
+		p := ops.Params[ops.IsInfParams](q.n, q.opset)
+		if p.DetectPositive != 0 {
 			op++
 		}
-		if q.n.AttrInt("detect_negative", 1) != 0 {
+		if p.DetectNegative != 0 {
 			op += 2
 		}
 		return predicateLaunch(q, op, 0, 0)

@@ -35,19 +35,17 @@ type window struct {
 // sizes in and sizes the output as the CPU kernels do; ceil is pooling's
 // ceil_mode, which keeps the last window starting inside the input or the
 // begin padding. ok is false for attributes that do not fit.
-func newWindow(n *graph.Node, in, kernel []int64, ceil bool) (w *window, ok bool) {
+func newWindow(p *ops.Window, in, kernel []int64, ceil bool) (w *window, ok bool) {
 	r := len(in)
 	if r < 1 || r > maxSpatial {
 		return nil, false
 	}
-	ones := slices.Repeat([]int64{1}, r)
-	ks, st, dil := n.AttrInts("kernel_shape", kernel), n.AttrInts("strides", ones), n.AttrInts("dilations", ones)
-	pads := n.AttrInts("pads", make([]int64, 2*r))
+	ks, st, dil, pads := p.KernelFor(kernel), p.StridesFor(r), p.DilationsFor(r), p.PadsFor(r)
 	if len(ks) != r || len(st) != r || len(dil) != r || len(pads) != 2*r {
 		return nil, false
 	}
 	w = &window{}
-	autoPad := n.AttrString("auto_pad", "NOTSET")
+	autoPad := p.AutoPad
 	for d := range maxSpatial {
 		w.in[d], w.out[d], w.kernel[d], w.stride[d], w.dil[d] = 1, 1, 1, 1, 1
 	}
@@ -120,30 +118,27 @@ func lowerConv(q *query) (*launch, bool) {
 	var act int32
 	var alpha, beta float32
 	if n.Domain == ops.FusedDomain {
-		name := n.AttrString("activation", "")
-		code, ok := convActs[name]
-		if !ok && name != "" {
+		p := ops.Params[ops.FusedConvParams](n, q.opset)
+		code, ok := convActs[p.Activation]
+		if !ok && p.Activation != "" {
 			return nil, false
 		}
-		act, alpha, beta = code, n.AttrFloat("alpha", 0), n.AttrFloat("beta", 0)
-		if name == ops.ActLeakyRelu {
-			alpha = n.AttrFloat("alpha", 0.01)
-		}
+		act, alpha, beta = code, p.Alpha, p.Beta
 	}
 	x, wt := shapes[0], shapes[1]
 	r := len(x) - 2
 	if r < 1 || len(wt) != len(x) || graph.NumElements(x) == 0 || graph.NumElements(wt) == 0 {
 		return nil, false
 	}
-	group := n.AttrInt("group", 1)
+	win, group := ops.WindowOf(n, q.opset), ops.ConvGroupOf(n, q.opset).Group
 	c, m := x[1], wt[0]
 	if group < 1 || c%group != 0 || m%group != 0 || wt[1]*group != c {
 		return nil, false
 	}
-	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, wt[2:]) {
+	if ks := win.KernelShape; ks != nil && !slices.Equal(ks, wt[2:]) {
 		return nil, false
 	}
-	w, ok := newWindow(n, x[2:], wt[2:], false)
+	w, ok := newWindow(win, x[2:], wt[2:], false)
 	if !ok {
 		return nil, false
 	}
@@ -305,26 +300,29 @@ func lowerConvTranspose(q *query) (*launch, bool) {
 	if r < 1 || r > maxSpatial || len(wt) != len(x) || graph.NumElements(x) == 0 || graph.NumElements(wt) == 0 {
 		return nil, false
 	}
-	group := n.AttrInt("group", 1)
+	p := ops.Params[ops.ConvTransposeParams](n, q.opset)
+	group := p.Group
 	c, mg := x[1], wt[1]
 	if group < 1 || c%group != 0 || wt[0] != c {
 		return nil, false
 	}
 	m := mg * group
-	if ks := n.AttrInts("kernel_shape", nil); ks != nil && !slices.Equal(ks, wt[2:]) {
+	if ks := p.KernelShape; ks != nil && !slices.Equal(ks, wt[2:]) {
 		return nil, false
 	}
-	outPad := n.AttrInts("output_padding", make([]int64, r))
-	shape := n.AttrInts("output_shape", nil)
+	outPad := p.OutputPadding
+	if outPad == nil {
+		outPad = make([]int64, r)
+	}
+	shape := p.OutputShape
 	if len(shape) == r+2 {
 		shape = shape[2:]
 	}
-	ones := slices.Repeat([]int64{1}, r)
-	st, dil, pads := n.AttrInts("strides", ones), n.AttrInts("dilations", ones), n.AttrInts("pads", make([]int64, 2*r))
+	st, dil, pads := p.StridesFor(r), p.DilationsFor(r), p.PadsFor(r)
 	if len(outPad) != r || shape != nil && len(shape) != r || len(st) != r || len(dil) != r || len(pads) != 2*r {
 		return nil, false
 	}
-	autoPad := n.AttrString("auto_pad", "NOTSET")
+	autoPad := p.AutoPad
 	w := &window{}
 	for d := range maxSpatial {
 		w.in[d], w.out[d], w.kernel[d], w.stride[d], w.dil[d] = 1, 1, 1, 1, 1

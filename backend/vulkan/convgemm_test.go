@@ -114,7 +114,7 @@ func convModel(c convCase, tail convTail, bias, wIn bool, r *rand.Rand) (*graph.
 
 // convOutShape returns the output shape of Conv c.
 func convOutShape(c convCase) []int64 {
-	w, ok := newWindow(c.node("Conv"), c.x[2:], c.w[2:], false)
+	w, ok := newWindow(ops.WindowOf(c.node("Conv"), 13), c.x[2:], c.w[2:], false)
 	if !ok {
 		panic(fmt.Sprintf("%v: bad window", c))
 	}

@@ -1,6 +1,9 @@
 package vulkan
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 // maxLoop is the most loop iterations one invocation of cumsum.comp may
 // run: lavapipe silently stops a shader invocation after 65535.
@@ -33,10 +36,11 @@ func lowerCumSum(q *query) (*launch, bool) {
 		return nil, false
 	}
 	var exclusive, reverse uint32
-	if q.n.AttrInt("exclusive", 0) != 0 {
+	p := ops.Params[ops.CumSumParams](q.n, q.opset)
+	if p.Exclusive != 0 {
 		exclusive = 1
 	}
-	if q.n.AttrInt("reverse", 0) != 0 {
+	if p.Reverse != 0 {
 		reverse = 1
 	}
 	return &launch{shader: "cumsum", bindings: []slot{{false, 0}, {true, 0}},

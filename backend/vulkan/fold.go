@@ -51,7 +51,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 				continue
 			}
 			xs, shape := p.Types[x].Shape.Ints(), p.Types[v].Shape.Ints()
-			perm := transposePerm(tn, len(xs))
+			perm := transposePerm(tn, p.Model.OpsetOf(tn), len(xs))
 			if len(shape) < 2 || len(perm) != len(xs) || overwritten(p, steps[i+1:j], x) {
 				continue
 			}
@@ -185,7 +185,7 @@ func foldSplits(p *planner.Plan, steps []planner.Step, launches []*launch, compi
 		xt := p.Types[x]
 		xs := xt.Shape.Ints()
 		w := int32(xt.Elem.Bits() / 32)
-		axis := n.AttrInt("axis", 0)
+		axis := ops.Params[ops.SplitParams](n, p.Model.OpsetOf(n)).Axis
 		if axis < 0 {
 			axis += int64(len(xs))
 		}
@@ -228,7 +228,7 @@ func foldSplits(p *planner.Plan, steps []planner.Step, launches []*launch, compi
 					ok = false
 					break
 				}
-				perm := transposePerm(rn, len(shape))
+				perm := transposePerm(rn, p.Model.OpsetOf(rn), len(shape))
 				if len(perm) != len(shape) {
 					ok = false
 					break

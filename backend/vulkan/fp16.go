@@ -20,9 +20,10 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/x448/float16"
+
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
-	"github.com/x448/float16"
 )
 
 // OpenOption configures Open.

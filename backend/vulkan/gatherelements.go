@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -31,7 +32,7 @@ func lowerGatherElements(q *query) (*launch, bool) {
 	default:
 		return nil, false
 	}
-	axis, ok := normAxis(q.n.AttrInt("axis", 0), len(x))
+	axis, ok := normAxis(ops.Params[ops.GatherElementsParams](q.n, q.opset).Axis, len(x))
 	if !ok {
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -39,7 +40,7 @@ func concatsInPlace(p *planner.Plan, steps []planner.Step, compiled []*planner.S
 			continue
 		}
 		shape := out.Shape.Ints()
-		axis := n.AttrInt("axis", 0)
+		axis := ops.Params[ops.ConcatParams](n, p.Model.OpsetOf(n)).Axis
 		if axis < 0 {
 			axis += int64(len(shape))
 		}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 )

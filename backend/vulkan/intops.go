@@ -1,6 +1,9 @@
 package vulkan
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 // Ops of intops.comp: OP is 16 * type + op.
 const (
@@ -39,7 +42,7 @@ func init() {
 	}
 	register("Mod", func(q *query) (*launch, bool) {
 		op := intMod
-		if q.n.AttrInt("fmod", 0) != 0 {
+		if ops.Params[ops.ModParams](q.n, q.opset).Fmod != 0 {
 			op = intFMod
 		}
 		return lowerIntBinary(q, op)
@@ -48,7 +51,7 @@ func init() {
 		if q.elems[0] != graph.Uint32 && q.elems[0] != graph.Uint64 {
 			return nil, false
 		}
-		switch q.n.AttrString("direction", "") {
+		switch ops.Params[ops.BitShiftParams](q.n, q.opset).Direction {
 		case "LEFT":
 			return lowerIntBinary(q, intShl)
 		case "RIGHT":

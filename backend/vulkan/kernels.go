@@ -284,7 +284,7 @@ func lowerAny(q *query) (l *launch, ok bool) {
 		}
 		alpha, beta := params[0], params[1]
 		if n.OpType == "Gelu" {
-			switch n.AttrString("approximate", "none") {
+			switch ops.Params[ops.GeluParams](n, q.opset).Approximate {
 			case "none":
 			case "tanh":
 				alpha = 1
@@ -301,7 +301,7 @@ func lowerAny(q *query) (l *launch, ok bool) {
 	}
 	if code, ok := binaryOps[n.OpType]; ok && len(shapes) == 2 && shapes[1] != nil && q.opset >= 7 {
 		out, ok := broadcast(shapes[0], shapes[1])
-		if !ok || len(out) > maxRank || (n.OpType == "PRelu" && len(out) != len(shapes[0])) || (n.OpType == "Mod" && n.AttrInt("fmod", 0) == 0) {
+		if !ok || len(out) > maxRank || (n.OpType == "PRelu" && len(out) != len(shapes[0])) || (n.OpType == "Mod" && ops.Params[ops.ModParams](n, q.opset).Fmod == 0) {
 			return nil, false
 		}
 		elems := graph.NumElements(out)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -23,12 +24,13 @@ func init() {
 func lowerLayerNorm(q *query) (*launch, bool) {
 	n, opset, shapes := q.n, q.opset, q.shapes
 	rms := n.OpType == "RMSNormalization"
+	p := ops.NormalizationOf(n, opset)
 	if n.Domain == graph.DefaultDomain && opset < 17 || len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil || len(shapes[0]) == 0 ||
-		n.AttrInt("stash_type", int64(graph.Float)) != int64(graph.Float) || rms && len(shapes) != 2 {
+		p.StashType != int64(graph.Float) || rms && len(shapes) != 2 {
 		return nil, false
 	}
 	x := shapes[0]
-	axis, ok := normAxis(n.AttrInt("axis", -1), len(x))
+	axis, ok := normAxis(p.Axis, len(x))
 	if !ok {
 		return nil, false
 	}
@@ -71,6 +73,6 @@ func lowerLayerNorm(q *query) (*launch, bool) {
 	}
 	rows := graph.NumElements(x[:axis])
 	return &launch{shader: "layernorm", bindings: bindings,
-		push:  words(uint32(rows), uint32(graph.NumElements(norm)), math.Float32bits(n.AttrFloat("epsilon", 1e-5)), flags, uint32(sn), uint32(bn)),
+		push:  words(uint32(rows), uint32(graph.NumElements(norm)), math.Float32bits(p.Epsilon), flags, uint32(sn), uint32(bn)),
 		elems: graph.NumElements(x), outShapes: [][]int64{x, stat, stat}, groups: rows}, true
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // lossOps maps the loss ops to the OP specialization constant of
@@ -62,15 +63,16 @@ func lowerLoss(q *query, code int32) (*launch, bool) {
 		bindings[2] = slot{false, 2}
 	}
 	var ignore int64
-	if a := n.Attr("ignore_index"); a != nil {
-		if a.I < math.MinInt32 || a.I > math.MaxInt32 {
+	p := ops.LossOf(n, q.opset)
+	if p.IgnoreIndex != nil {
+		if *p.IgnoreIndex < math.MinInt32 || *p.IgnoreIndex > math.MaxInt32 {
 			return nil, false
 		}
 		flags |= lossIgnore
-		ignore = a.I
+		ignore = *p.IgnoreIndex
 	}
 	out := t
-	switch n.AttrString("reduction", "mean") {
+	switch p.Reduction {
 	case "none":
 	case "sum":
 		flags |= lossSum

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // maxBatchRank is the highest batch rank matmul.comp broadcasts over.
@@ -112,13 +113,13 @@ func lowerGemm(q *query) (*launch, bool) {
 		return nil, false
 	}
 	a, b := shapes[0], shapes[1]
-	g := matmulGeom{m: a[0], k: a[1], sam: a[1], sak: 1, n: b[1], sbk: b[1], sbn: 1,
-		alpha: n.AttrFloat("alpha", 1), beta: n.AttrFloat("beta", 1)}
-	if n.AttrInt("transA", 0) != 0 {
+	p := ops.Params[ops.GemmParams](n, opset)
+	g := matmulGeom{m: a[0], k: a[1], sam: a[1], sak: 1, n: b[1], sbk: b[1], sbn: 1, alpha: p.Alpha, beta: p.Beta}
+	if p.TransA != 0 {
 		g.m, g.k, g.sam, g.sak = a[1], a[0], 1, a[1]
 	}
 	kb := b[0]
-	if n.AttrInt("transB", 0) != 0 {
+	if p.TransB != 0 {
 		g.n, kb, g.sbk, g.sbn = b[0], b[1], 1, b[1]
 	}
 	if kb != g.k {

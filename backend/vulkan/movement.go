@@ -108,14 +108,14 @@ func lowerReshape(q *query) (*launch, bool) {
 		if len(q.shapes) != 1 {
 			return nil, false
 		}
-		shape = q.n.AttrInts("shape", nil)
+		shape = ops.Params[ops.ReshapeParams](q.n, q.opset).Shape
 	} else {
 		var ok bool
 		if shape, ok = q.constInts(1); !ok || len(q.shapes) != 2 {
 			return nil, false
 		}
 	}
-	allowZero := q.opset >= 14 && q.n.AttrInt("allowzero", 0) != 0
+	allowZero := q.opset >= 14 && ops.Params[ops.ReshapeParams](q.n, q.opset).Allowzero != 0
 	out := make([]int64, len(shape))
 	infer, known := -1, int64(1)
 	for i, d := range shape {
@@ -153,7 +153,7 @@ func lowerFlatten(q *query) (*launch, bool) {
 	if len(q.shapes) != 1 {
 		return nil, false
 	}
-	a := q.n.AttrInt("axis", 1)
+	a := ops.Params[ops.FlattenParams](q.n, q.opset).Axis
 	if a < 0 {
 		a += int64(len(x))
 	}
@@ -295,11 +295,7 @@ func lowerConcat(q *query) (*launch, bool) {
 	if !ok {
 		return nil, false
 	}
-	def := int64(0)
-	if q.opset < 4 {
-		def = 1
-	}
-	a, ok := normAxis(q.n.AttrInt("axis", def), len(x))
+	a, ok := normAxis(ops.Params[ops.ConcatParams](q.n, q.opset).Axis, len(x))
 	if !ok {
 		return nil, false
 	}
@@ -358,7 +354,7 @@ func sumInts(v []int64) int64 {
 func lowerSplit(q *query) (*launch, bool) {
 	x := q.shapes[0]
 	w, ok := q.elemWords(0)
-	a, okAxis := normAxis(q.n.AttrInt("axis", 0), len(x))
+	a, okAxis := normAxis(ops.Params[ops.SplitParams](q.n, q.opset).Axis, len(x))
 	if !ok || !okAxis {
 		return nil, false
 	}
@@ -462,7 +458,10 @@ func lowerTile(q *query) (*launch, bool) {
 func lowerDepthSpace(q *query, toSpace bool) (*launch, bool) {
 	x := q.shapes[0]
 	w, ok := q.elemWords(0)
-	b := q.n.AttrInt("blocksize", 0)
+	b := ops.Params[ops.SpaceToDepthParams](q.n, q.opset).Blocksize
+	if toSpace {
+		b = ops.Params[ops.DepthToSpaceParams](q.n, q.opset).Blocksize
+	}
 	if !ok || len(q.shapes) != 1 || len(x) != 4 || b <= 0 {
 		return nil, false
 	}
@@ -477,7 +476,7 @@ func lowerDepthSpace(q *query, toSpace bool) (*launch, bool) {
 		out = []int64{n, cc, h * b, wd * b}
 		var s []int64
 		var perm []int
-		if q.n.AttrString("mode", "DCR") == "CRD" {
+		if ops.Params[ops.DepthToSpaceParams](q.n, q.opset).Mode == "CRD" {
 			s, perm = graph.Strides([]int64{n, cc, b, b, h, wd}), []int{0, 1, 4, 2, 5, 3}
 		} else {
 			s, perm = graph.Strides([]int64{n, b, b, cc, h, wd}), []int{0, 3, 4, 1, 5, 2}
@@ -510,7 +509,7 @@ func lowerGather(q *query) (*launch, bool) {
 	if !ok || len(q.shapes) != 2 || ind == nil || q.elems[1] != graph.Int32 && q.elems[1] != graph.Int64 {
 		return nil, false
 	}
-	a, ok := normAxis(q.n.AttrInt("axis", 0), len(x))
+	a, ok := normAxis(ops.Params[ops.GatherParams](q.n, q.opset).Axis, len(x))
 	if !ok || x[a] == 0 {
 		return nil, false
 	}

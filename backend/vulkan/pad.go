@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // maxPadRank is the highest rank pad.comp handles.
@@ -21,7 +22,7 @@ func init() { register("Pad", lowerPad) }
 func lowerPad(q *query) (*launch, bool) {
 	x := q.shapes[0]
 	w, ok := q.elemWords(0)
-	mode, okMode := padModes[q.n.AttrString("mode", "constant")]
+	mode, okMode := padModes[ops.Params[ops.PadParams](q.n, q.opset).Mode]
 	if !ok || !okMode || len(x) > maxPadRank {
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // pool.comp's OP constant.
@@ -26,13 +27,20 @@ func lowerPool(q *query, op int32) (*launch, bool) {
 	if len(q.shapes) != 1 || len(x) < 3 {
 		return nil, false
 	}
-	w, ok := newWindow(n, x[2:], nil, n.AttrInt("ceil_mode", 0) != 0)
+	var ceil bool
+	var flags uint32
+	if op == poolAverage {
+		p := ops.Params[ops.AveragePoolParams](n, q.opset)
+		ceil = p.CeilMode != 0
+		if p.CountIncludePad != 0 {
+			flags = 1
+		}
+	} else {
+		ceil = ops.Params[ops.MaxPoolParams](n, q.opset).CeilMode != 0
+	}
+	w, ok := newWindow(ops.WindowOf(n, q.opset), x[2:], nil, ceil)
 	if !ok {
 		return nil, false
-	}
-	var flags uint32
-	if op == poolAverage && n.AttrInt("count_include_pad", 0) != 0 {
-		flags = 1
 	}
 	return poolLaunch(op, w, w.outShape(x[:2], len(x)-2), flags), true
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // reduceOps maps ONNX ops to the OP specialization constant of
@@ -27,7 +28,8 @@ func lowerReduce(q *query, code int32) (*launch, bool) {
 	n, shapes := q.n, q.shapes
 	x := shapes[0]
 	var axes []int64
-	if len(shapes) > 2 || n.AttrInt("noop_with_empty_axes", 0) != 0 {
+	p := ops.ReductionOf(n, q.opset)
+	if len(shapes) > 2 || p.NoopWithEmptyAxes != 0 {
 		return nil, false
 	}
 	if len(shapes) == 2 && shapes[1] != nil {
@@ -62,7 +64,7 @@ func lowerReduce(q *query, code int32) (*launch, bool) {
 		}
 	}
 	outer, length, inner := graph.NumElements(x[:first]), graph.NumElements(x[first:last+1]), graph.NumElements(x[last+1:])
-	keep := n.AttrInt("keepdims", 1) != 0
+	keep := p.Keepdims != 0
 	out := []int64{}
 	for i, d := range x {
 		switch {

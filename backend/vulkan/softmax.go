@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // softmaxOps maps ONNX ops to the OP specialization constant of
@@ -28,11 +29,7 @@ func lowerSoftmax(n *graph.Node, opset int64, shapes [][]int64, code int32) (*la
 		return nil, false
 	}
 	x := shapes[0]
-	def := int64(-1)
-	if opset < 13 {
-		def = 1
-	}
-	axis, ok := normAxis(n.AttrInt("axis", def), len(x))
+	axis, ok := normAxis(ops.AxisParamOf(n, opset).Axis, len(x))
 	if !ok {
 		return nil, false
 	}

@@ -1,6 +1,9 @@
 package vulkan
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 // maxTransposeRank is the highest rank transpose.comp handles.
 const maxTransposeRank = 6
@@ -15,7 +18,7 @@ func lowerTranspose(q *query) (*launch, bool) {
 	if len(shapes) != 1 || len(x) > maxTransposeRank {
 		return nil, false
 	}
-	perm := transposePerm(n, len(x))
+	perm := transposePerm(n, q.opset, len(x))
 	if len(perm) != len(x) {
 		return nil, false
 	}
@@ -43,8 +46,8 @@ func lowerTranspose(q *query) (*launch, bool) {
 
 // transposePerm returns the permutation of Transpose n of a tensor of the
 // given rank: its perm attribute, by default the axes reversed.
-func transposePerm(n *graph.Node, rank int) []int64 {
-	perm := n.AttrInts("perm", nil)
+func transposePerm(n *graph.Node, opset int64, rank int) []int64 {
+	perm := ops.Params[ops.TransposeParams](n, opset).Perm
 	if perm == nil {
 		for i := rank - 1; i >= 0; i-- {
 			perm = append(perm, int64(i))

@@ -1,6 +1,9 @@
 package vulkan
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
 
 func init() {
 	register("Trilu", lowerTrilu)
@@ -23,7 +26,7 @@ func lowerTrilu(q *query) (*launch, bool) {
 		}
 		hasK, bindings[1] = 1, slot{false, 1}
 	}
-	if q.n.AttrInt("upper", 1) != 0 {
+	if ops.Params[ops.TriluParams](q.n, q.opset).Upper != 0 {
 		upper = 1
 	}
 	elems := graph.NumElements(x)
