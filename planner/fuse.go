@@ -76,7 +76,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 		if !fusableActivation(a) || len(a.Inputs) == 0 || a.Inputs[0] != n.Outputs[0] || len(a.Outputs) != 1 {
 			continue
 		}
-		alpha, beta, ok := activationParams(g, a, overridable)
+		alpha, beta, ok := activationParams(g, a, pm.OpsetOf(a), overridable)
 		if !ok {
 			continue
 		}
@@ -90,6 +90,9 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 		f := &graph.Node{Name: n.Name, OpType: "FusedConv", Domain: ops.FusedDomain, Inputs: n.Inputs,
 			Outputs: a.Outputs, Attrs: attrs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
 		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		if ops.SetParams(f, 1) != nil {
 			continue
 		}
 		g.Nodes[i] = f
@@ -118,10 +121,10 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 // for activation a: Clip's bounds (constant scalar inputs) and LeakyRelu's
 // slope. ok is false when a bound is
 // not a constant float32 scalar.
-func activationParams(g *graph.Graph, a *graph.Node, overridable map[string]bool) (alpha, beta float32, ok bool) {
+func activationParams(g *graph.Graph, a *graph.Node, opset int64, overridable map[string]bool) (alpha, beta float32, ok bool) {
 	switch a.OpType {
 	case "LeakyRelu":
-		return a.AttrFloat("alpha", 0.01), 0, true
+		return ops.Params[ops.LeakyReluParams](a, opset).Alpha, 0, true
 	case "Clip":
 	default:
 		return 0, 0, true
@@ -208,7 +211,7 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		rank, last := len(t.Shape), t.Shape[len(t.Shape)-1].Value
 		mi, ok := producer[sub.Inputs[1]]
-		if !ok || uses[sub.Inputs[1]] != 1 || !lastAxisMean(g, g.Nodes[mi], x, rank, overridable) {
+		if !ok || uses[sub.Inputs[1]] != 1 || !lastAxisMean(g, g.Nodes[mi], pm.OpsetOf(g.Nodes[mi]), x, rank, overridable) {
 			continue
 		}
 		if uses[d] != 2 || len(consumers[d]) != 2 {
@@ -227,7 +230,7 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			continue
 		}
 		mean2, m2 := only(pow.Outputs[0], "ReduceMean")
-		if mean2 == nil || !lastAxisMean(g, mean2, pow.Outputs[0], rank, overridable) {
+		if mean2 == nil || !lastAxisMean(g, mean2, pm.OpsetOf(mean2), pow.Outputs[0], rank, overridable) {
 			continue
 		}
 		addEps, ae := only(mean2.Outputs[0], "Add")
@@ -264,6 +267,9 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		if !sameDevice(pm, g, sub, f, devices) {
 			continue
 		}
+		if ops.SetParams(f, 1) != nil {
+			continue
+		}
 		g.Nodes[ab] = f
 		for _, j := range []int{mi, i, pi, m2, ae, sq, di, mu} {
 			gone[j] = true
@@ -275,8 +281,8 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 
 // lastAxisMean reports whether n is a ReduceMean of x over its last axis
 // only (of rank), keeping dimensions, the axes a constant input.
-func lastAxisMean(g *graph.Graph, n *graph.Node, x string, rank int, overridable map[string]bool) bool {
-	if n.Domain != "" || n.OpType != "ReduceMean" || len(n.Inputs) < 2 || n.Inputs[0] != x || n.AttrInt("keepdims", 1) != 1 ||
+func lastAxisMean(g *graph.Graph, n *graph.Node, opset int64, x string, rank int, overridable map[string]bool) bool {
+	if n.Domain != "" || n.OpType != "ReduceMean" || len(n.Inputs) < 2 || n.Inputs[0] != x || ops.ReductionOf(n, opset).Keepdims != 1 ||
 		overridable[n.Inputs[1]] {
 		return false
 	}
@@ -319,6 +325,9 @@ func fuseMatMulBias(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		f := &graph.Node{Name: n.Name, OpType: "FusedMatMul", Domain: ops.FusedDomain, Inputs: []string{n.Inputs[0], n.Inputs[1], bias},
 			Outputs: add.Outputs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
 		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		if ops.SetParams(f, 1) != nil {
 			continue
 		}
 		g.Nodes[i] = f
@@ -365,7 +374,7 @@ func fuseConvAdds(pm *graph.Model, g *graph.Graph, devices []Device, uses map[st
 			k := consumers[sum][0]
 			a := g.Nodes[k]
 			if fusableActivation(a) && !gone[k] && len(a.Inputs) > 0 && a.Inputs[0] == sum && len(a.Outputs) == 1 {
-				if alpha, beta, ok := activationParams(g, a, overridable); ok {
+				if alpha, beta, ok := activationParams(g, a, pm.OpsetOf(a), overridable); ok {
 					last = k
 					attrs["activation"] = &graph.Attribute{Name: "activation", Type: graph.AttrString, S: []byte(a.OpType)}
 					attrs["alpha"] = &graph.Attribute{Name: "alpha", Type: graph.AttrFloat, F: alpha}
@@ -380,6 +389,9 @@ func fuseConvAdds(pm *graph.Model, g *graph.Graph, devices []Device, uses map[st
 		f := &graph.Node{Name: n.Name, OpType: "FusedConv", Domain: ops.FusedDomain, Inputs: []string{n.Inputs[0], n.Inputs[1], bias, other},
 			Outputs: g.Nodes[last].Outputs, Attrs: attrs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
 		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		if ops.SetParams(f, 1) != nil {
 			continue
 		}
 		g.Nodes[last] = f
@@ -432,6 +444,9 @@ func fuseConvSwish(pm *graph.Model, g *graph.Graph, devices []Device, uses map[s
 		f := &graph.Node{Name: n.Name, OpType: "FusedConv", Domain: ops.FusedDomain, Inputs: n.Inputs,
 			Outputs: m.Outputs, Attrs: attrs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
 		if !sameDevice(pm, g, n, f, devices) {
+			continue
+		}
+		if ops.SetParams(f, 1) != nil {
 			continue
 		}
 		g.Nodes[mul] = f

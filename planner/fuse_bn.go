@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // foldBatchNorms folds each BatchNormalization in inference form whose
@@ -70,7 +71,8 @@ func foldBatchNorms(pm *graph.Model, g *graph.Graph, uses map[string]int, consum
 		j := consumers[conv.Outputs[0]][0]
 		bn := g.Nodes[j]
 		if gone[j] || bn.Domain != "" || bn.OpType != "BatchNormalization" || len(bn.Inputs) != 5 || bn.Inputs[0] != conv.Outputs[0] ||
-			len(bn.Outputs) == 0 || bn.Outputs[0] == "" || bn.AttrInt("training_mode", 0) != 0 || opset < 9 && bn.AttrInt("spatial", 1) == 0 {
+			len(bn.Outputs) == 0 || bn.Outputs[0] == "" || ops.Params[ops.BatchNormalizationParams](bn, opset).TrainingMode != 0 ||
+			opset < 9 && ops.Params[ops.BatchNormalizationParams](bn, opset).Spatial == 0 {
 			continue
 		}
 		extra := false
@@ -86,7 +88,7 @@ func foldBatchNorms(pm *graph.Model, g *graph.Graph, uses map[string]int, consum
 			continue
 		}
 		scale, shift, mean, variance := params[0], params[1], params[2], params[3]
-		eps := float64(bn.AttrFloat("epsilon", 1e-5))
+		eps := float64(ops.Params[ops.BatchNormalizationParams](bn, opset).Epsilon)
 		nw := graph.NewTensor(graph.Float, w.Shape)
 		nb := graph.NewTensor(graph.Float, []int64{channels})
 		ws, nws, nbs := graph.View[float32](w), graph.View[float32](nw), graph.View[float32](nb)

@@ -191,18 +191,18 @@ func NodeCosts(m *graph.Model) ([]int64, error) {
 	}
 	costs := make([]int64, len(g.Nodes))
 	for i, n := range g.Nodes {
-		costs[i] = max(nodeCost(g, n), 1)
+		costs[i] = max(nodeCost(pm, g, n), 1)
 	}
 	return costs, nil
 }
 
 // nodeCost estimates the cost of n, a node of g, and of its subgraphs.
-func nodeCost(g *graph.Graph, n *graph.Node) int64 {
+func nodeCost(m *graph.Model, g *graph.Graph, n *graph.Node) int64 {
 	var cost int64
 	for _, a := range n.Attrs {
 		for _, sg := range graph.Subgraphs(a) {
 			for _, inner := range sg.Nodes {
-				cost += nodeCost(sg, inner)
+				cost += nodeCost(m, sg, inner)
 			}
 		}
 	}
@@ -222,7 +222,7 @@ func nodeCost(g *graph.Graph, n *graph.Node) int64 {
 		case "Gemm":
 			if a := dims(n.Input(0)); len(a) == 2 {
 				k := a[1]
-				if n.AttrInt("transA", 0) != 0 {
+				if ops.Params[ops.GemmParams](n, m.OpsetOf(n)).TransA != 0 {
 					k = a[0]
 				}
 				return cost + 2*out*k

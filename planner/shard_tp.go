@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // DefaultTensorParallelConfiguration is the name ShardTensorParallel gives
@@ -80,7 +81,7 @@ func ShardTensorParallel(m *graph.Model, ways int, opts ShardOptions) ([]TensorP
 	if err != nil {
 		return nil, err
 	}
-	pairs := newPairFinder(m.Graph).find(ways)
+	pairs := newPairFinder(m).find(ways)
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("planner: shard model %q: no MatMul/Gemm pair with constant weights to shard %d ways", m.Name, ways)
 	}
@@ -137,6 +138,7 @@ type megatronPair struct {
 
 // pairFinder finds the Megatron pairs of a graph: see ShardTensorParallel.
 type pairFinder struct {
+	m *graph.Model
 	g *graph.Graph
 	// producer is the index of the node that writes each value.
 	producer map[string]int
@@ -147,9 +149,11 @@ type pairFinder struct {
 	inputs, outputs map[string]bool
 }
 
-// newPairFinder indexes g's producers, consumers, inputs and outputs.
-func newPairFinder(g *graph.Graph) *pairFinder {
-	pf := &pairFinder{g: g, producer: map[string]int{}, consumers: map[string][]int{}, inputs: graphInputs(g), outputs: map[string]bool{}}
+// newPairFinder indexes the producers, consumers, inputs and outputs of
+// m's main graph.
+func newPairFinder(m *graph.Model) *pairFinder {
+	g := m.Graph
+	pf := &pairFinder{m: m, g: g, producer: map[string]int{}, consumers: map[string][]int{}, inputs: graphInputs(g), outputs: map[string]bool{}}
 	for _, o := range g.Outputs {
 		pf.outputs[o.Name] = true
 	}
@@ -201,7 +205,7 @@ func (pf *pairFinder) pairAt(i int, used map[int]bool) (megatronPair, bool) {
 	}
 	p.firstAxis = 1
 	if f.OpType == "Gemm" {
-		if f.AttrInt("transB", 0) != 0 {
+		if ops.Params[ops.GemmParams](f, pf.m.OpsetOf(f)).TransB != 0 {
 			p.firstAxis = 0
 		}
 		// C is broadcast to F's output and must be split with it.
@@ -232,11 +236,11 @@ func (pf *pairFinder) pairAt(i int, used map[int]bool) (megatronPair, bool) {
 			continue
 		}
 		w, ok := pf.weight(n, j)
-		if !ok || n.Inputs[0] != v || slices.Contains(n.Inputs[1:], v) || (n.OpType == "Gemm" && n.AttrInt("transA", 0) != 0) {
+		if !ok || n.Inputs[0] != v || slices.Contains(n.Inputs[1:], v) || (n.OpType == "Gemm" && ops.Params[ops.GemmParams](n, pf.m.OpsetOf(n)).TransA != 0) {
 			return p, false
 		}
 		p.second = j
-		if n.OpType == "Gemm" && n.AttrInt("transB", 0) != 0 {
+		if n.OpType == "Gemm" && ops.Params[ops.GemmParams](n, pf.m.OpsetOf(n)).TransB != 0 {
 			p.secondAxis = 1
 		}
 		return p, w.Shape[p.secondAxis] == p.hidden

@@ -585,7 +585,7 @@ func (s *sharder) moveAxes(n *graph.Node, layout, outWant []piece) (bool, error)
 	split := splitAxes(layout, inDims)
 	to := make(map[int]int, len(split))
 	if n.OpType == "Transpose" {
-		perm := n.AttrInts("perm", nil)
+		perm := ops.Params[ops.TransposeParams](n, s.p.Model.OpsetOf(n)).Perm
 		for o := range outDims {
 			a := len(outDims) - 1 - o
 			if perm != nil {
@@ -652,16 +652,18 @@ func (s *sharder) axesOf(n *graph.Node, rank int) (axes []int, reduce, dropped, 
 		}
 		return out
 	}
+	opset := s.p.Model.OpsetOf(n)
 	switch op := n.OpType; {
 	case op == "Softmax" || op == "LogSoftmax" || op == "Hardmax":
-		if s.p.Model.OpsetOf(n) < 13 {
-			return tail(n.AttrInt("axis", 1)), false, false, true
+		if opset < 13 {
+			return tail(ops.AxisParamOf(n, opset).Axis), false, false, true
 		}
-		return []int{norm(n.AttrInt("axis", -1))}, false, false, true
+		return []int{norm(ops.AxisParamOf(n, opset).Axis)}, false, false, true
 	case op == "LayerNormalization":
-		return tail(n.AttrInt("axis", -1)), false, false, true
+		return tail(ops.NormalizationOf(n, opset).Axis), false, false, true
 	case op == "ArgMax" || op == "ArgMin":
-		return []int{norm(n.AttrInt("axis", 0))}, true, n.AttrInt("keepdims", 1) == 0, true
+		p := ops.ArgReduceOf(n, opset)
+		return []int{norm(p.Axis)}, true, p.Keepdims == 0, true
 	case strings.HasPrefix(op, "Reduce"):
 		var list []int64
 		if n.Input(1) != "" {
@@ -675,7 +677,7 @@ func (s *sharder) axesOf(n *graph.Node, rank int) (axes []int, reduce, dropped, 
 			}
 		}
 		if len(list) == 0 {
-			if n.AttrInt("noop_with_empty_axes", 0) != 0 {
+			if ops.ReductionOf(n, opset).NoopWithEmptyAxes != 0 {
 				return nil, false, false, false
 			}
 			for a := range rank {
@@ -685,7 +687,7 @@ func (s *sharder) axesOf(n *graph.Node, rank int) (axes []int, reduce, dropped, 
 		for _, a := range list {
 			axes = append(axes, norm(a))
 		}
-		return axes, true, n.AttrInt("keepdims", 1) == 0, true
+		return axes, true, ops.ReductionOf(n, opset).Keepdims == 0, true
 	}
 	return nil, false, false, false
 }
@@ -816,10 +818,11 @@ func (s *sharder) matmulForm(n *graph.Node) (mmForm, bool) {
 				return f, false
 			}
 		}
-		if n.AttrInt("transA", 0) != 0 {
+		p := ops.Params[ops.GemmParams](n, s.p.Model.OpsetOf(n))
+		if p.TransA != 0 {
 			f.aM, f.aK = 1, 0
 		}
-		if n.AttrInt("transB", 0) != 0 {
+		if p.TransB != 0 {
 			f.bK, f.bN = 1, 0
 		}
 	}
