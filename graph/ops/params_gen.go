@@ -31,6 +31,27 @@ func WindowOf(n *graph.Node, opset int64) *Window {
 	return nil
 }
 
+// LegacyBroadcast holds the broadcasting of a binary op before opset 7: the attributes axis, broadcast.
+type LegacyBroadcast struct {
+	Axis      *int64 // axis
+	Broadcast int64  // broadcast
+}
+
+func (p *LegacyBroadcast) read(r *attrReader) {
+	r.optInt("axis", &p.Axis)
+	r.int("broadcast", &p.Broadcast)
+}
+
+func (p *LegacyBroadcast) legacyBroadcast() *LegacyBroadcast { return p }
+
+// LegacyBroadcastOf returns the LegacyBroadcast of n's parameters (Params), or nil when n's op has none.
+func LegacyBroadcastOf(n *graph.Node, opset int64) *LegacyBroadcast {
+	if p, ok := ParamsOf(n, opset).(interface{ legacyBroadcast() *LegacyBroadcast }); ok {
+		return p.legacyBroadcast()
+	}
+	return nil
+}
+
 // ArgReduce holds the reduction of ArgMax or ArgMin: the attributes axis, keepdims, select_last_index.
 type ArgReduce struct {
 	Axis            int64 // axis
@@ -189,13 +210,11 @@ func (p *AdamParams) read(r *attrReader) {
 
 // AddParams are the attributes of Add (ai.onnx).
 type AddParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *AddParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // AffineGridParams are the attributes of AffineGrid (ai.onnx).
@@ -209,13 +228,11 @@ func (p *AffineGridParams) read(r *attrReader) {
 
 // AndParams are the attributes of And (ai.onnx).
 type AndParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *AndParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // ArgMaxParams are the attributes of ArgMax (ai.onnx).
@@ -547,21 +564,15 @@ func (p *DFTParams) read(r *attrReader) {
 
 // DeformConvParams are the attributes of DeformConv (ai.onnx).
 type DeformConvParams struct {
+	Window
 	ConvGroup
-	Dilations   []int64 // dilations
-	KernelShape []int64 // kernel_shape
-	OffsetGroup int64   // offset_group
-	Pads        []int64 // pads
-	Strides     []int64 // strides
+	OffsetGroup int64 // offset_group
 }
 
 func (p *DeformConvParams) read(r *attrReader) {
+	p.Window.read(r)
 	p.ConvGroup.read(r)
-	r.ints("dilations", &p.Dilations)
-	r.ints("kernel_shape", &p.KernelShape)
 	r.int("offset_group", &p.OffsetGroup)
-	r.ints("pads", &p.Pads)
-	r.ints("strides", &p.Strides)
 }
 
 // DepthToSpaceParams are the attributes of DepthToSpace (ai.onnx).
@@ -601,13 +612,11 @@ func (p *DictVectorizerParams) read(r *attrReader) {
 
 // DivParams are the attributes of Div (ai.onnx).
 type DivParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *DivParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // DropoutParams are the attributes of Dropout (ai.onnx).
@@ -643,13 +652,11 @@ func (p *EluParams) read(r *attrReader) {
 
 // EqualParams are the attributes of Equal (ai.onnx).
 type EqualParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *EqualParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // EyeLikeParams are the attributes of EyeLike (ai.onnx).
@@ -802,13 +809,11 @@ func (p *GradientParams) read(r *attrReader) {
 
 // GreaterParams are the attributes of Greater (ai.onnx).
 type GreaterParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *GreaterParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // GridSampleParams are the attributes of GridSample (ai.onnx).
@@ -1027,13 +1032,11 @@ func (p *LeakyReluParams) read(r *attrReader) {
 
 // LessParams are the attributes of Less (ai.onnx).
 type LessParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *LessParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // LinearClassifierParams are the attributes of LinearClassifier (ai.onnx.ml).
@@ -1140,15 +1143,11 @@ func (p *MaxRoiPoolParams) read(r *attrReader) {
 
 // MaxUnpoolParams are the attributes of MaxUnpool (ai.onnx).
 type MaxUnpoolParams struct {
-	KernelShape []int64 // kernel_shape
-	Pads        []int64 // pads
-	Strides     []int64 // strides
+	Window
 }
 
 func (p *MaxUnpoolParams) read(r *attrReader) {
-	r.ints("kernel_shape", &p.KernelShape)
-	r.ints("pads", &p.Pads)
-	r.ints("strides", &p.Strides)
+	p.Window.read(r)
 }
 
 // MeanVarianceNormalizationParams are the attributes of MeanVarianceNormalization (ai.onnx).
@@ -1195,13 +1194,11 @@ func (p *MomentumParams) read(r *attrReader) {
 
 // MulParams are the attributes of Mul (ai.onnx).
 type MulParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *MulParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // MultinomialParams are the attributes of Multinomial (ai.onnx).
@@ -1277,13 +1274,11 @@ func (p *OptionalParams) read(r *attrReader) {
 
 // OrParams are the attributes of Or (ai.onnx).
 type OrParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *OrParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // PadParams are the attributes of Pad (ai.onnx).
@@ -1303,13 +1298,11 @@ func (p *PadParams) read(r *attrReader) {
 
 // PowParams are the attributes of Pow (ai.onnx).
 type PowParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *PowParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // QLinearConvParams are the attributes of QLinearConv (ai.onnx).
@@ -1908,13 +1901,11 @@ func (p *StringSplitParams) read(r *attrReader) {
 
 // SubParams are the attributes of Sub (ai.onnx).
 type SubParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *SubParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // SwishParams are the attributes of Swish (ai.onnx).
@@ -2139,13 +2130,11 @@ func (p *UpsampleParams) read(r *attrReader) {
 
 // XorParams are the attributes of Xor (ai.onnx).
 type XorParams struct {
-	Axis      *int64 // axis
-	Broadcast int64  // broadcast
+	LegacyBroadcast
 }
 
 func (p *XorParams) read(r *attrReader) {
-	r.optInt("axis", &p.Axis)
-	r.int("broadcast", &p.Broadcast)
+	p.LegacyBroadcast.read(r)
 }
 
 // ZipMapParams are the attributes of ZipMap (ai.onnx.ml).

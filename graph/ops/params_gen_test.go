@@ -39,8 +39,10 @@ func TestParamsGenerated(t *testing.T) {
 }
 
 // paramGroups are the attribute groups that several ops share, embedded
-// in the parameters of every op that has all of a group's attributes with
-// these Go types, in this order (an attribute joins one group at most).
+// in the parameters of every op that has a group's attributes with these
+// Go types (those whose type starts with "?" may be missing, and read as
+// their zero value), in this order (an attribute joins one group at
+// most).
 var paramGroups = []struct {
 	name  string
 	attrs []string
@@ -48,7 +50,9 @@ var paramGroups = []struct {
 	doc   string
 }{
 	{"Window", []string{"auto_pad", "dilations", "kernel_shape", "pads", "strides"},
-		[]string{"string", "[]int64", "[]int64", "[]int64", "[]int64"}, "the window of a convolution or pooling"},
+		[]string{"?string", "?[]int64", "[]int64", "[]int64", "[]int64"}, "the window of a convolution or pooling"},
+	{"LegacyBroadcast", []string{"axis", "broadcast"}, []string{"*int64", "int64"},
+		"the broadcasting of a binary op before opset 7"},
 	{"ArgReduce", []string{"axis", "keepdims", "select_last_index"}, []string{"int64", "int64", "int64"},
 		"the reduction of ArgMax or ArgMin"},
 	{"Reduction", []string{"keepdims", "noop_with_empty_axes"}, []string{"int64", "int64"}, "a Reduce op's options"},
@@ -188,17 +192,23 @@ func generateParams() ([]byte, error) {
 		var groups []string
 		for _, g := range paramGroups {
 			var in []paramField
+			ok := true
 			for j, a := range g.attrs {
-				i := slices.IndexFunc(fields, func(f paramField) bool { return f.attr == a && f.goType == g.types[j] })
-				if i < 0 {
-					break
+				typ, optional := strings.CutPrefix(g.types[j], "?")
+				i := slices.IndexFunc(fields, func(f paramField) bool { return f.attr == a && f.goType == typ })
+				switch {
+				case i >= 0:
+					in = append(in, fields[i])
+				case !optional:
+					ok = false
 				}
-				in = append(in, fields[i])
 			}
-			if len(in) < len(g.attrs) {
+			if !ok {
 				continue
 			}
-			groupFields[g.name] = in
+			if known := groupFields[g.name]; len(in) > len(known) {
+				groupFields[g.name] = in
+			}
 			groups = append(groups, g.name)
 			fields = slices.DeleteFunc(fields, func(f paramField) bool { return slices.Contains(g.attrs, f.attr) })
 		}
