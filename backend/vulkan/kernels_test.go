@@ -18,40 +18,13 @@ import (
 // deeper cases of the table); in the long suites also the gemv schedule
 // at each column count (outside them, the table's shapes give it a few).
 func forcedSchedules() []Schedule {
-	var out []Schedule
-	for _, m := range MatMulSchedules() {
-		out = append(out, Schedule{MatMul: m})
-	}
+	out := ForcedSchedules()
 	if testenv.Long() {
 		for cols := int64(1); cols <= 256; cols *= 2 {
 			out = append(out, Schedule{MatMul: "gemv", GEMVColumns: cols})
 		}
 	}
-	for _, c := range ConvSchedules() {
-		out = append(out, Schedule{Conv: c})
-	}
-	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3})
-}
-
-// scheduleName names the schedules s forces, "device" for none.
-func scheduleName(s Schedule) string {
-	var parts []string
-	if s.MatMul != "" {
-		parts = append(parts, "matmul="+s.MatMul)
-	}
-	if s.GEMVColumns > 0 {
-		parts = append(parts, fmt.Sprint("columns=", s.GEMVColumns))
-	}
-	if s.Conv != "" {
-		parts = append(parts, "conv="+s.Conv)
-	}
-	if s.ConvSplits > 0 {
-		parts = append(parts, fmt.Sprint("splits=", s.ConvSplits))
-	}
-	if parts == nil {
-		return "device"
-	}
-	return strings.Join(parts, ",")
+	return out
 }
 
 // launchKey describes what l dispatches: each part's shader, op,
@@ -119,7 +92,7 @@ func TestKernels(t *testing.T) {
 			if s == (Schedule{}) && mode == kerneltest.FP32 {
 				continue
 			}
-			t.Run(mode.String()+" "+scheduleName(s), func(t *testing.T) {
+			t.Run(mode.String()+" "+s.String(), func(t *testing.T) {
 				d, err := Open("vulkan", append(opts, WithSchedule(s))...)
 				if err != nil {
 					t.Fatal(err)

@@ -3,6 +3,7 @@ package vulkan
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Schedule forces kernel schedules that a device otherwise picks by itself
@@ -55,6 +56,43 @@ func MatMulSchedules() []string {
 		names = append(names, s.name)
 	}
 	return names
+}
+
+// ForcedSchedules returns a Schedule forcing each kernel variant and
+// schedule a device could pick, one at a time: every matmul.comp schedule
+// (MatMulSchedules), each Conv kernel (ConvSchedules), and convgemm.comp
+// without split-K and with three splits. Tests run their cases under each
+// on a device that would pick only some of them itself.
+func ForcedSchedules() []Schedule {
+	var out []Schedule
+	for _, m := range MatMulSchedules() {
+		out = append(out, Schedule{MatMul: m})
+	}
+	for _, c := range ConvSchedules() {
+		out = append(out, Schedule{Conv: c})
+	}
+	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3})
+}
+
+// String names the schedules s forces, "device" for none.
+func (s Schedule) String() string {
+	var parts []string
+	if s.MatMul != "" {
+		parts = append(parts, "matmul="+s.MatMul)
+	}
+	if s.GEMVColumns > 0 {
+		parts = append(parts, fmt.Sprint("columns=", s.GEMVColumns))
+	}
+	if s.Conv != "" {
+		parts = append(parts, "conv="+s.Conv)
+	}
+	if s.ConvSplits > 0 {
+		parts = append(parts, fmt.Sprint("splits=", s.ConvSplits))
+	}
+	if parts == nil {
+		return "device"
+	}
+	return strings.Join(parts, ",")
 }
 
 // ConvSchedules names the kernels of Conv (Schedule.Conv).
