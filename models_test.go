@@ -18,6 +18,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
@@ -131,45 +132,65 @@ func vulkanTorchModels() []string {
 
 const vulkanTorchTolerance = 1e-3
 
+// vulkanSchedules are the schedules the models run under on Vulkan: the
+// device's own choice and, in the long suites, each schedule and kernel
+// variant another device could pick, forced (lavapipe itself picks the
+// blocked MatMul and the direct Conv).
+func vulkanSchedules() []vulkan.Schedule {
+	out := []vulkan.Schedule{{}}
+	if testenv.Long() {
+		out = append(out, vulkan.ForcedSchedules()...)
+	}
+	return out
+}
+
 // TestTorchModelsVulkan runs the PyTorch models on the first Vulkan device
-// (lavapipe in CI): every compute node of the plan must be placed on it,
-// so that a Run is one submit, and the output must match PyTorch's.
+// (lavapipe in CI) under each of vulkanSchedules: every compute node of
+// the plan must be placed on it, so that a Run is one submit, and the
+// output must match PyTorch's.
 func TestTorchModelsVulkan(t *testing.T) {
 	testenv.SkipShort(t, "exports and runs whole PyTorch models")
 	cache := torchModelCache(t)
 	exportTorchModels(t, cache, vulkanTorchModels())
 	for _, name := range vulkanTorchModels() {
-		t.Run(name, func(t *testing.T) {
-			sess, err := onnxvk.Load(filepath.Join(cache, name, "model.onnx"), onnxvk.WithDevice("vulkan"))
-			if errors.Is(err, backend.ErrDeviceUnavailable) {
-				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
-			in, err := npy.ReadFile(filepath.Join(cache, name, "input.npy"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := sess.Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			nodes := 0
-			for _, st := range p.Steps {
-				if st.Kind != planner.Compute {
-					continue
-				}
-				nodes++
-				if st.Device != sess.Device() {
-					t.Errorf("%s (%s) is placed on %s, not %s", st.Node.Name, st.Node.OpType, st.Device, sess.Device())
-				}
-			}
-			t.Logf("%s: %d compute nodes on %s", name, nodes, sess.Device())
-			checkTorchOutput(t, sess, filepath.Join(cache, name), vulkanTorchTolerance)
-		})
+		for _, s := range vulkanSchedules() {
+			t.Run(name+"/"+s.String(), func(t *testing.T) { runTorchModelVulkan(t, cache, name, s) })
+		}
 	}
+}
+
+// runTorchModelVulkan runs the exported model name on the first Vulkan
+// device under schedule s, as TestTorchModelsVulkan describes.
+func runTorchModelVulkan(t *testing.T, cache, name string, s vulkan.Schedule) {
+	sess, err := onnxvk.Load(filepath.Join(cache, name, "model.onnx"), onnxvk.WithDevice("vulkan"),
+		onnxvk.WithVulkanOptions(vulkan.WithSchedule(s)))
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	in, err := npy.ReadFile(filepath.Join(cache, name, "input.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sess.Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := 0
+	for _, st := range p.Steps {
+		if st.Kind != planner.Compute {
+			continue
+		}
+		nodes++
+		if st.Device != sess.Device() {
+			t.Errorf("%s (%s) is placed on %s, not %s", st.Node.Name, st.Node.OpType, st.Device, sess.Device())
+		}
+	}
+	t.Logf("%s: %d compute nodes on %s", name, nodes, sess.Device())
+	checkTorchOutput(t, sess, filepath.Join(cache, name), vulkanTorchTolerance)
 }
 
 // checkTorchOutput runs sess on the exported model's input in dir and

@@ -106,7 +106,7 @@ func roundTrip(dir, work string) error {
 	if err := sameTensors(orig.Graph, again.Graph); err != nil {
 		return fmt.Errorf("back to protobuf: %w", err)
 	}
-	return runTest(context.Background(), &ConformanceResult{Dir: dir}, archive, "cpu")
+	return runTest(context.Background(), &ConformanceResult{Dir: dir}, archive, "cpu", nil)
 }
 
 // sameTensors compares the initializers of two graphs, and of their

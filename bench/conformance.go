@@ -93,6 +93,9 @@ type ConformanceOptions struct {
 	// Progress, when set, is called after each test with the number of
 	// tests done, the total and the result. Calls are serialized.
 	Progress func(done, total int, r ConformanceResult)
+	// Session holds further options of every test's session (a forced
+	// Vulkan schedule, ...).
+	Session []onnxvk.Option
 }
 
 // ConformanceSummary counts results by status.
@@ -208,7 +211,7 @@ func RunConformance(ctx context.Context, dirs []string, opts ConformanceOptions)
 	for range min(workers, len(tests)) {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = RunConformanceTest(ctx, tests[i], opts.Device, opts.Timeout)
+				results[i] = RunConformanceTest(ctx, tests[i], opts.Device, opts.Timeout, opts.Session...)
 				if opts.Progress != nil {
 					mu.Lock()
 					done++
@@ -226,10 +229,11 @@ func RunConformance(ctx context.Context, dirs []string, opts ConformanceOptions)
 	return results, nil
 }
 
-// RunConformanceTest runs one test folder on device (empty: "auto"): it
-// loads model.onnx, runs each test_data_set_N and compares the outputs with
-// the expected ones. A panic in the runtime is reported as a failure.
-func RunConformanceTest(ctx context.Context, dir, device string, timeout time.Duration) (r ConformanceResult) {
+// RunConformanceTest runs one test folder on device (empty: "auto"), the
+// session opened with opts besides: it loads model.onnx, runs each
+// test_data_set_N and compares the outputs with the expected ones. A panic
+// in the runtime is reported as a failure.
+func RunConformanceTest(ctx context.Context, dir, device string, timeout time.Duration, opts ...onnxvk.Option) (r ConformanceResult) {
 	r = ConformanceResult{Name: ConformanceTestName(dir), Dir: dir}
 	start := time.Now()
 	defer func() {
@@ -252,7 +256,7 @@ func RunConformanceTest(ctx context.Context, dir, device string, timeout time.Du
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	if err := runTest(ctx, &r, modelPath, device); err != nil {
+	if err := runTest(ctx, &r, modelPath, device, opts); err != nil {
 		r.Status, r.Reason = Fail, err.Error()
 		return r
 	}
@@ -330,9 +334,9 @@ func numbered(dir, prefix string) []string {
 }
 
 // runTest runs the test folder r.Dir through the model at modelPath on
-// device, and records in r the session's device and the ops placed
-// elsewhere.
-func runTest(ctx context.Context, r *ConformanceResult, modelPath, device string) error {
+// device, the session opened with extra besides, and records in r the
+// session's device and the ops placed elsewhere.
+func runTest(ctx context.Context, r *ConformanceResult, modelPath, device string, extra []onnxvk.Option) error {
 	rtol, atol, err := tolerances(r.Dir)
 	if err != nil {
 		return err
@@ -341,7 +345,7 @@ func runTest(ctx context.Context, r *ConformanceResult, modelPath, device string
 	if err != nil {
 		return err
 	}
-	var opts []onnxvk.Option
+	opts := slices.Clone(extra)
 	if device != "" {
 		opts = append(opts, onnxvk.WithDevice(device))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
@@ -130,6 +131,81 @@ func TestConformanceVulkan(t *testing.T) {
 	t.Logf("conformance on Vulkan: %s; %d with every node on Vulkan", s, s.Whole)
 	if *update {
 		writeList(t, vulkanList, vulkanHeader, newWhole)
+	}
+}
+
+// scheduledOps matches the conformance tests of the ops whose Vulkan
+// kernels have schedules and variants (matmul.comp, conv.comp,
+// convgemm.comp): MatMul, Gemm, Conv, ConvTranspose and their integer
+// and quantized forms.
+var scheduledOps = regexp.MustCompile(`/test_(basic_conv|conv|gemm|matmul|qlinearconv|qlinearmatmul)`)
+
+// TestConformanceVulkanSchedules runs the conformance tests of the ops
+// with schedules on the first Vulkan device under each schedule and
+// kernel variant forced in turn (vulkan.ForcedSchedules), which a device
+// picks by its type and the shape: lavapipe itself runs only the blocked
+// MatMul and the direct Conv. Every such test on the committed Vulkan
+// list must pass there with every node on Vulkan. Outside the long suites
+// one test in four runs under each schedule, a different set each time.
+func TestConformanceVulkanSchedules(t *testing.T) {
+	dirs := suiteDirs(t)
+	d, err := vulkan.Open("vulkan")
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole := readList(t, vulkanList, false)
+	var names []string
+	for _, dir := range dirs {
+		tests, err := FindConformanceTests(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, test := range tests {
+			name := ConformanceTestName(test)
+			if _, ok := whole[name]; ok && scheduledOps.MatchString(name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no test of %v on %s", scheduledOps, vulkanList)
+	}
+	sampler := testenv.NewSampler(4)
+	for _, s := range vulkan.ForcedSchedules() {
+		t.Run(s.String(), func(t *testing.T) {
+			var run []string
+			for _, name := range names {
+				if sampler.Take() {
+					run = append(run, regexp.QuoteMeta(name))
+				}
+			}
+			filter := regexp.MustCompile("^(" + strings.Join(run, "|") + ")$")
+			results, err := RunConformance(context.Background(), dirs, ConformanceOptions{Device: "vulkan", Filter: filter,
+				Timeout: 2 * time.Minute, Session: []onnxvk.Option{onnxvk.WithVulkanOptions(vulkan.WithSchedule(s))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := map[string]bool{}
+			for _, r := range results {
+				ran[r.Name] = true
+				switch {
+				case r.Status != Pass:
+					t.Errorf("%s under %v: %s %s", r.Name, s, r.Status, r.Reason)
+				case len(r.Fallback) > 0:
+					t.Errorf("%s under %v ran %s on the CPU", r.Name, s, strings.Join(r.Fallback, ", "))
+				}
+			}
+			if len(ran) != len(run) {
+				t.Errorf("%d of the %d tests chosen ran", len(ran), len(run))
+			}
+			t.Logf("%d conformance tests under %v", len(results), s)
+		})
 	}
 }
 
