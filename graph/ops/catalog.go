@@ -31,18 +31,23 @@ func registerCatalog() bool {
 	return true
 }
 
-// documentDefaults gives the attributes whose default ONNX's first
-// versions state in their documentation only the default they state.
+// documentDefaults gives the attributes whose default ONNX states in the
+// documentation only the default they state, in every version that has
+// them.
 func documentDefaults() {
 	for _, d := range []struct {
 		op   string
 		attr AttrSpec
 	}{
-		{"Concat", defInt("axis", 1)}, // Concat-1: "Default value is 1."
-		{"Split", defInt("axis", 0)},  // Split-1: "Which axis to split on (defaults to 0)"
+		{"Concat", defInt("axis", 1)},                          // Concat-1: "Default value is 1."
+		{"Split", defInt("axis", 0)},                           // Split-1: "Which axis to split on (defaults to 0)"
+		{"SequenceEmpty", defInt("dtype", int64(graph.Float))}, // "The default type is 'float'."
 	} {
-		s := Lookup(graph.DefaultDomain, d.op, 1)
-		*s.Attr(d.attr.Name) = d.attr
+		for _, s := range Versions(graph.DefaultDomain, d.op) {
+			if a := s.Attr(d.attr.Name); a != nil && a.Default == nil && !a.Required {
+				*a = d.attr
+			}
+		}
 	}
 }
 

@@ -107,16 +107,30 @@ func ParseParams(m *graph.Model) error {
 type attrReader struct {
 	n      *graph.Node
 	schema *Schema
-	err    error
+	// later are the versions of the op after schema, newest first.
+	later []*Schema
+	err   error
 }
 
 func newAttrReader(n *graph.Node, opset int64) *attrReader {
-	return &attrReader{n: n, schema: Lookup(normDomain(n.Domain), n.OpType, opset)}
+	r := &attrReader{n: n}
+	versions := Versions(normDomain(n.Domain), n.OpType)
+	for i := len(versions) - 1; i >= 0; i-- {
+		if versions[i].Since <= opset {
+			r.schema = versions[i]
+			break
+		}
+		r.later = append(r.later, versions[i])
+	}
+	return r
 }
 
-// get returns the node's attribute name, else the schema's default, else
-// nil; an attribute of another type than t is an error and reads as
-// absent.
+// get returns the node's attribute name, else the default of the schema
+// of the node's version, else, for an attribute that version does not
+// have, the default of the newest version that has it (ONNX adds an
+// attribute with the default that keeps the older versions' behaviour:
+// Cast's round_mode "up", ScatterElements' reduction "none"), else nil;
+// an attribute of another type than t is an error and reads as absent.
 func (r *attrReader) get(name string, t graph.AttrType) *graph.Attribute {
 	if a := r.n.Attr(name); a != nil {
 		if a.Type == t {
@@ -127,8 +141,19 @@ func (r *attrReader) get(name string, t graph.AttrType) *graph.Attribute {
 		}
 	}
 	if r.schema != nil {
-		if s := r.schema.Attr(name); s != nil && s.Default != nil && s.Default.Type == t {
-			return s.Default
+		if s := r.schema.Attr(name); s != nil {
+			if s.Default != nil && s.Default.Type == t {
+				return s.Default
+			}
+			return nil
+		}
+	}
+	for _, v := range r.later {
+		if s := v.Attr(name); s != nil {
+			if s.Default != nil && s.Default.Type == t {
+				return s.Default
+			}
+			return nil
 		}
 	}
 	return nil

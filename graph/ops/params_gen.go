@@ -140,6 +140,100 @@ func LossOf(n *graph.Node, opset int64) *Loss {
 	return nil
 }
 
+// ReductionMode holds a scatter's reduction: the attributes reduction.
+type ReductionMode struct {
+	Reduction string // reduction
+}
+
+func (p *ReductionMode) read(r *attrReader) {
+	r.string("reduction", &p.Reduction)
+}
+
+func (p *ReductionMode) reductionMode() *ReductionMode { return p }
+
+// ReductionModeOf returns the ReductionMode of n's parameters (Params), or nil when n's op has none.
+func ReductionModeOf(n *graph.Node, opset int64) *ReductionMode {
+	if p, ok := ParamsOf(n, opset).(interface{ reductionMode() *ReductionMode }); ok {
+		return p.reductionMode()
+	}
+	return nil
+}
+
+// SignalWindow holds a window function's type and periodicity: the attributes output_datatype, periodic.
+type SignalWindow struct {
+	OutputDatatype int64 // output_datatype
+	Periodic       int64 // periodic
+}
+
+func (p *SignalWindow) read(r *attrReader) {
+	r.int("output_datatype", &p.OutputDatatype)
+	r.int("periodic", &p.Periodic)
+}
+
+func (p *SignalWindow) signalWindow() *SignalWindow { return p }
+
+// SignalWindowOf returns the SignalWindow of n's parameters (Params), or nil when n's op has none.
+func SignalWindowOf(n *graph.Node, opset int64) *SignalWindow {
+	if p, ok := ParamsOf(n, opset).(interface{ signalWindow() *SignalWindow }); ok {
+		return p.signalWindow()
+	}
+	return nil
+}
+
+// Quantization holds the quantization axis, block and output type of QuantizeLinear and DequantizeLinear: the attributes axis, block_size, output_dtype.
+type Quantization struct {
+	Axis        int64 // axis
+	BlockSize   int64 // block_size
+	OutputDtype int64 // output_dtype
+}
+
+func (p *Quantization) read(r *attrReader) {
+	r.int("axis", &p.Axis)
+	r.int("block_size", &p.BlockSize)
+	r.int("output_dtype", &p.OutputDtype)
+}
+
+func (p *Quantization) quantization() *Quantization { return p }
+
+// QuantizationOf returns the Quantization of n's parameters (Params), or nil when n's op has none.
+func QuantizationOf(n *graph.Node, opset int64) *Quantization {
+	if p, ok := ParamsOf(n, opset).(interface{ quantization() *Quantization }); ok {
+		return p.quantization()
+	}
+	return nil
+}
+
+// Recurrent holds the cell options of RNN, GRU and LSTM: the attributes activation_alpha, activation_beta, activations, clip, direction, hidden_size, layout.
+type Recurrent struct {
+	ActivationAlpha []float32 // activation_alpha
+	ActivationBeta  []float32 // activation_beta
+	Activations     []string  // activations
+	Clip            *float32  // clip
+	Direction       string    // direction
+	HiddenSize      *int64    // hidden_size
+	Layout          int64     // layout
+}
+
+func (p *Recurrent) read(r *attrReader) {
+	r.floats("activation_alpha", &p.ActivationAlpha)
+	r.floats("activation_beta", &p.ActivationBeta)
+	r.strings("activations", &p.Activations)
+	r.optFloat("clip", &p.Clip)
+	r.string("direction", &p.Direction)
+	r.optInt("hidden_size", &p.HiddenSize)
+	r.int("layout", &p.Layout)
+}
+
+func (p *Recurrent) recurrent() *Recurrent { return p }
+
+// RecurrentOf returns the Recurrent of n's parameters (Params), or nil when n's op has none.
+func RecurrentOf(n *graph.Node, opset int64) *Recurrent {
+	if p, ok := ParamsOf(n, opset).(interface{ recurrent() *Recurrent }); ok {
+		return p.recurrent()
+	}
+	return nil
+}
+
 // ConvGroup holds a convolution's group count: the attributes group.
 type ConvGroup struct {
 	Group int64 // group
@@ -335,13 +429,11 @@ func (p *BitShiftParams) read(r *attrReader) {
 
 // BlackmanWindowParams are the attributes of BlackmanWindow (ai.onnx).
 type BlackmanWindowParams struct {
-	OutputDatatype int64 // output_datatype
-	Periodic       int64 // periodic
+	SignalWindow
 }
 
 func (p *BlackmanWindowParams) read(r *attrReader) {
-	r.int("output_datatype", &p.OutputDatatype)
-	r.int("periodic", &p.Periodic)
+	p.SignalWindow.read(r)
 }
 
 // CastParams are the attributes of Cast (ai.onnx).
@@ -588,15 +680,11 @@ func (p *DepthToSpaceParams) read(r *attrReader) {
 
 // DequantizeLinearParams are the attributes of DequantizeLinear (ai.onnx).
 type DequantizeLinearParams struct {
-	AxisParam
-	BlockSize   int64 // block_size
-	OutputDtype int64 // output_dtype
+	Quantization
 }
 
 func (p *DequantizeLinearParams) read(r *attrReader) {
-	p.AxisParam.read(r)
-	r.int("block_size", &p.BlockSize)
-	r.int("output_dtype", &p.OutputDtype)
+	p.Quantization.read(r)
 }
 
 // DictVectorizerParams are the attributes of DictVectorizer (ai.onnx.ml).
@@ -707,25 +795,13 @@ func (p *FusedConvParams) read(r *attrReader) {
 
 // GRUParams are the attributes of GRU (ai.onnx).
 type GRUParams struct {
-	ActivationAlpha   []float32 // activation_alpha
-	ActivationBeta    []float32 // activation_beta
-	Activations       []string  // activations
-	Clip              *float32  // clip
-	Direction         string    // direction
-	HiddenSize        *int64    // hidden_size
-	Layout            int64     // layout
-	LinearBeforeReset int64     // linear_before_reset
-	OutputSequence    int64     // output_sequence
+	Recurrent
+	LinearBeforeReset int64 // linear_before_reset
+	OutputSequence    int64 // output_sequence
 }
 
 func (p *GRUParams) read(r *attrReader) {
-	r.floats("activation_alpha", &p.ActivationAlpha)
-	r.floats("activation_beta", &p.ActivationBeta)
-	r.strings("activations", &p.Activations)
-	r.optFloat("clip", &p.Clip)
-	r.string("direction", &p.Direction)
-	r.optInt("hidden_size", &p.HiddenSize)
-	r.int("layout", &p.Layout)
+	p.Recurrent.read(r)
 	r.int("linear_before_reset", &p.LinearBeforeReset)
 	r.int("output_sequence", &p.OutputSequence)
 }
@@ -844,24 +920,20 @@ func (p *GroupNormalizationParams) read(r *attrReader) {
 
 // HammingWindowParams are the attributes of HammingWindow (ai.onnx).
 type HammingWindowParams struct {
-	OutputDatatype int64 // output_datatype
-	Periodic       int64 // periodic
+	SignalWindow
 }
 
 func (p *HammingWindowParams) read(r *attrReader) {
-	r.int("output_datatype", &p.OutputDatatype)
-	r.int("periodic", &p.Periodic)
+	p.SignalWindow.read(r)
 }
 
 // HannWindowParams are the attributes of HannWindow (ai.onnx).
 type HannWindowParams struct {
-	OutputDatatype int64 // output_datatype
-	Periodic       int64 // periodic
+	SignalWindow
 }
 
 func (p *HannWindowParams) read(r *attrReader) {
-	r.int("output_datatype", &p.OutputDatatype)
-	r.int("periodic", &p.Periodic)
+	p.SignalWindow.read(r)
 }
 
 // HardSigmoidParams are the attributes of HardSigmoid (ai.onnx).
@@ -956,26 +1028,14 @@ func (p *LRNParams) read(r *attrReader) {
 
 // LSTMParams are the attributes of LSTM (ai.onnx).
 type LSTMParams struct {
-	ActivationAlpha []float32 // activation_alpha
-	ActivationBeta  []float32 // activation_beta
-	Activations     []string  // activations
-	Clip            *float32  // clip
-	Direction       string    // direction
-	HiddenSize      *int64    // hidden_size
-	InputForget     int64     // input_forget
-	Layout          int64     // layout
-	OutputSequence  int64     // output_sequence
+	Recurrent
+	InputForget    int64 // input_forget
+	OutputSequence int64 // output_sequence
 }
 
 func (p *LSTMParams) read(r *attrReader) {
-	r.floats("activation_alpha", &p.ActivationAlpha)
-	r.floats("activation_beta", &p.ActivationBeta)
-	r.strings("activations", &p.Activations)
-	r.optFloat("clip", &p.Clip)
-	r.string("direction", &p.Direction)
-	r.optInt("hidden_size", &p.HiddenSize)
+	p.Recurrent.read(r)
 	r.int("input_forget", &p.InputForget)
-	r.int("layout", &p.Layout)
 	r.int("output_sequence", &p.OutputSequence)
 }
 
@@ -1318,17 +1378,13 @@ func (p *QLinearConvParams) read(r *attrReader) {
 
 // QuantizeLinearParams are the attributes of QuantizeLinear (ai.onnx).
 type QuantizeLinearParams struct {
-	AxisParam
-	BlockSize   int64 // block_size
-	OutputDtype int64 // output_dtype
-	Precision   int64 // precision
-	Saturate    int64 // saturate
+	Quantization
+	Precision int64 // precision
+	Saturate  int64 // saturate
 }
 
 func (p *QuantizeLinearParams) read(r *attrReader) {
-	p.AxisParam.read(r)
-	r.int("block_size", &p.BlockSize)
-	r.int("output_dtype", &p.OutputDtype)
+	p.Quantization.read(r)
 	r.int("precision", &p.Precision)
 	r.int("saturate", &p.Saturate)
 }
@@ -1344,24 +1400,12 @@ func (p *RMSNormalizationParams) read(r *attrReader) {
 
 // RNNParams are the attributes of RNN (ai.onnx).
 type RNNParams struct {
-	ActivationAlpha []float32 // activation_alpha
-	ActivationBeta  []float32 // activation_beta
-	Activations     []string  // activations
-	Clip            *float32  // clip
-	Direction       string    // direction
-	HiddenSize      *int64    // hidden_size
-	Layout          int64     // layout
-	OutputSequence  int64     // output_sequence
+	Recurrent
+	OutputSequence int64 // output_sequence
 }
 
 func (p *RNNParams) read(r *attrReader) {
-	r.floats("activation_alpha", &p.ActivationAlpha)
-	r.floats("activation_beta", &p.ActivationBeta)
-	r.strings("activations", &p.Activations)
-	r.optFloat("clip", &p.Clip)
-	r.string("direction", &p.Direction)
-	r.optInt("hidden_size", &p.HiddenSize)
-	r.int("layout", &p.Layout)
+	p.Recurrent.read(r)
 	r.int("output_sequence", &p.OutputSequence)
 }
 
@@ -1731,22 +1775,22 @@ func (p *ScatterParams) read(r *attrReader) {
 
 // ScatterElementsParams are the attributes of ScatterElements (ai.onnx).
 type ScatterElementsParams struct {
+	ReductionMode
 	AxisParam
-	Reduction string // reduction
 }
 
 func (p *ScatterElementsParams) read(r *attrReader) {
+	p.ReductionMode.read(r)
 	p.AxisParam.read(r)
-	r.string("reduction", &p.Reduction)
 }
 
 // ScatterNDParams are the attributes of ScatterND (ai.onnx).
 type ScatterNDParams struct {
-	Reduction string // reduction
+	ReductionMode
 }
 
 func (p *ScatterNDParams) read(r *attrReader) {
-	r.string("reduction", &p.Reduction)
+	p.ReductionMode.read(r)
 }
 
 // SeluParams are the attributes of Selu (ai.onnx).
@@ -1762,11 +1806,11 @@ func (p *SeluParams) read(r *attrReader) {
 
 // SequenceEmptyParams are the attributes of SequenceEmpty (ai.onnx).
 type SequenceEmptyParams struct {
-	Dtype *int64 // dtype
+	Dtype int64 // dtype
 }
 
 func (p *SequenceEmptyParams) read(r *attrReader) {
-	r.optInt("dtype", &p.Dtype)
+	r.int("dtype", &p.Dtype)
 }
 
 // SequenceMapParams are the attributes of SequenceMap (ai.onnx).

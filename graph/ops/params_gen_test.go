@@ -59,6 +59,12 @@ var paramGroups = []struct {
 	{"Normalization", []string{"axis", "epsilon", "stash_type"}, []string{"int64", "float32", "int64"},
 		"a layer normalization's axis, epsilon and precision"},
 	{"Loss", []string{"ignore_index", "reduction"}, []string{"*int64", "string"}, "a loss's ignored class and reduction"},
+	{"ReductionMode", []string{"reduction"}, []string{"string"}, "a scatter's reduction"},
+	{"SignalWindow", []string{"output_datatype", "periodic"}, []string{"int64", "int64"}, "a window function's type and periodicity"},
+	{"Quantization", []string{"axis", "block_size", "output_dtype"}, []string{"int64", "int64", "int64"},
+		"the quantization axis, block and output type of QuantizeLinear and DequantizeLinear"},
+	{"Recurrent", []string{"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout"},
+		[]string{"[]float32", "[]float32", "[]string", "*float32", "string", "*int64", "int64"}, "the cell options of RNN, GRU and LSTM"},
 	{"ConvGroup", []string{"group"}, []string{"int64"}, "a convolution's group count"},
 	{"AxisParam", []string{"axis"}, []string{"int64"}, "an op's axis"},
 }

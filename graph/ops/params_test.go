@@ -53,3 +53,13 @@ func TestParseParamsCachesAndNamesTheNode(t *testing.T) {
 		t.Errorf("alpha of type int: error %v, want one naming node act and alpha", err)
 	}
 }
+
+func TestParamsOlderVersionsTakeAddedAttributesDefaults(t *testing.T) {
+	n := &graph.Node{Name: "c", OpType: "Cast"}
+	if got := Params[CastParams](n, 13).RoundMode; got != "up" {
+		t.Errorf("Cast-13 round_mode = %q, want the later versions' default up", got)
+	}
+	if got := Params[ArgMaxParams](&graph.Node{OpType: "ArgMax"}, 11).SelectLastIndex; got != 0 {
+		t.Errorf("ArgMax-11 select_last_index = %d, want 0", got)
+	}
+}
