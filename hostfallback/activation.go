@@ -51,7 +51,7 @@ func hardSwishParams(*Call) unaryParams { return unaryParams{alpha: 1.0 / 6, bet
 
 // geluParams reads Gelu's approximate attribute ("none" or "tanh").
 func geluParams(c *Call) unaryParams {
-	return unaryParams{tanh: c.Node.AttrString("approximate", "none") == "tanh"}
+	return unaryParams{tanh: ops.Params[ops.GeluParams](c.Node, c.Opset).Approximate == "tanh"}
 }
 
 // reluLoop is max(x, 0); NaN stays NaN.
@@ -310,9 +310,9 @@ func dropoutKernel(c *Call) error {
 	if ratio < 0 || ratio >= 1 {
 		return c.Errorf("ratio %g outside [0, 1)", ratio)
 	}
-	seed := uint64(c.Node.AttrInt("seed", 0))
-	if c.Node.Attr("seed") == nil {
-		seed = rand.Uint64()
+	seed := rand.Uint64()
+	if p := ops.Params[ops.DropoutParams](c.Node, c.Opset); p.Seed != nil {
+		seed = uint64(*p.Seed)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed))
 	keep := make([]bool, x.NumElements())

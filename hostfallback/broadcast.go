@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // parallelGrain is roughly how many elements of elementwise work make a
@@ -233,7 +234,8 @@ func binaryLoop[A, B, D any](p *broadcastPlan, d []D, a []A, b []B, k func(d []D
 // must have A's shape; with it, B's dimensions line up with A's starting at
 // axis (by default B's last dimension with A's last).
 func legacyBroadcastShape(c *Call, a, b []int64) ([]int64, error) {
-	if c.Node.AttrInt("broadcast", 0) == 0 {
+	p := ops.LegacyBroadcastOf(c.Node, c.Opset)
+	if p.Broadcast == 0 {
 		if !slices.Equal(a, b) {
 			return nil, c.Errorf("shapes %v and %v differ and broadcast is not set", a, b)
 		}
@@ -245,12 +247,15 @@ func legacyBroadcastShape(c *Call, a, b []int64) ([]int64, error) {
 	if graph.NumElements(b) == 1 {
 		return nil, nil
 	}
-	axis := c.Node.AttrInt("axis", int64(len(a)-len(b)))
+	axis := int64(len(a) - len(b))
+	if p.Axis != nil {
+		axis = *p.Axis
+	}
 	if axis < 0 {
 		axis += int64(len(a))
 	}
 	if axis < 0 || axis+int64(len(b)) > int64(len(a)) {
-		return nil, c.Errorf("broadcast axis %d out of range for shapes %v and %v", c.Node.AttrInt("axis", 0), a, b)
+		return nil, c.Errorf("broadcast axis %d out of range for shapes %v and %v", axis, a, b)
 	}
 	shape := make([]int64, len(a))
 	for i := range shape {

@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxvk/onnxvk/graph"
 	"github.com/x448/float16"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -56,8 +58,9 @@ func castNode(c *Call, x *graph.Tensor, to graph.DType) error {
 	if !to.Valid() {
 		return c.Errorf("invalid target type %d", int32(to))
 	}
-	o := castOptions{saturate: c.Node.AttrInt("saturate", 1) != 0}
-	switch m := c.Node.AttrString("round_mode", "up"); m {
+	p := ops.Params[ops.CastParams](c.Node, c.Opset)
+	o := castOptions{saturate: p.Saturate != 0}
+	switch m := p.RoundMode; m {
 	case "up":
 		o.e8m0 = graph.E8M0RoundUp
 	case "down":

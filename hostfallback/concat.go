@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Joining and splitting along an axis: Concat and Split.
@@ -24,14 +25,10 @@ func concatKernel(c *Call) error {
 		ins[i] = t
 	}
 	first := ins[0]
-	var def int64 = 1 // Concat-1 defaults to axis 1; later versions require it
-	if c.Opset >= 4 {
-		if c.Node.Attr("axis") == nil {
-			return c.Errorf("axis attribute missing")
-		}
-		def = 0
+	if c.Opset >= 4 && c.Node.Attr("axis") == nil {
+		return c.Errorf("axis attribute missing")
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", def), first.Rank())
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, first.Rank())
 	if err != nil {
 		return err
 	}
@@ -73,7 +70,7 @@ func splitKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", 0), x.Rank())
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, x.Rank())
 	if err != nil {
 		return err
 	}

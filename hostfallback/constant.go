@@ -207,7 +207,7 @@ func eyeLikeKernel(c *Call) error {
 		return c.Unsupported("EyeLike of %s", dt)
 	}
 	rows, cols := x.Shape[0], x.Shape[1]
-	k := c.Node.AttrInt("k", 0)
+	k := ops.Params[ops.EyeLikeParams](c.Node, c.Opset).K
 	out := c.Output(0, dt, x.Shape)
 	clear(out.Data)
 	size := int64(len(one))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Scan: opset 8 (a leading batch axis, optional sequence lengths) and
@@ -138,7 +139,7 @@ func scanKernel(c *Call) error {
 	if body == nil {
 		return c.Errorf("body attribute missing")
 	}
-	m := int(c.Node.AttrInt("num_scan_inputs", 0))
+	m := int(ops.Params[ops.ScanParams](c.Node, c.Opset).NumScanInputs)
 	first := 0
 	if c.Opset < 9 {
 		first = 1 // sequence_lens

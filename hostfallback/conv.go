@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -28,7 +29,7 @@ func convPlan(c *Call, xs, ws []int64) (*convLayout, error) {
 	if len(xs) < 3 || len(ws) != len(xs) {
 		return nil, c.Errorf("X%v and W%v must have the same rank ≥ 3", xs, ws)
 	}
-	group := int(c.Node.AttrInt("group", 1))
+	group := int(ops.ConvGroupOf(c.Node, c.Opset).Group)
 	l := &convLayout{n: int(xs[0]), cin: int(xs[1]), m: int(ws[0]), group: group}
 	if group < 1 || l.cin%group != 0 || l.m%group != 0 || ws[1] != int64(l.cin/group) {
 		return nil, c.Errorf("X%v, W%v and group %d do not match", xs, ws, group)

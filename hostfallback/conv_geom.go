@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // convGeom is the spatial geometry shared by the convolution and pooling
@@ -23,7 +24,8 @@ type convGeom struct {
 func convAttrs(c *Call, in []int, kernel []int64) (*convGeom, error) {
 	r := len(in)
 	g := &convGeom{rank: r, in: in}
-	ks := c.Node.AttrInts("kernel_shape", kernel)
+	w := ops.WindowOf(c.Node, c.Opset)
+	ks := w.KernelFor(kernel)
 	if ks == nil {
 		return nil, c.Errorf("kernel_shape is required")
 	}
@@ -34,13 +36,13 @@ func convAttrs(c *Call, in []int, kernel []int64) (*convGeom, error) {
 	if g.kernel, err = convInts(c, "kernel_shape", ks, 1); err != nil {
 		return nil, err
 	}
-	if g.stride, err = convInts(c, "strides", c.Node.AttrInts("strides", convOnes(r)), 1); err != nil {
+	if g.stride, err = convInts(c, "strides", w.StridesFor(r), 1); err != nil {
 		return nil, err
 	}
-	if g.dil, err = convInts(c, "dilations", c.Node.AttrInts("dilations", convOnes(r)), 1); err != nil {
+	if g.dil, err = convInts(c, "dilations", w.DilationsFor(r), 1); err != nil {
 		return nil, err
 	}
-	pads, err := convInts(c, "pads", c.Node.AttrInts("pads", make([]int64, 2*r)), 0)
+	pads, err := convInts(c, "pads", w.PadsFor(r), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -88,14 +90,6 @@ func convSize(c *Call, what string, sizes []int64) (int, error) {
 	return int(n), nil
 }
 
-func convOnes(n int) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = 1
-	}
-	return out
-}
-
 func convProd(v []int) int {
 	p := 1
 	for _, x := range v {
@@ -112,7 +106,7 @@ func (g *convGeom) span(d int) int { return (g.kernel[d]-1)*g.dil[d] + 1 }
 // the window count up (pooling's ceil_mode), keeping the last window
 // starting inside the input or the begin padding.
 func (g *convGeom) forward(c *Call, ceil bool) error {
-	autoPad := c.Node.AttrString("auto_pad", "NOTSET")
+	autoPad := ops.WindowOf(c.Node, c.Opset).AutoPad
 	for d := range g.rank {
 		in, s, k := g.in[d], g.stride[d], g.span(d)
 		switch autoPad {

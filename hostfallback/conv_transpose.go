@@ -26,7 +26,7 @@ func convTransposeKernel(c *Call) error {
 	if len(xs) < 3 || len(ws) != len(xs) {
 		return c.Errorf("X%v and W%v must have the same rank ≥ 3", xs, ws)
 	}
-	group := int(c.Node.AttrInt("group", 1))
+	group := int(ops.ConvGroupOf(c.Node, c.Opset).Group)
 	l := &convLayout{n: int(xs[0]), cin: int(xs[1]), mg: int(ws[1]), group: group}
 	if group < 1 || l.cin%group != 0 || ws[0] != int64(l.cin) {
 		return c.Errorf("X%v, W%v and group %d do not match", xs, ws, group)
@@ -74,7 +74,12 @@ func convTransposeKernel(c *Call) error {
 // ConvTranspose from pads, output_padding, output_shape and auto_pad.
 func (l *convLayout) transposedOutput(c *Call) error {
 	r := l.rank
-	outPad, err := convInts(c, "output_padding", c.Node.AttrInts("output_padding", make([]int64, r)), 0)
+	p := ops.Params[ops.ConvTransposeParams](c.Node, c.Opset)
+	pad := p.OutputPadding
+	if pad == nil {
+		pad = make([]int64, r)
+	}
+	outPad, err := convInts(c, "output_padding", pad, 0)
 	if err != nil {
 		return err
 	}
@@ -84,7 +89,7 @@ func (l *convLayout) transposedOutput(c *Call) error {
 	if err := ops.OutputPaddingFits(outPad, l.stride, l.dil); err != nil {
 		return c.Errorf("%w", err)
 	}
-	shape := c.Node.AttrInts("output_shape", nil)
+	shape := p.OutputShape
 	if len(shape) == r+2 {
 		shape = shape[2:]
 	}
@@ -96,7 +101,7 @@ func (l *convLayout) transposedOutput(c *Call) error {
 			return err
 		}
 	}
-	autoPad := c.Node.AttrString("auto_pad", "NOTSET")
+	autoPad := p.AutoPad
 	switch autoPad {
 	case "NOTSET", "", "VALID", "SAME_UPPER", "SAME_LOWER":
 	default:

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Detection: NonMaxSuppression and RoiAlign, following ONNX Runtime's CPU
@@ -79,7 +80,7 @@ func nmsKernel(c *Call) error {
 	} else if len(v) > 0 {
 		scoreThr = v[0]
 	}
-	centre := c.Node.AttrInt("center_point_box", 0) != 0
+	centre := ops.Params[ops.NonMaxSuppressionParams](c.Node, c.Opset).CenterPointBox != 0
 	nb, nc, n := int(st.Shape[0]), int(st.Shape[1]), int(st.Shape[2])
 	var sel []int64
 	var cand []int
@@ -143,31 +144,28 @@ func roiAlignKernel(c *Call) error {
 	if xt.Rank() != 4 || rt.Rank() != 2 || rt.Shape[1] != 4 || int64(len(batch)) != rt.Shape[0] {
 		return c.Errorf("input %v, rois %v and batch indices %v do not fit [N, C, H, W], [R, 4], [R]", xt.Shape, rt.Shape, bt.Shape)
 	}
-	n := c.Node
-	oh, ow := int(n.AttrInt("output_height", 1)), int(n.AttrInt("output_width", 1))
-	ratio := int(n.AttrInt("sampling_ratio", 0))
-	scale := float64(n.AttrFloat("spatial_scale", 1))
+	p := ops.Params[ops.RoiAlignParams](c.Node, c.Opset)
+	oh, ow := int(p.OutputHeight), int(p.OutputWidth)
+	ratio := int(p.SamplingRatio)
+	scale := float64(p.SpatialScale)
 	if oh <= 0 || ow <= 0 || ratio < 0 {
 		return c.Errorf("output %dx%d, sampling ratio %d", oh, ow, ratio)
 	}
 	isMax := false
-	switch m := n.AttrString("mode", "avg"); m {
+	switch m := p.Mode; m {
 	case "avg":
 	case "max":
 		isMax = true
 	default:
 		return c.Errorf("mode %q", m)
 	}
-	halfPixel := c.Opset >= 16
-	if a := n.Attr("coordinate_transformation_mode"); a != nil {
-		switch string(a.S) {
-		case "half_pixel":
-			halfPixel = true
-		case "output_half_pixel":
-			halfPixel = false
-		default:
-			return c.Errorf("coordinate_transformation_mode %q", a.S)
-		}
+	halfPixel := false
+	switch m := p.CoordinateTransformationMode; m {
+	case "half_pixel":
+		halfPixel = true
+	case "output_half_pixel", "": // "": RoiAlign-10, which has no such attribute
+	default:
+		return c.Errorf("coordinate_transformation_mode %q", m)
 	}
 	offset := 0.0
 	if halfPixel {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Einsum, with numpy's semantics: repeated labels in a term take
@@ -187,7 +188,7 @@ func einsumKernel(c *Call) error {
 	if isHalf(dt) {
 		return viaFloat32(c, dt, einsumKernel)
 	}
-	s, err := parseEinsum(c, c.Node.AttrString("equation", ""), shapes)
+	s, err := parseEinsum(c, ops.Params[ops.EinsumParams](c.Node, c.Opset).Equation, shapes)
 	if err != nil {
 		return err
 	}

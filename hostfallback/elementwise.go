@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -590,7 +591,7 @@ func modKernel(c *Call) error {
 	if isHalf(a.DType) {
 		return viaFloat32(c, a.DType, modKernel)
 	}
-	fmod := c.Node.AttrInt("fmod", 0) != 0
+	fmod := ops.Params[ops.ModParams](c.Node, c.Opset).Fmod != 0
 	if a.DType.IsFloat() && !fmod {
 		return c.Errorf("fmod must be 1 for %s inputs", a.DType)
 	}
@@ -653,7 +654,7 @@ func bitShiftKernel(c *Call) error {
 		return c.Unsupported("element type %s", a.DType)
 	}
 	var op binaryOp
-	switch dir := c.Node.AttrString("direction", ""); dir {
+	switch dir := ops.Params[ops.BitShiftParams](c.Node, c.Opset).Direction; dir {
 	case "LEFT":
 		op = opShl
 	case "RIGHT":

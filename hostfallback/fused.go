@@ -69,13 +69,14 @@ type convAct struct {
 
 // fusedActivation reads a fused node's activation attributes.
 func fusedActivation(c *Call) (*convAct, error) {
-	a := &convAct{name: c.Node.AttrString("activation", ""), lo: 0, hi: float32(math.Inf(1))}
+	p := ops.Params[ops.FusedConvParams](c.Node, c.Opset)
+	a := &convAct{name: p.Activation, lo: 0, hi: float32(math.Inf(1))}
 	switch a.name {
 	case "", ops.ActRelu, ops.ActSigmoid, ops.ActSwish:
 	case ops.ActClip:
-		a.lo, a.hi = c.Node.AttrFloat("alpha", float32(math.Inf(-1))), c.Node.AttrFloat("beta", float32(math.Inf(1)))
+		a.lo, a.hi = p.Alpha, p.Beta
 	case ops.ActLeakyRelu:
-		a.p.alpha = float64(c.Node.AttrFloat("alpha", 0.01))
+		a.p.alpha = float64(p.Alpha)
 	default:
 		return nil, c.Unsupported("fused activation %q", a.name)
 	}

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Indexed reads: Gather, GatherElements, GatherND. Indices may be negative
@@ -33,7 +34,7 @@ func gatherKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", 0), data.Rank())
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, data.Rank())
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func gatherElementsKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", 0), data.Rank())
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, data.Rank())
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func gatherNDKernel(c *Call) error {
 	}
 	b := int64(0)
 	if c.Opset >= 12 {
-		b = c.Node.AttrInt("batch_dims", 0)
+		b = ops.Params[ops.GatherNDParams](c.Node, c.Opset).BatchDims
 	}
 	offs, slice, err := ndOffsets(c, data.Shape, indices, b)
 	if err != nil {

@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -22,10 +23,8 @@ func gemmKernel(c *Call) error {
 	if a.Rank() != 2 || b.Rank() != 2 {
 		return c.Errorf("A%v and B%v must be 2-D", a.Shape, b.Shape)
 	}
-	transA := c.Node.AttrInt("transA", 0) != 0
-	transB := c.Node.AttrInt("transB", 0) != 0
-	alpha := c.Node.AttrFloat("alpha", 1)
-	beta := c.Node.AttrFloat("beta", 1)
+	p := ops.Params[ops.GemmParams](c.Node, c.Opset)
+	transA, transB, alpha, beta := p.TransA != 0, p.TransB != 0, p.Alpha, p.Beta
 	m, k := int(a.Shape[0]), int(a.Shape[1])
 	if transA {
 		m, k = k, m
@@ -48,7 +47,7 @@ func gemmKernel(c *Call) error {
 		}
 		var ok bool
 		rowStride, colStride, ok = gemmBiasStrides(ct.Shape, m, n)
-		if !ok || (c.Opset < 7 && c.Node.AttrInt("broadcast", 0) == 0 && (ct.Rank() != 2 || ct.Shape[0] != int64(m) || ct.Shape[1] != int64(n))) {
+		if !ok || (c.Opset < 7 && p.Broadcast == 0 && (ct.Rank() != 2 || ct.Shape[0] != int64(m) || ct.Shape[1] != int64(n))) {
 			return c.Errorf("C%v does not broadcast to [%d %d]", ct.Shape, m, n)
 		}
 	}

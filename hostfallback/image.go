@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Image sampling and rearrangement: GridSample, AffineGrid, Col2Im and
@@ -57,7 +58,7 @@ func gridSampleKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	align := c.Node.AttrInt("align_corners", 0) != 0
+	align := ops.Params[ops.GridSampleParams](c.Node, c.Opset).AlignCorners != 0
 	dims := make([]int, r)
 	for i := range dims {
 		dims[i] = int(xt.Shape[2+i])
@@ -108,11 +109,8 @@ func gridSampleKernel(c *Call) error {
 // the names of opset 16 (bilinear, bicubic) and of opset 20 (linear,
 // cubic).
 func gridSampleModes(c *Call) (mode, padding int, err error) {
-	def := "linear"
-	if c.Opset < 20 {
-		def = "bilinear"
-	}
-	switch m := c.Node.AttrString("mode", def); m {
+	p := ops.Params[ops.GridSampleParams](c.Node, c.Opset)
+	switch m := p.Mode; m {
 	case "nearest":
 		mode = gsNearest
 	case "bilinear", "linear":
@@ -122,7 +120,7 @@ func gridSampleModes(c *Call) (mode, padding int, err error) {
 	default:
 		return 0, 0, c.Errorf("mode %q", m)
 	}
-	switch p := c.Node.AttrString("padding_mode", "zeros"); p {
+	switch p := p.PaddingMode; p {
 	case "zeros":
 		padding = gsZeros
 	case "border":
@@ -263,7 +261,7 @@ func affineGridKernel(c *Call) error {
 	if tt.Rank() != 3 || tt.Shape[0] != size[0] || tt.Shape[1] != int64(r) || tt.Shape[2] != int64(r+1) {
 		return c.Errorf("theta %v for size %v", tt.Shape, size)
 	}
-	align := c.Node.AttrInt("align_corners", 0) != 0
+	align := ops.Params[ops.AffineGridParams](c.Node, c.Opset).AlignCorners != 0
 	spatial := size[2:]
 	for _, d := range spatial {
 		if d < 0 {
@@ -330,10 +328,9 @@ func col2ImKernel(c *Call) error {
 	if !ok1 || !ok2 || r == 0 || len(blk) != r || xt.Rank() != 3 {
 		return c.Errorf("input %v, image shape %v and block shape %v do not fit", xt.Shape, img, blk)
 	}
-	n := c.Node
-	dil := n.AttrInts("dilations", convOnes(r))
-	strides := n.AttrInts("strides", convOnes(r))
-	pads := n.AttrInts("pads", make([]int64, 2*r))
+	p := ops.Params[ops.Col2ImParams](c.Node, c.Opset)
+	w := ops.Window{Dilations: p.Dilations, Pads: p.Pads, Strides: p.Strides}
+	dil, strides, pads := w.DilationsFor(r), w.StridesFor(r), w.PadsFor(r)
 	if len(dil) != r || len(strides) != r || len(pads) != 2*r {
 		return c.Errorf("dilations %v, strides %v, pads %v for %d axes", dil, strides, pads, r)
 	}

@@ -12,6 +12,7 @@ import (
 	_ "image/png"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -39,7 +40,7 @@ func imageDecoderKernel(c *Call) error {
 	if err != nil {
 		return c.Errorf("decoding: %w", err)
 	}
-	format := c.Node.AttrString("pixel_format", "RGB")
+	format := ops.Params[ops.ImageDecoderParams](c.Node, c.Opset).PixelFormat
 	b := img.Bounds()
 	h, w := b.Dy(), b.Dx()
 	switch format {

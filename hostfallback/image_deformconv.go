@@ -2,6 +2,8 @@ package hostfallback
 
 import (
 	"math"
+
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -34,7 +36,7 @@ func deformConvKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	og := int(c.Node.AttrInt("offset_group", 1))
+	og := int(ops.Params[ops.DeformConvParams](c.Node, c.Opset).OffsetGroup)
 	kh, kw := l.kernel[0], l.kernel[1]
 	oh, ow := l.out[0], l.out[1]
 	h, wd := l.in[0], l.in[1]

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Losses: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, computed
@@ -107,7 +108,7 @@ func nllLoss(c *Call, dt graph.DType, shape []int64, lp []float64) error {
 		loss[i] = -lp[(b*cl+t)*inner+j] * wt
 		wsum += wt
 	}
-	switch red := c.Node.AttrString("reduction", "mean"); red {
+	switch red := ops.LossOf(c.Node, c.Opset).Reduction; red {
 	case "none":
 		return floatOutput(c, 0, dt, tt.Shape, loss)
 	case "sum", "mean":

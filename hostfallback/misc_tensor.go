@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Assorted data-movement ops: OneHot, Trilu, NonZero, Compress,
@@ -67,7 +68,7 @@ func oneHotKernel(c *Call) error {
 		return err
 	}
 	r := indices.Rank()
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", -1), r+1)
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, r+1)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func triluKernel(c *Call) error {
 			return err
 		}
 	}
-	upper := c.Node.AttrInt("upper", 1) != 0
+	upper := ops.Params[ops.TriluParams](c.Node, c.Opset).Upper != 0
 	r := x.Rank()
 	rows, cols := x.Shape[r-2], x.Shape[r-1]
 	k = min(max(k, -rows-1), cols+1)
@@ -265,7 +266,8 @@ func reverseSequenceKernel(c *Call) error {
 	if err != nil {
 		return c.Errorf("sequence_lens: %w", err)
 	}
-	timeAxis, batchAxis := c.Node.AttrInt("time_axis", 0), c.Node.AttrInt("batch_axis", 1)
+	p := ops.Params[ops.ReverseSequenceParams](c.Node, c.Opset)
+	timeAxis, batchAxis := p.TimeAxis, p.BatchAxis
 	if x.Rank() < 2 || timeAxis+batchAxis != 1 || timeAxis*batchAxis != 0 {
 		return c.Errorf("time_axis %d and batch_axis %d must be 0 and 1 of an input of rank >= 2, has shape %v",
 			timeAxis, batchAxis, x.Shape)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Ordering ops: TopK and Unique. Both order elements with orderOf (NaN
@@ -23,11 +24,11 @@ func topKKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", -1), x.Rank())
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, x.Rank())
 	if err != nil {
 		return err
 	}
-	largest := c.Node.AttrInt("largest", 1) != 0
+	largest := ops.Params[ops.TopKParams](c.Node, c.Opset).Largest != 0
 	dim := x.Shape[axis]
 	if k < 0 || k > dim {
 		return c.Errorf("k %d outside [0, %d]", k, dim)
@@ -142,7 +143,7 @@ func uniqueKernel(c *Call) error {
 	for g := range pos {
 		pos[g] = int64(g)
 	}
-	if c.Node.AttrInt("sorted", 1) == 0 {
+	if ops.Params[ops.UniqueParams](c.Node, c.Opset).Sorted == 0 {
 		byFirst := make([]int64, u)
 		copy(byFirst, pos)
 		slices.SortFunc(byFirst, func(a, b int64) int { return int(first[a] - first[b]) })

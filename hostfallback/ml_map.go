@@ -29,7 +29,7 @@ func zipMapKernel(c *Call) error {
 		return c.Errorf("input %s%v, want float [N, C] or [C]", x.DType, x.Shape)
 	}
 	var keys *graph.Tensor
-	if s := c.Node.AttrStrings("classlabels_strings", nil); s != nil {
+	if s := ops.Params[ops.ZipMapParams](c.Node, c.Opset).ClasslabelsStrings; s != nil {
 		keys = &graph.Tensor{DType: graph.String, Shape: []int64{int64(len(s))}, Strings: s}
 	} else if ints := c.Node.AttrInts("classlabels_int64s", nil); ints != nil {
 		if keys, err = graph.FromSlice(graph.Int64, []int64{int64(len(ints))}, ints); err != nil {
@@ -96,7 +96,8 @@ func castMapKernel(c *Call) error {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
 	var dt graph.DType
-	switch to := c.Node.AttrString("cast_to", "TO_FLOAT"); to {
+	p := ops.Params[ops.CastMapParams](c.Node, c.Opset)
+	switch to := p.CastTo; to {
 	case "TO_FLOAT":
 		dt = graph.Float
 	case "TO_STRING":
@@ -108,10 +109,10 @@ func castMapKernel(c *Call) error {
 	}
 	width := int64(len(keys))
 	sparse := false
-	switch form := c.Node.AttrString("map_form", "DENSE"); form {
+	switch form := p.MapForm; form {
 	case "DENSE":
 	case "SPARSE":
-		sparse, width = true, c.Node.AttrInt("max_map", 1)
+		sparse, width = true, p.MaxMap
 		if width < 0 {
 			return c.Errorf("max_map %d", width)
 		}
@@ -150,7 +151,7 @@ func dictVectorizerKernel(c *Call) error {
 		return err
 	}
 	var vocab []string
-	if s := c.Node.AttrStrings("string_vocabulary", nil); s != nil {
+	if s := ops.Params[ops.DictVectorizerParams](c.Node, c.Opset).StringVocabulary; s != nil {
 		vocab = s
 	} else {
 		for _, k := range c.Node.AttrInts("int64_vocabulary", nil) {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -18,7 +19,7 @@ func init() {
 // layerNormSupport is what LayerNormalization (also in its fused form)
 // accepts: inputs and stash_type of the f32Family.
 var layerNormSupport = Support{In: onFloats.In, Check: func(q planner.Query) string {
-	if stash := graph.DType(q.Node.AttrInt("stash_type", int64(graph.Float))); !f32Family(stash) {
+	if stash := graph.DType(ops.NormalizationOf(q.Node, q.Opset).StashType); !f32Family(stash) {
 		return fmt.Sprintf("stash_type %s (the CPU kernel takes %s)", stash, floats)
 	}
 	return ""
@@ -123,7 +124,8 @@ func batchNormKernel(c *Call) error {
 	n, ch := int(x.Shape[0]), int(x.Shape[1])
 	inner := int(graph.NumElements(x.Shape[2:]))
 	features := ch
-	if c.Opset < 9 && c.Node.AttrInt("spatial", 1) == 0 {
+	p := ops.Params[ops.BatchNormalizationParams](c.Node, c.Opset)
+	if c.Opset < 9 && p.Spatial == 0 {
 		features, inner = ch*inner, 1
 	}
 	var params [4][]float32
@@ -135,12 +137,12 @@ func batchNormKernel(c *Call) error {
 		params[i] = v
 	}
 	scale, bias, mean, variance := params[0], params[1], params[2], params[3]
-	eps := float64(c.Node.AttrFloat("epsilon", 1e-5))
-	momentum := float64(c.Node.AttrFloat("momentum", 0.9))
+	eps := float64(p.Epsilon)
+	momentum := float64(p.Momentum)
 	wantsStats := outputWanted(c, 1) || outputWanted(c, 2) || (c.Opset < 14 && (outputWanted(c, 3) || outputWanted(c, 4)))
-	training := c.Node.AttrInt("training_mode", 0) != 0
+	training := p.TrainingMode != 0
 	if c.Opset < 14 {
-		training = wantsStats && (c.Opset >= 7 || c.Node.AttrInt("is_test", 0) == 0)
+		training = wantsStats && (c.Opset >= 7 || p.IsTest == 0)
 	}
 	if wantsStats && !training {
 		return c.Errorf("statistics outputs need training mode")
@@ -249,7 +251,7 @@ func instanceNormKernel(c *Call) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	mean, inv := make([]float64, rows), make([]float64, rows)
-	normStats(xv, size, float64(c.Node.AttrFloat("epsilon", 1e-5)), mean, inv)
+	normStats(xv, size, float64(ops.Params[ops.InstanceNormalizationParams](c.Node, c.Opset).Epsilon), mean, inv)
 	normApply(xv, out, size, 1, mean, inv, scale, bias, func(r, _ int) int { return r % ch })
 	f32Commit(y, out)
 	return nil
@@ -269,7 +271,8 @@ func groupNormKernel(c *Call) error {
 		return c.Errorf("X%v must have rank ≥ 2", x.Shape)
 	}
 	ch := int(x.Shape[1])
-	groups := int(c.Node.AttrInt("num_groups", 0))
+	p := ops.Params[ops.GroupNormalizationParams](c.Node, c.Opset)
+	groups := int(p.NumGroups)
 	if groups < 1 || ch%groups != 0 {
 		return c.Errorf("num_groups %d must divide the %d channels", groups, ch)
 	}
@@ -297,7 +300,7 @@ func groupNormKernel(c *Call) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	mean, inv := make([]float64, rows), make([]float64, rows)
-	normStats(xv, cg*size, float64(c.Node.AttrFloat("epsilon", 1e-5)), mean, inv)
+	normStats(xv, cg*size, float64(p.Epsilon), mean, inv)
 	normApply(xv, out, cg*size, cg, mean, inv, scale, bias, func(r, p int) int {
 		if perChannel {
 			return (r%groups)*cg + p
@@ -318,14 +321,15 @@ func layerNormKernel(c *Call) error {
 		return c.Errorf("input X is required")
 	}
 	rank := x.Rank()
-	axis := int(c.Node.AttrInt("axis", -1))
+	p := ops.NormalizationOf(c.Node, c.Opset)
+	axis := int(p.Axis)
 	if axis < 0 {
 		axis += rank
 	}
 	if axis < 0 || axis >= rank {
-		return c.Errorf("axis %d out of range for X%v", c.Node.AttrInt("axis", -1), x.Shape)
+		return c.Errorf("axis %d out of range for X%v", p.Axis, x.Shape)
 	}
-	stash := graph.DType(c.Node.AttrInt("stash_type", int64(graph.Float)))
+	stash := graph.DType(p.StashType)
 	norm := x.Shape[axis:]
 	size := int(graph.NumElements(norm))
 	rows := int(graph.NumElements(x.Shape[:axis]))
@@ -348,7 +352,7 @@ func layerNormKernel(c *Call) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	mean, inv := make([]float64, rows), make([]float64, rows)
-	eps := float64(c.Node.AttrFloat("epsilon", 1e-5))
+	eps := float64(p.Epsilon)
 	scale, bias := affine[0], affine[1]
 	// Each row's statistics and normalisation in one pass over the
 	// rows, while the row is in cache.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -28,17 +29,17 @@ func lpNormKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	p := c.Node.AttrInt("p", 2)
+	p := ops.Params[ops.LpNormalizationParams](c.Node, c.Opset).P
 	if p != 1 && p != 2 {
 		return c.Errorf("p = %d must be 1 or 2", p)
 	}
 	rank := x.Rank()
-	axis := int(c.Node.AttrInt("axis", -1))
+	axis := int(ops.AxisParamOf(c.Node, c.Opset).Axis)
 	if axis < 0 {
 		axis += rank
 	}
 	if axis < 0 || axis >= rank {
-		return c.Errorf("axis %d out of range for rank %d", c.Node.AttrInt("axis", -1), rank)
+		return c.Errorf("axis %d out of range for rank %d", ops.AxisParamOf(c.Node, c.Opset).Axis, rank)
 	}
 	n := int(x.Shape[axis])
 	inner := int(graph.NumElements(x.Shape[axis+1:]))
@@ -80,12 +81,12 @@ func mvnKernel(c *Call) error {
 	}
 	rank := x.Rank()
 	reduced := make([]bool, rank)
-	for _, a := range c.Node.AttrInts("axes", []int64{0, 2, 3}) {
+	for _, a := range ops.Params[ops.MeanVarianceNormalizationParams](c.Node, c.Opset).Axes {
 		if a < 0 {
 			a += int64(rank)
 		}
 		if a < 0 || a >= int64(rank) {
-			return c.Errorf("axes %v out of range for rank %d", c.Node.AttrInts("axes", nil), rank)
+			return c.Errorf("axes %v out of range for rank %d", ops.Params[ops.MeanVarianceNormalizationParams](c.Node, c.Opset).Axes, rank)
 		}
 		reduced[a] = true
 	}
@@ -148,13 +149,14 @@ func lrnKernel(c *Call) error {
 	if x.Rank() < 2 {
 		return c.Errorf("X%v must have rank ≥ 2", x.Shape)
 	}
-	size := int(c.Node.AttrInt("size", 0))
+	p := ops.Params[ops.LRNParams](c.Node, c.Opset)
+	size := int(p.Size)
 	if size < 1 {
 		return c.Errorf("size %d must be positive", size)
 	}
-	alpha := float64(c.Node.AttrFloat("alpha", 1e-4)) / float64(size)
-	beta := float64(c.Node.AttrFloat("beta", 0.75))
-	bias := float64(c.Node.AttrFloat("bias", 1))
+	alpha := float64(p.Alpha) / float64(size)
+	beta := float64(p.Beta)
+	bias := float64(p.Bias)
 	below, above := (size-1)/2, size/2
 	n, ch := int(x.Shape[0]), int(x.Shape[1])
 	plane := int(graph.NumElements(x.Shape[2:]))

@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -43,7 +44,7 @@ func padKernel(c *Call) error {
 	if len(pads) != 2*r {
 		return c.Errorf("%d pads for a rank-%d input", len(pads), r)
 	}
-	mode := c.Node.AttrString("mode", "constant")
+	mode := ops.Params[ops.PadParams](c.Node, c.Opset).Mode
 	switch mode {
 	case "constant", "edge", "reflect", "wrap":
 	default:

@@ -50,7 +50,7 @@ func poolPlan(c *Call, dt graph.DType, xs []int64) (*poolLayout, error) {
 	if err := ops.PoolPadsFit(g.kernel, g.dil, slices.Concat(g.padBegin, g.padEnd)); err != nil {
 		return nil, c.Errorf("%w", err)
 	}
-	if err := g.forward(c, c.Node.AttrInt("ceil_mode", 0) != 0); err != nil {
+	if err := g.forward(c, poolCeil(c)); err != nil {
 		return nil, err
 	}
 	if err := c.Check(dt, convShape(xs[:2], g.out)); err != nil {
@@ -209,7 +209,7 @@ func maxPoolKernel(c *Call) error {
 	if outputWanted(c, 1) {
 		indices = graph.View[int64](c.Output(1, graph.Int64, p.outShape(x.Shape)))
 	}
-	colMajor := c.Node.AttrInt("storage_order", 0) != 0
+	colMajor := ops.Params[ops.MaxPoolParams](c.Node, c.Opset).StorageOrder != 0
 	switch x.DType {
 	case graph.Float:
 		maxPool(p, graph.View[float32](x), graph.View[float32](y), indices, colMajor, -math.MaxFloat32)
@@ -300,7 +300,7 @@ func averagePoolKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	includePad := c.Node.AttrInt("count_include_pad", 0) != 0
+	includePad := ops.Params[ops.AveragePoolParams](c.Node, c.Opset).CountIncludePad != 0
 	y := c.Output(0, x.DType, p.outShape(x.Shape))
 	out := f32Target(y)
 	xv := f32Data(x)
@@ -480,4 +480,15 @@ func globalLpPoolKernel(c *Call) error {
 		}
 		return lpRoot(sum, exp)
 	})
+}
+
+// poolCeil returns the ceil_mode of a MaxPool, AveragePool or LpPool.
+func poolCeil(c *Call) bool {
+	switch c.Node.OpType {
+	case "MaxPool":
+		return ops.Params[ops.MaxPoolParams](c.Node, c.Opset).CeilMode != 0
+	case "AveragePool":
+		return ops.Params[ops.AveragePoolParams](c.Node, c.Opset).CeilMode != 0
+	}
+	return ops.Params[ops.LpPoolParams](c.Node, c.Opset).CeilMode != 0
 }

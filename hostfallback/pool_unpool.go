@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -119,11 +120,12 @@ func maxRoiPoolKernel(c *Call) error {
 	if x.Rank() != 4 || rois.Rank() != 2 || rois.Shape[1] != 5 {
 		return c.Errorf("X%v must be 4-D and rois%v [num_rois, 5]", x.Shape, rois.Shape)
 	}
-	pooled := c.Node.AttrInts("pooled_shape", nil)
+	p := ops.Params[ops.MaxRoiPoolParams](c.Node, c.Opset)
+	pooled := p.PooledShape
 	if len(pooled) != 2 || pooled[0] < 1 || pooled[1] < 1 {
 		return c.Errorf("pooled_shape %v must be two positive sizes", pooled)
 	}
-	scale := float64(c.Node.AttrFloat("spatial_scale", 1))
+	scale := float64(p.SpatialScale)
 	n, ch, H, W := int(x.Shape[0]), int(x.Shape[1]), int(x.Shape[2]), int(x.Shape[3])
 	PH, PW := int(pooled[0]), int(pooled[1])
 	nr := int(rois.Shape[0])

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Linear quantization: QuantizeLinear, DequantizeLinear,
@@ -76,12 +77,12 @@ func quantLayout(c *Call, xs, ss []int64) (func(i int64) int64, error) {
 	if len(ss) == 0 || (n == 1 && len(ss) == 1) {
 		return func(int64) int64 { return 0 }, nil
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", 1), len(xs))
+	axis, err := resolveAxis(c, ops.QuantizationOf(c.Node, c.Opset).Axis, len(xs))
 	if err != nil {
 		return nil, err
 	}
 	dim, inner := xs[axis], graph.NumElements(xs[axis+1:])
-	bs := c.Node.AttrInt("block_size", 0)
+	bs := ops.QuantizationOf(c.Node, c.Opset).BlockSize
 	if bs <= 0 {
 		if len(ss) != 1 || ss[0] != dim {
 			return nil, c.Errorf("scale shape %v for axis %d of %v", ss, axis, xs)
@@ -138,7 +139,7 @@ func quantizeKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	dt := graph.DType(c.Node.AttrInt("output_dtype", 0))
+	dt := graph.DType(ops.QuantizationOf(c.Node, c.Opset).OutputDtype)
 	switch {
 	case zt != nil && dt != graph.Undefined && dt != zt.DType:
 		return c.Errorf("output_dtype %s but the zero point is %s", dt, zt.DType)
@@ -163,7 +164,7 @@ func quantizeKernel(c *Call) error {
 		}
 		out[i] = q
 	}
-	return storeQuantized(c, c.Output(0, dt, x.Shape), out, c.Node.AttrInt("saturate", 1) != 0)
+	return storeQuantized(c, c.Output(0, dt, x.Shape), out, ops.Params[ops.QuantizeLinearParams](c.Node, c.Opset).Saturate != 0)
 }
 
 // quantDivision returns QuantizeLinear's x / y_scale at the precision the
@@ -171,7 +172,7 @@ func quantizeKernel(c *Call) error {
 // bfloat16 (operands and quotient rounded to it). Without the attribute it
 // is float64 for a float64 scale, float32 otherwise.
 func quantDivision(c *Call, scale graph.DType) (func(x, s float64) float64, error) {
-	p := graph.DType(c.Node.AttrInt("precision", 0))
+	p := graph.DType(ops.Params[ops.QuantizeLinearParams](c.Node, c.Opset).Precision)
 	if p == graph.Undefined {
 		p = graph.Float
 		if scale == graph.Double {
@@ -233,7 +234,7 @@ func dequantizeKernel(c *Call) error {
 		return c.Errorf("zero point is %s but x is %s", zt.DType, x.DType)
 	}
 	dt := st.DType
-	if o := graph.DType(c.Node.AttrInt("output_dtype", 0)); o != graph.Undefined {
+	if o := graph.DType(ops.QuantizationOf(c.Node, c.Opset).OutputDtype); o != graph.Undefined {
 		dt = o
 	}
 	single := st.DType != graph.Double
@@ -435,14 +436,14 @@ func qlinearConvKernel(c *Call) error {
 // rows r with r % dim == d of the [outer·dim, inner] view of x. ok is false
 // for other layouts, which the general path handles (or refuses).
 func quantAxis(c *Call, x, s, zp *graph.Tensor) (dim, inner int, ok bool) {
-	if s.DType != graph.Float || c.Node.AttrInt("block_size", 0) > 0 || (zp != nil && zp.NumElements() != s.NumElements()) {
+	if s.DType != graph.Float || ops.QuantizationOf(c.Node, c.Opset).BlockSize > 0 || (zp != nil && zp.NumElements() != s.NumElements()) {
 		return 0, 0, false
 	}
 	n := int(x.NumElements())
 	if s.Rank() == 0 || (s.Rank() == 1 && s.Shape[0] == 1) {
 		return 1, n, true
 	}
-	axis := c.Node.AttrInt("axis", 1)
+	axis := ops.QuantizationOf(c.Node, c.Opset).Axis
 	if s.Rank() != 1 || axis < -int64(x.Rank()) || axis >= int64(x.Rank()) {
 		return 0, 0, false
 	}
@@ -460,13 +461,13 @@ func quantAxis(c *Call, x, s, zp *graph.Tensor) (dim, inner int, ok bool) {
 // path's float64 copies. It reports false, doing nothing, for other cases.
 func quantizeFast(c *Call) bool {
 	x, s, zp := c.Tensor(0), c.Tensor(1), c.Tensor(2)
-	if p := graph.DType(c.Node.AttrInt("precision", 0)); p != graph.Undefined && p != graph.Float {
+	if p := graph.DType(ops.Params[ops.QuantizeLinearParams](c.Node, c.Opset).Precision); p != graph.Undefined && p != graph.Float {
 		return false
 	}
 	if x == nil || s == nil || x.DType != graph.Float {
 		return false
 	}
-	dt := graph.DType(c.Node.AttrInt("output_dtype", 0))
+	dt := graph.DType(ops.QuantizationOf(c.Node, c.Opset).OutputDtype)
 	switch {
 	case zp != nil && dt != graph.Undefined && dt != zp.DType:
 		return false
@@ -532,7 +533,7 @@ func dequantizeFast(c *Call) bool {
 	if x == nil || s == nil || (x.DType != graph.Uint8 && x.DType != graph.Int8) || (zp != nil && zp.DType != x.DType) {
 		return false
 	}
-	if o := graph.DType(c.Node.AttrInt("output_dtype", 0)); o != graph.Undefined && o != graph.Float {
+	if o := graph.DType(ops.QuantizationOf(c.Node, c.Opset).OutputDtype); o != graph.Undefined && o != graph.Float {
 		return false
 	}
 	dim, inner, ok := quantAxis(c, x, s, zp)

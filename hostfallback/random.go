@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Random generators: RandomUniform, RandomNormal, their Like forms,
@@ -63,12 +64,12 @@ func randomKernel(normal, like bool) Kernel {
 		rng := randomSource(c)
 		v := make([]float64, graph.NumElements(shape))
 		if normal {
-			mean, scale := float64(c.Node.AttrFloat("mean", 0)), float64(c.Node.AttrFloat("scale", 1))
+			mean, scale := randomNormalParams(c, like)
 			for i := range v {
 				v[i] = mean + scale*rng.NormFloat64()
 			}
 		} else {
-			lo, hi := float64(c.Node.AttrFloat("low", 0)), float64(c.Node.AttrFloat("high", 1))
+			lo, hi := randomUniformParams(c, like)
 			for i := range v {
 				v[i] = lo + (hi-lo)*rng.Float64()
 			}
@@ -113,11 +114,12 @@ func multinomialKernel(c *Call) error {
 	if x.Rank() != 2 || x.Shape[1] == 0 {
 		return c.Errorf("input shape %v, want [batch, classes]", x.Shape)
 	}
-	dt := graph.DType(c.Node.AttrInt("dtype", int64(graph.Int32)))
+	p := ops.Params[ops.MultinomialParams](c.Node, c.Opset)
+	dt := graph.DType(p.Dtype)
 	if dt != graph.Int32 && dt != graph.Int64 {
 		return c.Errorf("dtype %s, want int32 or int64", dt)
 	}
-	samples := c.Node.AttrInt("sample_size", 1)
+	samples := p.SampleSize
 	if samples < 0 {
 		return c.Errorf("sample_size %d", samples)
 	}
@@ -152,4 +154,26 @@ func multinomialKernel(c *Call) error {
 		return c.Unsupported("dtype %s", dt)
 	}
 	return nil
+}
+
+// randomNormalParams returns the mean and scale of RandomNormal or, when
+// like, RandomNormalLike.
+func randomNormalParams(c *Call, like bool) (mean, scale float64) {
+	if like {
+		p := ops.Params[ops.RandomNormalLikeParams](c.Node, c.Opset)
+		return float64(p.Mean), float64(p.Scale)
+	}
+	p := ops.Params[ops.RandomNormalParams](c.Node, c.Opset)
+	return float64(p.Mean), float64(p.Scale)
+}
+
+// randomUniformParams returns the bounds of RandomUniform or, when like,
+// RandomUniformLike.
+func randomUniformParams(c *Call, like bool) (lo, hi float64) {
+	if like {
+		p := ops.Params[ops.RandomUniformLikeParams](c.Node, c.Opset)
+		return float64(p.Low), float64(p.High)
+	}
+	p := ops.Params[ops.RandomUniformParams](c.Node, c.Opset)
+	return float64(p.Low), float64(p.High)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -203,7 +204,7 @@ func reduceKernel(r reduceSpec) Kernel {
 		if err != nil {
 			return err
 		}
-		if len(axes) == 0 && c.Node.AttrInt("noop_with_empty_axes", 0) != 0 {
+		if len(axes) == 0 && ops.ReductionOf(c.Node, c.Opset).NoopWithEmptyAxes != 0 {
 			copyTensor(c.Output(0, x.DType, x.Shape), x)
 			return nil
 		}
@@ -220,7 +221,7 @@ func reduceKernel(r reduceSpec) Kernel {
 				reduced[i] = true
 			}
 		}
-		keep := c.Node.AttrInt("keepdims", 1) != 0
+		keep := ops.ReductionOf(c.Node, c.Opset).Keepdims != 0
 		var out []int64
 		for i, d := range x.Shape {
 			switch {
@@ -510,13 +511,14 @@ func argKernel(isMax bool) Kernel {
 		if isHalf(x.DType) {
 			return viaFloat32(c, x.DType, k)
 		}
-		axis, err := resolveAxis(c, c.Node.AttrInt("axis", 0), len(x.Shape))
+		p := ops.ArgReduceOf(c.Node, c.Opset)
+		axis, err := resolveAxis(c, p.Axis, len(x.Shape))
 		if err != nil {
 			return err
 		}
 		outer, n, inner := axisGeom(x.Shape, axis)
 		out := append([]int64{}, x.Shape...)
-		if c.Node.AttrInt("keepdims", 1) != 0 {
+		if p.Keepdims != 0 {
 			out[axis] = 1
 		} else {
 			out = append(out[:axis], out[axis+1:]...)
@@ -525,7 +527,7 @@ func argKernel(isMax bool) Kernel {
 			return c.Errorf("axis %d is empty", axis)
 		}
 		y := graph.View[int64](c.Output(0, graph.Int64, out))
-		last := c.Node.AttrInt("select_last_index", 0) != 0
+		last := p.SelectLastIndex != 0
 		if outer*inner == 0 {
 			return nil
 		}
@@ -635,7 +637,7 @@ func cumSumKernel(c *Call) error {
 	}
 	outer, n, inner := axisGeom(x.Shape, axis)
 	cs := cumSum{outer: outer, n: n, inner: inner,
-		exclusive: c.Node.AttrInt("exclusive", 0) != 0, reverse: c.Node.AttrInt("reverse", 0) != 0}
+		exclusive: ops.Params[ops.CumSumParams](c.Node, c.Opset).Exclusive != 0, reverse: ops.Params[ops.CumSumParams](c.Node, c.Opset).Reverse != 0}
 	y := c.Output(0, x.DType, x.Shape)
 	if y.NumElements() == 0 {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -136,7 +137,7 @@ func rnnSetup(c *Call, gates int, defaults []string) (*rnnLayer, error) {
 	if x.Rank() != 3 || w.Rank() != 3 || r.Rank() != 3 {
 		return nil, c.Errorf("X%v, W%v and R%v must be 3-D", x.Shape, w.Shape, r.Shape)
 	}
-	l := &rnnLayer{gates: gates, dtype: x.DType, layout: int(c.Node.AttrInt("layout", 0))}
+	l := &rnnLayer{gates: gates, dtype: x.DType, layout: int(ops.RecurrentOf(c.Node, c.Opset).Layout)}
 	switch l.layout {
 	case 0:
 		l.seq, l.batch = int(x.Shape[0]), int(x.Shape[1])
@@ -146,8 +147,12 @@ func rnnSetup(c *Call, gates int, defaults []string) (*rnnLayer, error) {
 		return nil, c.Errorf("layout %d must be 0 or 1", l.layout)
 	}
 	l.input = int(x.Shape[2])
-	l.hidden = int(c.Node.AttrInt("hidden_size", r.Shape[2]))
-	switch dir := c.Node.AttrString("direction", "forward"); dir {
+	p := ops.RecurrentOf(c.Node, c.Opset)
+	l.hidden = int(r.Shape[2])
+	if p.HiddenSize != nil {
+		l.hidden = int(*p.HiddenSize)
+	}
+	switch dir := p.Direction; dir {
 	case "forward":
 		l.dirs = 1
 	case "reverse":
@@ -236,7 +241,11 @@ func rnnLayout0(v []float32, layout, b, a, n int) []float32 {
 // bidirectional node), alpha and beta consumed in order by the functions
 // that take them.
 func (l *rnnLayer) activations(c *Call, defaults []string) error {
-	names := c.Node.AttrStrings("activations", nil)
+	p := ops.RecurrentOf(c.Node, c.Opset)
+	names := p.Activations
+	if c.Node.Attr("activations") == nil {
+		names = nil // the catalog's default lists the forward ones of one op; defaults has each op's
+	}
 	per := len(defaults)
 	switch {
 	case names == nil:
@@ -248,8 +257,7 @@ func (l *rnnLayer) activations(c *Call, defaults []string) error {
 	case len(names) != per*l.dirs:
 		return c.Errorf("activations %v: want %d per direction", names, per)
 	}
-	alphas := c.Node.AttrFloats("activation_alpha", nil)
-	betas := c.Node.AttrFloats("activation_beta", nil)
+	alphas, betas := p.ActivationAlpha, p.ActivationBeta
 	l.acts = make([][]rnnAct, l.dirs)
 	for i, name := range names {
 		key := strings.ToLower(name)
@@ -441,7 +449,7 @@ func gruKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	lbr := c.Node.AttrInt("linear_before_reset", 0) != 0
+	lbr := ops.Params[ops.GRUParams](c.Node, c.Opset).LinearBeforeReset != 0
 	l.wantsY(c)
 	H := l.hidden
 	l.directions(func(d int, serial bool) {
@@ -520,7 +528,7 @@ func lstmKernel(c *Call) error {
 		}
 		l.p = f32Data(p)
 	}
-	inputForget := c.Node.AttrInt("input_forget", 0) != 0
+	inputForget := ops.Params[ops.LSTMParams](c.Node, c.Opset).InputForget != 0
 	l.wantsY(c)
 	l.yc = make([]float32, l.dirs*l.batch*H)
 	l.directions(func(d int, serial bool) {

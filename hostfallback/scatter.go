@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Indexed writes: ScatterElements, its deprecated form Scatter, and
@@ -32,7 +33,10 @@ func scatterArgs(c *Call) (data, indices, updates *graph.Tensor, reduction strin
 		err = c.Errorf("updates type %s differs from data type %s", updates.DType, data.DType)
 		return
 	}
-	reduction = c.Node.AttrString("reduction", "none")
+	reduction = "none" // Scatter, which has no reduction attribute
+	if p := ops.ReductionModeOf(c.Node, c.Opset); p != nil {
+		reduction = p.Reduction
+	}
 	if !slices.Contains([]string{"none", "add", "mul", "max", "min"}, reduction) {
 		err = c.Errorf("unknown reduction %q", reduction)
 	}
@@ -47,7 +51,7 @@ func scatterElementsKernel(c *Call) error {
 	if !slices.Equal(indices.Shape, updates.Shape) {
 		return c.Errorf("indices shape %v and updates shape %v differ", indices.Shape, updates.Shape)
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", 0), data.Rank())
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, data.Rank())
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Sequences and optionals: SequenceEmpty, SequenceConstruct, SequenceInsert,
@@ -91,7 +92,7 @@ func position(c *Call, i int, n, def int64, end bool) (int64, error) {
 }
 
 func sequenceEmptyKernel(c *Call) error {
-	dt := graph.DType(c.Node.AttrInt("dtype", int64(graph.Float)))
+	dt := graph.DType(ops.Params[ops.SequenceEmptyParams](c.Node, c.Opset).Dtype)
 	if !dt.Valid() {
 		return c.Errorf("dtype %d is not a tensor element type", int64(dt))
 	}
@@ -236,7 +237,7 @@ func splitToSequenceKernel(c *Call) error {
 	if x.Rank() == 0 {
 		return c.Errorf("cannot split a scalar")
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", 0), x.Rank())
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, x.Rank())
 	if err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ func splitToSequenceKernel(c *Call) error {
 		}
 		sizes = v
 	}
-	squeeze := split == nil && c.Node.AttrInt("keepdims", 1) == 0
+	squeeze := split == nil && ops.Params[ops.SplitToSequenceParams](c.Node, c.Opset).Keepdims == 0
 	s := &graph.Sequence{Elem: tensorElem(x.DType), Items: make([]graph.Value, len(sizes))}
 	off := int64(0)
 	for i, n := range sizes {
@@ -309,7 +310,7 @@ func concatFromSequenceKernel(c *Call) error {
 		ts[i] = t
 	}
 	first := ts[0]
-	newAxis := c.Node.AttrInt("new_axis", 0) != 0
+	newAxis := ops.Params[ops.ConcatFromSequenceParams](c.Node, c.Opset).NewAxis != 0
 	rank := first.Rank()
 	if newAxis {
 		rank++
@@ -317,7 +318,7 @@ func concatFromSequenceKernel(c *Call) error {
 	if c.Node.Attr("axis") == nil {
 		return c.Errorf("axis attribute missing")
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", 0), rank)
+	axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, rank)
 	if err != nil {
 		return err
 	}

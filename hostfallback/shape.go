@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Shape-only ops: the output holds the input's elements unchanged, under a
@@ -38,7 +39,7 @@ func reshapeKernel(c *Call) error {
 	}
 	var spec []int64
 	if c.Opset < 5 {
-		spec = c.Node.AttrInts("shape", nil)
+		spec = ops.Params[ops.ReshapeParams](c.Node, c.Opset).Shape
 	} else {
 		s, err := inputTensor(c, 1)
 		if err != nil {
@@ -48,7 +49,7 @@ func reshapeKernel(c *Call) error {
 			return c.Errorf("shape: %w", err)
 		}
 	}
-	shape, err := reshapeTarget(c, x.Shape, spec, c.Opset >= 14 && c.Node.AttrInt("allowzero", 0) != 0)
+	shape, err := reshapeTarget(c, x.Shape, spec, c.Opset >= 14 && ops.Params[ops.ReshapeParams](c.Node, c.Opset).Allowzero != 0)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func flattenKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	axis := c.Node.AttrInt("axis", 1)
+	axis := ops.AxisParamOf(c.Node, c.Opset).Axis
 	r := int64(x.Rank())
 	if axis < -r || axis > r {
 		return c.Errorf("axis %d out of range for rank %d", axis, r)
@@ -185,8 +186,11 @@ func shapeKernel(c *Call) error {
 	r := int64(x.Rank())
 	start, end := int64(0), r
 	if c.Opset >= 15 {
-		start = clampShapeBound(c.Node.AttrInt("start", 0), r)
-		end = clampShapeBound(c.Node.AttrInt("end", r), r)
+		p := ops.Params[ops.ShapeParams](c.Node, c.Opset)
+		start = clampShapeBound(p.Start, r)
+		if p.End != nil {
+			end = clampShapeBound(*p.End, r)
+		}
 	}
 	n := max(end-start, 0)
 	out := c.Output(0, graph.Int64, []int64{n})

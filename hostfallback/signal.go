@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Signal processing: DFT, STFT, the Hann, Hamming and Blackman windows and
@@ -105,7 +106,7 @@ func dftKernel(c *Call) error {
 	if r < 2 || (x.Shape[r-1] != 1 && x.Shape[r-1] != 2) {
 		return c.Errorf("input shape %v, want [..., 1] or [..., 2]", x.Shape)
 	}
-	axis := c.Node.AttrInt("axis", 1)
+	axis := ops.AxisParamOf(c.Node, c.Opset).Axis
 	if c.Opset >= 20 {
 		axis = -2
 		if a, ok, err := intsInput(c, 2); err != nil {
@@ -132,8 +133,8 @@ func dftKernel(c *Call) error {
 	if length < 1 {
 		return c.Errorf("transform of length %d", length)
 	}
-	inverse := c.Node.AttrInt("inverse", 0) != 0
-	onesided := c.Node.AttrInt("onesided", 0) != 0
+	dp := ops.Params[ops.DFTParams](c.Node, c.Opset)
+	inverse, onesided := dp.Inverse != 0, dp.Onesided != 0
 	if inverse && onesided {
 		return c.Unsupported("onesided inverse transform")
 	}
@@ -205,7 +206,7 @@ func stftKernel(c *Call) error {
 		return c.Errorf("frame length %d for a signal of %d", frame, x.Shape[1])
 	}
 	bins := frame
-	if c.Node.AttrInt("onesided", 1) != 0 {
+	if ops.Params[ops.STFTParams](c.Node, c.Opset).Onesided != 0 {
 		bins = frame/2 + 1
 	}
 	batch, n, comps := int(x.Shape[0]), int(x.Shape[1]), int(x.Shape[2])
@@ -250,9 +251,10 @@ func windowKernel(a0, a1, a2 float64) Kernel {
 		if size < 0 {
 			return c.Errorf("window size %d", size)
 		}
-		dt := graph.DType(c.Node.AttrInt("output_datatype", int64(graph.Float)))
+		p := ops.SignalWindowOf(c.Node, c.Opset)
+		dt := graph.DType(p.OutputDatatype)
 		den := float64(size)
-		if c.Node.AttrInt("periodic", 1) == 0 {
+		if p.Periodic == 0 {
 			den--
 		}
 		if err := c.Check(graph.Double, []int64{size}); err != nil {
@@ -331,7 +333,7 @@ func melWeightMatrixKernel(c *Call) error {
 			set(j, i, float64(right-j)/float64(right-centre))
 		}
 	}
-	dt := graph.DType(c.Node.AttrInt("output_datatype", int64(graph.Float)))
+	dt := graph.DType(ops.Params[ops.MelWeightMatrixParams](c.Node, c.Opset).OutputDatatype)
 	y := c.Output(0, dt, []int64{specBins, mels})
 	if dt == graph.String || !fromFloat64s(y, out) {
 		return c.Unsupported("output_datatype %s", dt)

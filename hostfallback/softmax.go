@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -37,11 +38,7 @@ func softmaxKernel(kind softmaxKind) Kernel {
 		if isHalf(x.DType) {
 			return viaFloat32(c, x.DType, k)
 		}
-		def := int64(-1)
-		if c.Opset < 13 {
-			def = 1
-		}
-		axis, err := resolveAxis(c, c.Node.AttrInt("axis", def), len(x.Shape))
+		axis, err := resolveAxis(c, ops.AxisParamOf(c.Node, c.Opset).Axis, len(x.Shape))
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Text ops: StringNormalizer, TfIdfVectorizer, StringConcat, RegexFullMatch
@@ -44,16 +45,17 @@ func stringNormalizerKernel(c *Call) error {
 	if x.Rank() != 1 && (x.Rank() != 2 || x.Shape[0] != 1) {
 		return c.Errorf("input shape %v, want [C] or [1, C]", x.Shape)
 	}
-	sensitive := c.Node.AttrInt("is_case_sensitive", 0) != 0
+	p := ops.Params[ops.StringNormalizerParams](c.Node, c.Opset)
+	sensitive := p.IsCaseSensitive != 0
 	stop := map[string]bool{}
-	for _, w := range c.Node.AttrStrings("stopwords", nil) {
+	for _, w := range p.Stopwords {
 		if !sensitive {
 			w = strings.ToLower(w)
 		}
 		stop[w] = true
 	}
 	var change func(string) string
-	switch a := c.Node.AttrString("case_change_action", "NONE"); a {
+	switch a := p.CaseChangeAction; a {
 	case "NONE":
 	case "LOWER":
 		change = strings.ToLower
@@ -95,17 +97,17 @@ func tfIdfKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	n := c.Node
-	minN, maxN := n.AttrInt("min_gram_length", 0), n.AttrInt("max_gram_length", 0)
-	maxSkip := n.AttrInt("max_skip_count", 0)
-	counts := n.AttrInts("ngram_counts", nil)
-	indexes := n.AttrInts("ngram_indexes", nil)
-	weights := n.AttrFloats("weights", nil)
+	p := ops.Params[ops.TfIdfVectorizerParams](c.Node, c.Opset)
+	minN, maxN := p.MinGramLength, p.MaxGramLength
+	maxSkip := p.MaxSkipCount
+	counts := p.NgramCounts
+	indexes := p.NgramIndexes
+	weights := p.Weights
 	if minN < 1 || maxN < minN || maxSkip < 0 || int64(len(counts)) < maxN {
 		return c.Errorf("gram lengths [%d, %d], skip %d and %d ngram_counts are inconsistent", minN, maxN, maxSkip, len(counts))
 	}
 	// IDF caps the counts at 1; IDF and TFIDF then scale them by weights.
-	mode := n.AttrString("mode", "")
+	mode := p.Mode
 	if mode != "TF" && mode != "IDF" && mode != "TFIDF" {
 		return c.Errorf("mode %q", mode)
 	}
@@ -114,14 +116,14 @@ func tfIdfKernel(c *Call) error {
 	var tokens []string
 	var pool []string
 	if x.DType == graph.String {
-		tokens, pool = x.Strings, n.AttrStrings("pool_strings", nil)
+		tokens, pool = x.Strings, p.PoolStrings
 	} else {
 		ints, err := indexValues(c, x)
 		if err != nil {
 			return err
 		}
 		tokens = intKeys(ints)
-		pool = intKeys(n.AttrInts("pool_int64s", nil))
+		pool = intKeys(p.PoolInt64s)
 	}
 	// gram maps an n-gram (its tokens joined by NUL) to its pool index.
 	gram := map[string]int{}
@@ -248,7 +250,10 @@ func regexFullMatchKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	pat := c.Node.AttrString("pattern", "")
+	pat := ""
+	if p := ops.Params[ops.RegexFullMatchParams](c.Node, c.Opset).Pattern; p != nil {
+		pat = *p
+	}
 	re, err := regexp.Compile(`^(?:` + pat + `)$`)
 	if err != nil {
 		return c.Errorf("pattern %q: %w", pat, err)
@@ -271,10 +276,14 @@ func stringSplitKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	delim := c.Node.AttrString("delimiter", "")
+	p := ops.Params[ops.StringSplitParams](c.Node, c.Opset)
+	delim := ""
+	if p.Delimiter != nil {
+		delim = *p.Delimiter
+	}
 	limit := -1
-	if a := c.Node.Attr("maxsplit"); a != nil && a.I >= 0 {
-		limit = int(a.I)
+	if p.Maxsplit != nil && *p.Maxsplit >= 0 {
+		limit = int(*p.Maxsplit)
 	}
 	pieces := make([][]string, len(x.Strings))
 	width := 0

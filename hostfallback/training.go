@@ -127,7 +127,7 @@ func momentumStep(c *Call, r float64, t int64, s [][]float64) error {
 		beta = 1
 	}
 	nesterov := false
-	switch m := c.Node.AttrString("mode", ""); m {
+	switch m := ops.Params[ops.MomentumParams](c.Node, c.Opset).Mode; m {
 	case "standard":
 	case "nesterov":
 		nesterov = true

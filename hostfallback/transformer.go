@@ -49,11 +49,12 @@ func rmsNormKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	axis, err := resolveAxis(c, c.Node.AttrInt("axis", -1), x.Rank())
+	p := ops.NormalizationOf(c.Node, c.Opset)
+	axis, err := resolveAxis(c, p.Axis, x.Rank())
 	if err != nil {
 		return err
 	}
-	if stash := graph.DType(c.Node.AttrInt("stash_type", int64(graph.Float))); stash != graph.Float {
+	if stash := graph.DType(p.StashType); stash != graph.Float {
 		return c.Unsupported("stash_type %s", stash)
 	}
 	norm := x.Shape[axis:]
@@ -63,7 +64,7 @@ func rmsNormKernel(c *Call) error {
 	}
 	size := int(graph.NumElements(norm))
 	rows := int(graph.NumElements(x.Shape[:axis]))
-	eps := float64(c.Node.AttrFloat("epsilon", 1e-5))
+	eps := float64(p.Epsilon)
 	y := c.OutputUninit(0, st.DType, x.Shape)
 	out := f32Target(y)
 	ParallelFor(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {

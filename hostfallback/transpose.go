@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // Axis permutations: Transpose, and DepthToSpace/SpaceToDepth, which are
@@ -21,7 +22,7 @@ func transposeKernel(c *Call) error {
 	p, err := Memo(c, c.ShapeKey(), func() (*transposePlan, error) {
 		r := x.Rank()
 		perm := make([]int, r)
-		if p := c.Node.AttrInts("perm", nil); p != nil {
+		if p := ops.Params[ops.TransposeParams](c.Node, c.Opset).Perm; p != nil {
 			if len(p) != r {
 				return nil, c.Errorf("perm %v for a rank-%d input", p, r)
 			}
@@ -213,7 +214,10 @@ func transposeTiledT[T any](dst, src []T, batch, rows, cols int64) {
 
 // blockSize returns the blocksize attribute, which must be positive.
 func blockSize(c *Call) (int64, error) {
-	bs := c.Node.AttrInt("blocksize", 0)
+	bs := ops.Params[ops.SpaceToDepthParams](c.Node, c.Opset).Blocksize
+	if c.Node.OpType == "DepthToSpace" {
+		bs = ops.Params[ops.DepthToSpaceParams](c.Node, c.Opset).Blocksize
+	}
 	if bs <= 0 {
 		return 0, c.Errorf("blocksize %d must be positive", bs)
 	}
@@ -251,7 +255,7 @@ func depthToSpaceKernel(c *Call) error {
 	}
 	var shape6 []int64
 	var perm []int
-	switch mode := c.Node.AttrString("mode", "DCR"); {
+	switch mode := ops.Params[ops.DepthToSpaceParams](c.Node, c.Opset).Mode; {
 	case mode == "DCR" || c.Opset < 11:
 		shape6, perm = []int64{n, bs, bs, oc, h, w}, []int{0, 3, 4, 1, 5, 2}
 	case mode == "CRD":

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
@@ -400,7 +401,8 @@ func isInfKernel(c *Call) error {
 		return viaFloat32(c, x.DType, isInfKernel)
 	}
 	sign := 0
-	pos, neg := c.Node.AttrInt("detect_positive", 1) != 0, c.Node.AttrInt("detect_negative", 1) != 0
+	p := ops.Params[ops.IsInfParams](c.Node, c.Opset)
+	pos, neg := p.DetectPositive != 0, p.DetectNegative != 0
 	switch {
 	case pos && !neg:
 		sign = 1
