@@ -23,7 +23,7 @@ func init() {
 // lossShape is the loss output: the target's shape with reduction "none",
 // a scalar otherwise.
 func lossShape(c *InferContext, target int) graph.Shape {
-	if c.Node.AttrString("reduction", "mean") == "none" {
+	if LossOf(c.Node, c.Opset).Reduction == "none" {
 		return c.inShape(target).Clone()
 	}
 	return graph.Shape{}

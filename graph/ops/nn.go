@@ -42,7 +42,7 @@ func readSpatial(c *InferContext, n int, kernel []int64) (*spatialParams, error)
 		strides:   c.attrInts("strides", nil),
 		dilations: c.attrInts("dilations", nil),
 		pads:      c.attrInts("pads", nil),
-		autoPad:   c.Node.AttrString("auto_pad", "NOTSET"),
+		autoPad:   WindowOf(c.Node, c.Opset).AutoPad,
 		ceil:      c.attrInt("ceil_mode", 0) != 0,
 	}
 	if p.kernel == nil {
@@ -562,7 +562,7 @@ func inferRNN(c *InferContext) error {
 	dt := c.inElem(0)
 	xs, ws := c.inShape(0), c.inShape(1)
 	dirs := int64(1)
-	if c.Node.AttrString("direction", "forward") == "bidirectional" {
+	if RecurrentOf(c.Node, c.Opset).Direction == "bidirectional" {
 		dirs = 2
 	}
 	gates := map[string]int64{"RNN": 1, "GRU": 3, "LSTM": 4}[c.Node.OpType]

@@ -66,8 +66,9 @@ type ResizeSpec struct {
 // values to Resolve.
 func NewResize(n *graph.Node, opset int64, in []int64) (*ResizeSpec, error) {
 	r := len(in)
+	p := Params[ResizeParams](n, opset)
 	s := &ResizeSpec{
-		Mode:        n.AttrString("mode", "nearest"),
+		Mode:        p.Mode,
 		Coord:       "asymmetric",
 		Legacy:      true,
 		In:          in,
@@ -86,21 +87,21 @@ func NewResize(n *graph.Node, opset int64, in []int64) (*ResizeSpec, error) {
 		return s, nil
 	}
 	s.Legacy = false
-	s.Coord = n.AttrString("coordinate_transformation_mode", "half_pixel")
-	s.Nearest = n.AttrString("nearest_mode", "round_prefer_floor")
-	s.CubicA = float64(n.AttrFloat("cubic_coeff_a", -0.75))
-	s.ExcludeOutside = n.AttrInt("exclude_outside", 0) != 0
-	s.Extrapolation = float64(n.AttrFloat("extrapolation_value", 0))
+	s.Coord = p.CoordinateTransformationMode
+	s.Nearest = p.NearestMode
+	s.CubicA = float64(p.CubicCoeffA)
+	s.ExcludeOutside = p.ExcludeOutside != 0
+	s.Extrapolation = float64(p.ExtrapolationValue)
 	s.ScalesInput, s.SizesInput = 2, 3
 	if s.Coord == "tf_crop_and_resize" {
 		s.RoiInput = 1
 	}
 	if opset >= 18 {
-		s.Antialias = n.AttrInt("antialias", 0) != 0
-		s.policy = n.AttrString("keep_aspect_ratio_policy", "stretch")
-		if a := n.Attr("axes"); a != nil && a.Type == graph.AttrInts {
+		s.Antialias = p.Antialias != 0
+		s.policy = p.KeepAspectRatioPolicy
+		if p.Axes != nil {
 			var err error
-			if s.Axes, err = normAxes(a.Ints, r); err != nil {
+			if s.Axes, err = normAxes(p.Axes, r); err != nil {
 				return nil, err
 			}
 		}

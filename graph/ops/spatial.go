@@ -97,7 +97,7 @@ func inferResize(c *InferContext) error {
 		if len(sizes) != len(axes) {
 			return fmt.Errorf("sizes %v for %d axes", sizes, len(axes))
 		}
-		policy := c.Node.AttrString("keep_aspect_ratio_policy", "stretch")
+		policy := Params[ResizeParams](c.Node, c.Opset).KeepAspectRatioPolicy
 		if policy == "stretch" {
 			for i, a := range axes {
 				out[a] = graph.DimOf(sizes[i])
@@ -375,7 +375,7 @@ func inferDFT(c *InferContext) error {
 // inferEinsum follows the equation's labels (and ellipsis) to the output.
 func inferEinsum(c *InferContext) error {
 	dt := c.inElem(0)
-	eq := strings.ReplaceAll(c.Node.AttrString("equation", ""), " ", "")
+	eq := strings.ReplaceAll(Params[EinsumParams](c.Node, c.Opset).Equation, " ", "")
 	lhs, rhs, explicit := strings.Cut(eq, "->")
 	terms := strings.Split(lhs, ",")
 	if len(terms) != len(c.Node.Inputs) {
