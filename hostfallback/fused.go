@@ -1,6 +1,7 @@
 package hostfallback
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -69,14 +70,17 @@ type convAct struct {
 
 // fusedActivation reads a fused node's activation attributes.
 func fusedActivation(c *Call) (*convAct, error) {
-	p := ops.Params[ops.FusedConvParams](c.Node, c.Opset)
-	a := &convAct{name: p.Activation, lo: 0, hi: float32(math.Inf(1))}
+	name, alpha, beta, err := ops.FusedConvActivation(c.Node, c.Opset)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrUnsupported)
+	}
+	a := &convAct{name: name, lo: 0, hi: float32(math.Inf(1))}
 	switch a.name {
 	case "", ops.ActRelu, ops.ActSigmoid, ops.ActSwish:
 	case ops.ActClip:
-		a.lo, a.hi = p.Alpha, p.Beta
+		a.lo, a.hi = alpha, beta
 	case ops.ActLeakyRelu:
-		a.p.alpha = float64(p.Alpha)
+		a.p.alpha = float64(alpha)
 	default:
 		return nil, c.Unsupported("fused activation %q", a.name)
 	}

@@ -118,12 +118,12 @@ func lowerConv(q *query) (*launch, bool) {
 	var act int32
 	var alpha, beta float32
 	if n.Domain == ops.FusedDomain {
-		p := ops.Params[ops.FusedConvParams](n, q.opset)
-		code, ok := convActs[p.Activation]
-		if !ok && p.Activation != "" {
+		name, a, b, err := ops.FusedConvActivation(n, q.opset)
+		code, ok := convActs[name]
+		if err != nil || !ok && name != "" {
 			return nil, false
 		}
-		act, alpha, beta = code, p.Alpha, p.Beta
+		act, alpha, beta = code, a, b
 	}
 	x, wt := shapes[0], shapes[1]
 	r := len(x) - 2

@@ -1,6 +1,10 @@
 package ops
 
-import "github.com/onnxvk/onnxvk/graph"
+import (
+	"fmt"
+
+	"github.com/onnxvk/onnxvk/graph"
+)
 
 // FusedDomain is the operator domain of the nodes that the planner's
 // fusion passes create. Models never import it and the loader never sees
@@ -39,4 +43,16 @@ func init() {
 	Register(&Schema{Domain: FusedDomain, Name: "LayerNormalization", Since: 1, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Attrs: []AttrSpec{defInt("axis", -1), defFloat("epsilon", 1e-05), defInt("stash_type", 1)},
 		Infer: inferLayerNorm, Tol: accumulating})
+}
+
+// FusedConvActivation reads a FusedConv node's activation: its name ("" for
+// none) and its parameters, LeakyRelu's slope in alpha or Clip's bounds in
+// alpha and beta. Clip's bounds have no default (the planner writes both), so
+// a fused Clip that lacks one is refused rather than clipped to [0, 0].
+func FusedConvActivation(n *graph.Node, opset int64) (name string, alpha, beta float32, err error) {
+	p := Params[FusedConvParams](n, opset)
+	if p.Activation == ActClip && (n.Attr("alpha") == nil || n.Attr("beta") == nil) {
+		return "", 0, 0, fmt.Errorf("%s: fused Clip without both bounds (alpha and beta)", n)
+	}
+	return p.Activation, p.Alpha, p.Beta, nil
 }
