@@ -1,0 +1,160 @@
+package serve
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/onnxvk/onnxvk/serve/kservepb"
+)
+
+// DefaultGRPCMaxMessageBytes bounds a gRPC request or response message
+// when GRPCOptions leave it 0: 64 MiB, room for a batch of images.
+const DefaultGRPCMaxMessageBytes = 64 << 20
+
+// GRPCOptions configure the gRPC frontend.
+type GRPCOptions struct {
+	// MaxMessageBytes bounds the size of a request message, and of a
+	// response message (0: DefaultGRPCMaxMessageBytes). A larger request
+	// fails with RESOURCE_EXHAUSTED before it is decoded.
+	MaxMessageBytes int
+	// ServerOptions are passed to grpc.NewServer after the frontend's own
+	// (TLS credentials, for example).
+	ServerOptions []grpc.ServerOption
+}
+
+// NewGRPC returns a gRPC server answering the protocol's
+// GRPCInferenceService (grpc_predict_v2.proto) from s; serve it with its
+// Serve method and stop it with ShutdownGRPC. Errors go out as gRPC
+// statuses with the code of CodeOf: NOT_FOUND for an unknown model,
+// INVALID_ARGUMENT for a bad request, RESOURCE_EXHAUSTED when the model's
+// queue is full, DEADLINE_EXCEEDED past the client's deadline, UNAVAILABLE
+// while the server drains.
+//
+// ModelInfer answers with raw_output_contents when the request sent
+// raw_input_contents, set the request parameter "binary_data_output" or an
+// output's "binary_data" to true, or an output is FP16 or BF16 (which have
+// no typed contents); otherwise with typed contents.
+func NewGRPC(s *Server, opts GRPCOptions) *grpc.Server {
+	limit := opts.MaxMessageBytes
+	if limit <= 0 {
+		limit = DefaultGRPCMaxMessageBytes
+	}
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit)}, opts.ServerOptions...)...)
+	kservepb.RegisterGRPCInferenceServiceServer(g, &grpcService{s: s})
+	return g
+}
+
+// ShutdownGRPC stops g gracefully: it stops accepting connections and
+// waits for the RPCs in flight, until ctx ends, when it closes the
+// connections that remain.
+func ShutdownGRPC(ctx context.Context, g *grpc.Server) {
+	done := make(chan struct{})
+	go func() {
+		g.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		g.Stop()
+		<-done
+	}
+}
+
+// grpcService implements GRPCInferenceService on a Server.
+type grpcService struct {
+	kservepb.UnimplementedGRPCInferenceServiceServer
+	s *Server
+}
+
+// grpcError converts an error to a gRPC status of its protocol code.
+func grpcError(err error) error {
+	return status.Error(codes.Code(CodeOf(err)), err.Error())
+}
+
+func (g *grpcService) ServerLive(context.Context, *kservepb.ServerLiveRequest) (*kservepb.ServerLiveResponse, error) {
+	return &kservepb.ServerLiveResponse{Live: g.s.Live()}, nil
+}
+
+func (g *grpcService) ServerReady(context.Context, *kservepb.ServerReadyRequest) (*kservepb.ServerReadyResponse, error) {
+	return &kservepb.ServerReadyResponse{Ready: g.s.Ready()}, nil
+}
+
+func (g *grpcService) ServerMetadata(context.Context, *kservepb.ServerMetadataRequest) (*kservepb.ServerMetadataResponse, error) {
+	md := g.s.ServerMetadata()
+	return &kservepb.ServerMetadataResponse{Name: md.Name, Version: md.Version, Extensions: md.Extensions}, nil
+}
+
+func (g *grpcService) ModelReady(ctx context.Context, req *kservepb.ModelReadyRequest) (*kservepb.ModelReadyResponse, error) {
+	ready, err := g.s.ModelReady(ctx, req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &kservepb.ModelReadyResponse{Ready: ready}, nil
+}
+
+func (g *grpcService) ModelMetadata(ctx context.Context, req *kservepb.ModelMetadataRequest) (*kservepb.ModelMetadataResponse, error) {
+	md, err := g.s.ModelMetadata(ctx, req.GetName(), req.GetVersion())
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return ModelMetadataToProto(md), nil
+}
+
+func (g *grpcService) ModelInfer(ctx context.Context, m *kservepb.ModelInferRequest) (*kservepb.ModelInferResponse, error) {
+	req, err := InferRequestFromProto(m)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	raw := len(m.GetRawInputContents()) > 0
+	if b, err := req.Parameters.Bool("binary_data_output"); err != nil {
+		return nil, grpcError(err)
+	} else if b {
+		raw = true
+	}
+	for _, o := range req.Outputs {
+		if b, err := o.Parameters.Bool("binary_data"); err != nil {
+			return nil, grpcError(err)
+		} else if b {
+			raw = true
+		}
+	}
+	resp, err := g.s.Infer(ctx, req)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	out, err := InferResponseToProto(resp, raw)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return out, nil
+}
+
+// ModelMetadataToProto converts model metadata for gRPC.
+func ModelMetadataToProto(md ModelMetadata) *kservepb.ModelMetadataResponse {
+	out := &kservepb.ModelMetadataResponse{Name: md.Name, Versions: md.Versions, Platform: md.Platform}
+	for _, side := range []struct {
+		from []TensorMetadata
+		to   *[]*kservepb.ModelMetadataResponse_TensorMetadata
+	}{{md.Inputs, &out.Inputs}, {md.Outputs, &out.Outputs}} {
+		for _, t := range side.from {
+			*side.to = append(*side.to, &kservepb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})
+		}
+	}
+	return out
+}
+
+// ModelMetadataFromProto converts gRPC's model metadata.
+func ModelMetadataFromProto(m *kservepb.ModelMetadataResponse) ModelMetadata {
+	md := ModelMetadata{Name: m.GetName(), Versions: m.GetVersions(), Platform: m.GetPlatform()}
+	for _, t := range m.GetInputs() {
+		md.Inputs = append(md.Inputs, TensorMetadata{Name: t.GetName(), Datatype: t.GetDatatype(), Shape: t.GetShape()})
+	}
+	for _, t := range m.GetOutputs() {
+		md.Outputs = append(md.Outputs, TensorMetadata{Name: t.GetName(), Datatype: t.GetDatatype(), Shape: t.GetShape()})
+	}
+	return md
+}

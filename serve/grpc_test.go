@@ -1,0 +1,442 @@
+package serve
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/onnxvk/onnxvk/serve/kservepb"
+)
+
+// startGRPC serves s over gRPC on a loopback port and returns a client of
+// the generated stubs and the server (stopped at the end of the test).
+func startGRPC(t *testing.T, s *Server, opts GRPCOptions) (kservepb.GRPCInferenceServiceClient, *grpc.Server) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := NewGRPC(s, opts)
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		conn.Close()
+		g.Stop()
+		require.NoError(t, <-done)
+	})
+	return kservepb.NewGRPCInferenceServiceClient(conn), g
+}
+
+// codeOf returns the gRPC code of err.
+func codeOf(err error) codes.Code { return status.Code(err) }
+
+func f32Bytes(v []float32) []byte {
+	out := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+	}
+	return out
+}
+
+func affineProto(rows [][]float32) *kservepb.ModelInferRequest {
+	var data []float32
+	for _, r := range rows {
+		data = append(data, r...)
+	}
+	return &kservepb.ModelInferRequest{ModelName: "affine", Id: "req-7", Inputs: []*kservepb.ModelInferRequest_InferInputTensor{{
+		Name: "x", Datatype: "FP32", Shape: []int64{int64(len(rows)), 4},
+		Contents: &kservepb.InferTensorContents{Fp32Contents: data},
+	}}}
+}
+
+func TestGRPCHealthAndMetadata(t *testing.T) {
+	s := newTestServer(t, 0, 8)
+	c, _ := startGRPC(t, s, GRPCOptions{})
+	ctx := context.Background()
+
+	live, err := c.ServerLive(ctx, &kservepb.ServerLiveRequest{})
+	require.NoError(t, err)
+	assert.True(t, live.GetLive())
+	ready, err := c.ServerReady(ctx, &kservepb.ServerReadyRequest{})
+	require.NoError(t, err)
+	assert.True(t, ready.GetReady())
+	md, err := c.ServerMetadata(ctx, &kservepb.ServerMetadataRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, "onnxvk", md.GetName())
+	assert.NotEmpty(t, md.GetVersion())
+	assert.Equal(t, Extensions, md.GetExtensions())
+
+	mr, err := c.ModelReady(ctx, &kservepb.ModelReadyRequest{Name: "affine"})
+	require.NoError(t, err)
+	assert.True(t, mr.GetReady())
+	mr, err = c.ModelReady(ctx, &kservepb.ModelReadyRequest{Name: "affine", Version: "1"})
+	require.NoError(t, err)
+	assert.True(t, mr.GetReady())
+	_, err = c.ModelReady(ctx, &kservepb.ModelReadyRequest{Name: "nope"})
+	assert.Equal(t, codes.NotFound, codeOf(err), "%v", err)
+	_, err = c.ModelReady(ctx, &kservepb.ModelReadyRequest{Name: "affine", Version: "9"})
+	assert.Equal(t, codes.NotFound, codeOf(err), "%v", err)
+
+	mm, err := c.ModelMetadata(ctx, &kservepb.ModelMetadataRequest{Name: "affine"})
+	require.NoError(t, err)
+	assert.Equal(t, "affine", mm.GetName())
+	assert.Equal(t, []string{"1"}, mm.GetVersions())
+	assert.Equal(t, "onnx", mm.GetPlatform())
+	require.Len(t, mm.GetInputs(), 1)
+	assert.Equal(t, "x", mm.GetInputs()[0].GetName())
+	assert.Equal(t, "FP32", mm.GetInputs()[0].GetDatatype())
+	assert.Equal(t, []int64{-1, 4}, mm.GetInputs()[0].GetShape())
+	require.Len(t, mm.GetOutputs(), 2)
+	assert.Equal(t, "y", mm.GetOutputs()[0].GetName())
+	assert.Equal(t, "s", mm.GetOutputs()[1].GetName())
+	_, err = c.ModelMetadata(ctx, &kservepb.ModelMetadataRequest{Name: "nope"})
+	assert.Equal(t, codes.NotFound, codeOf(err), "%v", err)
+	_, err = c.ModelMetadata(ctx, &kservepb.ModelMetadataRequest{Name: "affine", Version: "2"})
+	assert.Equal(t, codes.NotFound, codeOf(err), "%v", err)
+}
+
+func TestGRPCInfer(t *testing.T) {
+	s := newTestServer(t, 0, 8)
+	c, _ := startGRPC(t, s, GRPCOptions{})
+	ctx := context.Background()
+	rows := [][]float32{{1, 2, 3, 4}, {-1, 0.5, 0, 2}}
+
+	// Typed contents in, typed contents out, every output, the id echoed.
+	resp, err := c.ModelInfer(ctx, affineProto(rows))
+	require.NoError(t, err)
+	assert.Equal(t, "affine", resp.GetModelName())
+	assert.Equal(t, "1", resp.GetModelVersion())
+	assert.Equal(t, "req-7", resp.GetId())
+	assert.Empty(t, resp.GetRawOutputContents())
+	require.Len(t, resp.GetOutputs(), 2)
+	y := resp.GetOutputs()[0]
+	assert.Equal(t, "y", y.GetName())
+	assert.Equal(t, "FP32", y.GetDatatype())
+	assert.Equal(t, []int64{2, 4}, y.GetShape())
+	assert.Equal(t, affineWant(rows), y.GetContents().GetFp32Contents())
+	assert.Equal(t, []float32{2, 4, 6, 8, -2, 1, 0, 4}, resp.GetOutputs()[1].GetContents().GetFp32Contents())
+
+	// A requested output only, and raw contents both ways.
+	req := affineProto(rows)
+	req.RawInputContents = [][]byte{f32Bytes(req.Inputs[0].Contents.Fp32Contents)}
+	req.Inputs[0].Contents = nil
+	req.Outputs = []*kservepb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y"}}
+	resp, err = c.ModelInfer(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, resp.GetOutputs(), 1)
+	assert.Equal(t, "y", resp.GetOutputs()[0].GetName())
+	assert.Nil(t, resp.GetOutputs()[0].GetContents())
+	assert.Equal(t, [][]byte{f32Bytes(affineWant(rows))}, resp.GetRawOutputContents())
+
+	// Typed in, raw out on request.
+	req = affineProto(rows)
+	req.Parameters = map[string]*kservepb.InferParameter{"binary_data_output": {ParameterChoice: &kservepb.InferParameter_BoolParam{BoolParam: true}}}
+	resp, err = c.ModelInfer(ctx, req)
+	require.NoError(t, err)
+	assert.Len(t, resp.GetRawOutputContents(), 2)
+}
+
+// TestGRPCDatatypes echoes a tensor of every datatype through the echo
+// model, raw both ways; typed contents of FP16 are refused; and the typed
+// contents of every other datatype survive the way there and back.
+func TestGRPCDatatypes(t *testing.T) {
+	s := newTestServer(t, 0, 8)
+	c, _ := startGRPC(t, s, GRPCOptions{})
+	ctx := context.Background()
+	raw := map[string][]byte{
+		"BOOL": {1, 0, 0, 1}, "UINT8": {0, 1, 200, 255}, "INT8": {0x80, 0xff, 0, 0x7f},
+		"BYTES": {1, 0, 0, 0, 'a', 0, 0, 0, 0, 2, 0, 0, 0, 0, 0xff, 3, 0, 0, 0, 'x', 'y', 'z'},
+	}
+	for _, dt := range allDatatypes {
+		if raw[dt] != nil {
+			continue
+		}
+		d, _ := DType(dt)
+		b := make([]byte, d.ByteSize(4))
+		for i := range b {
+			b[i] = byte(i*37 + len(dt))
+		}
+		if dt == "FP16" || dt == "BF16" || dt == "FP32" || dt == "FP64" {
+			// Finite values only: 0x3c00-ish patterns, sign bit clear.
+			for i := d.Size() - 1; i < len(b); i += d.Size() {
+				b[i] = 0x3c
+			}
+		}
+		raw[dt] = b
+	}
+	req := &kservepb.ModelInferRequest{ModelName: "echo"}
+	for _, dt := range allDatatypes {
+		req.Inputs = append(req.Inputs, &kservepb.ModelInferRequest_InferInputTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}})
+		req.RawInputContents = append(req.RawInputContents, raw[dt])
+	}
+	resp, err := c.ModelInfer(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, resp.GetOutputs(), len(allDatatypes))
+	for i, dt := range allDatatypes {
+		assert.Equal(t, "out_"+dt, resp.GetOutputs()[i].GetName())
+		assert.Equal(t, dt, resp.GetOutputs()[i].GetDatatype())
+		assert.Equal(t, raw[dt], resp.GetRawOutputContents()[i], dt)
+	}
+
+	typed := map[string]*kservepb.InferTensorContents{
+		"BOOL":   {BoolContents: []bool{true, false, false, true}},
+		"UINT8":  {UintContents: []uint32{0, 1, 200, 255}},
+		"UINT16": {UintContents: []uint32{0, 1, 60000, 65535}},
+		"UINT32": {UintContents: []uint32{0, 1, 1 << 31, 1<<32 - 1}},
+		"UINT64": {Uint64Contents: []uint64{0, 1, 1 << 63, 1<<64 - 1}},
+		"INT8":   {IntContents: []int32{-128, -1, 0, 127}},
+		"INT16":  {IntContents: []int32{-32768, -1, 0, 32767}},
+		"INT32":  {IntContents: []int32{-1 << 31, -1, 0, 1<<31 - 1}},
+		"INT64":  {Int64Contents: []int64{-1 << 63, -1, 0, 1<<63 - 1}},
+		"FP32":   {Fp32Contents: []float32{0.5, -2, 3.25, 1e-30}},
+		"FP64":   {Fp64Contents: []float64{0.1, -2, 1e300, 5e-324}},
+		"BYTES":  {BytesContents: [][]byte{[]byte("a"), {}, []byte("héllo"), {0, 0xff}}},
+	}
+	req = &kservepb.ModelInferRequest{ModelName: "echo"}
+	for _, dt := range allDatatypes {
+		in := &kservepb.ModelInferRequest_InferInputTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}, Contents: typed[dt]}
+		if typed[dt] == nil {
+			req.Outputs = append(req.Outputs, &kservepb.ModelInferRequest_InferRequestedOutputTensor{Name: "out_" + dt})
+			in.Contents = &kservepb.InferTensorContents{}
+		}
+		req.Inputs = append(req.Inputs, in)
+	}
+	// FP16 and BF16 have no typed field: as typed contents they are refused.
+	_, err = c.ModelInfer(ctx, req)
+	assert.Equal(t, codes.InvalidArgument, codeOf(err), "%v", err)
+	assert.Contains(t, status.Convert(err).Message(), "must be sent in raw contents")
+
+	// The typed datatypes' values, raw in and so raw out (the echo model
+	// wants its FP16 and BF16 inputs too, and those travel raw only), read
+	// back and converted to typed contents: as sent.
+	req = &kservepb.ModelInferRequest{ModelName: "echo"}
+	for _, dt := range allDatatypes {
+		req.Inputs = append(req.Inputs, &kservepb.ModelInferRequest_InferInputTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}})
+		in, err := InferRequestFromProto(&kservepb.ModelInferRequest{ModelName: "echo", Inputs: []*kservepb.ModelInferRequest_InferInputTensor{
+			{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}, Contents: typed[dt]}}})
+		if typed[dt] == nil {
+			req.RawInputContents = append(req.RawInputContents, raw[dt])
+			continue
+		}
+		require.NoError(t, err, dt)
+		tt, err := in.Inputs[0].Tensor()
+		require.NoError(t, err, dt)
+		rt, err := NewResponseTensor("in_"+dt, tt, nil)
+		require.NoError(t, err, dt)
+		req.RawInputContents = append(req.RawInputContents, rt.Raw())
+	}
+	for _, dt := range allDatatypes {
+		if typed[dt] != nil {
+			req.Outputs = append(req.Outputs, &kservepb.ModelInferRequest_InferRequestedOutputTensor{Name: "out_" + dt})
+		}
+	}
+	req.Parameters = nil
+	resp, err = c.ModelInfer(ctx, req)
+	require.NoError(t, err)
+	back, err := InferResponseFromProto(resp)
+	require.NoError(t, err)
+	m, err := InferResponseToProto(back, false)
+	require.NoError(t, err)
+	for i, o := range m.GetOutputs() {
+		dt := o.GetDatatype()
+		assert.Equal(t, "out_"+dt, o.GetName())
+		assert.Equal(t, typed[dt].String(), o.GetContents().String(), dt)
+		assert.Equal(t, []int64{2, 2}, back.Outputs[i].Shape)
+	}
+}
+
+func TestGRPCInferErrors(t *testing.T) {
+	s := newTestServer(t, 0, 8)
+	c, _ := startGRPC(t, s, GRPCOptions{MaxMessageBytes: 4096})
+	ctx := context.Background()
+	rows := [][]float32{{1, 2, 3, 4}}
+	edit := func(f func(r *kservepb.ModelInferRequest)) *kservepb.ModelInferRequest {
+		r := affineProto(rows)
+		f(r)
+		return r
+	}
+	for _, c2 := range []struct {
+		name string
+		req  *kservepb.ModelInferRequest
+		code codes.Code
+		msg  string
+	}{
+		{"unknown model", edit(func(r *kservepb.ModelInferRequest) { r.ModelName = "nope" }), codes.NotFound, "unknown model"},
+		{"unknown version", edit(func(r *kservepb.ModelInferRequest) { r.ModelVersion = "3" }), codes.NotFound, "no version"},
+		{"wrong datatype", edit(func(r *kservepb.ModelInferRequest) {
+			r.Inputs[0].Datatype = "INT32"
+			r.Inputs[0].Contents = &kservepb.InferTensorContents{IntContents: []int32{1, 2, 3, 4}}
+		}), codes.InvalidArgument, "INT32"},
+		{"contents in another field", edit(func(r *kservepb.ModelInferRequest) {
+			r.Inputs[0].Contents = &kservepb.InferTensorContents{IntContents: []int32{1, 2, 3, 4}}
+		}), codes.InvalidArgument, "int_contents"},
+		{"wrong shape", edit(func(r *kservepb.ModelInferRequest) {
+			r.Inputs[0].Shape = []int64{1, 3}
+			r.Inputs[0].Contents.Fp32Contents = []float32{1, 2, 3}
+		}), codes.InvalidArgument, "dimension 1 is 4"},
+		{"too few values", edit(func(r *kservepb.ModelInferRequest) { r.Inputs[0].Shape = []int64{2, 4} }), codes.InvalidArgument, "4 values"},
+		{"unknown datatype", edit(func(r *kservepb.ModelInferRequest) { r.Inputs[0].Datatype = "FP128" }), codes.InvalidArgument, "unknown datatype"},
+		{"no contents", edit(func(r *kservepb.ModelInferRequest) { r.Inputs[0].Contents = nil }), codes.InvalidArgument, "no contents"},
+		{"raw beside contents", edit(func(r *kservepb.ModelInferRequest) { r.RawInputContents = [][]byte{f32Bytes(rows[0])} }), codes.InvalidArgument, "beside raw"},
+		{"raw count", edit(func(r *kservepb.ModelInferRequest) {
+			r.Inputs[0].Contents = nil
+			r.RawInputContents = [][]byte{f32Bytes(rows[0]), {}}
+		}), codes.InvalidArgument, "2 raw_input_contents for 1 inputs"},
+		{"raw length", edit(func(r *kservepb.ModelInferRequest) {
+			r.Inputs[0].Contents = nil
+			r.RawInputContents = [][]byte{f32Bytes(rows[0])[:15]}
+		}), codes.InvalidArgument, "15 bytes"},
+		{"unknown input", edit(func(r *kservepb.ModelInferRequest) { r.Inputs[0].Name = "q" }), codes.InvalidArgument, "no input \"q\""},
+		{"unknown output", edit(func(r *kservepb.ModelInferRequest) {
+			r.Outputs = []*kservepb.ModelInferRequest_InferRequestedOutputTensor{{Name: "zz"}}
+		}), codes.InvalidArgument, "no output \"zz\""},
+		{"bad parameter", edit(func(r *kservepb.ModelInferRequest) {
+			r.Parameters = map[string]*kservepb.InferParameter{"binary_data_output": {ParameterChoice: &kservepb.InferParameter_StringParam{StringParam: "yes"}}}
+		}), codes.InvalidArgument, "must be a bool"},
+		{"over the message limit", edit(func(r *kservepb.ModelInferRequest) {
+			r.Inputs[0].Shape = []int64{300, 4}
+			r.Inputs[0].Contents.Fp32Contents = make([]float32, 1200)
+		}), codes.ResourceExhausted, "larger than max"},
+	} {
+		_, err := c.ModelInfer(ctx, c2.req)
+		if assert.Equal(t, c2.code, codeOf(err), "%s: %v", c2.name, err) {
+			assert.Contains(t, status.Convert(err).Message(), c2.msg, c2.name)
+		}
+	}
+}
+
+// TestGRPCDeadline: a request waiting for its batch to fill ends at the
+// client's deadline with DEADLINE_EXCEEDED, and the server's handler sees
+// it through its context (called directly, so that the client's own timer
+// cannot be what answers).
+func TestGRPCDeadline(t *testing.T) {
+	s := newTestServer(t, 5*time.Second, 8)
+	c, _ := startGRPC(t, s, GRPCOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.ModelInfer(ctx, affineProto([][]float32{{1, 2, 3, 4}}))
+	assert.Equal(t, codes.DeadlineExceeded, codeOf(err), "%v", err)
+	assert.Less(t, time.Since(start), 4*time.Second)
+
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	_, err = (&grpcService{s: s}).ModelInfer(ctx2, affineProto([][]float32{{1, 2, 3, 4}}))
+	assert.Equal(t, codes.DeadlineExceeded, codeOf(err), "%v", err)
+}
+
+// TestGRPCOverload floods a model with a queue of 2 that waits a while to
+// fill its batches: the requests beyond the queue get RESOURCE_EXHAUSTED
+// at once, the others their results, and the server answers normally
+// afterwards.
+func TestGRPCOverload(t *testing.T) {
+	s := newTestServer(t, 300*time.Millisecond, 2)
+	c, _ := startGRPC(t, s, GRPCOptions{})
+	const n = 40
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		ok, full  int
+		unexpects []error
+	)
+	for i := range n {
+		wg.Go(func() {
+			rows := [][]float32{{float32(i), 0, 0, 0}}
+			resp, err := c.ModelInfer(context.Background(), affineProto(rows))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && assert.ObjectsAreEqual(affineWant(rows), resp.GetOutputs()[0].GetContents().GetFp32Contents()):
+				ok++
+			case codeOf(err) == codes.ResourceExhausted:
+				full++
+			default:
+				unexpects = append(unexpects, err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Empty(t, unexpects)
+	assert.Positive(t, ok)
+	assert.Positive(t, full, "no request was refused")
+	assert.Equal(t, n, ok+full)
+	resp, err := c.ModelInfer(context.Background(), affineProto([][]float32{{1, 1, 1, 1}}))
+	require.NoError(t, err)
+	assert.Equal(t, affineWant([][]float32{{1, 1, 1, 1}}), resp.GetOutputs()[0].GetContents().GetFp32Contents())
+}
+
+// TestGRPCDrainAndShutdown: while the server drains, it is not ready and
+// refuses inference with UNAVAILABLE; ShutdownGRPC lets the request in
+// flight finish, then the port is closed.
+func TestGRPCDrainAndShutdown(t *testing.T) {
+	s := newTestServer(t, 300*time.Millisecond, 8)
+	c, g := startGRPC(t, s, GRPCOptions{})
+	ctx := context.Background()
+	rows := [][]float32{{1, 2, 3, 4}}
+	type result struct {
+		resp *kservepb.ModelInferResponse
+		err  error
+	}
+	inflight := make(chan result, 1)
+	go func() {
+		resp, err := c.ModelInfer(ctx, affineProto(rows))
+		inflight <- result{resp, err}
+	}()
+	// The request waits in its batch for 300 ms; shut down meanwhile.
+	time.Sleep(100 * time.Millisecond)
+	stopped := make(chan struct{})
+	go func() {
+		ShutdownGRPC(ctx, g)
+		close(stopped)
+	}()
+	r := <-inflight
+	require.NoError(t, r.err)
+	assert.Equal(t, affineWant(rows), r.resp.GetOutputs()[0].GetContents().GetFp32Contents())
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ShutdownGRPC did not return after the last request")
+	}
+
+	s2 := newTestServer(t, 0, 8)
+	c2, _ := startGRPC(t, s2, GRPCOptions{})
+	s2.Drain()
+	ready, err := c2.ServerReady(ctx, &kservepb.ServerReadyRequest{})
+	require.NoError(t, err)
+	assert.False(t, ready.GetReady())
+	live, err := c2.ServerLive(ctx, &kservepb.ServerLiveRequest{})
+	require.NoError(t, err)
+	assert.True(t, live.GetLive())
+	_, err = c2.ModelInfer(ctx, affineProto(rows))
+	assert.Equal(t, codes.Unavailable, codeOf(err), "%v", err)
+}
+
+// TestShutdownGRPCDeadline: when the context ends before the RPCs in
+// flight, ShutdownGRPC closes them and returns.
+func TestShutdownGRPCDeadline(t *testing.T) {
+	s := newTestServer(t, 5*time.Second, 8)
+	c, g := startGRPC(t, s, GRPCOptions{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.ModelInfer(context.Background(), affineProto([][]float32{{1, 2, 3, 4}}))
+		errc <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	ShutdownGRPC(ctx, g)
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Error(t, <-errc)
+}
