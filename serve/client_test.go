@@ -1,0 +1,139 @@
+package serve_test
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/serve"
+	"github.com/onnxvk/onnxvk/serve/client"
+)
+
+// transport is a way for a client to reach the server: a frontend on a
+// loopback port and the client's options.
+type transport struct {
+	name  string
+	start func(t *testing.T, s *serve.Server) string
+	opts  client.Options
+}
+
+func startGRPCURL(t *testing.T, s *serve.Server) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := serve.NewGRPC(s, serve.GRPCOptions{})
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(lis) }()
+	t.Cleanup(func() {
+		g.Stop()
+		require.NoError(t, <-done)
+	})
+	return "grpc://" + lis.Addr().String()
+}
+
+var transports = []transport{
+	{"grpc raw", startGRPCURL, client.Options{}},
+	{"grpc typed", startGRPCURL, client.Options{Listed: true}},
+}
+
+// echoValues are values of every datatype in the forms
+// serve.ResponseTensor.Values gives them back.
+var echoValues = map[string]any{
+	"BOOL": []bool{true, false, false, true}, "UINT8": []uint64{0, 1, 200, 255},
+	"UINT16": []uint64{0, 1, 60000, 65535}, "UINT32": []uint64{0, 1, 1 << 31, 1<<32 - 1},
+	"UINT64": []uint64{0, 1, 1 << 63, 1<<64 - 1}, "INT8": []int64{-128, -1, 0, 127},
+	"INT16": []int64{-32768, -1, 0, 32767}, "INT32": []int64{-1 << 31, -1, 0, 1<<31 - 1},
+	"INT64": []int64{-1 << 63, -1, 0, 1<<63 - 1}, "FP16": []float64{0.5, -2, 65504, 5.960464477539063e-08},
+	"FP32": []float32{0.5, -2, 3.25, 1e-30}, "FP64": []float64{0.1, -2, 1e300, 5e-324},
+	"BYTES": []string{"a", "", "héllo", "tab\there"}, "BF16": []float64{0.5, -2, 1.5, 256},
+}
+
+// TestClient drives every call of the client through each frontend and
+// form: health, metadata, inference of every datatype and the errors,
+// which carry the same codes whatever the transport.
+func TestClient(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			s := serve.NewTestServer(t, 0, 8)
+			c, err := client.New(tr.start(t, s), tr.opts)
+			require.NoError(t, err)
+			defer c.Close()
+			ctx := context.Background()
+
+			live, err := c.Live(ctx)
+			require.NoError(t, err)
+			assert.True(t, live)
+			ready, err := c.Ready(ctx)
+			require.NoError(t, err)
+			assert.True(t, ready)
+			md, err := c.ServerMetadata(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, s.ServerMetadata(), md)
+			mr, err := c.ModelReady(ctx, "affine", "")
+			require.NoError(t, err)
+			assert.True(t, mr)
+			_, err = c.ModelReady(ctx, "nope", "")
+			assert.Equal(t, serve.CodeNotFound, serve.CodeOf(err), "%v", err)
+			mm, err := c.ModelMetadata(ctx, "echo", "1")
+			require.NoError(t, err)
+			want, err := s.ModelMetadata(ctx, "echo", "1")
+			require.NoError(t, err)
+			assert.Equal(t, want, mm)
+			_, err = c.ModelMetadata(ctx, "echo", "7")
+			assert.Equal(t, serve.CodeNotFound, serve.CodeOf(err), "%v", err)
+
+			req := &serve.InferRequest{ModelName: "echo", ID: "e1"}
+			for _, dt := range serve.AllDatatypes {
+				req.Inputs = append(req.Inputs, serve.RequestTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}, Data: echoValues[dt]})
+			}
+			resp, err := c.Infer(ctx, req)
+			require.NoError(t, err)
+			assert.Equal(t, "e1", resp.ID)
+			assert.Equal(t, "echo", resp.ModelName)
+			require.Len(t, resp.Outputs, len(serve.AllDatatypes))
+			for i, dt := range serve.AllDatatypes {
+				o := resp.Outputs[i]
+				assert.Equal(t, "out_"+dt, o.Name)
+				assert.Equal(t, dt, o.Datatype)
+				assert.Equal(t, []int64{2, 2}, o.Shape)
+				assert.Equal(t, echoValues[dt], o.Values(), dt)
+			}
+
+			rows := [][]float32{{1, 2, 3, 4}, {5, 6, 7, 8}}
+			req = &serve.InferRequest{ModelName: "affine", Inputs: []serve.RequestTensor{{Name: "x", Datatype: "FP32", Shape: []int64{2, 4}, Data: append(rows[0], rows[1]...)}},
+				Outputs: []serve.RequestedOutput{{Name: "y"}}}
+			resp, err = c.Infer(ctx, req)
+			require.NoError(t, err)
+			require.Len(t, resp.Outputs, 1)
+			assert.Equal(t, serve.AffineWant(rows), resp.Outputs[0].Values())
+
+			for _, bad := range []struct {
+				req  *serve.InferRequest
+				code serve.Code
+			}{
+				{&serve.InferRequest{ModelName: "nope"}, serve.CodeNotFound},
+				{&serve.InferRequest{ModelName: "affine", Inputs: []serve.RequestTensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 3}, Data: []float32{1, 2, 3}}}}, serve.CodeInvalidArgument},
+				{&serve.InferRequest{ModelName: "affine", Inputs: []serve.RequestTensor{{Name: "x", Datatype: "INT64", Shape: []int64{1, 4}, Data: []int64{1, 2, 3, 4}}}}, serve.CodeInvalidArgument},
+			} {
+				_, err := c.Infer(ctx, bad.req)
+				assert.Equal(t, bad.code, serve.CodeOf(err), "%v", err)
+			}
+
+			s.Drain()
+			ready, err = c.Ready(ctx)
+			require.NoError(t, err)
+			assert.False(t, ready)
+			_, err = c.Infer(ctx, req)
+			assert.Equal(t, serve.CodeUnavailable, serve.CodeOf(err), "%v", err)
+		})
+	}
+}
+
+func TestClientURLs(t *testing.T) {
+	for _, u := range []string{"localhost:8001", "ftp://127.0.0.1:1", "grpc://", "http://[::1"} {
+		_, err := client.New(u, client.Options{})
+		assert.Error(t, err, u)
+	}
+}
