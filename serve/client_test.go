@@ -2,7 +2,6 @@ package serve_test
 
 import (
 	"context"
-	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,22 +19,34 @@ type transport struct {
 	opts  client.Options
 }
 
-func startGRPCURL(t *testing.T, s *serve.Server) string {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	g := serve.NewGRPC(s, serve.GRPCOptions{})
+// serveFrontend serves f until the end of the test and returns its address.
+func serveFrontend(t *testing.T, f serve.Frontend) string {
 	done := make(chan error, 1)
-	go func() { done <- g.Serve(lis) }()
+	go func() { done <- f.Serve() }()
 	t.Cleanup(func() {
-		g.Stop()
+		require.NoError(t, f.Shutdown(context.Background()))
 		require.NoError(t, <-done)
 	})
-	return "grpc://" + lis.Addr().String()
+	return f.Addr()
+}
+
+func startGRPCURL(t *testing.T, s *serve.Server) string {
+	f, err := serve.NewGRPC(s, "127.0.0.1:0", serve.GRPCOptions{})
+	require.NoError(t, err)
+	return "grpc://" + serveFrontend(t, f)
+}
+
+func startHTTPURL(t *testing.T, s *serve.Server) string {
+	f, err := serve.NewHTTP(s, "127.0.0.1:0", serve.HTTPOptions{})
+	require.NoError(t, err)
+	return "http://" + serveFrontend(t, f)
 }
 
 var transports = []transport{
 	{"grpc raw", startGRPCURL, client.Options{}},
 	{"grpc typed", startGRPCURL, client.Options{Listed: true}},
+	{"http binary", startHTTPURL, client.Options{}},
+	{"http json", startHTTPURL, client.Options{Listed: true}},
 }
 
 // echoValues are values of every datatype in the forms

@@ -6,4 +6,6 @@ var (
 	NewTestServer = newTestServer
 	AllDatatypes  = allDatatypes
 	AffineWant    = affineWant
+	BuildCommand  = buildCommand
+	StartServe    = startServe
 )

@@ -2,9 +2,13 @@ package serve
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
 	"github.com/onnxvk/onnxvk/serve/kservepb"
@@ -20,47 +24,75 @@ type GRPCOptions struct {
 	// response message (0: DefaultGRPCMaxMessageBytes). A larger request
 	// fails with RESOURCE_EXHAUSTED before it is decoded.
 	MaxMessageBytes int
-	// ServerOptions are passed to grpc.NewServer after the frontend's own
-	// (TLS credentials, for example).
-	ServerOptions []grpc.ServerOption
+	// CertFile and KeyFile, when set, serve over TLS.
+	CertFile, KeyFile string
 }
 
-// NewGRPC returns a gRPC server answering the protocol's
-// GRPCInferenceService (grpc_predict_v2.proto) from s; serve it with its
-// Serve method and stop it with ShutdownGRPC. Errors go out as gRPC
-// statuses with the code of CodeOf: NOT_FOUND for an unknown model,
-// INVALID_ARGUMENT for a bad request, RESOURCE_EXHAUSTED when the model's
-// queue is full, DEADLINE_EXCEEDED past the client's deadline, UNAVAILABLE
-// while the server drains.
+// GRPCFrontend serves the protocol's GRPCInferenceService
+// (grpc_predict_v2.proto). Errors go out as gRPC statuses with the code of
+// CodeOf: NOT_FOUND for an unknown model, INVALID_ARGUMENT for a bad
+// request, RESOURCE_EXHAUSTED when the model's queue is full,
+// DEADLINE_EXCEEDED past the client's deadline, UNAVAILABLE while the
+// server drains.
 //
 // ModelInfer answers with raw_output_contents when the request sent
 // raw_input_contents, set the request parameter "binary_data_output" or an
 // output's "binary_data" to true, or an output is FP16 or BF16 (which have
 // no typed contents); otherwise with typed contents.
-func NewGRPC(s *Server, opts GRPCOptions) *grpc.Server {
+type GRPCFrontend struct {
+	g  *grpc.Server
+	ln net.Listener
+}
+
+// NewGRPC listens on addr ("127.0.0.1:8001"; port 0 picks one) and
+// returns the frontend, to be served by Serve or Run.
+func NewGRPC(s *Server, addr string, opts GRPCOptions) (*GRPCFrontend, error) {
 	limit := opts.MaxMessageBytes
 	if limit <= 0 {
 		limit = DefaultGRPCMaxMessageBytes
 	}
-	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit)}, opts.ServerOptions...)...)
+	sopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit)}
+	switch {
+	case (opts.CertFile == "") != (opts.KeyFile == ""):
+		return nil, errors.New("serve: TLS needs both a certificate and a key file")
+	case opts.CertFile != "":
+		creds, err := credentials.NewServerTLSFromFile(opts.CertFile, opts.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		sopts = append(sopts, grpc.Creds(creds))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	g := grpc.NewServer(sopts...)
 	kservepb.RegisterGRPCInferenceServiceServer(g, &grpcService{s: s})
-	return g
+	return &GRPCFrontend{g: g, ln: ln}, nil
 }
 
-// ShutdownGRPC stops g gracefully: it stops accepting connections and
-// waits for the RPCs in flight, until ctx ends, when it closes the
-// connections that remain.
-func ShutdownGRPC(ctx context.Context, g *grpc.Server) {
+// Addr returns the address the frontend listens on.
+func (f *GRPCFrontend) Addr() string { return f.ln.Addr().String() }
+
+// Serve answers RPCs until Shutdown.
+func (f *GRPCFrontend) Serve() error { return f.g.Serve(f.ln) }
+
+// Shutdown stops accepting connections and waits for the RPCs in
+// progress, until ctx ends: then it closes the connections that remain
+// and returns ctx's error.
+func (f *GRPCFrontend) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
-		g.GracefulStop()
+		f.g.GracefulStop()
 		close(done)
 	}()
 	select {
 	case <-done:
+		return nil
 	case <-ctx.Done():
-		g.Stop()
+		f.g.Stop()
 		<-done
+		return ctx.Err()
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -20,22 +19,21 @@ import (
 )
 
 // startGRPC serves s over gRPC on a loopback port and returns a client of
-// the generated stubs and the server (stopped at the end of the test).
-func startGRPC(t *testing.T, s *Server, opts GRPCOptions) (kservepb.GRPCInferenceServiceClient, *grpc.Server) {
+// the generated stubs and the frontend (stopped at the end of the test).
+func startGRPC(t *testing.T, s *Server, opts GRPCOptions) (kservepb.GRPCInferenceServiceClient, *GRPCFrontend) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	f, err := NewGRPC(s, "127.0.0.1:0", opts)
 	require.NoError(t, err)
-	g := NewGRPC(s, opts)
 	done := make(chan error, 1)
-	go func() { done <- g.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	go func() { done <- f.Serve() }()
+	conn, err := grpc.NewClient(f.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		conn.Close()
-		g.Stop()
+		f.g.Stop()
 		require.NoError(t, <-done)
 	})
-	return kservepb.NewGRPCInferenceServiceClient(conn), g
+	return kservepb.NewGRPCInferenceServiceClient(conn), f
 }
 
 // codeOf returns the gRPC code of err.
@@ -377,11 +375,11 @@ func TestGRPCOverload(t *testing.T) {
 }
 
 // TestGRPCDrainAndShutdown: while the server drains, it is not ready and
-// refuses inference with UNAVAILABLE; ShutdownGRPC lets the request in
-// flight finish, then the port is closed.
+// refuses inference with UNAVAILABLE; Shutdown lets the request in
+// flight finish.
 func TestGRPCDrainAndShutdown(t *testing.T) {
 	s := newTestServer(t, 300*time.Millisecond, 8)
-	c, g := startGRPC(t, s, GRPCOptions{})
+	c, f := startGRPC(t, s, GRPCOptions{})
 	ctx := context.Background()
 	rows := [][]float32{{1, 2, 3, 4}}
 	type result struct {
@@ -397,7 +395,7 @@ func TestGRPCDrainAndShutdown(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	stopped := make(chan struct{})
 	go func() {
-		ShutdownGRPC(ctx, g)
+		assert.NoError(t, f.Shutdown(ctx))
 		close(stopped)
 	}()
 	r := <-inflight
@@ -406,7 +404,7 @@ func TestGRPCDrainAndShutdown(t *testing.T) {
 	select {
 	case <-stopped:
 	case <-time.After(10 * time.Second):
-		t.Fatal("ShutdownGRPC did not return after the last request")
+		t.Fatal("Shutdown did not return after the last request")
 	}
 
 	s2 := newTestServer(t, 0, 8)
@@ -422,11 +420,11 @@ func TestGRPCDrainAndShutdown(t *testing.T) {
 	assert.Equal(t, codes.Unavailable, codeOf(err), "%v", err)
 }
 
-// TestShutdownGRPCDeadline: when the context ends before the RPCs in
-// flight, ShutdownGRPC closes them and returns.
-func TestShutdownGRPCDeadline(t *testing.T) {
+// TestGRPCShutdownDeadline: when the context ends before the RPCs in
+// flight, Shutdown closes them and returns the context's error.
+func TestGRPCShutdownDeadline(t *testing.T) {
 	s := newTestServer(t, 5*time.Second, 8)
-	c, g := startGRPC(t, s, GRPCOptions{})
+	c, f := startGRPC(t, s, GRPCOptions{})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.ModelInfer(context.Background(), affineProto([][]float32{{1, 2, 3, 4}}))
@@ -436,7 +434,7 @@ func TestShutdownGRPCDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	ShutdownGRPC(ctx, g)
+	assert.ErrorIs(t, f.Shutdown(ctx), context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 3*time.Second)
 	assert.Error(t, <-errc)
 }

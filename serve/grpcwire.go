@@ -171,7 +171,7 @@ func InferRequestFromProto(m *kservepb.ModelInferRequest) (*InferRequest, error)
 // InferRequestToProto converts a request for gRPC. With raw set, or
 // where an input is FP16 or BF16 (which have no typed contents), every
 // input goes in raw_input_contents (its Raw, or its Data converted);
-// otherwise as typed contents, which need its Data.
+// otherwise as typed contents, from its Data or Raw.
 func InferRequestToProto(req *InferRequest, raw bool) (*kservepb.ModelInferRequest, error) {
 	m := &kservepb.ModelInferRequest{
 		ModelName:    req.ModelName,
@@ -193,9 +193,6 @@ func InferRequestToProto(req *InferRequest, raw bool) (*kservepb.ModelInferReque
 		if raw && in.Raw != nil {
 			m.RawInputContents = append(m.RawInputContents, in.Raw)
 			continue
-		}
-		if !raw && in.Data == nil {
-			return nil, Errorf(CodeInvalidArgument, "input %q: binary data only, which typed contents cannot carry", in.Name)
 		}
 		t, err := in.Tensor()
 		if err != nil {

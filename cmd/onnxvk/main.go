@@ -8,7 +8,7 @@
 //	onnxvk convert IN OUT [--to archive|protobuf]
 //	onnxvk shard MODEL OUT --stages N | --tensor-parallel N [--config NAME] [--replace] [--to archive|protobuf]
 //	onnxvk conformance [--device ...] [--filter REGEX] [--expect FILE] [--junit FILE] [--json] DIR...
-//	onnxvk serve [--http ADDR] [--device ...] [--name NAME] [--max-batch-size N] [--max-queue-delay D] [--queue N] ... MODEL...|REPO_DIR
+//	onnxvk serve [--http ADDR] [--grpc ADDR] [--device ...] [--name NAME] [--max-batch-size N] [--max-queue-delay D] [--queue N] ... MODEL...|REPO_DIR
 //	onnxvk devices [--json]
 //	onnxvk version
 //	onnxvk completion bash|zsh|fish
@@ -49,7 +49,7 @@ func init() {
 		{"plan", "show the execution plan: steps, devices, transfers, memory", cmdPlan},
 		{"convert", "convert a model between protobuf and the ONNX zip archive", cmdConvert},
 		{"shard", "annotate a model for pipeline stages or tensor parallelism (IR 11)", cmdShard},
-		{"serve", "serve models over the Open Inference Protocol (KServe v2): HTTP/REST, batching, metrics", cmdServe},
+		{"serve", "serve models over the Open Inference Protocol (KServe v2): HTTP/REST and gRPC, batching, metrics", cmdServe},
 		{"conformance", "run ONNX backend test folders and compare with their outputs", cmdConformance},
 		{"devices", "list the Vulkan devices and their capabilities", cmdDevices},
 		{"version", "print onnxvk's version, VCS revision and Go version", cmdVersion},
