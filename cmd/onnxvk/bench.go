@@ -31,6 +31,9 @@ type benchResult struct {
 	DeviceDriver string `json:"device_driver,omitempty"`
 	DeviceUUID   string `json:"device_uuid,omitempty"`
 	Precision    string `json:"precision"`
+	// Server is the URL of the server measured (bench --server), where
+	// Device is "server".
+	Server string `json:"server,omitempty"`
 	// Inputs gives each input's shape as fed.
 	Inputs     map[string][]int64 `json:"inputs"`
 	LoadMS     float64            `json:"load_ms"`
@@ -66,7 +69,7 @@ type benchResult struct {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--report FILE.html] [--json] | bench --compare A.json B.json", stdout)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--report FILE.html] [--json] | bench --server URL NAME [--warmup N] [--runs N | --duration D] [--concurrency N] [--json] | bench --compare A.json B.json", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
@@ -80,6 +83,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	profile := fs.Bool("profile", false, "after the timed runs, time one more step by step and print the time of each op type and its share")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	seed := fs.Uint64("seed", 1, "seed for the random input data")
+	server := fs.String("server", "", "measure the model named by the argument on the running server at `URL` (grpc://HOST:PORT or http://HOST:PORT, the Open Inference Protocol) instead of a local model; random inputs shaped by its metadata (-1: 1); takes --warmup, --runs, --duration, --concurrency (one connection each), --seed and --json")
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy, .pb, or a picture: .png, .jpg, .gif); others get random data")
 	img := addImageFlags(fs)
@@ -100,6 +104,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *runs < 1 || *warmup < 0 || *concurrency < 1 || *duration < 0 {
 		return usagef("--runs and --concurrency must be at least 1, --warmup and --duration at least 0")
+	}
+	if *server != "" {
+		if local := localFlags(fs); local != "" {
+			return usagef("%s: not with --server, which measures a model the server configures", local)
+		}
+		return benchServer(*server, path, *warmup, *runs, *concurrency, *duration, *seed, *asJSON, stdout, stderr)
 	}
 	dims, err := parseDims(dimList)
 	if err != nil {
@@ -136,46 +146,16 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		_, err := sess.RunValues(ctx, feeds)
 		return time.Since(t0), err
 	}
-	phases.say("first run")
-	first, err := run()
+	times, err := measure(&res, run, *warmup, *runs, *duration, *concurrency, "run", phases, stderr, *asJSON)
 	if err != nil {
 		return err
 	}
-	res.FirstRunMS = ms(first)
-	if *warmup > 0 {
-		phases.say(fmt.Sprintf("%d warm-up runs", *warmup))
-	}
-	for i := 0; i < *warmup; i++ {
-		if _, err := run(); err != nil {
-			return err
-		}
-	}
-	if *duration > 0 {
-		phases.say(fmt.Sprintf("timing runs for %v from %d goroutines", *duration, *concurrency))
-	} else {
-		phases.say(fmt.Sprintf("timing %d runs from %d goroutines", *runs**concurrency, *concurrency))
-	}
-	bar := newProgress(stderr, *runs**concurrency, *asJSON || *duration > 0)
-	times, wall, err := timeRuns(run, *runs, *duration, *concurrency, bar.step)
-	bar.done()
-	if err != nil {
-		return err
-	}
-	res.Runs = len(times)
-	res.ThroughputPerS = float64(len(times)) / wall.Seconds()
 	before := sess.Counters()
 	if _, err := run(); err != nil {
 		return err
 	}
 	per := sess.Counters().Sub(before)
 	res.SubmitsPerRun, res.DispatchesPerRun, res.HostDeviceBytesPerRun = per.Submits, per.Dispatches, per.HostDeviceBytes
-	slices.Sort(times)
-	res.MinMS, res.MaxMS = times[0], times[len(times)-1]
-	res.MedianMS = percentile(times, 0.5)
-	res.P90MS = percentile(times, 0.9)
-	res.P95MS = percentile(times, 0.95)
-	res.P99MS = percentile(times, 0.99)
-	res.MeanMS, res.StddevMS = meanStddev(times)
 	if *profile || *report != "" {
 		phases.say("profiling one run")
 		tr := backend.NewTrace()
@@ -190,39 +170,99 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--report: %w", err)
 		}
 	}
-	if *asJSON {
+	return printBench(stdout, &res, *asJSON, *report)
+}
+
+// printBench prints a bench result: one JSON object, or lines of text.
+func printBench(stdout io.Writer, res *benchResult, asJSON bool, report string) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
 	on := res.Device
+	if res.Server != "" {
+		on += " " + res.Server
+	}
 	if res.DeviceName != "" {
 		on += " (" + res.DeviceName + ", " + res.DeviceDriver + ")"
 	}
 	fmt.Fprintf(stdout, "model      %s on %s, %d threads\n", res.Model, on, res.Threads)
 	fmt.Fprintf(stdout, "build      %s\n", res.Version)
-	fmt.Fprintf(stdout, "precision  %s\n", res.Precision)
+	if res.Precision != "" {
+		fmt.Fprintf(stdout, "precision  %s\n", res.Precision)
+	}
 	fmt.Fprintf(stdout, "load       %.2f ms\n", res.LoadMS)
 	fmt.Fprintf(stdout, "first run  %.2f ms\n", res.FirstRunMS)
 	fmt.Fprintf(stdout, "%d runs     median %.3f ms  p90 %.3f ms  p95 %.3f ms  p99 %.3f ms  min %.3f ms  max %.3f ms\n",
 		res.Runs, res.MedianMS, res.P90MS, res.P95MS, res.P99MS, res.MinMS, res.MaxMS)
 	fmt.Fprintf(stdout, "           mean %.3f ms ± %.3f ms (stddev), %.1f runs/s from %d goroutines\n",
 		res.MeanMS, res.StddevMS, res.ThroughputPerS, res.Concurrency)
-	fmt.Fprintf(stdout, "memory     peak RSS %.1f MiB, anonymous RSS after load %.1f MiB\n",
-		float64(res.PeakRSSBytes)/(1<<20), float64(res.RSSAnonBytes)/(1<<20))
+	if res.Server == "" {
+		fmt.Fprintf(stdout, "memory     peak RSS %.1f MiB, anonymous RSS after load %.1f MiB\n",
+			float64(res.PeakRSSBytes)/(1<<20), float64(res.RSSAnonBytes)/(1<<20))
+	}
 	if res.DeviceMemoryBytes > 0 {
 		fmt.Fprintf(stdout, "gpu memory %.1f MiB in use after the runs\n", float64(res.DeviceMemoryBytes)/(1<<20))
 		fmt.Fprintf(stdout, "per run    %d submits, %d dispatches, %.1f KiB between host and device\n",
 			res.SubmitsPerRun, res.DispatchesPerRun, float64(res.HostDeviceBytesPerRun)/(1<<10))
 	}
-	if *report != "" {
-		fmt.Fprintf(stdout, "report     %s\n", *report)
+	if report != "" {
+		fmt.Fprintf(stdout, "report     %s\n", report)
 	}
 	if res.Profile != nil {
 		fmt.Fprintln(stdout, "profile    one run, step by step:")
 		printOpTimes(stdout, res.Profile, 0)
 	}
 	return nil
+}
+
+// measure times run as bench does: a first run, warmup untimed ones, then
+// the timed runs from concurrency goroutines (see timeRuns); it sets res's
+// figures and returns the timed runs' milliseconds, sorted. what names a run in the phase lines on stderr ("run",
+// "request"); quiet leaves out the progress bar.
+func measure(res *benchResult, run func() (time.Duration, error), warmup, runs int, d time.Duration, concurrency int, what string, phases *phases, stderr io.Writer, quiet bool) ([]float64, error) {
+	phases.say("first " + what)
+	first, err := run()
+	if err != nil {
+		return nil, err
+	}
+	res.FirstRunMS = ms(first)
+	if warmup > 0 {
+		phases.say(fmt.Sprintf("%d warm-up %ss", warmup, what))
+	}
+	for i := 0; i < warmup; i++ {
+		if _, err := run(); err != nil {
+			return nil, err
+		}
+	}
+	if d > 0 {
+		phases.say(fmt.Sprintf("timing %ss for %v from %d goroutines", what, d, concurrency))
+	} else {
+		phases.say(fmt.Sprintf("timing %d %ss from %d goroutines", runs*concurrency, what, concurrency))
+	}
+	bar := newProgress(stderr, runs*concurrency, quiet || d > 0)
+	times, wall, err := timeRuns(run, runs, d, concurrency, bar.step)
+	bar.done()
+	if err != nil {
+		return nil, err
+	}
+	res.setTimes(times, wall)
+	return times, nil
+}
+
+// setTimes sets the statistics of the timed runs: times in milliseconds,
+// sorted here, over wall time.
+func (res *benchResult) setTimes(times []float64, wall time.Duration) {
+	res.Runs = len(times)
+	res.ThroughputPerS = float64(len(times)) / wall.Seconds()
+	slices.Sort(times)
+	res.MinMS, res.MaxMS = times[0], times[len(times)-1]
+	res.MedianMS = percentile(times, 0.5)
+	res.P90MS = percentile(times, 0.9)
+	res.P95MS = percentile(times, 0.95)
+	res.P99MS = percentile(times, 0.99)
+	res.MeanMS, res.StddevMS = meanStddev(times)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

@@ -2,6 +2,7 @@
 //
 //	onnxvk run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N]
 //	onnxvk bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--report FILE.html] [--json]
+//	onnxvk bench --server URL NAME [--warmup N] [--runs N | --duration D] [--concurrency N] [--json]
 //	onnxvk bench --compare A.json B.json
 //	onnxvk inspect MODEL [--json]
 //	onnxvk plan MODEL [--device ...] [--config NAME] [--devices LIST] [--json]
