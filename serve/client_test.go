@@ -2,10 +2,14 @@ package serve_test
 
 import (
 	"context"
+	"crypto/x509"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/onnxvk/onnxvk/serve"
 	"github.com/onnxvk/onnxvk/serve/client"
@@ -147,4 +151,31 @@ func TestClientURLs(t *testing.T) {
 		_, err := client.New(u, client.Options{})
 		assert.Error(t, err, u)
 	}
+}
+
+// TestClientGRPCTLS serves gRPC over TLS: a client trusting the
+// certificate gets answers, one without TLS does not.
+func TestClientGRPCTLS(t *testing.T) {
+	s := serve.NewTestServer(t, 0, 8)
+	certFile, keyFile, cert := serve.SelfSigned(t)
+	_, err := serve.NewGRPC(s, "127.0.0.1:0", serve.GRPCOptions{CertFile: certFile})
+	assert.ErrorContains(t, err, "both a certificate and a key")
+	f, err := serve.NewGRPC(s, "127.0.0.1:0", serve.GRPCOptions{CertFile: certFile, KeyFile: keyFile})
+	require.NoError(t, err)
+	url := "grpc://" + serveFrontend(t, f)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	c, err := client.New(url, client.Options{DialOptions: []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewClientTLSFromCert(pool, ""))}})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	live, err := c.Live(ctx)
+	require.NoError(t, err)
+	assert.True(t, live)
+	plain, err := client.New(url, client.Options{})
+	require.NoError(t, err)
+	defer plain.Close()
+	_, err = plain.Live(ctx)
+	assert.Equal(t, serve.CodeUnavailable, serve.CodeOf(err), "%v", err)
 }

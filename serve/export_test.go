@@ -8,4 +8,5 @@ var (
 	AffineWant    = affineWant
 	BuildCommand  = buildCommand
 	StartServe    = startServe
+	SelfSigned    = selfSigned
 )

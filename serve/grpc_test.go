@@ -1,10 +1,15 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/serve/kservepb"
 )
 
@@ -26,14 +32,11 @@ func startGRPC(t *testing.T, s *Server, opts GRPCOptions) (kservepb.GRPCInferenc
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- f.Serve() }()
-	conn, err := grpc.NewClient(f.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
 	t.Cleanup(func() {
-		conn.Close()
 		f.g.Stop()
 		require.NoError(t, <-done)
 	})
-	return kservepb.NewGRPCInferenceServiceClient(conn), f
+	return kservepb.NewGRPCInferenceServiceClient(mustConn(t, f.Addr())), f
 }
 
 // codeOf returns the gRPC code of err.
@@ -437,4 +440,113 @@ func TestGRPCShutdownDeadline(t *testing.T) {
 	assert.ErrorIs(t, f.Shutdown(ctx), context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 3*time.Second)
 	assert.Error(t, <-errc)
+}
+
+// TestGRPCOverloadLong sends 500 concurrent gRPC clients, each on its own
+// connection, at a slow model whose queue holds 32, for up to 10 s (at
+// most 20 requests each): every request gets its result or
+// RESOURCE_EXHAUSTED, nothing else; the process's heap stays bounded
+// (sampled throughout); and once the load ends, the queue is empty and a
+// request is answered.
+func TestGRPCOverloadLong(t *testing.T) {
+	testenv.SkipLong(t)
+	dir := t.TempDir()
+	s, err := NewServer([]ModelConfig{{Name: "slow", Path: saveModel(t, dir, slowModel()), Device: "cpu", QueueSize: 32}}, Options{Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	f, err := NewGRPC(s, "127.0.0.1:0", GRPCOptions{})
+	require.NoError(t, err)
+	go f.Serve()
+	t.Cleanup(func() { f.Shutdown(context.Background()) })
+	x := make([]float32, 512)
+	for i := range x {
+		x[i] = float32(i%7) / 7
+	}
+	req := &kservepb.ModelInferRequest{ModelName: "slow", Inputs: []*kservepb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 512}}},
+		RawInputContents: [][]byte{f32Bytes(x)}}
+
+	var (
+		peakHeap atomic.Uint64
+		sampling = make(chan struct{})
+		sampled  sync.WaitGroup
+	)
+	sampled.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peakHeap.Load() {
+				peakHeap.Store(ms.HeapInuse)
+			}
+			select {
+			case <-sampling:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	const clients, perClient = 500, 20
+	var (
+		wg         sync.WaitGroup
+		mu         sync.Mutex
+		ok, full   int
+		others     []error
+		okTimes    []float64
+		stop       = time.Now().Add(10 * time.Second)
+		wantOutput []byte
+	)
+	for range clients {
+		wg.Go(func() {
+			conn, err := grpc.NewClient(f.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				mu.Lock()
+				others = append(others, err)
+				mu.Unlock()
+				return
+			}
+			defer conn.Close()
+			c := kservepb.NewGRPCInferenceServiceClient(conn)
+			for i := 0; i < perClient && time.Now().Before(stop); i++ {
+				start := time.Now()
+				resp, err := c.ModelInfer(context.Background(), req)
+				took := time.Since(start)
+				mu.Lock()
+				switch {
+				case err == nil && (wantOutput == nil || bytes.Equal(wantOutput, resp.GetRawOutputContents()[0])):
+					wantOutput = resp.GetRawOutputContents()[0]
+					ok++
+					okTimes = append(okTimes, took.Seconds()*1000)
+				case codeOf(err) == codes.ResourceExhausted:
+					full++
+				case err == nil:
+					others = append(others, errors.New("an output differs from the first one"))
+				default:
+					others = append(others, err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(sampling)
+	sampled.Wait()
+	assert.Empty(t, others)
+	assert.Positive(t, ok)
+	assert.Positive(t, full, "no request was refused")
+	assert.Less(t, peakHeap.Load(), uint64(1<<30), "heap in use peaked at %d bytes", peakHeap.Load())
+	resp, err := kservepb.NewGRPCInferenceServiceClient(mustConn(t, f.Addr())).ModelInfer(context.Background(), req)
+	require.NoError(t, err, "after the load")
+	assert.Equal(t, wantOutput, resp.GetRawOutputContents()[0])
+	slices.Sort(okTimes)
+	t.Logf("%d clients: %d answered (p50 %.0f ms, p99 %.0f ms), %d RESOURCE_EXHAUSTED, %d other errors; heap in use peaked at %.1f MiB",
+		clients, ok, okTimes[len(okTimes)/2], okTimes[len(okTimes)*99/100], full, len(others), float64(peakHeap.Load())/(1<<20))
+}
+
+// mustConn dials addr over loopback without TLS, closed at the end of the test.
+func mustConn(t *testing.T, addr string) *grpc.ClientConn {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
