@@ -136,6 +136,24 @@ func TestClient(t *testing.T) {
 				assert.Equal(t, bad.code, serve.CodeOf(err), "%v", err)
 			}
 
+			// Bytes that are not UTF-8 go in every form but JSON, which
+			// cannot carry them.
+			breq := &serve.InferRequest{ModelName: "echo"}
+			for _, dt := range serve.AllDatatypes {
+				data := echoValues[dt]
+				if dt == "BYTES" {
+					data = []string{"\xff\x00", "a", "", "\xc3"}
+				}
+				breq.Inputs = append(breq.Inputs, serve.RequestTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}, Data: data})
+			}
+			breq.Outputs = []serve.RequestedOutput{{Name: "out_BYTES"}}
+			resp, err = c.Infer(ctx, breq)
+			if tr.name == "http json" {
+				assert.ErrorContains(t, err, "not UTF-8")
+			} else if assert.NoError(t, err) {
+				assert.Equal(t, []string{"\xff\x00", "a", "", "\xc3"}, resp.Outputs[0].Values())
+			}
+
 			s.Drain()
 			ready, err = c.Ready(ctx)
 			require.NoError(t, err)

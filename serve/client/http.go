@@ -9,7 +9,9 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/onnxvk/onnxvk/serve"
 )
@@ -226,6 +228,9 @@ func (c *httpClient) Infer(ctx context.Context, req *serve.InferRequest) (*serve
 		}
 		if c.listed {
 			jt.Data = rt.Values()
+			if s, ok := jt.Data.([]string); ok && slices.ContainsFunc(s, func(e string) bool { return !utf8.ValidString(e) }) {
+				return nil, fmt.Errorf("client: input %q: a BYTES element is not UTF-8, which JSON cannot carry: send it binary", in.Name)
+			}
 		} else {
 			raw := rt.Raw()
 			jt.Parameters = withParam(in.Parameters, "binary_data_size", int64(len(raw)))
