@@ -2,6 +2,7 @@ package onnxvk_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/serve"
+	"github.com/onnxvk/onnxvk/serve/client"
 )
 
 // batchedResnet18 writes torchvision's resnet18, exported with batch 1,
@@ -74,8 +76,10 @@ type loadResult struct {
 
 // serveLoad runs clients against a server of the model for d: each client
 // sends one [1,3,224,224] image as binary data after another and reads
-// the binary output, on 127.0.0.1.
-func serveLoad(t *testing.T, model string, cfg serve.ModelConfig, clients int, d time.Duration) loadResult {
+// the binary output, on 127.0.0.1, over HTTP or, with overGRPC, over gRPC
+// through serve/client, a connection per client (RESOURCE_EXHAUSTED
+// counts as status 429).
+func serveLoad(t *testing.T, model string, cfg serve.ModelConfig, clients int, d time.Duration, overGRPC bool) loadResult {
 	cfg.Name, cfg.Path, cfg.Device = "resnet18", model, "cpu"
 	s, err := serve.NewServer([]serve.ModelConfig{cfg}, serve.Options{Logger: quietLogger()})
 	require.NoError(t, err)
@@ -88,9 +92,16 @@ func serveLoad(t *testing.T, model string, cfg serve.ModelConfig, clients int, d
 	for i := 0; i < len(pixels); i += 4 {
 		binary.LittleEndian.PutUint32(pixels[i:], math.Float32bits(float32(i%251)/251-0.5))
 	}
+	var grpcPost func() (int, error)
+	if overGRPC {
+		grpcPost = grpcPoster(t, s, clients, pixels)
+	}
 	head := fmt.Sprintf(`{"inputs":[{"name":"input","shape":[1,3,224,224],"datatype":"FP32","parameters":{"binary_data_size":%d}}],"parameters":{"binary_data_output":true}}`, len(pixels))
 	body := append([]byte(head), pixels...)
 	post := func() (int, error) {
+		if grpcPost != nil {
+			return grpcPost()
+		}
 		req, _ := http.NewRequest("POST", ts.URL+"/v2/models/resnet18/infer", bytes.NewReader(body))
 		req.Header.Set(serve.HeaderContentLength, strconv.Itoa(len(head)))
 		resp, err := ts.Client().Do(req)
@@ -185,7 +196,13 @@ func serveLoad(t *testing.T, model string, cfg serve.ModelConfig, clients int, d
 // and on (no errors; throughput, p99, batch sizes and RSS logged), then 500
 // clients against a queue of 32 (the excess get 429, nothing else fails,
 // the server recovers).
-func TestServeLoadResnet18(t *testing.T) {
+func TestServeLoadResnet18(t *testing.T) { serveLoadResnet18(t, false) }
+
+// TestServeLoadResnet18GRPC is TestServeLoadResnet18 over gRPC, with
+// serve/client: 64 clients, then 500, a connection each.
+func TestServeLoadResnet18GRPC(t *testing.T) { serveLoadResnet18(t, true) }
+
+func serveLoadResnet18(t *testing.T, overGRPC bool) {
 	testenv.SkipLong(t)
 	model := batchedResnet18(t)
 	d := 30 * time.Second
@@ -197,7 +214,7 @@ func TestServeLoadResnet18(t *testing.T) {
 	mb := func(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 	var thr [2]float64
 	for i, batch := range []int{0, 8} {
-		r := serveLoad(t, model, serve.ModelConfig{MaxBatchSize: batch, MaxQueueDelay: serve.Duration(5 * time.Millisecond), Instances: 2, QueueSize: 128}, 64, d)
+		r := serveLoad(t, model, serve.ModelConfig{MaxBatchSize: batch, MaxQueueDelay: serve.Duration(5 * time.Millisecond), Instances: 2, QueueSize: 128}, 64, d, overGRPC)
 		t.Logf("max_batch_size %d: 64 clients x %v: %d answered, %d errors (%v), %.2f req/s, p50 %v, p99 %v, %.0f Runs for %.0f requests, RSS %s -> %s (peak %s)",
 			batch, d, r.ok, len(r.failures)+r.statuses[429], r.statuses, r.throughput, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
 			r.runs, r.mergedRequest, mb(r.rssStart), mb(r.rssEnd), mb(r.rssPeak))
@@ -207,7 +224,7 @@ func TestServeLoadResnet18(t *testing.T) {
 	}
 	t.Logf("throughput with batching over without: %.2fx", thr[1]/thr[0])
 
-	r := serveLoad(t, model, serve.ModelConfig{MaxBatchSize: 8, MaxQueueDelay: serve.Duration(5 * time.Millisecond), Instances: 2, QueueSize: 32}, 500, d/3)
+	r := serveLoad(t, model, serve.ModelConfig{MaxBatchSize: 8, MaxQueueDelay: serve.Duration(5 * time.Millisecond), Instances: 2, QueueSize: 32}, 500, d/3, overGRPC)
 	t.Logf("overload: 500 clients x %v against a queue of 32: statuses %v, %d other failures, %.2f req/s, p99 %v, RSS %s -> %s (peak %s)",
 		d/3, r.statuses, len(r.failures), r.throughput, r.p99.Round(time.Millisecond), mb(r.rssStart), mb(r.rssEnd), mb(r.rssPeak))
 	assert.Empty(t, r.failures)
@@ -226,3 +243,35 @@ func sumStatuses(m map[int]int) int {
 
 // quietLogger drops the server's logs.
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// grpcPoster serves s over gRPC on a loopback port for the test and
+// returns a function that sends the image through serve/client on one of
+// clients connections, taken in turn, as serveLoad's post does over HTTP.
+func grpcPoster(t *testing.T, s *serve.Server, clients int, pixels []byte) func() (int, error) {
+	f, err := serve.NewGRPC(s, "127.0.0.1:0", serve.GRPCOptions{})
+	require.NoError(t, err)
+	go f.Serve()
+	t.Cleanup(func() { f.Shutdown(context.Background()) })
+	conns := make(chan client.Client, clients)
+	for range clients {
+		c, err := client.New("grpc://"+f.Addr(), client.Options{})
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		conns <- c
+	}
+	req := &serve.InferRequest{ModelName: "resnet18", Inputs: []serve.RequestTensor{{Name: "input", Datatype: "FP32", Shape: []int64{1, 3, 224, 224}, Raw: pixels}}}
+	return func() (int, error) {
+		c := <-conns
+		defer func() { conns <- c }()
+		resp, err := c.Infer(context.Background(), req)
+		switch {
+		case serve.CodeOf(err) == serve.CodeResourceExhausted:
+			return http.StatusTooManyRequests, nil
+		case err != nil:
+			return 0, err
+		case len(resp.Outputs) != 1 || len(resp.Outputs[0].Tensor.Bytes()) != 4000:
+			return 0, fmt.Errorf("outputs %v", resp.Outputs)
+		}
+		return http.StatusOK, nil
+	}
+}
