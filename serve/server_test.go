@@ -129,17 +129,22 @@ func TestInferDeadline(t *testing.T) {
 	assert.Equal(t, CodeDeadlineExceeded, CodeOf(err), "%v", err)
 }
 
+// datatypeValues are values of every datatype in the forms
+// ResponseTensor.Values gives them back (BYTES includes bytes that are not
+// UTF-8).
+var datatypeValues = map[string]any{
+	"BOOL": []bool{true, false, false, true}, "UINT8": []uint64{0, 1, 200, 255},
+	"UINT16": []uint64{0, 1, 60000, 65535}, "UINT32": []uint64{0, 1, 1 << 31, 1<<32 - 1},
+	"UINT64": []uint64{0, 1, 1 << 63, 1<<64 - 1}, "INT8": []int64{-128, -1, 0, 127},
+	"INT16": []int64{-32768, -1, 0, 32767}, "INT32": []int64{-1 << 31, -1, 0, 1<<31 - 1},
+	"INT64": []int64{-1 << 63, -1, 0, 1<<63 - 1}, "FP16": []float64{0.5, -2, 65504, 5.960464477539063e-08},
+	"FP32": []float32{0.5, -2, 3.25, 1e-30}, "FP64": []float64{0.1, -2, 1e300, 5e-324},
+	"BYTES": []string{"a", "", "héllo", "\x00\xff"}, "BF16": []float64{0.5, -2, 1.5, 256},
+}
+
 func TestDatatypesRoundTrip(t *testing.T) {
 	s := newTestServer(t, 0, 8)
-	values := map[string]any{
-		"BOOL": []bool{true, false, false, true}, "UINT8": []uint64{0, 1, 200, 255},
-		"UINT16": []uint64{0, 1, 60000, 65535}, "UINT32": []uint64{0, 1, 1 << 31, 1<<32 - 1},
-		"UINT64": []uint64{0, 1, 1 << 63, 1<<64 - 1}, "INT8": []int64{-128, -1, 0, 127},
-		"INT16": []int64{-32768, -1, 0, 32767}, "INT32": []int64{-1 << 31, -1, 0, 1<<31 - 1},
-		"INT64": []int64{-1 << 63, -1, 0, 1<<63 - 1}, "FP16": []float64{0.5, -2, 65504, 5.960464477539063e-08},
-		"FP32": []float32{0.5, -2, 3.25, 1e-30}, "FP64": []float64{0.1, -2, 1e300, 5e-324},
-		"BYTES": []string{"a", "", "héllo", "\x00\xff"}, "BF16": []float64{0.5, -2, 1.5, 256},
-	}
+	values := datatypeValues
 	req := &InferRequest{ModelName: "echo", ID: "r1"}
 	for _, dt := range allDatatypes {
 		req.Inputs = append(req.Inputs, RequestTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}, Data: values[dt]})
