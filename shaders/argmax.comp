@@ -5,12 +5,15 @@
 // or the last when last is set; NaN counts as the extreme value, as in
 // numpy.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { uint y[]; };
 
 layout(push_constant) uniform Params {
@@ -39,9 +42,9 @@ void main() {
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
         uint bi = min(lid, p.len - 1u);
-        float best = x[base + bi * p.inner];
+        float best = float(x[base + bi * p.inner]);
         for (uint j = lid + 256u; j < p.len; j += 256u) {
-            float v = x[base + j * p.inner];
+            float v = float(x[base + j * p.inner]);
             if (beats(v, j, best, bi)) {
                 best = v;
                 bi = j;

@@ -1,4 +1,4 @@
-// Elementwise binary ops on fp32 with numpy broadcasting: y = f(a, b).
+// Elementwise binary ops on fp32 (fp16 storage with HALF, see half.glsl) with numpy broadcasting: y = f(a, b).
 // The op is chosen by the specialization constant OP. Output dims and the
 // element strides of a and b (0 along broadcast dims) come as push
 // constants, up to rank 8.
@@ -10,10 +10,11 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const int OP = 0;
 
 #include "binary.glsl"
+#include "half.glsl"
 
-layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer A { DATA a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { DATA b[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { DATA y[]; };
 
 layout(push_constant) uniform Params {
     uint n;
@@ -35,6 +36,6 @@ void main() {
             ia += c * p.sa[d];
             ib += c * p.sb[d];
         }
-        y[i] = binaryOp(OP, a[ia], b[ib]);
+        y[i] = DATA(binaryOp(OP, float(a[ia]), float(b[ib])));
     }
 }

@@ -33,7 +33,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
-#ifdef HALF_WEIGHTS
+#include "half.glsl"
+
+#if defined(HALF_WEIGHTS) || defined(HALF)
 #extension GL_EXT_shader_16bit_storage : require
 #define WEIGHT float16_t
 #else
@@ -50,11 +52,11 @@ const bool TRANSPOSED = (OP & 4096) != 0;
 
 #include "act.glsl"
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { WEIGHT w[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
-layout(std430, set = 0, binding = 4) readonly buffer Sum { float sum[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bias { DATA bias[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { DATA y[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Sum { DATA sum[]; };
 
 layout(push_constant) uniform Params {
     // m and c are the output and input channels, mg and cg their number
@@ -99,7 +101,7 @@ void transposed() {
         ivec3 base = ivec3(o) + ivec3(p.pad[0], p.pad[1], p.pad[2]);
         uint xb = (img * p.c + g * p.cg) * isz;
         uint wb = (g * p.cg * p.mg + mi % p.mg) * ks;
-        float acc = (p.flags & 1u) != 0u ? bias[mi] : 0.0;
+        float acc = (p.flags & 1u) != 0u ? float(bias[mi]) : 0.0;
         uint tap = 0u;
         for (uint kz = 0u; kz < p.k[0]; kz++) {
             for (uint ky = 0u; ky < p.k[1]; ky++) {
@@ -115,12 +117,12 @@ void transposed() {
                     uint xo = xb + uint((at.x * dims.y + at.y) * dims.z + at.z);
                     uint wo = wb + tap;
                     for (uint ch = 0u; ch < p.cg; ch++) {
-                        acc += x[xo + ch * isz] * float(w[wo + ch * p.mg * ks]);
+                        acc += float(x[xo + ch * isz]) * float(w[wo + ch * p.mg * ks]);
                     }
                 }
             }
         }
-        y[e] = act(ACT, acc, p.alpha, p.beta);
+        y[e] = DATA(act(ACT, acc, p.alpha, p.beta));
     }
 }
 
@@ -176,7 +178,7 @@ void direct() {
                     }
                     for (uint ch = 0u; ch < p.cg; ch++) {
                         uvec4 e = off + ch * isz;
-                        vec4 xv = vec4(ok.x ? x[e.x] : 0.0, ok.y ? x[e.y] : 0.0, ok.z ? x[e.z] : 0.0, ok.w ? x[e.w] : 0.0);
+                        vec4 xv = vec4(ok.x ? float(x[e.x]) : 0.0, ok.y ? float(x[e.y]) : 0.0, ok.z ? float(x[e.z]) : 0.0, ok.w ? float(x[e.w]) : 0.0);
                         uint wo = ch * ks + tap;
                         for (int i = 0; i < MB; i++) {
                             acc[i] += float(w[wb[i] + wo]) * xv;
@@ -187,14 +189,14 @@ void direct() {
         }
         for (int i = 0; i < MB && m0 + uint(i) < p.mg; i++) {
             uint mi = g * p.mg + m0 + uint(i);
-            float b = (p.flags & 1u) != 0u ? bias[mi] : 0.0;
+            float b = (p.flags & 1u) != 0u ? float(bias[mi]) : 0.0;
             for (uint j = 0u; j < 4u && q0 + j * p.pw < p.cols; j++) {
                 uint at = yi[j] + (m0 + uint(i)) * p.s;
                 float v = acc[i][j] + b;
                 if ((p.flags & 2u) != 0u) {
-                    v += sum[at];
+                    v += float(sum[at]);
                 }
-                y[at] = act(ACT, v, p.alpha, p.beta);
+                y[at] = DATA(act(ACT, v, p.alpha, p.beta));
             }
         }
     }

@@ -38,7 +38,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
-#ifdef HALF_WEIGHTS
+#include "half.glsl"
+
+#if defined(HALF_WEIGHTS) || defined(HALF)
 #extension GL_EXT_shader_16bit_storage : require
 #define WEIGHT float16_t
 #else
@@ -61,11 +63,11 @@ const uint TM = 64u;
 const uint TN = 64u;
 const uint KS = 16u;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { WEIGHT w[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
-layout(std430, set = 0, binding = 4) readonly buffer Sum { float sum[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bias { DATA bias[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { DATA y[]; };
+layout(std430, set = 0, binding = 4) readonly buffer Sum { DATA sum[]; };
 layout(std430, set = 0, binding = 5) buffer Part { float part[]; };
 
 layout(push_constant) uniform Params {
@@ -107,12 +109,12 @@ shared vec4 Bs[KS][TN / 4u];
 // v, applies the activation and stores it.
 void epilogue(uint at, uint mi, float v) {
     if ((p.flags & 1u) != 0u) {
-        v += bias[mi];
+        v += float(bias[mi]);
     }
     if ((p.flags & 2u) != 0u) {
-        v += sum[at];
+        v += float(sum[at]);
     }
-    y[at] = act(ACT, v, p.alpha, p.beta);
+    y[at] = DATA(act(ACT, v, p.alpha, p.beta));
 }
 
 void reduce() {
@@ -167,7 +169,7 @@ void fetch(uint step, out vec4 ra, out vec4 rb) {
     for (uint j = 0u; j < 4u; j++) {
         ivec3 at = i0[j] + d;
         if (cok[j] && all(greaterThanEqual(at, ivec3(0))) && all(lessThan(at, dims))) {
-            rb[j] = x[xb[j] + ci * isz + uint((at.x * dims.y + at.y) * dims.z + at.z)];
+            rb[j] = float(x[xb[j] + ci * isz + uint((at.x * dims.y + at.y) * dims.z + at.z)]);
         }
     }
 }

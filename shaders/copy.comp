@@ -4,14 +4,17 @@
 // Reshape is rank 1; Slice, Concat, Split, Expand, Tile and
 // DepthToSpace/SpaceToDepth choose bases and strides.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
 // OP is the number of 32-bit words per element.
 layout(constant_id = 0) const int OP = 1;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { uint x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { uint y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { WORD x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { WORD y[]; };
 
 layout(push_constant) uniform Params {
     uint n;

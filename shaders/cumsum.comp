@@ -3,11 +3,14 @@
 // reverse when asked, with Kahan compensation; exclusive sums leave out
 // each element's own value.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { DATA y[]; };
 
 layout(push_constant) uniform Params {
     uint lines;
@@ -25,16 +28,16 @@ void main() {
         float comp = 0.0;
         for (uint k = 0u; k < p.n; k++) {
             uint at = base + (p.reverse != 0u ? p.n - 1u - k : k) * p.inner;
-            float v = x[at];
+            float v = float(x[at]);
             if (p.exclusive != 0u) {
-                y[at] = sum;
+                y[at] = DATA(sum);
             }
             precise float t = v - comp;
             precise float s = sum + t;
             comp = (s - sum) - t;
             sum = s;
             if (p.exclusive == 0u) {
-                y[at] = sum;
+                y[at] = DATA(sum);
             }
         }
     }

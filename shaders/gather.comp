@@ -3,14 +3,17 @@
 // high word is ignored), y is [outer, k, inner]. Negative indices count
 // from the end. OP bit 0: two words per element; bit 1: int64 indices.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { WORD x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer I { int idx[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y { uint y[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { WORD y[]; };
 
 layout(push_constant) uniform Params {
     uint n;

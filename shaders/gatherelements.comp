@@ -5,12 +5,15 @@
 // the end of the data's axis; xs holds the data's element strides. An
 // index out of range gives zero.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { WORD x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer I { int idx[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y { uint y[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { WORD y[]; };
 
 layout(push_constant) uniform Params {
     uint n;
@@ -39,7 +42,7 @@ void main() {
             off += (uint(d) == p.axis ? uint(k) : c) * p.xs[d];
         }
         for (uint j = 0u; j < p.ew; j++) {
-            y[i * p.ew + j] = ok ? x[off * p.ew + j] : 0u;
+            y[i * p.ew + j] = ok ? x[off * p.ew + j] : WORD(0);
         }
     }
 }

@@ -6,13 +6,16 @@
 // row at a time, reducing in shared memory. With flag bit 3 the row is
 // not centred: RMSNormalization, x / sqrt(mean(x²) + epsilon) · scale.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer S { float scale[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer S { DATA scale[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bias { DATA bias[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { DATA y[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Mean { float omean[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer InvStdDev { float oinv[]; };
 
@@ -53,13 +56,13 @@ void main() {
         if ((p.flags & 8u) == 0u) {
             float s = 0.0;
             for (uint j = lid; j < p.len; j += 256u) {
-                s += x[base + j];
+                s += float(x[base + j]);
             }
             mean = sum(s) / float(p.len);
         }
         float q = 0.0;
         for (uint j = lid; j < p.len; j += 256u) {
-            float d = x[base + j] - mean;
+            float d = float(x[base + j]) - mean;
             q += d * d;
         }
         float inv = 1.0 / sqrt(sum(q) / float(p.len) + p.epsilon);
@@ -70,11 +73,11 @@ void main() {
             oinv[r] = inv;
         }
         for (uint j = lid; j < p.len; j += 256u) {
-            float v = (x[base + j] - mean) * inv * scale[j % p.sn];
+            float v = (float(x[base + j]) - mean) * inv * float(scale[j % p.sn]);
             if ((p.flags & 1u) != 0u) {
-                v += bias[j % p.bn];
+                v += float(bias[j % p.bn]);
             }
-            y[base + j] = v;
+            y[base + j] = DATA(v);
         }
     }
 }

@@ -20,8 +20,11 @@
 // float16_t through 16-bit storage (half the memory and bandwidth of
 // constant weights); the products still accumulate in fp32.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
-#ifdef HALF_WEIGHTS
+#include "half.glsl"
+
+#if defined(HALF_WEIGHTS) || defined(HALF)
 #extension GL_EXT_shader_16bit_storage : require
 #define WEIGHT float16_t
 #else
@@ -32,11 +35,11 @@ layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int TILED = 0;
 
-layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(std430, set = 0, binding = 0) readonly buffer A { DATA a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { WEIGHT b[]; };
-layout(std430, set = 0, binding = 2) readonly buffer C { float c[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
-layout(std430, set = 0, binding = 4) readonly buffer S { float s[]; };
+layout(std430, set = 0, binding = 2) readonly buffer C { DATA c[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { DATA y[]; };
+layout(std430, set = 0, binding = 4) readonly buffer S { DATA s[]; };
 
 layout(push_constant) uniform Params {
     uint m;
@@ -82,13 +85,13 @@ uvec2 offsets(uint bi) {
 void store(uint bi, uint row, uint col, float acc) {
     float v = p.alpha * acc;
     if ((p.flags & 1u) != 0u) {
-        v += p.beta * c[row * p.scm + col * p.scn];
+        v += p.beta * float(c[row * p.scm + col * p.scn]);
     }
     uint at = (bi * p.m + row) * p.n + col;
     if ((p.flags & 2u) != 0u) {
-        v += s[at];
+        v += float(s[at]);
     }
-    y[at] = v;
+    y[at] = DATA(v);
 }
 
 void blocked() {
@@ -124,7 +127,7 @@ void blocked() {
         for (uint kk = 0u; kk < p.k; kk++) {
             vec4 bv = vec4(float(b[cb[0] + kk * p.sbk]), float(b[cb[1] + kk * p.sbk]), float(b[cb[2] + kk * p.sbk]), float(b[cb[3] + kk * p.sbk]));
             for (uint i = 0u; i < 8u; i++) {
-                acc[i] += a[ra[i] + kk * p.sak] * bv;
+                acc[i] += float(a[ra[i] + kk * p.sak]) * bv;
             }
         }
         for (uint i = 0u; i < 8u && m0 + i < p.m; i++) {
@@ -159,7 +162,7 @@ void tiled() {
                 uint kk = q / 64u;
                 uint e = q % 64u;
                 bool ink = k0 + kk < p.k;
-                ta[kk][e] = ink && m0 + e < p.m ? a[o.x + (m0 + e) * p.sam + (k0 + kk) * p.sak] : 0.0;
+                ta[kk][e] = ink && m0 + e < p.m ? float(a[o.x + (m0 + e) * p.sam + (k0 + kk) * p.sak]) : 0.0;
                 tb[kk][e] = ink && n0 + e < p.n ? float(b[o.y + (k0 + kk) * p.sbk + (n0 + e) * p.sbn]) : 0.0;
             }
             barrier();
@@ -228,14 +231,14 @@ void gemv() {
                 float b1 = float(b[cb + k1 * p.sbk]);
                 float b2 = float(b[cb + k2 * p.sbk]);
                 float b3 = float(b[cb + k3 * p.sbk]);
-                acc += b0 * vec4(a[ra.x + kk * p.sak], a[ra.y + kk * p.sak], a[ra.z + kk * p.sak], a[ra.w + kk * p.sak]);
-                acc += b1 * vec4(a[ra.x + k1 * p.sak], a[ra.y + k1 * p.sak], a[ra.z + k1 * p.sak], a[ra.w + k1 * p.sak]);
-                acc += b2 * vec4(a[ra.x + k2 * p.sak], a[ra.y + k2 * p.sak], a[ra.z + k2 * p.sak], a[ra.w + k2 * p.sak]);
-                acc += b3 * vec4(a[ra.x + k3 * p.sak], a[ra.y + k3 * p.sak], a[ra.z + k3 * p.sak], a[ra.w + k3 * p.sak]);
+                acc += b0 * vec4(float(a[ra.x + kk * p.sak]), float(a[ra.y + kk * p.sak]), float(a[ra.z + kk * p.sak]), float(a[ra.w + kk * p.sak]));
+                acc += b1 * vec4(float(a[ra.x + k1 * p.sak]), float(a[ra.y + k1 * p.sak]), float(a[ra.z + k1 * p.sak]), float(a[ra.w + k1 * p.sak]));
+                acc += b2 * vec4(float(a[ra.x + k2 * p.sak]), float(a[ra.y + k2 * p.sak]), float(a[ra.z + k2 * p.sak]), float(a[ra.w + k2 * p.sak]));
+                acc += b3 * vec4(float(a[ra.x + k3 * p.sak]), float(a[ra.y + k3 * p.sak]), float(a[ra.z + k3 * p.sak]), float(a[ra.w + k3 * p.sak]));
             }
             for (; kk < p.k; kk += slices) {
                 float bv = float(b[cb + kk * p.sbk]);
-                acc += bv * vec4(a[ra.x + kk * p.sak], a[ra.y + kk * p.sak], a[ra.z + kk * p.sak], a[ra.w + kk * p.sak]);
+                acc += bv * vec4(float(a[ra.x + kk * p.sak]), float(a[ra.y + kk * p.sak]), float(a[ra.z + kk * p.sak]), float(a[ra.w + kk * p.sak]));
             }
         }
         // Every invocation writes its sums (zero past n) before the first

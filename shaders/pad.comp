@@ -4,13 +4,16 @@
 // edge for mode 1, the reflection about the edge for mode 2, the
 // wrap-around for mode 3 (mode = OP >> 1). Negative begins crop.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { uint x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { uint y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { WORD x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { WORD y[]; };
 
 layout(push_constant) uniform Params {
     uint n;
@@ -53,7 +56,7 @@ void main() {
             step *= uint(n);
         }
         for (uint w = 0u; w < WORDS; w++) {
-            y[i * WORDS + w] = inside ? x[src * WORDS + w] : (w == 0u ? p.lo : p.hi);
+            y[i * WORDS + w] = inside ? x[src * WORDS + w] : WORD(w == 0u ? p.lo : p.hi);
         }
     }
 }

@@ -11,6 +11,9 @@
 // taps inside the input, or with count_include_pad by those inside the
 // padded input; a window with none gives 0.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -19,8 +22,8 @@ layout(constant_id = 0) const int OP = 0;
 const int MAX = 0;
 const int AVERAGE = 1;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { DATA y[]; };
 
 layout(push_constant) uniform Params {
     // n is the number of output elements: planes times odim's product.
@@ -68,7 +71,7 @@ void main() {
                     if (ix < 0 || ix >= dims.z) {
                         continue;
                     }
-                    float v = x[base + uint((iz * dims.y + iy) * dims.z + ix)];
+                    float v = float(x[base + uint((iz * dims.y + iy) * dims.z + ix)]);
                     if (OP == MAX) {
                         if (!found || v > best || isnan(best)) {
                             best = v;
@@ -82,7 +85,7 @@ void main() {
             }
         }
         if (OP == MAX) {
-            y[e] = best;
+            y[e] = DATA(best);
             continue;
         }
         if ((p.flags & 1u) != 0u) {
@@ -91,6 +94,6 @@ void main() {
             ivec3 inside = clamp(last, ivec3(0), k);
             count = uint(inside.x * inside.y * inside.z);
         }
-        y[e] = count > 0u ? sum / float(count) : 0.0;
+        y[e] = DATA(count > 0u ? sum / float(count) : 0.0);
     }
 }

@@ -1,9 +1,11 @@
 // Ops with a bool result on numpy-broadcast inputs: the comparisons of
 // float32 (F), int32 (I), int64 (L, pairs of 32-bit words, low first),
-// unsigned bytes (B: bool, uint8) or signed bytes (S: int8); And, Or, Xor
-// and Not of bools; IsNaN and IsInf of float32. OP is 16 * type + op with
-// F = 0, I = 1, L = 2, B = 3, S = 4. Bytes are read and written through
-// 32-bit words: invocation w writes word w of y, elements 4w .. 4w+3.
+// unsigned bytes (B: bool, uint8), signed bytes (S: int8) or float16 (H);
+// And, Or, Xor and Not of bools; IsNaN and IsInf of float32 and float16.
+// OP is 16 * type + op with F = 0, I = 1, L = 2, B = 3, S = 4, H = 5.
+// Bytes and float16 are read through 32-bit words (a float16 widened to
+// float32 exactly) and bytes written so: invocation w writes word w of y,
+// elements 4w .. 4w+3.
 // Output dims and the element strides of a and b (0 along broadcast dims)
 // come as push constants, up to rank 8; the unary ops read a only.
 #version 450
@@ -20,6 +22,7 @@ const int I = 1;
 const int L = 2;
 const int B = 3;
 const int S = 4;
+const int H = 5;
 
 const int EQ = 0;
 const int LT = 1;
@@ -49,12 +52,19 @@ layout(push_constant) uniform Params {
 uint byteA(uint i) { return (a[i >> 2] >> (8u * (i & 3u))) & 0xffu; }
 uint byteB(uint i) { return (b[i >> 2] >> (8u * (i & 3u))) & 0xffu; }
 
+// widen returns the float32 bits of the float16 in half k of word w.
+uint widen(uint w, uint k) { return floatBitsToUint(unpackHalf2x16(w >> (16u * k)).x); }
+
+// floatA and floatB return the float32 bits of element i of a or b.
+uint floatA(uint i) { return TYPE == H ? widen(a[i >> 1], i & 1u) : a[i]; }
+uint floatB(uint i) { return TYPE == H ? widen(b[i >> 1], i & 1u) : b[i]; }
+
 // order returns -1, 0 or 1 as element ia of a is below, equal to or above
 // element ib of b, and 2 when they are unordered (a NaN).
 int order(uint ia, uint ib) {
-    if (TYPE == F) {
-        uint xb = a[ia];
-        uint vb = b[ib];
+    if (TYPE == F || TYPE == H) {
+        uint xb = floatA(ia);
+        uint vb = floatB(ib);
         if ((xb & 0x7fffffffu) > 0x7f800000u || (vb & 0x7fffffffu) > 0x7f800000u) {
             return 2;
         }
@@ -92,10 +102,10 @@ uint f(uint ia, uint ib) {
     case OR: return byteA(ia) | byteB(ib);
     case XOR: return byteA(ia) ^ byteB(ib);
     case NOT: return byteA(ia) == 0u ? 1u : 0u;
-    case ISNAN: return (a[ia] & 0x7fffffffu) > 0x7f800000u ? 1u : 0u;
-    case ISINF + 1: return a[ia] == 0x7f800000u ? 1u : 0u;
-    case ISINF + 2: return a[ia] == 0xff800000u ? 1u : 0u;
-    case ISINF + 3: return (a[ia] & 0x7fffffffu) == 0x7f800000u ? 1u : 0u;
+    case ISNAN: return (floatA(ia) & 0x7fffffffu) > 0x7f800000u ? 1u : 0u;
+    case ISINF + 1: return floatA(ia) == 0x7f800000u ? 1u : 0u;
+    case ISINF + 2: return floatA(ia) == 0xff800000u ? 1u : 0u;
+    case ISINF + 3: return (floatA(ia) & 0x7fffffffu) == 0x7f800000u ? 1u : 0u;
     case ISINF: return 0u;
     }
     int o = order(ia, ib);

@@ -7,6 +7,9 @@
 // reduces each row twice, first to its maximum, then to the sum of
 // exponentials shifted by it.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -23,8 +26,8 @@ const int LOGSUMEXP = 7;
 const int PROD = 8;
 const int SUMSQUARE = 9;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { DATA y[]; };
 
 layout(push_constant) uniform Params {
     uint rows;
@@ -60,7 +63,7 @@ float reduceRow(int op, uint base, float shift) {
     uint lid = gl_LocalInvocationID.x;
     float v = op == MAX ? -1.0 / 0.0 : op == MIN ? 1.0 / 0.0 : op == PROD ? 1.0 : 0.0;
     for (uint j = lid; j < p.len; j += 256u) {
-        float e = term(op, x[base + j * p.inner], shift);
+        float e = term(op, float(x[base + j * p.inner]), shift);
         // max and min propagate NaN, as the CPU kernels do.
         v = isnan(e) ? e : combine(op, v, e);
     }
@@ -97,7 +100,7 @@ void main() {
         case LOGSUMEXP: v = log(v) + shift; break;
         }
         if (gl_LocalInvocationID.x == 0u) {
-            y[r] = v;
+            y[r] = DATA(v);
         }
     }
 }

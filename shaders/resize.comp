@@ -7,6 +7,9 @@
 // dimensions are copied through. Output coordinates outside [lo, hi] of a
 // resized dimension get the extrapolation value (tf_crop_and_resize).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -23,8 +26,8 @@ const int TAPS = OP == CUBIC ? 4 : (OP == LINEAR ? 2 : 1);
 // drop taps outside the input and renormalise the rest.
 const uint EXCLUDE_OUTSIDE = 256u;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { DATA y[]; };
 
 layout(push_constant) uniform Params {
     uint n;
@@ -115,7 +118,7 @@ void main() {
             }
         }
         if (outside) {
-            y[i] = p.extrapolation;
+            y[i] = DATA(p.extrapolation);
             continue;
         }
         int total = 1;
@@ -133,8 +136,8 @@ void main() {
                 at = at * p.inDim[d] + uint(clamp(first[d] + t, 0, int(p.inDim[d]) - 1));
                 wt *= w[d][t];
             }
-            acc += wt * x[at];
+            acc += wt * float(x[at]);
         }
-        y[i] = acc;
+        y[i] = DATA(acc);
     }
 }

@@ -5,14 +5,17 @@
 // when interleaved. X is [batch, heads, seq, dim] or, 3-D, [batch, seq,
 // heads·dim].
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer C { float cosc[]; };
-layout(std430, set = 0, binding = 2) readonly buffer S { float sinc[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer C { DATA cosc[]; };
+layout(std430, set = 0, binding = 2) readonly buffer S { DATA sinc[]; };
 layout(std430, set = 0, binding = 3) readonly buffer P { int pos[]; };
-layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Y { DATA y[]; };
 
 layout(push_constant) uniform Params {
     uint n;
@@ -30,7 +33,7 @@ void main() {
     for (uint e = gl_GlobalInvocationID.x; e < p.n; e += stride) {
         uint d = e % p.dim;
         if (d >= p.rot) {
-            y[e] = x[e];
+            y[e] = DATA(float(x[e]));
             continue;
         }
         uint rest = e / p.dim, s, b;
@@ -57,7 +60,7 @@ void main() {
         if ((p.flags & 4u) != 0u) {
             row = uint(pos[2u * row]);
         }
-        float c = cosc[row * half_ + k], sn = sinc[row * half_ + k];
-        y[e] = first ? c * x[e] - sn * x[partner] : sn * x[partner] + c * x[e];
+        float c = float(cosc[row * half_ + k]), sn = float(sinc[row * half_ + k]);
+        y[e] = DATA(first ? c * float(x[e]) - sn * float(x[partner]) : sn * float(x[partner]) + c * float(x[e]));
     }
 }

@@ -3,7 +3,8 @@
 // editing a .comp file; a test fails when a .spv is stale. A variant of a
 // shader (NAME_VARIANT.spv) is the same .comp compiled with a -D define on
 // its own go:generate line, such as matmul_f16w.spv: matmul.comp with
-// HALF_WEIGHTS, which reads the weights as fp16.
+// HALF_WEIGHTS, which reads the weights as fp16; and NAME_f16.spv, compiled
+// with HALF, whose tensors are float16 (see half.glsl).
 package shaders
 
 import (
@@ -15,37 +16,59 @@ import (
 )
 
 //go:generate glslc --target-env=vulkan1.1 -O -o argmax.spv argmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o argmax_f16.spv argmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o attention.spv attention.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o batchnorm.spv batchnorm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o batchnorm_f16.spv batchnorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o binary.spv binary.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o binary_f16.spv binary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cast.spv cast.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o chain.spv chain.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o clip_f16.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o conv_f16.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o conv_f16w.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o convgemm.spv convgemm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o convgemm_f16.spv convgemm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o convgemm_f16w.spv convgemm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o copy.spv copy.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o copy_f16.spv copy.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cumsum.spv cumsum.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o cumsum_f16.spv cumsum.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gather.spv gather.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o gather_f16.spv gather.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gatherelements.spv gatherelements.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o gatherelements_f16.spv gatherelements.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o intops.spv intops.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o layernorm_f16.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o loss.spv loss.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o matmul_f16.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o matmul_f16w.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pad.spv pad.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o pad_f16.spv pad.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pool.spv pool.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o pool_f16.spv pool.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o predicate.spv predicate.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o reduce_f16.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o resize.spv resize.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o resize_f16.spv resize.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o rotary.spv rotary.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o rotary_f16.spv rotary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o softmax.spv softmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o softmax_f16.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o tensorscatter.spv tensorscatter.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o transpose.spv transpose.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o transpose_f16.spv transpose.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o trilu.spv trilu.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o trilu_f16.spv trilu.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o unary.spv unary.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o unary_f16.spv unary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o where.spv where.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o where_f16.spv where.comp
 
 //go:embed *.spv
 var spirv embed.FS

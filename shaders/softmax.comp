@@ -10,13 +10,16 @@
 // holds the rank, the dims, cond's element strides (8 words each), fill,
 // whether cond true selects fill, then cond's elements as words.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { DATA y[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Mask { uint mask[]; };
 
 layout(push_constant) uniform Params {
@@ -31,7 +34,7 @@ const uint MASK_HEADER = 19u;
 // load returns input element e: x[e], or the fill where the mask selects it.
 float load(uint e) {
     if (p.masked == 0u) {
-        return x[e];
+        return float(x[e]);
     }
     uint rank = mask[0];
     uint rest = e;
@@ -42,7 +45,7 @@ float load(uint e) {
         at += c * mask[9 + d];
     }
     bool sel = (mask[MASK_HEADER + at] != 0u) == (mask[18] != 0u);
-    return sel ? uintBitsToFloat(mask[17]) : x[e];
+    return sel ? uintBitsToFloat(mask[17]) : float(x[e]);
 }
 
 shared float part[256];
@@ -81,7 +84,7 @@ void main() {
         float lsum = log(sum);
         for (uint j = lid; j < p.len; j += 256u) {
             float d = load(base + j * p.inner) - mx;
-            y[base + j * p.inner] = OP == 0 ? exp(d) / sum : d - lsum;
+            y[base + j * p.inner] = DATA(OP == 0 ? exp(d) / sum : d - lsum);
         }
     }
 }

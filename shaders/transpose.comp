@@ -2,11 +2,14 @@
 // the index of i in the output dims and st[d] the input stride of the
 // input axis that output axis d comes from.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Y { DATA y[]; };
 
 layout(push_constant) uniform Params {
     uint n;
@@ -24,6 +27,6 @@ void main() {
             src += (rest % p.dims[d]) * p.st[d];
             rest /= p.dims[d];
         }
-        y[i] = x[src];
+        y[i] = DATA(float(x[src]));
     }
 }

@@ -3,12 +3,15 @@
 // below the k-th diagonal and zeroes the others. k is the int64 in kv when
 // hasK is set (the low word, clamped when it does not fit), else 0.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X { WORD x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { int kv[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y { uint y[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { WORD y[]; };
 
 layout(push_constant) uniform Params {
     uint n;
@@ -30,7 +33,7 @@ void main() {
         int d = int(i % p.cols) - int((i / p.cols) % p.rows);
         bool keep = p.upper != 0u ? d >= k : d <= k;
         for (uint j = 0u; j < p.ew; j++) {
-            y[i * p.ew + j] = keep ? x[i * p.ew + j] : 0u;
+            y[i * p.ew + j] = keep ? x[i * p.ew + j] : WORD(0);
         }
     }
 }

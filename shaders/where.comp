@@ -3,15 +3,18 @@
 // EW (OP) 32-bit words. Output dims and the element strides of cond, x and
 // v (0 along broadcast dims) come as push constants, up to rank 6.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int EW = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer C { uint cond[]; };
-layout(std430, set = 0, binding = 1) readonly buffer X { uint x[]; };
-layout(std430, set = 0, binding = 2) readonly buffer V { uint v[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y { uint y[]; };
+layout(std430, set = 0, binding = 1) readonly buffer X { WORD x[]; };
+layout(std430, set = 0, binding = 2) readonly buffer V { WORD v[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y { WORD y[]; };
 
 layout(push_constant) uniform Params {
     uint n;

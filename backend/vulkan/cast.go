@@ -6,7 +6,8 @@ import (
 )
 
 // castCodes numbers the types cast.comp converts between.
-var castCodes = map[graph.DType]int32{graph.Float: 0, graph.Int32: 1, graph.Int64: 2, graph.Bool: 3, graph.Uint8: 4, graph.Int8: 5}
+var castCodes = map[graph.DType]int32{graph.Float: 0, graph.Int32: 1, graph.Int64: 2, graph.Bool: 3, graph.Uint8: 4, graph.Int8: 5,
+	graph.Float16: 6, graph.BFloat16: 7}
 
 func init() {
 	register("Cast", func(q *query) (*launch, bool) {
@@ -24,10 +25,10 @@ func init() {
 }
 
 // lowerCast lowers a cast of input 0 to type to: a copy when the types
-// are equal and of 4 or 8 bytes, else cast.comp between float32, int32,
-// int64, bool, uint8 and int8.
+// are equal and of 2, 4 or 8 bytes, else cast.comp between float32,
+// int32, int64, bool, uint8, int8, float16 and bfloat16.
 func lowerCast(q *query, to graph.DType) (*launch, bool) {
-	if to == q.elems[0] && to.Size() >= 4 {
+	if to == q.elems[0] && to.Size() >= 2 {
 		return plainCopy(q, q.shapes[0])
 	}
 	from, okFrom := castCodes[q.elems[0]]
@@ -37,10 +38,13 @@ func lowerCast(q *query, to graph.DType) (*launch, bool) {
 		return nil, false
 	}
 	units := elems
-	if to.Size() == 1 {
+	switch to.Size() {
+	case 1:
 		units = (elems + 3) / 4
+	case 2:
+		units = (elems + 1) / 2
 	}
-	return &launch{shader: "cast", op: 6*from + code, bindings: []slot{{false, 0}, {true, 0}}, push: words(uint32(elems)),
+	return &launch{shader: "cast", op: 8*from + code, bindings: []slot{{false, 0}, {true, 0}}, push: words(uint32(elems)),
 		elems: elems, outShapes: [][]int64{q.shapes[0]}, groups: (units + workgroupSize - 1) / workgroupSize,
 		rawInputs: []int{0}, outTypes: []graph.DType{to}}, true
 }

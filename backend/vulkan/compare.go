@@ -22,7 +22,8 @@ const (
 )
 
 // predicateTypes numbers the element types predicate.comp compares.
-var predicateTypes = map[graph.DType]int32{graph.Float: 0, graph.Int32: 1, graph.Int64: 2, graph.Bool: 3, graph.Uint8: 3, graph.Int8: 4}
+var predicateTypes = map[graph.DType]int32{graph.Float: 0, graph.Int32: 1, graph.Int64: 2, graph.Bool: 3, graph.Uint8: 3, graph.Int8: 4,
+	graph.Float16: 5}
 
 // compareOps maps the comparisons to their predicate.comp op.
 var compareOps = map[string]int32{"Equal": predEqual, "Less": predLess, "LessOrEqual": predLessOrEqual,
@@ -33,16 +34,16 @@ func init() {
 		register(name, func(q *query) (*launch, bool) { return lowerCompare(q, op) })
 	}
 	register("IsNaN", func(q *query) (*launch, bool) {
-		if q.opset < 9 || len(q.shapes) != 1 || q.elems[0] != graph.Float {
+		if q.opset < 9 || len(q.shapes) != 1 || q.elems[0] != graph.Float && q.elems[0] != graph.Float16 {
 			return nil, false
 		}
-		return predicateLaunch(q, predIsNaN, 0, 0)
+		return predicateLaunch(q, 16*predicateTypes[q.elems[0]]+predIsNaN, 0, 0)
 	})
 	register("IsInf", func(q *query) (*launch, bool) {
-		if q.opset < 10 || len(q.shapes) != 1 || q.elems[0] != graph.Float {
+		if q.opset < 10 || len(q.shapes) != 1 || q.elems[0] != graph.Float && q.elems[0] != graph.Float16 {
 			return nil, false
 		}
-		op := predIsInf
+		op := 16*predicateTypes[q.elems[0]] + predIsInf
 		p := ops.Params[ops.IsInfParams](q.n, q.opset)
 		if p.DetectPositive != 0 {
 			op++

@@ -1,15 +1,27 @@
 package vulkan
 
-// The fp16 weight mode (WithFP16): on a device with 16-bit storage
-// (storageBuffer16BitAccess, VK_KHR_16bit_storage, core in Vulkan 1.1) the
-// constant weights of the matrix products (MatMul, Gemm, FusedMatMul) and
-// convolutions (Conv, FusedConv, ConvTranspose) are uploaded as fp16, half
-// the device memory and bandwidth of fp32, and read by shader variants
-// compiled from the same sources with HALF_WEIGHTS (matmul_f16w.spv,
-// conv_f16w.spv), which widen each weight to fp32 and accumulate in fp32.
-// Activations, biases, runtime inputs and every other kernel stay fp32, so
-// a result differs from fp32 only by the rounding of the weights to fp16:
-// at most ops.HalfWeightError times the sum over the products of |x|·|w|
+// Float16 on the GPU comes in two forms.
+//
+// Float16 tensors: on a device with 16-bit storage (storageBuffer16BitAccess,
+// VK_KHR_16bit_storage, core in Vulkan 1.1), which Open enables wherever the
+// device has it, a node whose float tensors are float16 runs on the variant
+// of its shader compiled with HALF (NAME_f16.spv, see shaders/half.glsl): its
+// tensors are stored as fp16 and widened to fp32 as they are read, so
+// products, sums, LayerNorm's statistics and Softmax's maximum and sum are
+// computed in fp32 and only the results are rounded to fp16. Data movement
+// runs on the same variants with 16-bit words, for any 2-byte element type.
+// A device without 16-bit storage declines float16 nodes, and says why
+// (Decline).
+//
+// The fp16 weight mode (WithFP16) of float32 models: the constant weights
+// of the matrix products (MatMul, Gemm, FusedMatMul) and convolutions
+// (Conv, FusedConv, ConvTranspose) are uploaded as fp16, half the device
+// memory and bandwidth of fp32, and read by shader variants compiled from
+// the same sources with HALF_WEIGHTS (matmul_f16w.spv, conv_f16w.spv),
+// which widen each weight to fp32 and accumulate in fp32. Activations,
+// biases, runtime inputs and every other kernel stay fp32, so a result
+// differs from fp32 only by the rounding of the weights to fp16: at most
+// ops.HalfWeightError times the sum over the products of |x|·|w|
 // (ops.Tolerance.HalfWeights).
 
 import (
@@ -24,6 +36,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // OpenOption configures Open.
@@ -42,8 +55,11 @@ type openConfig struct {
 // says why in FP16.
 func WithFP16() OpenOption { return func(c *openConfig) { c.fp16 = true } }
 
-// halfMode is the state of a device's fp16 weight mode.
+// halfMode is the state of a device's float16 support.
 type halfMode struct {
+	// storage tells that 16-bit storage is enabled: float16 tensors run
+	// on the HALF shader variants.
+	storage bool
 	// on tells that constant weights are read as fp16.
 	on bool
 	// reason says why a requested mode is off; "" when it is on or was
@@ -62,15 +78,15 @@ var storage16 = func(info Info) bool { return info.Storage16Bit }
 // the device lists it (its feature is core from Vulkan 1.1).
 const halfExtension = "VK_KHR_16bit_storage"
 
-// enableHalf decides the fp16 mode of the device described by info under
-// cfg and, where it is on, chains the 16-bit storage feature (and its
-// extension, where listed) into dci; pin keeps the chained memory in place
+// enableHalf chains the 16-bit storage feature (and its extension, where
+// listed) into dci where the device described by info has it, and decides
+// the fp16 weight mode under cfg; pin keeps the chained memory in place
 // until dci is used.
 func enableHalf(cfg openConfig, info Info, dci *vk.DeviceCreateInfo, pin *runtime.Pinner) (halfMode, error) {
-	if !cfg.fp16 {
-		return halfMode{}, nil
-	}
 	if !storage16(info) {
+		if !cfg.fp16 {
+			return halfMode{}, nil
+		}
 		return halfMode{reason: fmt.Sprintf("vulkan:%d (%s) lacks 16-bit storage (storageBuffer16BitAccess), so it runs fp32", info.Index, info.Name)}, nil
 	}
 	s16 := &vk.PhysicalDevice16BitStorageFeatures{SType: vk.StructureTypePhysicalDevice16bitStorageFeatures,
@@ -90,7 +106,10 @@ func enableHalf(cfg openConfig, info Info, dci *vk.DeviceCreateInfo, pin *runtim
 			dci.EnabledExtensionCount, dci.PpEnabledExtensionNames = 1, unsafe.Pointer(&names[0])
 		}
 	}
-	return halfMode{on: true, weights: map[*graph.Tensor]weightRef{}}, nil
+	if !cfg.fp16 {
+		return halfMode{storage: true}, nil
+	}
+	return halfMode{storage: true, on: true, weights: map[*graph.Tensor]weightRef{}}, nil
 }
 
 // FP16 reports the fp16 weight mode (see WithFP16): on when the device
@@ -148,3 +167,79 @@ func halfBytes(v []float32) []byte {
 
 // halfInput tells whether the kernel reads input k of its node as fp16.
 func (l *launch) halfInput(k int) bool { return slices.Contains(l.halfInputs, k) }
+
+// halfShaders lists the shaders compiled with HALF as NAME_f16.spv (see
+// shaders/half.glsl): there the float tensors they bind are float16, and
+// the raw elements they move are 16-bit words.
+var halfShaders = map[string]bool{
+	"unary": true, "binary": true, "clip": true, "matmul": true, "conv": true, "convgemm": true, "pool": true,
+	"softmax": true, "layernorm": true, "reduce": true, "batchnorm": true, "argmax": true, "cumsum": true,
+	"resize": true, "rotary": true, "transpose": true, "copy": true, "gather": true, "gatherelements": true,
+	"pad": true, "where": true, "trilu": true,
+}
+
+// ownHalf lists the shaders that read and write 2-byte elements
+// themselves, with no HALF variant: cast.comp and predicate.comp read
+// them from 32-bit words.
+var ownHalf = map[string]bool{"cast": true, "predicate": true}
+
+// halfSuffix names a shader's HALF variant.
+const halfSuffix = "_f16"
+
+// toHalf moves l to the HALF variants of its shaders when the node has
+// tensors of 2-byte elements: float16 where the shader computes (its
+// float inputs, and outputs of no declared type, become float16), any
+// 2-byte type where it moves raw elements. ok is false when the device
+// lacks 16-bit storage, a shader has no HALF variant, or the node mixes a
+// float16 input with float32 ones (or computes on bfloat16).
+func toHalf(q *query, l *launch) (ok bool) {
+	half := slices.ContainsFunc(l.outTypes, func(t graph.DType) bool { return t.Size() == 2 })
+	for _, part := range l.parts() {
+		if ownHalf[part.shader] {
+			return true
+		}
+		for _, s := range part.bindings {
+			if !s.out && !s.isParams() && !s.isScratch() && q.elems[s.k].Size() == 2 {
+				half = true
+			}
+		}
+	}
+	if !half {
+		return true
+	}
+	if !q.half16 {
+		return false
+	}
+	for _, part := range l.parts() {
+		if !halfShaders[part.shader] {
+			return false
+		}
+		for _, s := range part.bindings {
+			if !s.out && !s.isParams() && !s.isScratch() && !slices.Contains(l.rawInputs, s.k) && q.elems[s.k] != graph.Float16 {
+				return false
+			}
+		}
+	}
+	for _, part := range l.parts() {
+		part.shader += halfSuffix
+	}
+	for len(l.outTypes) < len(q.n.Outputs) {
+		l.outTypes = append(l.outTypes, graph.Float16)
+	}
+	return true
+}
+
+// Decline says why the device does not run a node of float16 or bfloat16
+// tensors when it lacks 16-bit storage; "" otherwise (see
+// planner.Decliner).
+func (d *Device) Decline(q planner.Query) string {
+	if d.half.storage {
+		return ""
+	}
+	for _, t := range q.Inputs {
+		if t != nil && (t.Elem == graph.Float16 || t.Elem == graph.BFloat16) {
+			return fmt.Sprintf("%s (%s) lacks 16-bit storage (storageBuffer16BitAccess): its kernels cannot read %s tensors", d.name, d.info.Name, t.Elem)
+		}
+	}
+	return ""
+}

@@ -98,10 +98,11 @@ type launch struct {
 	// per output element.
 	groups int64
 	// rawInputs lists the inputs bound with their own element type; every
-	// other bound input must be float32.
+	// other bound input must be float32 (float16 on a HALF variant, see
+	// toHalf).
 	rawInputs []int
 	// outTypes holds the element type of each output; nil means float32
-	// for all.
+	// for all (float16 on a HALF variant, see toHalf).
 	outTypes []graph.DType
 	// halfInputs lists the constant float32 inputs bound as fp16 weights
 	// (see useHalfWeights).
@@ -151,6 +152,9 @@ type caps struct {
 	convSplits int
 	// halfWeights selects the fp16-weight shader variants (see WithFP16).
 	halfWeights bool
+	// half16 tells that the device has 16-bit storage enabled: nodes of
+	// float16 tensors run on the HALF shader variants (see halfShaders).
+	half16 bool
 }
 
 // query is what lowering knows of a node.
@@ -237,6 +241,13 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 		return nil, false
 	}
 	useHalfWeights(q, l)
+	if !toHalf(q, l) {
+		return nil, false
+	}
+	float := graph.Float
+	if strings.HasSuffix(l.shader, halfSuffix) {
+		float = graph.Float16
+	}
 	bound := make([]bool, len(n.Outputs))
 	for _, part := range l.parts() {
 		for _, s := range part.bindings {
@@ -247,7 +258,7 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 				}
 			case s.out && s.k < len(bound):
 				bound[s.k] = true
-			case !s.out && q.elems[s.k] != graph.Float && !slices.Contains(l.rawInputs, s.k):
+			case !s.out && q.elems[s.k] != float && !slices.Contains(l.rawInputs, s.k):
 				return nil, false
 			}
 		}

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // forcedSchedules are the schedules a device could pick, each forced:
@@ -44,7 +46,7 @@ func capsOf(t *testing.T, base *Device, half bool, s Schedule) caps {
 	if err := s.apply(d); err != nil {
 		t.Fatal(err)
 	}
-	d.half.on = half
+	d.half.on, d.half.storage = half, base.half.storage
 	return d.caps()
 }
 
@@ -113,6 +115,40 @@ func TestKernels(t *testing.T) {
 				kerneltest.Suite{Device: d, Mode: mode, Declines: "vulkan", Only: newCases(d.caps(), others...), Sample: forced}.Run(t)
 			})
 		}
+	}
+}
+
+// TestKernelsFloat16 runs the kernel-test suite in the Float16 mode on
+// the default Vulkan device: every case of float32 tensors made float16,
+// as the device picks its schedules, then under each schedule of
+// forcedSchedules the cases whose dispatches it changes, so that the
+// float16 variant of every schedule (the blocked, tiled and gemv
+// products, the direct and implicit-GEMM convolutions, split-K) meets the
+// table's shapes, which cross every tile edge. A case the device declines
+// must be listed in kerneltest's declines/vulkan-float16.txt.
+func TestKernelsFloat16(t *testing.T) {
+	base := openTest(t)
+	if !base.half.storage {
+		testenv.Skip(t, base.Decline(planner.Query{Inputs: []*graph.Type{graph.TensorType(graph.Float16, graph.ShapeOf(1))}}))
+	}
+	sample := testenv.NewSampler(3)
+	t.Run("device", func(t *testing.T) {
+		kerneltest.Suite{Device: base, Mode: kerneltest.Float16, Declines: "vulkan-float16", Sample: sample}.Run(t)
+	})
+	for _, s := range forcedSchedules() {
+		t.Run(s.String(), func(t *testing.T) {
+			d, err := Open("vulkan", WithSchedule(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := d.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			only := newCases(d.caps(), capsOf(t, base, false, Schedule{}))
+			kerneltest.Suite{Device: d, Mode: kerneltest.Float16, Declines: "vulkan-float16", Only: only, Sample: sample}.Run(t)
+		})
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 const maxCopyRank = 8
 
 // The data-movement ops run on copy.comp (and gather.comp) for any element
-// type of 4 or 8 bytes, bound raw.
+// type of 2, 4 or 8 bytes, bound raw.
 func init() {
 	register("Identity", lowerIdentity)
 	register("Reshape", lowerReshape)
@@ -29,12 +29,18 @@ func init() {
 	register("Gather", lowerGather)
 }
 
-// elemWords returns the number of 32-bit words of an element of input k:
-// 1 or 2; ok is false for other sizes and when the input's words do not
-// fit a binding.
+// elemWords returns the number of words of an element of input k: 1 or 2
+// 32-bit words, or one 16-bit word for a 2-byte element, which the HALF
+// shader variants move (see toHalf); ok is false for other sizes and when
+// the input's words do not fit a binding.
 func (q *query) elemWords(k int) (int32, bool) {
 	w := int32(q.elems[k].Bits() / 32)
-	if q.elems[k].Bits()%32 != 0 || w < 1 || w > 2 || int64(w)*graph.NumElements(q.shapes[k]) > q.maxElems {
+	if q.elems[k].Size() == 2 {
+		w = 1
+	} else if q.elems[k].Bits()%32 != 0 {
+		return 0, false
+	}
+	if w < 1 || w > 2 || int64(w)*graph.NumElements(q.shapes[k]) > q.maxElems {
 		return 0, false
 	}
 	return w, true

@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/x448/float16"
+)
 
 // Tolerances of the ops whose kernels accumulate many terms or evaluate
 // transcendental functions, where implementations legitimately differ in
@@ -53,4 +57,32 @@ const HalfWeightError = 1.0 / 2048
 // the error itself grows as √K·|x|·|w| with the depth K).
 func (t Tolerance) HalfWeights(mag float64) Tolerance {
 	return Tolerance{Abs: t.Abs + HalfWeightError*mag, Rel: t.Rel}
+}
+
+// Float16Error is the relative error of rounding a result to float16
+// (2^-11, half of float16's machine epsilon), and Float16Tiny the absolute
+// error below float16's normal range (2^-25, half its least subnormal).
+const (
+	Float16Error = 1.0 / 2048
+	Float16Tiny  = 1.0 / (1 << 25)
+)
+
+// Float16 returns the tolerance of a float16 result of the op whose
+// tolerance is t, computed by a kernel that reads float16 tensors, does
+// its arithmetic in fp32 (sums of products, statistics, a Softmax's
+// maximum and sum) and rounds its result once to float16, against a
+// reference computed in fp32 from the same float16 inputs: t widened by
+// two roundings to float16 (the reference's value may lie between two
+// float16 neighbours, either of which a correct kernel may give), 2·2^-11
+// relative and 2·2^-25 absolute. A result beyond float16's range is
+// infinite (see Tolerance.WithinFloat16).
+func (t Tolerance) Float16() Tolerance {
+	return Tolerance{Abs: t.Abs + 2*Float16Tiny, Rel: t.Rel + 2*Float16Error}
+}
+
+// WithinFloat16 reports whether a float16 result got agrees with the fp32
+// reference want under t.Float16(), or equals want rounded to float16 (an
+// infinity where want is beyond float16's range).
+func (t Tolerance) WithinFloat16(got, want float64) bool {
+	return got == float64(float16.Fromfloat32(float32(want)).Float32()) || t.Float16().Within(got, want)
 }

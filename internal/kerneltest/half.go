@@ -2,7 +2,10 @@ package kerneltest
 
 import (
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/x448/float16"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -75,4 +78,48 @@ func absolute(x *graph.Tensor) *graph.Tensor {
 		o[i] = float32(math.Abs(float64(v)))
 	}
 	return out
+}
+
+// fp32Inputs lists, by op, the float inputs that stay float32 when a
+// case is made float16: those the ONNX schema types as float32 whatever
+// the data's type.
+var fp32Inputs = map[[2]string][]int{
+	{"", "Resize"}: {1, 2},
+}
+
+// Float16Case returns c with its float32 tensors made float16 for the
+// Float16 mode (half), and c with those tensors holding the same values as
+// float32 (wide), the input of the fp32 reference. ok is false when c has
+// no float32 tensor to make float16 or the op has no float16 form.
+func Float16Case(c Case) (half, wide Case, ok bool) {
+	keep := fp32Inputs[[2]string{c.Node.Domain, c.Node.OpType}]
+	half, wide = c, c
+	half.Args, wide.Args = slices.Clone(c.Args), slices.Clone(c.Args)
+	for i, a := range c.Args {
+		if a.T == nil || a.T.DType != graph.Float || slices.Contains(keep, i) {
+			continue
+		}
+		h := graph.NewTensor(graph.Float16, a.T.Shape)
+		w := graph.NewTensor(graph.Float, a.T.Shape)
+		hv, wv := graph.View[uint16](h), graph.View[float32](w)
+		for j, v := range graph.View[float32](a.T) {
+			f := float16.Fromfloat32(v)
+			hv[j], wv[j] = f.Bits(), f.Float32()
+		}
+		half.Args[i], wide.Args[i] = Arg{T: h, Const: a.Const}, Arg{T: w, Const: a.Const}
+		ok = true
+	}
+	return half, wide, ok
+}
+
+// compareHalf checks the float16 tensor got against the fp32 reference
+// want: the same shape, each element within tol widened to float16 (see
+// ops.Tolerance.WithinFloat16), NaN where want has NaN.
+func compareHalf(t testing.TB, what string, got, want *graph.Tensor, tol ops.Tolerance) {
+	t.Helper()
+	wide := graph.NewTensor(graph.Float, got.Shape)
+	for i, b := range graph.View[uint16](got) {
+		graph.View[float32](wide)[i] = float16.Frombits(b).Float32()
+	}
+	compareFloats(t, what, wide, want, func(int) ops.Tolerance { return tol }, ops.Tolerance.WithinFloat16)
 }

@@ -71,12 +71,20 @@ const (
 	// them (the Vulkan device's WithFP16); results within the op's
 	// tolerance widened by ops.HalfWeightError (see Tolerance.HalfWeights).
 	HalfWeights
+	// Float16: the float32 tensors of each case made float16 (see
+	// Float16Case), the device's float16 results compared with the CPU's
+	// fp32 ones on the same values within the op's tolerance widened to
+	// float16 (Tolerance.Float16).
+	Float16
 )
 
-// String names the mode: "fp32" or "fp16-weights".
+// String names the mode: "fp32", "fp16-weights" or "float16".
 func (m Mode) String() string {
-	if m == HalfWeights {
+	switch m {
+	case HalfWeights:
 		return "fp16-weights"
+	case Float16:
+		return "float16"
 	}
 	return "fp32"
 }
@@ -229,6 +237,10 @@ func Compare(t testing.TB, what string, c Case, mode Mode, got, want []*graph.Te
 	}
 	for k := range want {
 		w := fmt.Sprintf("%s output %d", what, k)
+		if mode == Float16 && got[k].DType == graph.Float16 && want[k].DType == graph.Float {
+			compareHalf(t, w, got[k], want[k], tol)
+			continue
+		}
 		if got[k].DType != want[k].DType {
 			t.Fatalf("%s: type %s, want %s", w, got[k].DType, want[k].DType)
 		}
@@ -239,7 +251,7 @@ func Compare(t testing.TB, what string, c Case, mode Mode, got, want []*graph.Te
 			continue
 		}
 		if k == 0 && mag != nil {
-			compareFloats(t, w, got[k], want[k], func(i int) ops.Tolerance { return tol.HalfWeights(float64(graph.View[float32](mag)[i])) })
+			compareFloats(t, w, got[k], want[k], func(i int) ops.Tolerance { return tol.HalfWeights(float64(graph.View[float32](mag)[i])) }, ops.Tolerance.Within)
 			continue
 		}
 		CompareFloats(t, w, got[k], want[k], tol)
@@ -251,11 +263,12 @@ func Compare(t testing.TB, what string, c Case, mode Mode, got, want []*graph.Te
 // NaN.
 func CompareFloats(t testing.TB, what string, got, want *graph.Tensor, tol ops.Tolerance) {
 	t.Helper()
-	compareFloats(t, what, got, want, func(int) ops.Tolerance { return tol })
+	compareFloats(t, what, got, want, func(int) ops.Tolerance { return tol }, ops.Tolerance.Within)
 }
 
-// compareFloats is CompareFloats with the tolerance of each element.
-func compareFloats(t testing.TB, what string, got, want *graph.Tensor, tol func(i int) ops.Tolerance) {
+// compareFloats is CompareFloats with the tolerance of each element and
+// the test of an element against it.
+func compareFloats(t testing.TB, what string, got, want *graph.Tensor, tol func(i int) ops.Tolerance, within func(ops.Tolerance, float64, float64) bool) {
 	t.Helper()
 	if fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
 		t.Fatalf("%s: shape %v, want %v", what, got.Shape, want.Shape)
@@ -264,7 +277,7 @@ func compareFloats(t testing.TB, what string, got, want *graph.Tensor, tol func(
 	bad := 0
 	for i := range w {
 		a, b := float64(g[i]), float64(w[i])
-		if math.IsNaN(a) && math.IsNaN(b) || tol(i).Within(a, b) {
+		if math.IsNaN(a) && math.IsNaN(b) || within(tol(i), a, b) {
 			continue
 		}
 		if bad < 3 {

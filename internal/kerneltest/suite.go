@@ -47,7 +47,9 @@ func Cases() []Named {
 type Suite struct {
 	// Device is the device under test.
 	Device backend.Device
-	// Mode is the arithmetic Device runs in.
+	// Mode is the arithmetic Device runs in. In the Float16 mode the
+	// suite runs the cases of float32 tensors, made float16 (see
+	// Float16Case); Only sees them so.
 	Mode Mode
 	// Declines names the committed list of the cases Device declines,
 	// declines/NAME.txt: lines "case name | reason" ('#' starts a
@@ -101,10 +103,20 @@ func (s Suite) Run(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := Cases()
+	// wide holds, in the Float16 mode, the case of the fp32 reference of
+	// each picked one.
 	var picked []Named
+	var wide []Case
 	for _, c := range cases {
+		ref := c.Case
+		if s.Mode == Float16 {
+			var ok bool
+			if c.Case, ref, ok = Float16Case(c.Case); !ok {
+				continue
+			}
+		}
 		if (s.Only == nil || s.Only(c.Case)) && (s.Sample == nil || s.Sample.Take()) {
-			picked = append(picked, c)
+			picked, wide = append(picked, c), append(wide, ref)
 		}
 	}
 	var declined, failed int
@@ -115,9 +127,9 @@ func (s Suite) Run(t *testing.T) {
 			end++
 		}
 		t.Run(op, func(t *testing.T) {
-			for _, c := range picked[start:end] {
+			for i, c := range picked[start:end] {
 				if !t.Run(c.Name, func(t *testing.T) {
-					got, want, ok := Run(t, s.Device, c.Case)
+					got, ok := RunOn(t, s.Device, c.Case)
 					why, isListed := listed[c.Name]
 					switch {
 					case !ok && !isListed:
@@ -129,7 +141,7 @@ func (s Suite) Run(t *testing.T) {
 						declined++
 						return
 					}
-					Compare(t, c.Name, c.Case, s.Mode, got, want)
+					Compare(t, c.Name, c.Case, s.Mode, got, Reference(t, wide[start+i]))
 				}) {
 					failed++
 				}

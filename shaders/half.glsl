@@ -1,0 +1,16 @@
+// The storage types of a shader's tensors. Compiled with HALF defined
+// (NAME_f16.spv), the float tensors a shader binds are float16_t and the
+// tensors it copies as raw elements are 16-bit words, read and written
+// through 16-bit storage (storageBuffer16BitAccess); otherwise they are
+// float and 32-bit words. Arithmetic stays fp32 either way: a value is
+// widened as it is read, float(x[i]), and rounded to the nearest fp16 as
+// it is written, DATA(v). Buffers that hold partial sums, indices or
+// params keep their own types.
+#ifdef HALF
+#extension GL_EXT_shader_16bit_storage : require
+#define DATA float16_t
+#define WORD uint16_t
+#else
+#define DATA float
+#define WORD uint
+#endif
