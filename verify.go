@@ -23,7 +23,8 @@ type NodeCheck struct {
 	// over the node's float outputs; for other element types any
 	// difference counts as infinite.
 	MaxAbs, MaxRel float64
-	// Tol is the op's tolerance; OK tells whether every output element is
+	// Tol is the op's tolerance (widened by ops.Tolerance.Float16 for a
+	// node of float16 outputs); OK tells whether every output element is
 	// within it (|got-want| <= Abs + Rel*|want|, NaN matching NaN).
 	Tol ops.Tolerance
 	OK  bool
@@ -160,6 +161,12 @@ func (s *Session) checkNode(ctx context.Context, p *planner.Plan, st *planner.St
 	c := NodeCheck{Node: n, Device: st.Device, Tol: ops.DefaultTolerance, OK: true}
 	if sc := ops.Lookup(n.Domain, n.OpType, st.Opset); sc != nil {
 		c.Tol = sc.Tolerance()
+	}
+	for _, o := range n.Outputs {
+		if t, _ := ref[o].(*graph.Tensor); t != nil && t.DType == graph.Float16 {
+			c.Tol = c.Tol.Float16()
+			break
+		}
 	}
 	for _, o := range n.Outputs {
 		if o == "" {

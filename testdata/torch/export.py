@@ -3,7 +3,10 @@
 
 For each model named on the command line, write OUT/<name>/model.onnx (opset
 14, constants folded, input "input", output "output"), OUT/<name>/input.npy (a
-fixed, seeded input) and OUT/<name>/output.npy (PyTorch's output for it). The
+fixed, seeded input) and OUT/<name>/output.npy (PyTorch's output for it). A
+model NAME_fp16 is NAME made float16 (see to_float16): its input.npy is
+float16, its output.npy PyTorch's float32 output for that input's values, and
+OUT/<name>/model_fp32.onnx the float32 model it was made from. The
 decoder (a GPT-2-style model with a KV cache, see Decoder) has its own inputs
 and outputs; its reference is PyTorch's greedy continuation of a prompt
 (prompt.npy, tokens.npy).
@@ -25,8 +28,10 @@ import time
 import inspect
 
 import numpy as np
+import onnx
 import torch
 import torchvision
+from onnx import numpy_helper
 
 OPSET = 14
 
@@ -241,7 +246,43 @@ LARGE = {
     "decoder": export_decoder,
     "bert": bert,
 }
-MODELS = {**DEFAULT, **LARGE}
+# HALF maps each float16 model to the model it is made from.
+HALF = {"resnet18_fp16": "resnet18", "transformer_fp16": "transformer"}
+MODELS = {**DEFAULT, **LARGE, **{h: (DEFAULT | LARGE)[f] for h, f in HALF.items()}}
+
+# FP32_INPUTS lists, by op, the inputs that ONNX types float32 whatever the
+# type of the op's data: they stay float32 in a float16 model.
+FP32_INPUTS = {"Resize": (1, 2)}
+
+
+def to_float16(model):
+    """Make the float32 ONNX model float16 in place, as onnxconverter-common's
+    convert_float_to_float16 does without keep_io_types: every float32
+    initializer, Constant, ConstantOfShape value, Cast to float32, graph
+    input, output and value_info becomes float16 (values rounded to nearest
+    even), and no node is inserted."""
+    F, H = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
+    keep = set()
+    for node in model.graph.node:
+        for i in FP32_INPUTS.get(node.op_type, ()):
+            if i < len(node.input):
+                keep.add(node.input[i])
+
+    def half_tensor(t):
+        if t.data_type == F and t.name not in keep:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+
+    for t in model.graph.initializer:
+        half_tensor(t)
+    for node in model.graph.node:
+        for a in node.attribute:
+            if a.name == "to" and node.op_type == "Cast" and a.i == F:
+                a.i = H
+            if a.type == onnx.AttributeProto.TENSOR and not any(o in keep for o in node.output):
+                half_tensor(a.t)
+    for v in list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info):
+        if v.type.tensor_type.elem_type == F and v.name not in keep:
+            v.type.tensor_type.elem_type = H
 
 
 def export(name, out):
@@ -258,6 +299,9 @@ def export(name, out):
         return
     model, x = MODELS[name]()
     model.eval()
+    half = name in HALF
+    if half:
+        x = x.half().float()
     # The output is computed with autograd enabled, as during export: that
     # keeps PyTorch off its fused inference-only Transformer path, so the
     # reference is computed by the same operations the ONNX graph holds.
@@ -273,7 +317,14 @@ def export(name, out):
             model, (x,), os.path.join(tmp, "model.onnx"),
             opset_version=OPSET, do_constant_folding=True,
             input_names=["input"], output_names=["output"], **LEGACY)
-        np.save(os.path.join(tmp, "input.npy"), x.numpy())
+        if half:
+            path = os.path.join(tmp, "model.onnx")
+            os.rename(path, os.path.join(tmp, "model_fp32.onnx"))
+            m = onnx.load(os.path.join(tmp, "model_fp32.onnx"))
+            to_float16(m)
+            onnx.checker.check_model(m)
+            onnx.save(m, path)
+        np.save(os.path.join(tmp, "input.npy"), x.numpy().astype(np.float16) if half else x.numpy())
         np.save(os.path.join(tmp, "output.npy"), y.numpy())
         move_into_place(tmp, os.path.join(out, name))
     except BaseException:
