@@ -14,9 +14,25 @@ import (
 // each block of output while it is still in cache.
 
 func init() {
-	RegisterDomain(ops.FusedDomain, "FusedConv", fusedConvKernel)
+	RegisterDomainChecked(ops.FusedDomain, "FusedConv", halfVia32(fusedConvKernel), onFused)
 	RegisterDomainChecked(ops.FusedDomain, "LayerNormalization", layerNormKernel, layerNormSupport)
-	RegisterDomain(ops.FusedDomain, "FusedMatMul", fusedMatMulKernel)
+	RegisterDomainChecked(ops.FusedDomain, "FusedMatMul", halfVia32(fusedMatMulKernel), onFused)
+}
+
+// onFused is the support of FusedConv and FusedMatMul: float32 tensors,
+// and float16 ones, computed in float32 (the planner fuses float16 nodes
+// for a GPU's float16 kernels; the CPU runs them when it checks them).
+var onFused = Support{In: []Types{{graph.Float, graph.Float16}}}
+
+// halfVia32 returns k for float32 nodes and k computed in float32 (see
+// viaFloat32) for float16 ones.
+func halfVia32(k Kernel) Kernel {
+	return func(c *Call) error {
+		if x := c.Tensor(0); x != nil && x.DType == graph.Float16 {
+			return viaFloat32(c, graph.Float16, k)
+		}
+		return k(c)
+	}
 }
 
 // fusedMatMulKernel is FusedMatMul: MatMul of inputs 0 and 1, plus the

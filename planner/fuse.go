@@ -68,7 +68,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 		if gone[i] || n.Domain != "" || n.OpType != "Conv" || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 1 {
 			continue
 		}
-		if t := g.TypeOf(n.Outputs[0]); t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float {
+		if t := g.TypeOf(n.Outputs[0]); t == nil || t.Kind != graph.TensorKind || !fusable(t.Elem) {
 			continue
 		}
 		j := consumers[n.Outputs[0]][0]
@@ -135,13 +135,18 @@ func activationParams(g *graph.Graph, a *graph.Node, opset int64, overridable ma
 			continue
 		}
 		t := g.Initializers[a.Inputs[k+1]]
-		if t == nil || overridable[a.Inputs[k+1]] || t.DType != graph.Float || t.NumElements() != 1 {
+		if t == nil || overridable[a.Inputs[k+1]] || !fusable(t.DType) || t.NumElements() != 1 {
 			return 0, 0, false
 		}
 		*bound = float32(t.Float64At(0))
 	}
 	return lo, hi, true
 }
+
+// fusable reports whether the fusions of a Conv or MatMul take tensors of
+// element type e: float32 and float16 (where the device that takes the
+// node takes its fused replacement too, see sameDevice).
+func fusable(e graph.DType) bool { return e == graph.Float || e == graph.Float16 }
 
 // sameDevice reports whether the first device that supports node n also
 // supports its fused replacement f, so that fusion never moves work off a
@@ -306,7 +311,7 @@ func fuseMatMulBias(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		out := n.Outputs[0]
 		t := g.TypeOf(out)
-		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || len(t.Shape) == 0 || !t.Shape[len(t.Shape)-1].Known() {
+		if t == nil || t.Kind != graph.TensorKind || !fusable(t.Elem) || len(t.Shape) == 0 || !t.Shape[len(t.Shape)-1].Known() {
 			continue
 		}
 		j := consumers[out][0]
@@ -319,7 +324,7 @@ func fuseMatMulBias(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			bias = add.Inputs[0]
 		}
 		b := g.Initializers[bias]
-		if b == nil || overridable[bias] || b.DType != graph.Float || b.Rank() != 1 || b.Shape[0] != t.Shape[len(t.Shape)-1].Value {
+		if b == nil || overridable[bias] || b.DType != t.Elem || b.Rank() != 1 || b.Shape[0] != t.Shape[len(t.Shape)-1].Value {
 			continue
 		}
 		f := &graph.Node{Name: n.Name, OpType: "FusedMatMul", Domain: ops.FusedDomain, Inputs: []string{n.Inputs[0], n.Inputs[1], bias},
@@ -350,7 +355,7 @@ func fuseConvAdds(pm *graph.Model, g *graph.Graph, devices []Device, uses map[st
 		}
 		out := n.Outputs[0]
 		t := g.TypeOf(out)
-		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || !t.Shape.Known() {
+		if t == nil || t.Kind != graph.TensorKind || !fusable(t.Elem) || !t.Shape.Known() {
 			continue
 		}
 		j := consumers[out][0]
@@ -362,7 +367,7 @@ func fuseConvAdds(pm *graph.Model, g *graph.Graph, devices []Device, uses map[st
 		if other == out {
 			other = add.Inputs[1]
 		}
-		if ot := g.TypeOf(other); other == out || ot == nil || ot.Kind != graph.TensorKind || ot.Elem != graph.Float || !ot.Shape.Known() || !slices.Equal(ot.Shape.Ints(), t.Shape.Ints()) {
+		if ot := g.TypeOf(other); other == out || ot == nil || ot.Kind != graph.TensorKind || ot.Elem != t.Elem || !ot.Shape.Known() || !slices.Equal(ot.Shape.Ints(), t.Shape.Ints()) {
 			continue
 		}
 		attrs := maps.Clone(n.Attrs)
@@ -416,7 +421,7 @@ func fuseConvSwish(pm *graph.Model, g *graph.Graph, devices []Device, uses map[s
 			continue
 		}
 		out := n.Outputs[0]
-		if t := g.TypeOf(out); t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float {
+		if t := g.TypeOf(out); t == nil || t.Kind != graph.TensorKind || !fusable(t.Elem) {
 			continue
 		}
 		sig, mul := -1, -1
