@@ -368,3 +368,34 @@ func TestHalfBytes(t *testing.T) {
 		t.Errorf("halfBytes(NaN) = %v, want NaN", got)
 	}
 }
+
+// TestFloat16Declined opens a device as if it had no 16-bit storage: it
+// must decline a float16 Add, saying why, and still take a float32 one;
+// with 16-bit storage it takes both.
+func TestFloat16Declined(t *testing.T) {
+	add := &graph.Node{OpType: "Add", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
+	query := func(dt graph.DType) planner.Query {
+		x := graph.TensorType(dt, graph.ShapeOf(3, 5))
+		return planner.Query{Node: add, Opset: 17, Inputs: []*graph.Type{x, x}, Consts: make([]*graph.Tensor, 2)}
+	}
+	d := openTest(t)
+	if !d.half.storage {
+		testenv.Skip(t, "the device lacks 16-bit storage")
+	}
+	if !d.Supports(query(graph.Float16)) || d.Decline(query(graph.Float16)) != "" {
+		t.Fatalf("a device with 16-bit storage declines a float16 Add: %q", d.Decline(query(graph.Float16)))
+	}
+	old := storage16
+	storage16 = func(Info) bool { return false }
+	t.Cleanup(func() { storage16 = old })
+	without := openTest(t)
+	if without.Supports(query(graph.Float16)) {
+		t.Fatal("a device without 16-bit storage takes a float16 Add")
+	}
+	if why := planner.Decline(without, query(graph.Float16)); !strings.Contains(why, "16-bit storage") || !strings.Contains(why, "float16") {
+		t.Errorf("Decline = %q, want it to say the device lacks 16-bit storage for float16", why)
+	}
+	if !without.Supports(query(graph.Float)) || without.Decline(query(graph.Float)) != "" {
+		t.Error("a device without 16-bit storage declines a float32 Add")
+	}
+}
