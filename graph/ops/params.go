@@ -136,6 +136,11 @@ func (r *attrReader) get(name string, t graph.AttrType) *graph.Attribute {
 		if a.Type == t {
 			return a
 		}
+		if r.declares(name, a.Type) {
+			// A field for a version that types the attribute otherwise
+			// (Cast-1's string to beside the later int to).
+			return nil
+		}
 		if r.err == nil {
 			r.err = fmt.Errorf("%v: attribute %q is of type %v, want %v", r.n, name, a.Type, t)
 		}
@@ -157,6 +162,22 @@ func (r *attrReader) get(name string, t graph.AttrType) *graph.Attribute {
 		}
 	}
 	return nil
+}
+
+// declares reports whether the schema of the node's version, or when that
+// lacks the attribute any version, declares name with type t.
+func (r *attrReader) declares(name string, t graph.AttrType) bool {
+	if r.schema != nil {
+		if s := r.schema.Attr(name); s != nil {
+			return s.Type == t
+		}
+	}
+	for _, v := range Versions(normDomain(r.n.Domain), r.n.OpType) {
+		if s := v.Attr(name); s != nil && s.Type == t {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *attrReader) int(name string, dst *int64) {

@@ -79,3 +79,18 @@ func TestFusedClipNeedsBothBounds(t *testing.T) {
 		t.Errorf("fused Clip [-1, 6] read as %q [%v, %v], %v", name, lo, hi, err)
 	}
 }
+
+func TestParamsAttributeTypedByVersion(t *testing.T) {
+	to := func(a *graph.Attribute) *graph.Node {
+		return &graph.Node{Name: "c", OpType: "Cast", Attrs: map[string]*graph.Attribute{"to": a}}
+	}
+	if p, err := readParams(to(&graph.Attribute{Name: "to", Type: graph.AttrInt, I: 10}), 13); err != nil || p.(*CastParams).To != 10 {
+		t.Errorf("Cast-13 to=10: %+v, %v", p, err)
+	}
+	if p, err := readParams(to(&graph.Attribute{Name: "to", Type: graph.AttrString, S: []byte("FLOAT16")}), 1); err != nil || p.(*CastParams).ToString != "FLOAT16" {
+		t.Errorf("Cast-1 to=FLOAT16: %+v, %v", p, err)
+	}
+	if _, err := readParams(to(&graph.Attribute{Name: "to", Type: graph.AttrFloat, F: 1}), 13); err == nil {
+		t.Error("Cast-13 with a float to: no error")
+	}
+}
