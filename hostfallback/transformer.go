@@ -197,10 +197,10 @@ func tensorScatterKernel(c *Call) error {
 		copy(y.Data, past.Data)
 	}
 	// Rows of inner elements, prefix by prefix: the prefix's first index
-	// is its batch entry.
+	// is its batch entry, which perBatch prefixes share.
 	inner := graph.NumElements(past.Shape[axis+1:])
 	prefixes := graph.NumElements(past.Shape[:axis])
-	perBatch := prefixes / int64(batch)
+	perBatch := graph.NumElements(past.Shape[1:axis])
 	es := int64(past.DType.Bits() / 8)
 	for p := range prefixes {
 		w := idx[p/perBatch]

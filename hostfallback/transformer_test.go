@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -93,5 +94,24 @@ func TestTransformerOpErrors(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestTensorScatterEmpty scatters into caches with no elements: the
+// output is the empty cache (a batch of 0 divided the prefixes by 0).
+func TestTensorScatterEmpty(t *testing.T) {
+	f := func(shape ...int64) *graph.Tensor { return graph.NewTensor(graph.Float, shape) }
+	for _, in := range [][]*graph.Tensor{
+		{f(0, 5, 4, 2), f(0, 5, 4, 2)},
+		{f(0, 2, 3), f(0, 1, 3), graph.NewTensor(graph.Int64, []int64{0})},
+		{f(2, 0, 3, 2), f(2, 0, 1, 2)},
+	} {
+		c, err := mvCall("TensorScatter", 24, []*graph.Attribute{mvStr("mode", "circular")}, in, []string{"y"})
+		if err != nil {
+			t.Fatalf("past%v update%v: %v", in[0].Shape, in[1].Shape, err)
+		}
+		if y := c.Out[0].(*graph.Tensor); !slices.Equal(y.Shape, in[0].Shape) {
+			t.Errorf("past%v update%v: output%v", in[0].Shape, in[1].Shape, y.Shape)
+		}
 	}
 }

@@ -182,7 +182,7 @@ func lowerTensorScatter(q *query) (*launch, bool) {
 		raw = append(raw, 2)
 	}
 	n := graph.NumElements(past)
-	perBatch := graph.NumElements(past[:axis]) / past[0]
+	perBatch := graph.NumElements(past[1:axis])
 	return &launch{shader: "tensorscatter", bindings: bindings, rawInputs: raw, outTypes: []graph.DType{elems[0]},
 		elems: n, outShapes: [][]int64{past},
 		push: words(uint32(n), uint32(past[axis]), uint32(upd[axis]), uint32(graph.NumElements(past[axis+1:])), uint32(perBatch), flags)}, true
