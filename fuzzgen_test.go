@@ -33,8 +33,11 @@ type fuzzGen struct {
 	moderate bool
 }
 
-// fuzzOpsets are the ai.onnx versions a fuzz model imports.
-var fuzzOpsets = []int64{18, 13, 21, 17, 11, 9, 7, 19, 15}
+// fuzzOpsets are the ai.onnx versions a fuzz model imports, chosen by
+// the input's first byte modulo their number. Versions are only ever
+// appended: the corpus's first bytes are kept below the number of
+// versions, so that each of its inputs keeps its version.
+var fuzzOpsets = []int64{18, 13, 21, 17, 11, 9, 7, 19, 15, 22, 23, 24}
 
 // fuzzInts are the integers attributes and tensors draw from: the first
 // ones small and valid for most uses, then boundary and hostile ones.
