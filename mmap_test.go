@@ -57,6 +57,19 @@ func TestTruncatedWeights(t *testing.T) {
 		_, err = sess.RunBatch(ctx, []map[string]*onnxvk.Tensor{in, in})
 		wantFault(t, err)
 	})
+	// Preparing a session reads weights too (a shape for inference):
+	// a file truncated between loader.Load and NewSession fails it.
+	t.Run("NewSession", func(t *testing.T) {
+		model, weights := save(t, 0)
+		m, err := loader.Load(model)
+		require.NoError(t, err)
+		require.NoError(t, os.Truncate(weights, 0))
+		sess, err := onnxvk.NewSession(m, onnxvk.WithDevice("cpu"))
+		if err == nil {
+			sess.Close()
+		}
+		wantFault(t, err)
+	})
 	t.Run("vulkan", func(t *testing.T) {
 		// The small tensors stay in the model file: the weights are first
 		// read when the first Run uploads them.

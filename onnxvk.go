@@ -249,13 +249,20 @@ func (o options) loaderOptions() []loader.Option {
 // forms (ops.Canonicalize), in place, and the model validated again when
 // that changed any, so that planning, kernels and lowerings see one form
 // per op; then every node's attributes are read into its op's typed
-// parameters once (ops.ParseParams), which every Run shares.
+// parameters once (ops.ParseParams), which every Run shares. The canonical
+// forms, the validation and the first plan read weights (a shape, an
+// axis): a mapped weight file truncated since Load fails the session with
+// an error naming the tensor and the file (graph.CatchFaults).
 func newSession(m *graph.Model, o options) (*Session, error) {
-	if ops.Canonicalize(m) > 0 {
-		if err := loader.Validate(m); err != nil {
-			m.Close()
-			return nil, fmt.Errorf("onnxvk: %w", err)
+	err := graph.CatchFaults(func() error {
+		if ops.Canonicalize(m) > 0 {
+			return loader.Validate(m)
 		}
+		return nil
+	})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
 	if err := ops.ParseParams(m); err != nil {
 		m.Close()
@@ -295,7 +302,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	// fails at load rather than at the first Run.
 	opts, _ := s.planOptions(nil, false)
 	opts.NoFolding = true
-	if _, err := planner.New(m, opts); err != nil {
+	if err := graph.CatchFaults(func() error { _, err := planner.New(m, opts); return err }); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}

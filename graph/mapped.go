@@ -9,10 +9,11 @@ import (
 	"unsafe"
 )
 
-// ErrMappedFileChanged is wrapped by the error for a read of memory-mapped
-// weights that faulted: the file was truncated (or replaced in place)
-// after loading, so the pages behind its tensors are gone.
-var ErrMappedFileChanged = errors.New("a memory-mapped weight file was truncated or changed after loading")
+// ErrMappedFileChanged is wrapped by the error for a read of a
+// memory-mapped model or weight file that faulted: the file was truncated
+// (or replaced in place) while mapped, during Load or after it, so the
+// pages behind its bytes are gone.
+var ErrMappedFileChanged = errors.New("a memory-mapped model or weight file was truncated or changed while mapped")
 
 // Mapping is a file mapped into memory whose bytes tensors use in place.
 // While registered, a memory fault in its range is reported by FaultError

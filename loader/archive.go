@@ -466,18 +466,25 @@ func loadArchive(r io.ReaderAt, size int64, mapped []byte, mapping *graph.Mappin
 		}
 		return err
 	}
-	a, err := readArchive(r, size, o.unalignedArchive)
-	if err != nil {
-		return nil, release(fmt.Errorf("loader: model %q: %w", name, err))
-	}
-	a.mapped, a.mapping = mapped, mapping
-	data, err := a.modelBytes(o)
-	if err != nil {
-		return nil, release(fmt.Errorf("loader: model %q: %w", name, err))
-	}
+	var a *archive
 	mp := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(data, mp); err != nil {
-		return nil, release(fmt.Errorf("loader: %w %q: %s: protobuf: %w", ErrInvalidModel, name, ArchiveModelEntry, err))
+	err := catchFaults(name, func() error {
+		var err error
+		if a, err = readArchive(r, size, o.unalignedArchive); err != nil {
+			return fmt.Errorf("loader: model %q: %w", name, err)
+		}
+		a.mapped, a.mapping = mapped, mapping
+		data, err := a.modelBytes(o)
+		if err != nil {
+			return fmt.Errorf("loader: model %q: %w", name, err)
+		}
+		if err := proto.Unmarshal(data, mp); err != nil {
+			return fmt.Errorf("loader: %w %q: %s: protobuf: %w", ErrInvalidModel, name, ArchiveModelEntry, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, release(err)
 	}
 	o.archive = a
 	m, err := fromProto(mp, name, o)

@@ -236,6 +236,9 @@ func mapWeights(f *os.File, size int64) (data []byte, mapping *graph.Mapping, re
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if mappedHook != nil {
+		mappedHook(f.Name())
+	}
 	mapping = graph.RegisterMapping(data, f.Name())
 	return data, mapping, func() error {
 		mapping.Unregister()
@@ -243,18 +246,23 @@ func mapWeights(f *os.File, size int64) (data []byte, mapping *graph.Mapping, re
 	}, nil
 }
 
-// readWhole returns the size bytes of the regular file f, mapped unless
-// noMmap says to read them, and the function that releases them.
+// mappedHook, when set (by tests), is called with the name of each file
+// just mapped, before anything reads it.
+var mappedHook func(name string)
+
+// readWhole returns the size bytes of the regular file f, mapped (and
+// registered, see mapWeights) unless noMmap says to read them, and the
+// function that releases them.
 func readWhole(f *os.File, size int64, noMmap bool) ([]byte, func(), error) {
 	if noMmap {
 		data, err := readFile(f, size)
 		return data, func() {}, err
 	}
-	data, unmap, err := mapFile(f, size)
+	data, _, release, err := mapWeights(f, size)
 	if err != nil {
 		return nil, nil, err
 	}
-	return data, func() { unmap() }, nil
+	return data, func() { release() }, nil
 }
 
 // readFile reads the size bytes of the regular file f into memory.

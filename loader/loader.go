@@ -135,13 +135,30 @@ func Load(path string, opts ...Option) (*graph.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loader: model %q: %w", name, err)
 	}
-	mp, err := unmarshalModel(data, name)
+	var mp *onnxpb.ModelProto
+	err = catchFaults(name, func() (err error) {
+		mp, err = unmarshalModel(data, name)
+		return err
+	})
 	// The decoder copies every field out of data, so it may go now.
 	release()
 	if err != nil {
 		return nil, err
 	}
 	return fromProto(mp, name, o)
+}
+
+// catchFaults calls f, which reads files mapped while loading the model
+// called name, with memory faults caught (graph.CatchFaults): a file
+// truncated during the Load fails it with an error naming the model and
+// the file (graph.ErrMappedFileChanged) instead of the process dying of
+// SIGBUS. Each caller releases what it mapped when an error comes back.
+func catchFaults(name string, f func() error) error {
+	var err error
+	if fault := graph.CatchFaults(func() error { err = f(); return nil }); fault != nil {
+		return fmt.Errorf("loader: model %q: %w", name, fault)
+	}
+	return err
 }
 
 // unmarshalModel decodes the serialized ModelProto of the model called name.
@@ -189,14 +206,17 @@ func fromProto(mp *onnxpb.ModelProto, name string, o options) (*graph.Model, err
 		return nil, fmt.Errorf("loader: %w %q: nil ModelProto", ErrInvalidModel, name)
 	}
 	m := &graph.Model{Name: name}
-	fns, err := decodeModel(m, mp, o)
-	if err == nil {
-		err = inlineFunctions(m, fns)
-	}
-	if err == nil {
-		m.Warnings = append(m.Warnings, sortGraphs(m)...)
-		err = validate(m)
-	}
+	err := catchFaults(name, func() error {
+		fns, err := decodeModel(m, mp, o)
+		if err == nil {
+			err = inlineFunctions(m, fns)
+		}
+		if err == nil {
+			m.Warnings = append(m.Warnings, sortGraphs(m)...)
+			err = validate(m)
+		}
+		return err
+	})
 	if err != nil {
 		if cerr := m.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("loader: releasing external data: %w", cerr))
