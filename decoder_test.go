@@ -14,6 +14,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/internal/torchmodels"
 )
 
 // generate runs greedy decoding of the exported decoder on sess: the
@@ -87,8 +88,8 @@ func TestDecoderGeneration(t *testing.T) {
 	if testenv.Long() {
 		steps = 200
 	}
-	cache := torchModelCache(t)
-	exportTorchModels(t, cache, []string{"decoder"})
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, []string{"decoder"})
 	dir := filepath.Join(cache, "decoder")
 	prompt, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
 	require.NoError(t, err)

@@ -2,13 +2,9 @@ package onnxvk_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -22,91 +18,23 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
-// torchModels are the models testdata/torch/export.py exports by default.
-var torchModels = []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "transformer"}
-
 // torchTolerance is the largest absolute difference allowed between
 // PyTorch's output and the CPU path's.
 const torchTolerance = 1e-4
-
-// torchPython is the interpreter with PyTorch and torchvision (Debian's
-// python3-torch and python3-torchvision).
-const torchPython = "/usr/bin/python3"
-
-// torchExportScript exports the models; see its documentation.
-var torchExportScript = filepath.Join("testdata", "torch", "export.py")
-
-// torchModelCache returns the folder the models exported by the current
-// export script are kept in: a subfolder named after a hash of the script,
-// in $ONNXVK_MODEL_CACHE or else in onnxvk/torch-models in the user's cache
-// folder. Editing the script therefore leads to a fresh export.
-func torchModelCache(t *testing.T) string {
-	script, err := os.ReadFile(torchExportScript)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(script)
-	version := hex.EncodeToString(sum[:6])
-	if dir := os.Getenv("ONNXVK_MODEL_CACHE"); dir != "" {
-		return filepath.Join(dir, version)
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		testenv.Skip(t, fmt.Sprint("no cache folder for the exported models (set ONNXVK_MODEL_CACHE): ", err))
-	}
-	return filepath.Join(dir, "onnxvk", "torch-models", version)
-}
-
-// torchFiles lists the files of an exported model: the model and
-// PyTorch's reference (the decoder's is a prompt and its greedy
-// continuation).
-func torchFiles(name string) []string {
-	if name == "decoder" {
-		return []string{"model.onnx", "prompt.npy", "tokens.npy"}
-	}
-	return []string{"model.onnx", "input.npy", "output.npy"}
-}
-
-// exportTorchModels makes sure every named model has been exported into
-// cache, running the export script for the missing ones only.
-func exportTorchModels(t *testing.T, cache string, names []string) {
-	var missing []string
-	for _, name := range names {
-		for _, f := range torchFiles(name) {
-			if _, err := os.Stat(filepath.Join(cache, name, f)); err != nil {
-				missing = append(missing, name)
-				break
-			}
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	if out, err := exec.Command(torchPython, "-c", "import torch, torchvision").CombinedOutput(); err != nil {
-		testenv.Skip(t, fmt.Sprintf("models %v are not exported in %s and %s cannot export them (needs python3-torch and python3-torchvision): %v\n%s",
-			missing, cache, torchPython, err, out))
-	}
-	start := time.Now()
-	args := append([]string{torchExportScript, "--out", cache}, missing...)
-	out, err := exec.Command(torchPython, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("exporting %v: %v\n%s", missing, err, out)
-	}
-	t.Logf("exported %v into %s in %v", missing, cache, time.Since(start).Round(time.Millisecond))
-}
 
 // TestTorchModels runs models exported from PyTorch on the CPU, loaded from
 // their files as the CLI loads them, and compares their outputs with
 // PyTorch's.
 func TestTorchModels(t *testing.T) {
 	testenv.SkipShort(t, "exports and runs whole PyTorch models")
-	cache := torchModelCache(t)
-	exportTorchModels(t, cache, torchModels)
-	for _, name := range torchModels {
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, torchmodels.Defaults)
+	for _, name := range torchmodels.Defaults {
 		t.Run(name, func(t *testing.T) {
 			sess, err := onnxvk.Load(filepath.Join(cache, name, "model.onnx"), onnxvk.WithDevice("cpu"))
 			if err != nil {
@@ -150,8 +78,8 @@ func vulkanSchedules() []vulkan.Schedule {
 // output must match PyTorch's.
 func TestTorchModelsVulkan(t *testing.T) {
 	testenv.SkipShort(t, "exports and runs whole PyTorch models")
-	cache := torchModelCache(t)
-	exportTorchModels(t, cache, vulkanTorchModels())
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, vulkanTorchModels())
 	for _, name := range vulkanTorchModels() {
 		for _, s := range vulkanSchedules() {
 			t.Run(name+"/"+s.String(), func(t *testing.T) { runTorchModelVulkan(t, cache, name, s) })
@@ -249,9 +177,9 @@ func checkTorchOutput(t *testing.T, sess *onnxvk.Session, dir string, tol float6
 // and requires the archive to give the protobuf model's output bit for bit.
 func TestTorchModelsFromArchive(t *testing.T) {
 	testenv.SkipShort(t, "exports and runs whole PyTorch models")
-	cache := torchModelCache(t)
-	exportTorchModels(t, cache, torchModels)
-	for _, name := range torchModels {
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, torchmodels.Defaults)
+	for _, name := range torchmodels.Defaults {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(cache, name)
 			in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))

@@ -24,6 +24,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/serve"
 	"github.com/onnxvk/onnxvk/serve/client"
@@ -33,8 +34,8 @@ import (
 // with a symbolic batch dimension instead, so that the server may merge
 // requests.
 func batchedResnet18(t *testing.T) string {
-	cache := torchModelCache(t)
-	exportTorchModels(t, cache, []string{"resnet18"})
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, []string{"resnet18"})
 	m, err := loader.Load(filepath.Join(cache, "resnet18", "model.onnx"), loader.WithoutMmap())
 	require.NoError(t, err)
 	defer m.Close()

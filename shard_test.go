@@ -14,6 +14,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -22,8 +23,8 @@ import (
 // and returns its path, its input and a function that runs a session of it
 // on that input and returns the output.
 func torchRunner(t *testing.T, name string) (string, *graph.Tensor, func(*onnxvk.Session) []float32) {
-	cache := torchModelCache(t)
-	exportTorchModels(t, cache, []string{name})
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, []string{name})
 	in, err := npy.ReadFile(filepath.Join(cache, name, "input.npy"))
 	require.NoError(t, err)
 	return filepath.Join(cache, name, "model.onnx"), in, func(sess *onnxvk.Session) []float32 {
