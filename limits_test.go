@@ -335,3 +335,32 @@ func TestDeclaredNegativeDimension(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []float32{1, 2, 3, 4, 5, 6}, got)
 }
+
+// doublingLoop is a Loop of M iterations whose body doubles its carried
+// float tensor (Concat of it with itself), starting from 1 element.
+func doublingLoop(m int64) sizeModel {
+	body := graph.NewGraph("body")
+	body.Inputs = []*graph.ValueInfo{
+		{Name: "i", Type: graph.TensorType(graph.Int64, graph.ShapeOf())},
+		{Name: "c", Type: graph.TensorType(graph.Bool, graph.ShapeOf())},
+		{Name: "v", Type: graph.TensorType(graph.Float, nil)},
+	}
+	body.Nodes = []*graph.Node{node("Concat", []string{"v", "v"}, "v2", attrs(&graph.Attribute{Name: "axis", Type: graph.AttrInt}))}
+	body.Outputs = []*graph.ValueInfo{{Name: "c"}, {Name: "v2"}}
+	loop := node("Loop", []string{"m", "c", "v"}, "y", attrs(&graph.Attribute{Name: "body", Type: graph.AttrGraph, G: body}))
+	return sizeModel{inits: map[string]*graph.Tensor{"m": graph.Scalar(graph.Int64, m), "c": graph.Scalar(graph.Bool, true),
+		"v": floats([]int64{1}, 1)}, nodes: []*graph.Node{loop}, outputs: []string{"y"}}
+}
+
+// TestLoopBodyOutputsCountAgainstLimit runs a Loop whose body doubles a
+// tensor 24 times (to 64 MiB) under a 1 MiB host memory limit: the body's
+// Concat, whose output no plan sized, is refused with ErrOutOfMemory
+// naming it once the output and what the body holds pass the limit (the
+// body's outputs were not counted: with 2^62 iterations the process died
+// of out of memory; found by the hostile sweep).
+func TestLoopBodyOutputsCountAgainstLimit(t *testing.T) {
+	err := runSized(t, doublingLoop(24), 1<<20, nil)
+	require.ErrorIs(t, err, onnxvk.ErrOutOfMemory)
+	require.ErrorContains(t, err, `(Concat, #0)`)
+	require.NoError(t, runSized(t, doublingLoop(10), 1<<20, nil), "4 KiB fits")
+}

@@ -3,9 +3,28 @@ package hostfallback
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 )
+
+// valueBytes is the memory a value holds: a tensor's (see tensorBytes),
+// the sum of a sequence's or an optional's elements'.
+func valueBytes(v graph.Value) int64 {
+	switch v := v.(type) {
+	case *graph.Tensor:
+		return tensorBytes(v)
+	case *graph.Sequence:
+		var n int64
+		for _, x := range v.Items {
+			n += valueBytes(x)
+		}
+		return n
+	case *graph.Optional:
+		return valueBytes(v.V)
+	}
+	return 0
+}
 
 // RunGraph interprets a subgraph (an If branch, a Loop or Scan body) on the
 // CPU: inputs are bound to g's inputs in order, names g does not define are
@@ -30,8 +49,12 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 	for name, t := range g.Initializers {
 		env[name] = t
 	}
+	// held counts the bytes of the values this run holds beside the
+	// plan: a nested run counts them as planned.
+	var held int64
 	for i, v := range inputs {
 		env[g.Inputs[i].Name] = v
+		held += valueBytes(v)
 	}
 	lookup := func(name string) (graph.Value, bool) {
 		if v, ok := env[name]; ok {
@@ -48,7 +71,7 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 			return nil, fmt.Errorf("hostfallback: subgraph %q: %s: no CPU kernel", g.Name, n)
 		}
 		c := &Call{Node: n, Opset: n.OpsetIn(opsets), In: make([]graph.Value, len(n.Inputs)), Out: make([]graph.Value, len(n.Outputs)),
-			limit: limit, planned: planned}
+			limit: limit, planned: planned, sub: true, held: held}
 		for i, name := range n.Inputs {
 			if name == "" {
 				continue
@@ -60,7 +83,7 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 			c.In[i] = v
 		}
 		c.RunGraph = func(sg *graph.Graph, in []graph.Value) ([]graph.Value, error) {
-			return runGraph(ctx, sg, opsets, in, lookup, limit, planned)
+			return runGraph(ctx, sg, opsets, in, lookup, limit, planned+held)
 		}
 		if err := k(c); err != nil {
 			return nil, fmt.Errorf("hostfallback: subgraph %q: %w", g.Name, err)
@@ -68,6 +91,9 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 		for i, name := range n.Outputs {
 			if name != "" {
 				env[name] = c.Out[i]
+				if !slices.Contains(c.In, c.Out[i]) {
+					held += valueBytes(c.Out[i])
+				}
 			}
 		}
 	}

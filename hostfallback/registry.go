@@ -50,6 +50,34 @@ type Call struct {
 	// limit is the plan's host memory limit (0: none) and planned what
 	// the plan takes of it (planner.Plan.HostMemoryLimit, HostBytes).
 	limit, planned int64
+	// sub marks a call of a subgraph run (runGraph), whose outputs no
+	// plan sized: Output checks each it allocates against the limit
+	// beside the plan's memory and held, the bytes of the values the
+	// subgraph run holds (its inputs and its nodes' outputs so far).
+	sub  bool
+	held int64
+}
+
+// outOfMemory is the panic Output raises, for the kernel's guard to
+// return as the call's error, when a subgraph's output does not fit.
+type outOfMemory struct{ error }
+
+// mustFit panics with an outOfMemory when c is a call of a subgraph run
+// and an output of type dt and the given shape does not fit in the host
+// memory limit beside the plan and what the run holds (see Check).
+func (c *Call) mustFit(dt graph.DType, shape []int64) {
+	if !c.sub || c.limit <= 0 {
+		return
+	}
+	n, err := graph.Bytes(dt, shape)
+	if err != nil {
+		err = c.Errorf("output of %s: %w", dt, err)
+	} else {
+		err = c.CheckBytes(c.held+n, fmt.Sprintf("output %s%v beside the %d bytes its subgraph run holds", dt, shape, c.held))
+	}
+	if err != nil {
+		panic(outOfMemory{err})
+	}
 }
 
 // Check returns an error, before anything is allocated, when a tensor of
@@ -96,6 +124,7 @@ func (c *Call) Output(i int, dt graph.DType, shape []int64) *graph.Tensor {
 	if t != nil {
 		clear(t.Data)
 	} else {
+		c.mustFit(dt, shape)
 		t = graph.NewTensor(dt, shape)
 	}
 	c.Out[i] = t
@@ -112,6 +141,7 @@ func (c *Call) OutputUninit(i int, dt graph.DType, shape []int64) *graph.Tensor 
 		t = c.Alloc(i, dt, shape)
 	}
 	if t == nil {
+		c.mustFit(dt, shape)
 		t = graph.NewTensor(dt, shape)
 	}
 	c.Out[i] = t
@@ -269,13 +299,18 @@ func Decline(q planner.Query) string {
 
 // guard returns k with a panic turned into an error naming the node: a
 // kernel that panics on a case it fails to check (a bug) fails the call,
-// and with it the Run, never the process. A fault in mapped weights whose
+// and with it the Run, never the process. An output that does not fit
+// (Call.mustFit) returns its error. A fault in mapped weights whose
 // file changed keeps its own error (graph.FaultError). Whatever calls a kernel (a
 // plan's steps, a subgraph's nodes) gets it through Lookup, guarded.
 func guard(k Kernel) Kernel {
 	return func(c *Call) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
+				if oom, ok := r.(outOfMemory); ok {
+					err = oom.error
+					return
+				}
 				if err = graph.FaultError(r); err == nil {
 					err = fmt.Errorf("kernel panic: %v", r)
 				}
