@@ -127,7 +127,7 @@ func (l *convLayout) runF32(x, w, b, y []float32, act *convAct) {
 	case l.cg*l.kernelSize == 0:
 		convFillBias(y, b, l.n, l.outSize)
 		act.apply(y, 0, 1, len(y), len(y))
-	case l.cg == 1 && l.rank == 2:
+	case l.cg == 1 && l.rank == 2 && l.dwFits():
 		l.depthwise2D(x, w, b, y, act)
 	case l.pointwise():
 		l.pointwiseF32(x, w, b, y, act)

@@ -88,6 +88,19 @@ func (l *convLayout) dwLayout() (*dwPoly, []int) {
 	return p, offs
 }
 
+// dwFits reports whether dwLayout's scratch stays within a few times the
+// size of a plane's input and output: strides or dilations far larger
+// than the plane make sh·sw sub-planes of mostly padding (strides of 2^20
+// asked for 2^42 floats to make a 1×1 output), which the other
+// convolution paths, whose scratch follows the output, do without. It
+// computes in float64, where the sizes cannot wrap.
+func (l *convLayout) dwFits() bool {
+	sh, sw := float64(l.stride[0]), float64(l.stride[1])
+	hq := float64(l.out[0]) + float64(l.kernel[0]-1)*float64(l.dil[0])/sh
+	wq := float64(l.out[1]) + float64(l.kernel[1]-1)*float64(l.dil[1])/sw
+	return 2*sh*sw*(hq+1)*(wq+1) <= 4*float64(l.inSize+l.outSize)+1<<16
+}
+
 // filled is the length of the sub-planes, which fill writes.
 func (p *dwPoly) filled() int { return p.sh * p.sw * p.hq * p.wq }
 

@@ -212,6 +212,11 @@ func TestConvRandom(t *testing.T) {
 		{x: []int64{2, 6, 13, 13}, w: []int64{12, 1, 5, 5}, group: 6, stride: []int64{2, 2}, dil: []int64{1, 2}, autoPad: "SAME_LOWER"},
 		{x: []int64{1, 3, 7, 7}, w: []int64{3, 1, 3, 3}, group: 3, stride: []int64{3, 2}, pads: []int64{3, 0, 0, 2}},
 		{x: []int64{1, 1, 13, 13}, w: []int64{4, 1, 3, 3}},
+		// Strides far past the plane: the depthwise path's polyphase
+		// scratch would take 2^42 floats (the process died of out of
+		// memory; found by the hostile sweep), the other paths none.
+		{x: []int64{1, 1, 4, 4}, w: []int64{1, 1, 2, 2}, stride: []int64{1 << 20, 1 << 20}},
+		{x: []int64{1, 2, 5, 6}, w: []int64{2, 1, 2, 2}, group: 2, stride: []int64{1, 1 << 30}, pads: []int64{1, 0, 0, 1}, bias: true},
 		{x: []int64{1, 3, 9, 17}, w: []int64{3, 1, 3, 3}, group: 3, dil: []int64{1, 3}, pads: []int64{0, 4, 2, 1}, bias: true},
 		{x: []int64{1, 2, 5, 4}, w: []int64{2, 1, 2, 3}, group: 2, dil: []int64{1, 3}, pads: []int64{1, 3, 0, 3}},
 		{x: []int64{3, 16, 13, 7}, w: []int64{24, 16, 1, 1}, bias: true},
