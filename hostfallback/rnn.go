@@ -134,6 +134,14 @@ func rnnSetup(c *Call, gates int, defaults []string) (*rnnLayer, error) {
 	if !f32Family(x.DType) {
 		return nil, c.Unsupported("%s of %s", c.Node.OpType, x.DType)
 	}
+	for _, in := range []struct {
+		name string
+		t    *graph.Tensor
+	}{{"W", w}, {"R", r}, {"B", c.Tensor(3)}} {
+		if in.t != nil && in.t.DType != x.DType {
+			return nil, c.Errorf("%s of %s is not of X's type %s", in.name, in.t.DType, x.DType)
+		}
+	}
 	if x.Rank() != 3 || w.Rank() != 3 || r.Rank() != 3 {
 		return nil, c.Errorf("X%v, W%v and R%v must be 3-D", x.Shape, w.Shape, r.Shape)
 	}

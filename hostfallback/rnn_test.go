@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -219,10 +220,17 @@ func TestRNNErrors(t *testing.T) {
 			return s
 		}()}},
 		{"clip", nnAttrs{"clip": -1.0}, []*graph.Tensor{x, w, r}},
+		// W, R and B of another type than X (an int64 W panicked reading
+		// it as floats; found by FuzzPipeline).
+		{"W type", nil, []*graph.Tensor{x, mvI64([]int64{1, 1, 1}, 2), r}},
+		{"R type", nil, []*graph.Tensor{x, w, mvI64([]int64{1, 1, 1}, 2)}},
+		{"B type", nil, []*graph.Tensor{x, w, r, mvI64([]int64{1, 2}, 0, 0)}},
 	}
 	for _, tc := range bad {
 		if _, err := nnRun("RNN", 14, tc.attrs, tc.ins...); err == nil {
 			t.Errorf("%s: no error", tc.name)
+		} else if strings.Contains(err.Error(), "panic") {
+			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
 }
