@@ -56,6 +56,12 @@ func resizeKernel(c *Call) error {
 	if err := c.Check(x.DType, spec.Shape); err != nil {
 		return err
 	}
+	if graph.NumElements(spec.Shape) == 0 {
+		// Nothing to compute: the axis maps of the other axes, whose
+		// size may be anything, are not made.
+		c.Output(0, x.DType, spec.Shape)
+		return nil
+	}
 	return resizeSpec{spec}.run(c, x)
 }
 

@@ -55,6 +55,11 @@ func TestResize(t *testing.T) {
 			attrs: append(attrs("coordinate_transformation_mode", "tf_crop_and_resize"), mvFloat("extrapolation_value", 9)),
 			in:    []*graph.Tensor{iota4, mvF32(mvShape(2), 0.5, 1.5), nil, sizes(3)},
 			want:  []*graph.Tensor{mvF32(mvShape(3), 1, 3, 9)}},
+		// An empty output whose other axis is 3e9 long: its axis map
+		// took 24 GB and the process died of out of memory (found by
+		// the hostile sweep).
+		{name: "empty output", op: "Resize", opset: 13, attrs: attrs("mode", "linear"), in: []*graph.Tensor{x22, nil, nil, sizes(1, 1, 3e9, 0)},
+			want: []*graph.Tensor{mvF32(mvShape(1, 1, 3e9, 0))}},
 		{name: "round_prefer_floor", op: "Resize", opset: 13, in: []*graph.Tensor{iota4, nil, nil, sizes(7)},
 			want: []*graph.Tensor{mvF32(mvShape(7), 0, 0, 1, 1, 2, 3, 3)}},
 		{name: "round_prefer_ceil", op: "Resize", opset: 13, attrs: attrs("nearest_mode", "round_prefer_ceil"), in: []*graph.Tensor{iota4, nil, nil, sizes(7)},
