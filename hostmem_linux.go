@@ -1,6 +1,7 @@
 package onnxvk
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -8,8 +9,9 @@ import (
 )
 
 // physicalMemory is the memory the process may use: the machine's RAM
-// (sysinfo), or its cgroup's memory.max where that is smaller; 0 when
-// neither is known.
+// (sysinfo), or its cgroup's memory.max, or what its address space limit
+// (RLIMIT_AS, RLIMIT_DATA: prlimit --as) leaves beside what the process
+// maps already, where that is smaller; 0 when none is known.
 func physicalMemory() int64 {
 	var si syscall.Sysinfo_t
 	var n int64
@@ -21,5 +23,36 @@ func physicalMemory() int64 {
 			n = m
 		}
 	}
+	for _, l := range []struct {
+		res  int
+		used string
+	}{{syscall.RLIMIT_AS, "VmSize:"}, {syscall.RLIMIT_DATA, "VmData:"}} {
+		var lim syscall.Rlimit
+		if syscall.Getrlimit(l.res, &lim) != nil || lim.Cur == ^uint64(0) || lim.Cur > math.MaxInt64 {
+			continue
+		}
+		if free := int64(lim.Cur) - procStatusBytes(l.used); n == 0 || free < n {
+			n = max(free, 1)
+		}
+	}
 	return n
+}
+
+// procStatusBytes is the size /proc/self/status gives for key (VmSize:,
+// VmData:, in kB): the address space the process (its runtime, code,
+// thread stacks, heap) already takes of a limit; 0 when unknown.
+func procStatusBytes(key string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }

@@ -146,8 +146,10 @@ func WithHostMemoryLimit(bytes int64) Option {
 
 // DefaultHostMemoryLimit is the host memory limit of a session without
 // WithHostMemoryLimit: three quarters of the memory the process may use
-// (on Linux the machine's RAM, or its cgroup's memory.max where that is
-// smaller); 0 (no limit) where that memory is unknown.
+// (on Linux the machine's RAM, or its cgroup's memory.max, or what its
+// address space limit, RLIMIT_AS or RLIMIT_DATA, leaves beside what it
+// maps already, where that is smaller); 0 (no limit) where that memory is
+// unknown.
 func DefaultHostMemoryLimit() int64 { return physicalMemory() / 4 * 3 }
 
 // WithCPUFallbackOnOOM makes a Run whose plan cannot get the GPU memory it

@@ -118,10 +118,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	phases := newPhases(stderr)
 	phases.say("loading " + path)
 	start := time.Now()
-	memOpts, err := hostMem.options()
+	memOpts, restoreGC, err := hostMem.options()
 	if err != nil {
 		return err
 	}
+	defer restoreGC()
 	opts := append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -17,15 +18,26 @@ func addHostMemoryFlag(fs *flag.FlagSet) hostMemoryFlag {
 }
 
 // options returns the session option the flag asks for, or a usage error.
-func (f hostMemoryFlag) options() ([]onnxvk.Option, error) {
-	if *f.value == "" {
-		return nil, nil
+// It also sets Go's soft memory limit (debug.SetMemoryLimit) to the host
+// memory limit, so that the collector frees garbage before live values
+// and garbage together pass it (under an address space limit, prlimit
+// --as, the runtime dies when it cannot map more), and returns the
+// function that restores the previous soft limit.
+func (f hostMemoryFlag) options() ([]onnxvk.Option, func(), error) {
+	n := onnxvk.DefaultHostMemoryLimit()
+	var opts []onnxvk.Option
+	if *f.value != "" {
+		var err error
+		if n, err = parseSize(*f.value); err != nil {
+			return nil, nil, usagef("--host-memory %q: want a size in bytes, such as 4096, 512M or 8G", *f.value)
+		}
+		opts = []onnxvk.Option{onnxvk.WithHostMemoryLimit(n)}
 	}
-	n, err := parseSize(*f.value)
-	if err != nil {
-		return nil, usagef("--host-memory %q: want a size in bytes, such as 4096, 512M or 8G", *f.value)
+	if n <= 0 {
+		return opts, func() {}, nil
 	}
-	return []onnxvk.Option{onnxvk.WithHostMemoryLimit(n)}, nil
+	prev := debug.SetMemoryLimit(n)
+	return opts, func() { debug.SetMemoryLimit(prev) }, nil
 }
 
 // parseSize reads a non-negative byte count with an optional K, M, G or T

@@ -68,10 +68,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	memOpts, err := hostMem.options()
+	memOpts, restoreGC, err := hostMem.options()
 	if err != nil {
 		return err
 	}
+	defer restoreGC()
 	opts := append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {

@@ -55,10 +55,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if limit > math.MaxInt32 {
 		return usagef("--max-request-size %q: at most 2G, the largest gRPC message", *maxRequest)
 	}
-	memOpts, err := hostMem.options()
+	memOpts, restoreGC, err := hostMem.options()
 	if err != nil {
 		return err
 	}
+	defer restoreGC()
 	hopts := &slog.HandlerOptions{Level: level}
 	var handler slog.Handler = slog.NewTextHandler(stderr, hopts)
 	if *logJSON {
