@@ -21,18 +21,20 @@ func FoldConstants(m *graph.Model, known map[string]*graph.Tensor) int {
 	if m == nil || m.Graph == nil || len(known) == 0 {
 		return 0
 	}
-	_, removed := foldGraph(m.Graph, known, true)
+	_, removed := foldGraph(m.Graph, known, true, new(graph.Captures))
 	return removed
 }
 
 // foldGraph folds g's nodes and those of its subgraphs. With inPlace g
 // itself changes; otherwise g stays as it is and a folded copy is returned
-// when anything folded.
-func foldGraph(g *graph.Graph, known map[string]*graph.Tensor, inPlace bool) (*graph.Graph, int) {
+// when anything folded. caps, shared by the whole tree, answers what the
+// remaining nodes' subgraphs read once per subgraph, so that a deep
+// nesting folds in time linear in its size.
+func foldGraph(g *graph.Graph, known map[string]*graph.Tensor, inPlace bool, caps *graph.Captures) (*graph.Graph, int) {
 	removed := 0
 	nodes := g.Nodes
 	for i, n := range g.Nodes {
-		folded, r := foldSubgraphs(n, known)
+		folded, r := foldSubgraphs(n, known, caps)
 		if r == 0 {
 			continue
 		}
@@ -69,7 +71,12 @@ func foldGraph(g *graph.Graph, known map[string]*graph.Tensor, inPlace bool) (*g
 		used[vi.Name] = true
 	}
 	for _, n := range keep {
-		markUses(n, used)
+		for _, name := range n.Inputs {
+			used[name] = true
+		}
+		for _, name := range caps.Of(n) {
+			used[name] = true
+		}
 	}
 	for _, n := range gone {
 		for _, name := range n.Outputs {
@@ -84,7 +91,7 @@ func foldGraph(g *graph.Graph, known map[string]*graph.Tensor, inPlace bool) (*g
 
 // foldSubgraphs folds the subgraphs of n; when any folds, it returns a copy
 // of n holding the folded copies, and the number of nodes removed.
-func foldSubgraphs(n *graph.Node, known map[string]*graph.Tensor) (*graph.Node, int) {
+func foldSubgraphs(n *graph.Node, known map[string]*graph.Tensor, caps *graph.Captures) (*graph.Node, int) {
 	var attrs map[string]*graph.Attribute
 	removed := 0
 	for name, a := range n.Attrs {
@@ -95,7 +102,7 @@ func foldSubgraphs(n *graph.Node, known map[string]*graph.Tensor) (*graph.Node, 
 		r := 0
 		if a.G != nil {
 			var k int
-			ac.G, k = foldGraph(a.G, known, false)
+			ac.G, k = foldGraph(a.G, known, false, caps)
 			r += k
 		}
 		if len(a.Graphs) > 0 {
@@ -104,7 +111,7 @@ func foldSubgraphs(n *graph.Node, known map[string]*graph.Tensor) (*graph.Node, 
 				ac.Graphs[i] = sub
 				if sub != nil {
 					var k int
-					ac.Graphs[i], k = foldGraph(sub, known, false)
+					ac.Graphs[i], k = foldGraph(sub, known, false, caps)
 					r += k
 				}
 			}
@@ -143,19 +150,4 @@ func foldable(n *graph.Node, known map[string]*graph.Tensor) bool {
 		outputs++
 	}
 	return outputs > 0
-}
-
-// markUses marks the values n reads, its subgraphs' reads included.
-func markUses(n *graph.Node, used map[string]bool) {
-	for _, name := range n.Inputs {
-		used[name] = true
-	}
-	for _, g := range graph.NodeSubgraphs(n) {
-		for _, vi := range g.Outputs {
-			used[vi.Name] = true
-		}
-		for _, sn := range g.Nodes {
-			markUses(sn, used)
-		}
-	}
 }
