@@ -150,6 +150,9 @@ func inferRange(c *InferContext) error {
 		c.setTensor(0, dt, graph.Shape{graph.UnknownDim()})
 		return nil
 	}
+	if limit.dt != start.dt || delta.dt != start.dt {
+		return fmt.Errorf("start %s, limit %s and delta %s are not of one type", start.dt, limit.dt, delta.dt)
+	}
 	var (
 		n   int64
 		err error
