@@ -150,7 +150,7 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
 		p, err := matmulPlan(c, a.Shape, b.Shape)
 		if err == nil && p.foldA && c.Const(1) && b.DType == graph.Float && matmulPrepacks(len(p.offA)*p.m, p.n, p.k) {
-			p.packedB = gemmPackWhole(graph.View[float32](b), p.k, p.n)
+			p.packedB = gemmPackWhole(graph.View[float32](b), p.k, p.n, gemmBest.nr)
 		}
 		return p, err
 	})
@@ -204,6 +204,10 @@ func matmulF32(p *matmulShape, a, b, y []float32, beta float32) {
 	count := len(p.offA)
 	if p.packedB != nil {
 		workers := runtime.GOMAXPROCS(0)
+		if count*m <= gemvMaxRows {
+			gemvPacked(count*m, n, k, a, k, p.packedB, gemmBest.nr, beta == 1, y, n, workers)
+			return
+		}
 		if count*m*n*k < gemmParallelWork {
 			workers = 1
 		}
@@ -231,9 +235,10 @@ func matmulF32(p *matmulShape, a, b, y []float32, beta float32) {
 }
 
 // matmulPrepacks reports whether an m×k by k×n product takes gemmPacked
-// (see gemmRun) with a kernel that can read a B packed whole.
+// (see gemmRun) with a kernel that can read a B packed whole, or
+// gemvPacked.
 func matmulPrepacks(m, n, k int) bool {
-	return convPackedUsable() && k > 0 && gemmTakesPacked(m, n, k)
+	return convPackedUsable() && k > 0 && (m <= gemvMaxRows || gemmTakesPacked(m, n, k))
 }
 
 // matmulBatched runs a planned product with matmulLoop, one output matrix

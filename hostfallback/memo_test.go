@@ -68,7 +68,10 @@ func TestSliceRuntimeStartsNotCached(t *testing.T) {
 // so that it is packed once, on several A and from several goroutines.
 func TestMatMulConstantBPacked(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, tc := range [][2][]int64{{{32, 64}, {64, 192}}, {{2, 16, 64}, {64, 128}}, {{3, 300}, {300, 5}}, {{70, 513}, {513, 33}}} {
+	for _, tc := range [][2][]int64{{{32, 64}, {64, 192}}, {{2, 16, 64}, {64, 128}}, {{3, 300}, {300, 5}}, {{70, 513}, {513, 33}},
+		// Rows for gemvPacked: one to four, columns and depths off the
+		// vector width and the k-slab.
+		{{1, 512}, {512, 1536}}, {{1, 1, 257}, {257, 33}}, {{3, 17}, {17, 100}}, {{2, 2, 513}, {513, 47}}, {{1, 5}, {5, 3}}} {
 		b := nnRand(r, tc[1]...)
 		memo := new(stepMemo)
 		var wg sync.WaitGroup

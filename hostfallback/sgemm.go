@@ -268,6 +268,10 @@ func (g *gemmSmall) run(i0, i1, j0, j1 int) {
 			}
 			continue
 		}
+		if !g.transA && g.alpha == 1 {
+			gemvRows(g.a[i*g.lda:][:k], g.b[j0:], g.ldb, crow)
+			continue
+		}
 		for p := range k {
 			var av float32
 			if g.transA {
@@ -469,11 +473,10 @@ func gemmPanelIndex(p, q, k, n, shift int) int {
 	return pc*gemmCeil(n, nr)*nr + (q>>shift)*kcs*nr + (p-pc)*nr + q&(nr-1)
 }
 
-// gemmPackWhole packs a row-major k×n B whole, in the layout gemmPacked
-// reads as bPre with gemmBest (ku 1, nr a power of two; see
-// convPackedUsable).
-func gemmPackWhole(b []float32, k, n int) []float32 {
-	nr := gemmBest.nr
+// gemmPackWhole packs a row-major k×n B whole in nr-wide strips, in the
+// layout gemmPacked reads as bPre with a kernel of that nr (ku 1, nr a
+// power of two; see convPackedUsable).
+func gemmPackWhole(b []float32, k, n, nr int) []float32 {
 	strips := gemmCeil(n, nr)
 	dst := make([]float32, k*strips*nr)
 	for pc := 0; pc < k; pc += gemmKC {

@@ -1,0 +1,100 @@
+package hostfallback
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gemvDepths and gemvWidths are the k and n of the GEMV tests: around the
+// unrolling by four, the 16-column blocks and the k-slab of the packing.
+var (
+	gemvDepths = []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 255, 256, 257, 513}
+	gemvWidths = []int{1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 48, 100}
+)
+
+// TestGemvRows checks gemvRows (the AVX2 kernel where the CPU has it) and
+// gemvGo against the float64 sum of naiveGemm, adding to a C of random
+// values, with B's rows wider than the product's.
+func TestGemvRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, k := range gemvDepths {
+		for _, n := range gemvWidths {
+			ldb := n + 3
+			a, b, c := nnRandFloats(r, k), nnRandFloats(r, k*ldb), nnRandFloats(r, n)
+			want := append([]float32{}, c...)
+			naiveGemm(false, false, 1, n, k, 1, a, k, b, ldb, 1, want, n)
+			for name, f := range map[string]func(a, b []float32, ldb int, c []float32){"gemvRows": gemvRows, "gemvGo": gemvGo} {
+				got := append([]float32{}, c...)
+				f(a, b, ldb, got)
+				if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
+					t.Fatalf("%s k=%d n=%d: C[%d] = %v, want %v", name, k, n, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestGemvPacked checks gemvPacked on one to four rows of A against
+// naiveGemm, with B packed for the AVX2 kernel's 16-wide strips and for a
+// 2-wide one, storing and adding, on one goroutine and on several.
+func TestGemvPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, nr := range []int{16, 2} {
+		for _, k := range gemvDepths {
+			for _, n := range gemvWidths {
+				m := 1 + (k+n)%gemvMaxRows
+				lda, ldc := k+1, n+2
+				a, b, c := nnRandFloats(r, m*lda), nnRandFloats(r, k*n), nnRandFloats(r, m*ldc)
+				packed := gemmPackWhole(b, k, n, nr)
+				for _, add := range []bool{false, true} {
+					want := append([]float32{}, c...)
+					beta := float32(0)
+					if add {
+						beta = 1
+					}
+					naiveGemm(false, false, m, n, k, 1, a, lda, b, n, beta, want, ldc)
+					for _, workers := range []int{1, 3} {
+						got := append([]float32{}, c...)
+						gemvPacked(m, n, k, a, lda, packed, nr, add, got, ldc, workers)
+						if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
+							t.Fatalf("nr=%d m=%d k=%d n=%d add=%v workers=%d: C[%d] = %v, want %v", nr, m, k, n, add, workers, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGemvSmallRows runs sgemm on one to four rows of unpacked, untransposed
+// operands (gemmSmall's gemvRows path), a strided B and C, beta 0 over NaN
+// and beta ½.
+func TestGemvSmallRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, k := range gemvDepths {
+		for _, n := range gemvWidths {
+			for m := 1; m <= gemvMaxRows; m++ {
+				if gemmTakesPacked(m, n, k) {
+					continue
+				}
+				lda, ldb, ldc := k+2, n+5, n+1
+				a, b, c := nnRandFloats(r, m*lda), nnRandFloats(r, k*ldb), nnRandFloats(r, m*ldc)
+				for _, beta := range []float32{0, 0.5} {
+					want := append([]float32{}, c...)
+					naiveGemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, want, ldc)
+					got := append([]float32{}, c...)
+					if beta == 0 {
+						for i := range m {
+							got[i*ldc] = float32(math.NaN())
+						}
+					}
+					sgemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, got, ldc)
+					if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
+						t.Fatalf("m=%d k=%d n=%d beta=%v: C[%d] = %v, want %v", m, k, n, beta, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
