@@ -17,6 +17,7 @@ func init() {
 	RegisterDomainChecked(ops.FusedDomain, "FusedConv", halfVia32(fusedConvKernel), onFused)
 	RegisterDomainChecked(ops.FusedDomain, "LayerNormalization", layerNormKernel, layerNormSupport)
 	RegisterDomainChecked(ops.FusedDomain, "FusedMatMul", halfVia32(fusedMatMulKernel), onFused)
+	RegisterDomain(ops.FusedDomain, "MatMulTransB", matmulTransBKernel)
 }
 
 // onFused is the support of FusedConv and FusedMatMul: float32 tensors,
@@ -33,6 +34,34 @@ func halfVia32(k Kernel) Kernel {
 		}
 		return k(c)
 	}
+}
+
+// matmulTransBKernel is MatMulTransB: MatMul of A and B with B's last two
+// axes swapped, each matrix of B read transposed where it lies.
+func matmulTransBKernel(c *Call) error {
+	a, b := c.Tensor(0), c.Tensor(1)
+	if a == nil || b == nil {
+		return c.Errorf("inputs A and B are required")
+	}
+	if a.DType != b.DType || !f32Family(a.DType) {
+		return c.Errorf("A is %s and B is %s; want both float32, float16 or bfloat16", a.DType, b.DType)
+	}
+	if b.Rank() < 2 {
+		return c.Errorf("B must have rank ≥ 2, got %v", b.Shape)
+	}
+	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
+		bt := slices.Clone(b.Shape)
+		bt[len(bt)-2], bt[len(bt)-1] = bt[len(bt)-1], bt[len(bt)-2]
+		return matmulPlan(c, a.Shape, bt)
+	})
+	if err != nil {
+		return err
+	}
+	y := c.OutputUninit(0, a.DType, p.out)
+	out := f32Target(y)
+	matmulF32(p, true, f32Data(a), f32Data(b), out, 0)
+	f32Commit(y, out)
+	return nil
 }
 
 // fusedMatMulKernel is FusedMatMul: MatMul of inputs 0 and 1, plus the

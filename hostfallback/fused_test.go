@@ -1,6 +1,7 @@
 package hostfallback
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -158,6 +159,48 @@ func TestFusedConvSum(t *testing.T) {
 		c := &Call{Node: n, Opset: 1, In: []graph.Value{x, w, b, random(1, 2)}, Out: make([]graph.Value, 1), Alloc: nanAlloc}
 		if err := Lookup(ops.FusedDomain, "FusedConv")(c); err == nil {
 			t.Fatalf("%s: a Sum of shape [1 2] was accepted", cv.name)
+		}
+	}
+}
+
+// TestMatMulTransB checks MatMulTransB against naiveMatMul of A and B
+// transposed by the Transpose kernel: one row (a decode step's scores) and
+// more, batched and broadcast, with B a single matrix; and the errors.
+func TestMatMulTransB(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	n := &graph.Node{Name: "f", OpType: "MatMulTransB", Domain: ops.FusedDomain, Outputs: []string{"y"}}
+	for _, tc := range [][2][]int64{
+		{{1, 8, 1, 64}, {1, 8, 41, 64}},
+		{{1, 8, 1, 64}, {1, 8, 1001, 64}},
+		{{1, 8, 32, 64}, {1, 8, 32, 64}},
+		{{3, 1, 5, 7}, {2, 9, 7}},
+		{{4, 33}, {17, 33}},
+		{{2, 3, 33}, {100, 33}},
+		{{7}, {5, 7}},
+	} {
+		a, b := nnRand(r, tc[0]...), nnRand(r, tc[1]...)
+		perm := make([]int64, len(tc[1]))
+		for i := range perm {
+			perm[i] = int64(i)
+		}
+		perm[len(perm)-2], perm[len(perm)-1] = perm[len(perm)-1], perm[len(perm)-2]
+		bt := ewRun(t, "Transpose", 13, ewAttrs{"perm": ewInts("perm", perm...)}, b)
+		shape, want := naiveMatMul(a, bt)
+		c := &Call{Node: n, Opset: 1, In: []graph.Value{a, b}, Out: make([]graph.Value, 1)}
+		if err := matmulTransBKernel(c); err != nil {
+			t.Fatalf("%v·%vᵀ: %v", tc[0], tc[1], err)
+		}
+		tol := opTol("MatMul")
+		nnCheck(t, fmt.Sprint(tc[0], "·", tc[1], "ᵀ"), c.Out[0].(*graph.Tensor), shape, want, tol.Abs, tol.Rel)
+	}
+	for _, bad := range [][]*graph.Tensor{
+		{nnRand(r, 2, 3), nnRand(r, 3)},
+		{nnRand(r, 2, 3), nnRand(r, 4, 2)},
+		{nnRand(r, 2, 3), graph.NewTensor(graph.Double, []int64{4, 3})},
+	} {
+		c := &Call{Node: n, Opset: 1, In: []graph.Value{bad[0], bad[1]}, Out: make([]graph.Value, 1)}
+		if err := matmulTransBKernel(c); err == nil {
+			t.Errorf("%s%v·%s%vᵀ: no error", bad[0].DType, bad[0].Shape, bad[1].DType, bad[1].Shape)
 		}
 	}
 }

@@ -167,7 +167,7 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 		for r := 0; r < len(out); r += p.n {
 			copy(out[r:r+p.n], bv)
 		}
-		matmulF32(p, graph.View[float32](a), graph.View[float32](b), out, 1)
+		matmulF32(p, false, graph.View[float32](a), graph.View[float32](b), out, 1)
 		return nil
 	}
 	var y *graph.Tensor
@@ -189,7 +189,7 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 		matmulBatched(p, graph.View[uint64](a), graph.View[uint64](b), graph.View[uint64](y))
 	case graph.Float, graph.Float16, graph.BFloat16:
 		out := f32Target(y)
-		matmulF32(p, f32Data(a), f32Data(b), out, 0)
+		matmulF32(p, false, f32Data(a), f32Data(b), out, 0)
 		f32Commit(y, out)
 	default:
 		return c.Unsupported("MatMul of %s", a.DType)
@@ -198,10 +198,15 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 }
 
 // matmulF32 runs a planned product on float32 data with sgemm, adding it
-// to y when beta is 1 (overwriting y when 0).
-func matmulF32(p *matmulShape, a, b, y []float32, beta float32) {
+// to y when beta is 1 (overwriting y when 0). With transB, each matrix of
+// b is stored transposed (n×k) and p.packedB is nil.
+func matmulF32(p *matmulShape, transB bool, a, b, y []float32, beta float32) {
 	m, n, k := p.m, p.n, p.k
 	count := len(p.offA)
+	ldb := n
+	if transB {
+		ldb = k
+	}
 	if p.packedB != nil {
 		workers := runtime.GOMAXPROCS(0)
 		if count*m <= gemvMaxRows {
@@ -215,7 +220,7 @@ func matmulF32(p *matmulShape, a, b, y []float32, beta float32) {
 		return
 	}
 	if p.foldA {
-		sgemm(false, false, count*m, n, k, 1, a, k, b, n, beta, y, n)
+		sgemm(false, transB, count*m, n, k, 1, a, k, b, ldb, beta, y, n)
 		return
 	}
 	// Small products go one per goroutine, and all on this one when the
@@ -224,13 +229,13 @@ func matmulF32(p *matmulShape, a, b, y []float32, beta float32) {
 		grain := max(1, gemmParallelWork/max(m*n*k, 1))
 		ParallelFor(count, grain, func(lo, hi int) {
 			for o := lo; o < hi; o++ {
-				sgemmSerial(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, beta, y[o*m*n:], n)
+				sgemmSerial(false, transB, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], ldb, beta, y[o*m*n:], n)
 			}
 		})
 		return
 	}
 	for o := range count {
-		sgemm(false, false, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], n, beta, y[o*m*n:], n)
+		sgemm(false, transB, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], ldb, beta, y[o*m*n:], n)
 	}
 }
 

@@ -32,6 +32,9 @@ func fusableActivation(a *graph.Node) bool {
 //     FusedConv with the Swish activation;
 //   - a float32 MatMul followed by the Add of a constant vector along the
 //     product's last dimension becomes one FusedMatMul;
+//   - a float32 Transpose that swaps the last two axes and is read only
+//     as B by a MatMul becomes, with the MatMul, one MatMulTransB reading
+//     the Transpose's input (attention's Q·Kᵀ without copying K);
 //   - LayerNormalization over the last axis written out in nine nodes (as
 //     PyTorch exports it before opset 17: ReduceMean, Sub, Pow 2,
 //     ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β) becomes one
@@ -61,6 +64,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	gone := map[int]bool{}
 	fused := fuseLayerNorms(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseMatMulBias(pm, g, devices, uses, consumers, overridable, gone)
+	fused += fuseTransposedB(pm, g, devices, uses, consumers, gone)
 	fused += foldBatchNorms(pm, g, uses, consumers, overridable, gone)
 	fused += fuseConvAdds(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseConvSwish(pm, g, devices, uses, consumers, gone)
@@ -327,8 +331,7 @@ func fuseMatMulBias(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		if b == nil || overridable[bias] || b.DType != t.Elem || b.Rank() != 1 || b.Shape[0] != t.Shape[len(t.Shape)-1].Value {
 			continue
 		}
-		f := &graph.Node{Name: n.Name, OpType: "FusedMatMul", Domain: ops.FusedDomain, Inputs: []string{n.Inputs[0], n.Inputs[1], bias},
-			Outputs: add.Outputs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
+		f := fusedProduct(n, "FusedMatMul", []string{n.Inputs[0], n.Inputs[1], bias}, add.Outputs)
 		if !sameDevice(pm, g, n, f, devices) {
 			continue
 		}
@@ -340,6 +343,63 @@ func fuseMatMulBias(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		removed++
 	}
 	return removed
+}
+
+// fusedProduct is the node of ops.FusedDomain op that replaces product n,
+// with n's name, documentation, metadata, device configurations and index.
+func fusedProduct(n *graph.Node, op string, inputs, outputs []string) *graph.Node {
+	return &graph.Node{Name: n.Name, OpType: op, Domain: ops.FusedDomain, Inputs: inputs,
+		Outputs: outputs, Doc: n.Doc, Metadata: n.Metadata, DeviceConfigs: n.DeviceConfigs, Index: n.Index}
+}
+
+// fuseTransposedB replaces each MatMul whose B is the float32 output of a
+// Transpose that swaps the last two axes, and that nothing else reads, by
+// one MatMulTransB of the Transpose's input at the place of the MatMul,
+// marks the Transpose gone and returns how many nodes it removed.
+func fuseTransposedB(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, gone map[int]bool) int {
+	removed := 0
+	for i, n := range g.Nodes {
+		if gone[i] || n.Domain != "" || n.OpType != "Transpose" || len(n.Inputs) != 1 || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 1 {
+			continue
+		}
+		out := n.Outputs[0]
+		t := g.TypeOf(out)
+		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || t.Shape == nil || !swapsLastTwo(n.AttrInts("perm", nil), len(t.Shape)) {
+			continue
+		}
+		j := consumers[out][0]
+		mm := g.Nodes[j]
+		if gone[j] || mm.Domain != "" || mm.OpType != "MatMul" || len(mm.Inputs) != 2 || mm.Inputs[1] != out || mm.Inputs[0] == out || len(mm.Outputs) != 1 {
+			continue
+		}
+		f := fusedProduct(mm, "MatMulTransB", []string{mm.Inputs[0], n.Inputs[0]}, mm.Outputs)
+		if sameDevice(pm, g, mm, f, devices) {
+			g.Nodes[j] = f
+			gone[i] = true
+			removed++
+		}
+	}
+	return removed
+}
+
+// swapsLastTwo reports whether Transpose's perm (nil: reverse all axes) of
+// a rank-r tensor, r ≥ 2, swaps the last two axes and keeps the others.
+func swapsLastTwo(perm []int64, r int) bool {
+	if r < 2 {
+		return false
+	}
+	if perm == nil {
+		return r == 2
+	}
+	if len(perm) != r {
+		return false
+	}
+	for d, p := range perm[:r-2] {
+		if p != int64(d) {
+			return false
+		}
+	}
+	return perm[r-2] == int64(r-1) && perm[r-1] == int64(r-2)
 }
 
 // fuseConvAdds replaces each float32 Conv whose only reader is an Add of

@@ -143,6 +143,59 @@ func TestPlanFusesMatMulBias(t *testing.T) {
 	require.Equal(t, []string{"y"}, f.Outputs)
 }
 
+// attentionScores builds q·Transpose(k, perm) -> y for q[2, 3, 5] and
+// k[2, 4, 5], k's transpose also a graph output when shared is set.
+func attentionScores(perm []int64, shared bool) *graph.Model {
+	g := graph.NewGraph("scores")
+	g.Inputs = []*graph.ValueInfo{{Name: "q", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 3, 5))},
+		{Name: "k", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 4, 5))}}
+	tr := &graph.Node{Name: "tr", OpType: "Transpose", Inputs: []string{"k"}, Outputs: []string{"kt"}}
+	if perm != nil {
+		tr.Attrs = map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: perm}}
+	}
+	g.Nodes = []*graph.Node{tr, {Name: "mm", OpType: "MatMul", Inputs: []string{"q", "kt"}, Outputs: []string{"y"}, Index: 1}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	if shared {
+		g.Outputs = append(g.Outputs, &graph.ValueInfo{Name: "kt"})
+	}
+	return &graph.Model{Name: "scores", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+}
+
+func TestPlanFusesTransposedB(t *testing.T) {
+	dev := fakeDevice{"cpu", map[string]bool{"MatMul": true, "Transpose": true, "MatMulTransB": true}}
+	p, err := planner.New(attentionScores([]int64{0, 2, 1}, false), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 1)
+	f := p.Steps[0].Node
+	require.Equal(t, ops.FusedDomain, f.Domain)
+	require.Equal(t, "MatMulTransB", f.OpType)
+	require.Equal(t, []string{"q", "k"}, f.Inputs)
+	require.Equal(t, []string{"y"}, f.Outputs)
+	require.Equal(t, graph.ShapeOf(2, 3, 4), p.Types[p.Steps[0].Out[0]].Shape)
+
+	// Not fused: a transpose that is read elsewhere, a device without
+	// the fused op, another permutation (with shapes that multiply).
+	for name, tc := range map[string]struct {
+		m   *graph.Model
+		dev fakeDevice
+	}{
+		"shared":    {attentionScores([]int64{0, 2, 1}, true), dev},
+		"no device": {attentionScores([]int64{0, 2, 1}, false), fakeDevice{"cpu", map[string]bool{"MatMul": true, "Transpose": true}}},
+	} {
+		p, err := planner.New(tc.m, planner.Options{Devices: []planner.Device{tc.dev}})
+		require.NoError(t, err, name)
+		require.Zero(t, p.Fused, name)
+		require.Len(t, p.Steps, 2, name)
+	}
+	m := attentionScores([]int64{2, 1, 0}, false)
+	m.Graph.Inputs[1].Type = graph.TensorType(graph.Float, graph.ShapeOf(5, 4, 2))
+	m.Graph.Inputs[0].Type = graph.TensorType(graph.Float, graph.ShapeOf(2, 3, 4))
+	p, err = planner.New(m, planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}
+
 // residualBlock builds x -> Conv c1 -> a and x -> Conv c2 -> r, then
 // Add(a, r) -> s -> Relu -> y, the Conv c2 coming after c1 so that the
 // fused node must go where the Add or Relu was; outputs lists extra

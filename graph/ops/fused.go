@@ -38,6 +38,11 @@ func init() {
 	// dimension of the product.
 	Register(&Schema{Domain: FusedDomain, Name: "FusedMatMul", Since: 1, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Infer: inferMatMul, Tol: accumulating})
+	// MatMulTransB is MatMul(A, Bᵀ), Bᵀ being B (at least 2-D) with its
+	// last two axes swapped: a product that reads B transposed in place of
+	// a Transpose that only it reads (attention's Q·Kᵀ).
+	Register(&Schema{Domain: FusedDomain, Name: "MatMulTransB", Since: 1, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
+		Infer: inferMatMulTransB, Tol: accumulating})
 	// LayerNormalization is ONNX LayerNormalization-17, for models that
 	// import an older opset and spell it out in elementwise ops.
 	Register(&Schema{Domain: FusedDomain, Name: "LayerNormalization", Since: 1, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,

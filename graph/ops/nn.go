@@ -541,6 +541,26 @@ func inferMatMul(c *InferContext) error {
 	return nil
 }
 
+// inferMatMulTransB is the planner's MatMulTransB: MatMul with B's last
+// two axes swapped.
+func inferMatMulTransB(c *InferContext) error {
+	b := c.inShape(1)
+	if b == nil {
+		return nil
+	}
+	if len(b) < 2 {
+		return fmt.Errorf("B must have rank ≥ 2, got %v", b)
+	}
+	bt := slices.Clone(b)
+	bt[len(bt)-2], bt[len(bt)-1] = bt[len(bt)-1], bt[len(bt)-2]
+	s, err := matmulShape(c.inShape(0), bt)
+	if err != nil {
+		return err
+	}
+	c.setTensor(0, c.inElem(0), s)
+	return nil
+}
+
 // inferQLinearMatMul is QLinearMatMul: a at 0, b at 3, y_zero_point at 7.
 func inferQLinearMatMul(c *InferContext) error {
 	s, err := matmulShape(c.inShape(0), c.inShape(3))
