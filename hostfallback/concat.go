@@ -45,7 +45,14 @@ func concatKernel(c *Call) error {
 		}
 		shape[axis] += t.Shape[axis]
 	}
-	out := c.Output(0, first.DType, shape)
+	// Every element is copied from an input: byte-sized ones need no
+	// zero-fill first (sub-byte ones are packed into whole bytes).
+	var out *graph.Tensor
+	if first.DType == graph.String || first.DType.Bits() < 8 {
+		out = c.Output(0, first.DType, shape)
+	} else {
+		out = c.OutputUninit(0, first.DType, shape)
+	}
 	dst := outCells(out)
 	outer, inner := graph.NumElements(shape[:axis]), graph.NumElements(shape[axis+1:])
 	row := shape[axis] * inner
