@@ -118,3 +118,22 @@ func TestIdentity(t *testing.T) {
 	}
 	ewFails(t, "Identity", 16, nil)
 }
+
+// TestErfF32 checks the float32 Erf against the float64 math.Erf over
+// [−6, 6] in steps of 1e-4 (within a relative 1e-6: a few float32 ulp),
+// and at NaN and the infinities.
+func TestErfF32(t *testing.T) {
+	for i := -60000; i <= 60000; i++ {
+		x := float32(i) * 1e-4
+		got, want := float64(erfF32(x)), math.Erf(float64(x))
+		if math.Abs(got-want) > 1e-6*math.Abs(want) {
+			t.Fatalf("erf(%g) = %g, want %g", x, got, want)
+		}
+	}
+	if v := erfF32(float32(math.NaN())); v == v {
+		t.Errorf("erf(NaN) = %g", v)
+	}
+	if erfF32(float32(math.Inf(1))) != 1 || erfF32(float32(math.Inf(-1))) != -1 {
+		t.Errorf("erf(±Inf) = %g, %g", erfF32(float32(math.Inf(1))), erfF32(float32(math.Inf(-1))))
+	}
+}
