@@ -1,10 +1,11 @@
 // ort_bench.js times a model on ONNX Runtime's CPU provider (default
 // threads) and prints the JSON fields of `onnxvk bench --json`.
 //
-// Usage: node ort_bench.js MODEL [--runs N] [--warmup N] [--input FILE.npy]
+// Usage: node ort_bench.js MODEL [--runs N] [--warmup N] [--input FILE.npy] [-i NAME=FILE.npy ...]
 //
-// The first input is fed from FILE.npy, by default input.npy beside the
-// model (float32, float64, int32 or int64, C order); other inputs are not
+// Each input named with -i is fed from its .npy file (float32, float64,
+// int32 or int64, C order); without -i, the first input is fed from
+// FILE.npy, by default input.npy beside the model, and other inputs are not
 // supported.
 'use strict';
 const fs = require('fs');
@@ -12,16 +13,22 @@ const path = require('path');
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const a = { runs: 20, warmup: 3 };
+  const a = { runs: 20, warmup: 3, named: {} };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i];
     if (v === '--runs') a.runs = Number(argv[++i]);
     else if (v === '--warmup') a.warmup = Number(argv[++i]);
     else if (v === '--input') a.input = argv[++i];
+    else if (v === '-i') {
+      const kv = argv[++i];
+      const eq = kv.indexOf('=');
+      if (eq <= 0) throw new Error(`-i wants NAME=FILE, got ${kv}`);
+      a.named[kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
     else if (!a.model) a.model = v;
     else throw new Error(`unexpected argument ${v}`);
   }
-  if (!a.model) throw new Error('usage: node ort_bench.js MODEL [--runs N] [--warmup N] [--input FILE.npy]');
+  if (!a.model) throw new Error('usage: node ort_bench.js MODEL [--runs N] [--warmup N] [--input FILE.npy] [-i NAME=FILE.npy ...]');
   a.input = a.input || path.join(path.dirname(a.model), 'input.npy');
   return a;
 }
@@ -58,7 +65,9 @@ function percentile(sorted, q) {
   let t0 = performance.now();
   const sess = await ort.InferenceSession.create(a.model, { executionProviders: ['cpu'] });
   const res = { model: path.basename(a.model), device: 'ort-cpu', load_ms: performance.now() - t0 };
-  const feeds = { [sess.inputNames[0]]: readNpy(a.input) };
+  const feeds = {};
+  if (Object.keys(a.named).length === 0) feeds[sess.inputNames[0]] = readNpy(a.input);
+  for (const [name, file] of Object.entries(a.named)) feeds[name] = readNpy(file);
   const run = async () => {
     const t = performance.now();
     await sess.run(feeds);
