@@ -241,9 +241,10 @@ func matmulF32(p *matmulShape, transB bool, a, b, y []float32, beta float32) {
 
 // matmulPrepacks reports whether an m×k by k×n product takes gemmPacked
 // (see gemmRun) with a kernel that can read a B packed whole, or
-// gemvPacked.
+// gemvPacked: a B at least one strip wide, so that the padding of its
+// last strip to the kernel's width does not outweigh it.
 func matmulPrepacks(m, n, k int) bool {
-	return convPackedUsable() && k > 0 && (m <= gemvMaxRows || gemmTakesPacked(m, n, k))
+	return convPackedUsable() && k > 0 && (m <= gemvMaxRows && n >= gemmBest.nr || gemmTakesPacked(m, n, k))
 }
 
 // matmulBatched runs a planned product with matmulLoop, one output matrix
