@@ -18,6 +18,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -96,8 +97,8 @@ func TestFloat16ModelsVulkan(t *testing.T) {
 	if testenv.Long() {
 		names = append(names, "resnet18_fp16")
 	}
-	cache := torchModelCache(t)
-	exportTorchModels(t, cache, names)
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(cache, name)
