@@ -52,8 +52,9 @@ type matmulShape struct {
 	// stacked into one (batch·m)×k operand.
 	foldA bool
 	// packedB, when set, is a constant float32 B already in the packed
-	// layout of gemmPacked (see gemmPackWhole).
-	packedB []float32
+	// layout of gemmPacked (see gemmPackWhole), shared with every plan
+	// that packs that weight (see sharedPack).
+	packedB *packedWeight
 	// wideB, when set, is MatMulInteger's constant B widened to int32 with
 	// its constant zero point subtracted.
 	wideB []int32
@@ -150,7 +151,7 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
 		p, err := matmulPlan(c, a.Shape, b.Shape)
 		if err == nil && p.foldA && c.Const(1) && b.DType == graph.Float && matmulPrepacks(len(p.offA)*p.m, p.n, p.k) {
-			p.packedB = gemmPackWhole(graph.View[float32](b), p.k, p.n, gemmBest.nr)
+			p.packedB = sharedPack(b, p.k, p.n)
 		}
 		return p, err
 	})
@@ -210,13 +211,13 @@ func matmulF32(p *matmulShape, transB bool, a, b, y []float32, beta float32) {
 	if p.packedB != nil {
 		workers := runtime.GOMAXPROCS(0)
 		if count*m <= gemvMaxRows {
-			gemvPacked(count*m, n, k, a, k, p.packedB, gemmBest.nr, beta == 1, y, n, workers)
+			gemvPacked(count*m, n, k, a, k, p.packedB.data, gemmBest.nr, beta == 1, y, n, workers)
 			return
 		}
 		if count*m*n*k < gemmParallelWork {
 			workers = 1
 		}
-		gemmPacked(gemmBest, false, false, count*m, n, k, 1, a, k, nil, n, p.packedB, beta, nil, y, n, workers)
+		gemmPacked(gemmBest, false, false, count*m, n, k, 1, a, k, nil, n, p.packedB.data, beta, nil, y, n, workers)
 		return
 	}
 	if p.foldA {
