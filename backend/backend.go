@@ -81,6 +81,13 @@ type Releaser interface {
 	Release()
 }
 
+// Sizer is implemented by programs that hold device memory of their own:
+// Bytes is how much one Run of the program needs (its arena and the
+// buffers of the values entering and leaving it), weights not counted.
+type Sizer interface {
+	Bytes() int64
+}
+
 // Resident is a tensor that stays in a device's memory between Runs: a Run
 // returns it for an output the caller keeps on the device (Frame.Keep), and
 // takes it back as an input without a host copy when the step that reads

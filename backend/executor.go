@@ -221,6 +221,27 @@ func (e *Executor) Release() {
 	}
 }
 
+// Bytes is the memory the executor holds for its Runs: the arena of each
+// device that has no Sizer program (the host's, which a Run takes from a
+// pool) and what each Sizer program reports. Weights, which devices share
+// between plans, are not counted.
+func (e *Executor) Bytes() int64 {
+	var n int64
+	sized := map[string]bool{}
+	for _, s := range e.segments {
+		if z, ok := s.program.(Sizer); ok {
+			n += z.Bytes()
+			sized[s.device] = true
+		}
+	}
+	for dev, size := range e.plan.ArenaBytes {
+		if !sized[dev] {
+			n += size
+		}
+	}
+	return n
+}
+
 // Plan returns the executor's plan.
 func (e *Executor) Plan() *planner.Plan { return e.plan }
 

@@ -616,6 +616,10 @@ func (pr *program) traceEvent(start, host, device time.Duration) backend.TraceEv
 	return ev
 }
 
+// Bytes is the device memory one Run of the program uses: its arena and
+// io buffer (backend.Sizer).
+func (pr *program) Bytes() int64 { return int64(pr.arenaSize + pr.ioSize) }
+
 // DeviceTime returns the time the device spent on the latest Run, measured
 // with timestamp queries; 0 when the device has none.
 func (pr *program) DeviceTime() time.Duration { return time.Duration(pr.lastNs.Load()) }
