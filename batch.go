@@ -47,20 +47,17 @@ func (s *Session) RunValuesBatch(ctx context.Context, inputs []map[string]graph.
 	if len(inputs) == 0 {
 		return nil, nil
 	}
-	var (
-		key   string
-		types map[string]*graph.Type
-	)
+	var first *callShape
 	for i, in := range inputs {
-		k, t, err := s.checkInputs(in)
+		call, err := s.checkInputs(in)
 		if err != nil {
 			return nil, fmt.Errorf("%w (request %d)", err, i)
 		}
 		if i == 0 {
-			key, types = k, t
-		} else if k != key {
-			return nil, fmt.Errorf("onnxvk: model %q: request %d: input types %s differ from request 0's %s: %w", s.model.Name, i, k, key, ErrInputMismatch)
+			first = call
+		} else if call.key != first.key {
+			return nil, fmt.Errorf("onnxvk: model %q: request %d: input types %s differ from request 0's %s: %w", s.model.Name, i, call.key, first.key, ErrInputMismatch)
 		}
 	}
-	return runOn(s, key, types, nil, func(ex *backend.Executor) ([]map[string]graph.Value, error) { return ex.RunBatch(ctx, inputs) })
+	return runOn(s, first, nil, func(ex *backend.Executor) ([]map[string]graph.Value, error) { return ex.RunBatch(ctx, inputs) })
 }

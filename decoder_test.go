@@ -20,9 +20,10 @@ import (
 // generate runs greedy decoding of the exported decoder on sess: the
 // prompt first (with empty caches), then one token per step with the
 // present keys and values fed back as the past ones, kept on the device
-// when keep is set. It returns the steps tokens and, for each step after
-// the first two, the bytes the session moved between host and device.
-func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, keep bool) (tokens []int64, moved []int64) {
+// when keep is set; each, when not nil, is called after every step with
+// its index. It returns the steps tokens and, for each step after the
+// first two, the bytes the session moved between host and device.
+func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, keep bool, each func(step int)) (tokens []int64, moved []int64) {
 	t.Helper()
 	var cache []string
 	for _, in := range sess.Inputs() {
@@ -68,6 +69,9 @@ func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, kee
 		if ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{next}); err != nil {
 			t.Fatal(err)
 		}
+		if each != nil {
+			each(step)
+		}
 	}
 	for _, v := range past {
 		v.Release()
@@ -75,45 +79,58 @@ func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, kee
 	return tokens, moved
 }
 
-// TestDecoderGeneration runs greedy generation with the GPT-2-style decoder
-// exported from PyTorch (6 layers, d_model 512, 8 heads, a KV cache of
-// past and present inputs and outputs) on the CPU and on Vulkan with the
-// cache kept on the GPU: both give PyTorch's tokens, and a decode step
-// moves only the token id and the logits between host and device (64 KiB
-// of slack for the constants a new plan uploads). 200 tokens in the long
-// suites, 6 otherwise.
-func TestDecoderGeneration(t *testing.T) {
+// decoderModel exports the GPT-2-style decoder (see generate) if needed and
+// returns its file, its prompt and PyTorch's first steps tokens after it.
+func decoderModel(t *testing.T, steps int) (model string, prompt, want []int64) {
+	t.Helper()
 	testenv.SkipShort(t, "exports and runs a PyTorch model")
-	steps := 6
-	if testenv.Long() {
-		steps = 200
-	}
 	cache := torchmodels.Cache(t, ".")
 	torchmodels.Export(t, ".", cache, []string{"decoder"})
 	dir := filepath.Join(cache, "decoder")
-	prompt, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
+	p, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
 	require.NoError(t, err)
 	ref, err := npy.ReadFile(filepath.Join(dir, "tokens.npy"))
 	require.NoError(t, err)
-	p, err := prompt.Int64s()
+	prompt, err = p.Int64s()
 	require.NoError(t, err)
-	want, err := ref.Int64s()
+	want, err = ref.Int64s()
 	require.NoError(t, err)
-	want = want[:steps]
+	return filepath.Join(dir, "model.onnx"), prompt, want[:steps]
+}
 
-	cpu, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice("cpu"))
-	require.NoError(t, err)
-	defer cpu.Close()
-	got, _ := generate(t, cpu, p, steps, false)
-	require.Equal(t, want, got, "CPU tokens against PyTorch's")
-
-	gpu, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice("vulkan"))
+// loadDecoder loads the decoder on dev ("cpu" or "vulkan") with opts,
+// skipping the test where there is no Vulkan device.
+func loadDecoder(t *testing.T, model, dev string, opts ...onnxvk.Option) *onnxvk.Session {
+	t.Helper()
+	sess, err := onnxvk.Load(model, append([]onnxvk.Option{onnxvk.WithDevice(dev)}, opts...)...)
 	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
 		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
 	}
 	require.NoError(t, err)
-	defer gpu.Close()
-	got, moved := generate(t, gpu, p, steps, true)
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+// TestDecoderGeneration runs greedy generation with the GPT-2-style decoder
+// exported from PyTorch (6 layers, d_model 512, 8 heads, a KV cache of
+// past and present inputs and outputs) on the CPU and on Vulkan with the
+// cache kept on the GPU, a concrete plan per step there (a class plan runs
+// the attention, whose sizes grow, on the CPU; see TestDecoderShapeClasses):
+// both give PyTorch's tokens, and a decode step
+// moves only the token id and the logits between host and device (64 KiB
+// of slack for the constants a new plan uploads). 200 tokens in the long
+// suites, 6 otherwise.
+func TestDecoderGeneration(t *testing.T) {
+	steps := 6
+	if testenv.Long() {
+		steps = 200
+	}
+	model, p, want := decoderModel(t, steps)
+	got, _ := generate(t, loadDecoder(t, model, "cpu"), p, steps, false, nil)
+	require.Equal(t, want, got, "CPU tokens against PyTorch's")
+
+	gpu := loadDecoder(t, model, "vulkan", onnxvk.WithoutShapeClasses())
+	got, moved := generate(t, gpu, p, steps, true, nil)
 	require.Equal(t, want, got, "Vulkan tokens against PyTorch's")
 	const idsAndLogits = 8 + 1024*4
 	for i, n := range moved {

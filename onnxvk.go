@@ -8,7 +8,8 @@
 //	out, err := sess.Run(ctx, map[string]*onnxvk.Tensor{"input": x})
 //
 // A Session is safe for concurrent use. It plans the model once for each
-// distinct set of input shapes and reuses that plan.
+// shape class of its inputs (sizes that vary between Runs stay symbolic,
+// see WithoutShapeClasses) and reuses that plan.
 package onnxvk
 
 import (
@@ -81,6 +82,11 @@ type options struct {
 	// configuration and mapping are WithConfiguration and WithDeviceMapping.
 	configuration string
 	mapping       []string
+	// concrete is WithoutShapeClasses; planBytes is WithPlanCacheBytes,
+	// planBytesSet tells it from the default.
+	concrete     bool
+	planBytes    int64
+	planBytesSet bool
 }
 
 // WithDevice chooses where the model runs: "auto" (the default: the best
@@ -156,6 +162,23 @@ func DefaultHostMemoryLimit() int64 { return physicalMemory() / 4 * 3 }
 // needs (ErrOutOfMemory) run that plan on the CPU instead, then and in
 // later Runs with the same input shapes; other shapes still try the GPU.
 func WithCPUFallbackOnOOM() Option { return func(o *options) { o.cpuFallback = true } }
+
+// WithoutShapeClasses plans each distinct set of input shapes on its own,
+// as a plan with every size known, instead of one plan per shape class
+// (see README, "Plans and shape classes"): under Vulkan, a class plan runs
+// the nodes whose sizes vary on the CPU, a concrete plan runs them on the
+// GPU at the cost of planning again whenever a size changes.
+func WithoutShapeClasses() Option { return func(o *options) { o.concrete = true } }
+
+// WithPlanCacheBytes bounds the memory of the session's cached plans (host
+// arenas and device memory, not the weights, which the plans share) at
+// bytes: beyond it the least recently used plans leave the cache and free
+// their memory, all but the plan in use; 0 or less means no bound. The
+// default is DefaultPlanCacheBytes. At most 32 plans stay cached either
+// way.
+func WithPlanCacheBytes(bytes int64) Option {
+	return func(o *options) { o.planBytes, o.planBytesSet = bytes, true }
+}
 
 // ValueInfo describes a model input or output.
 type ValueInfo struct {
@@ -237,6 +260,9 @@ func collect(opts []Option) options {
 	if !o.hostLimitSet {
 		o.hostLimit = DefaultHostMemoryLimit()
 	}
+	if !o.planBytesSet {
+		o.planBytes = DefaultPlanCacheBytes
+	}
 	return o
 }
 
@@ -287,6 +313,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 		reason = fmt.Sprintf("runs on %s: device configuration %q maps its logical devices onto them", strings.Join(multi.Physical, ", "), multi.Configuration)
 	}
 	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, reason: reason, calls: newCalls()}
+	s.plans.budget = max(o.planBytes, 0)
 	for _, d := range devs {
 		if l, ok := d.(interface{ SetMemoryLimit(int64) }); ok {
 			l.SetMemoryLimit(o.memLimit)
@@ -498,7 +525,7 @@ func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, 
 		return nil, err
 	}
 	defer func() { err = leave(err) }()
-	key, types, err := s.checkInputs(inputs)
+	call, err := s.checkInputs(inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -506,9 +533,9 @@ func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, 
 		if only, err = s.checkOutputs(only); err != nil {
 			return nil, err
 		}
-		key += "only=" + strings.Join(only, ",")
+		call.fixed += "only=" + strings.Join(only, ",")
 	}
-	return runOn(s, key, types, only, func(ex *backend.Executor) (map[string]graph.Value, error) {
+	return runOn(s, call, only, func(ex *backend.Executor) (map[string]graph.Value, error) {
 		return ex.RunWith(ctx, inputs, o)
 	})
 }
@@ -528,15 +555,15 @@ func (s *Session) checkOutputs(names []string) ([]string, error) {
 	return slices.Compact(slices.Sorted(slices.Values(names))), nil
 }
 
-// runOn runs do on the executor for the input types key and types, and,
+// runOn runs do on the executor for the input types of call, and,
 // where the session falls back to the CPU when device memory runs out
 // (WithCPUFallbackOnOOM), again on the CPU-only executor after an
 // ErrOutOfMemory. A read of mapped weights whose file was truncated
 // after Load, in planning or in the Run, fails the Run
 // (graph.ErrMappedFileChanged) instead of the process.
-func runOn[T any](s *Session, key string, types map[string]*graph.Type, only []string, do func(*backend.Executor) (T, error)) (out T, err error) {
+func runOn[T any](s *Session, call *callShape, only []string, do func(*backend.Executor) (T, error)) (out T, err error) {
 	fault := graph.CatchFaults(func() error {
-		out, err = runExecutor(s, key, types, only, do)
+		out, err = runExecutor(s, call, only, do)
 		return nil
 	})
 	if fault != nil {
@@ -547,11 +574,11 @@ func runOn[T any](s *Session, key string, types map[string]*graph.Type, only []s
 }
 
 // runExecutor is runOn without the catching of faults.
-func runExecutor[T any](s *Session, key string, types map[string]*graph.Type, only []string, do func(*backend.Executor) (T, error)) (T, error) {
+func runExecutor[T any](s *Session, call *callShape, only []string, do func(*backend.Executor) (T, error)) (T, error) {
 	var zero T
-	out, err := useExecutor(s, key, types, only, false, do)
+	out, err := useExecutor(s, call, only, false, do)
 	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
-		out, err = useExecutor(s, key, types, only, true, do)
+		out, err = useExecutor(s, call, only, true, do)
 	}
 	if err != nil {
 		return zero, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
@@ -561,8 +588,8 @@ func runExecutor[T any](s *Session, key string, types map[string]*graph.Type, on
 
 // useExecutor runs do on the cached executor (see Session.executor),
 // which stays in use, and so keeps its device memory, until do returns.
-func useExecutor[T any](s *Session, key string, types map[string]*graph.Type, only []string, cpuOnly bool, do func(*backend.Executor) (T, error)) (T, error) {
-	e, err := s.executor(key, types, only, cpuOnly)
+func useExecutor[T any](s *Session, call *callShape, only []string, cpuOnly bool, do func(*backend.Executor) (T, error)) (T, error) {
+	e, err := s.executor(call, only, cpuOnly)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -572,39 +599,69 @@ func useExecutor[T any](s *Session, key string, types map[string]*graph.Type, on
 }
 
 // checkInputs validates inputs against the model's declared inputs and
-// returns the plan cache key and the concrete input types.
-func (s *Session) checkInputs(inputs map[string]graph.Value) (string, map[string]*graph.Type, error) {
+// returns their types as the plan cache sees them.
+func (s *Session) checkInputs(inputs map[string]graph.Value) (*callShape, error) {
 	byName := make(map[string]bool, len(s.inputs))
 	for _, in := range s.inputs {
 		byName[in.Name] = true
 	}
 	for name := range inputs {
 		if !byName[name] {
-			return "", nil, fmt.Errorf("onnxvk: model %q: input %q: %w (the model takes %s)", s.model.Name, name, ErrUnknownInput, s.inputNames())
+			return nil, fmt.Errorf("onnxvk: model %q: input %q: %w (the model takes %s)", s.model.Name, name, ErrUnknownInput, s.inputNames())
 		}
 	}
-	var key strings.Builder
+	var key, fixed strings.Builder
 	types := make(map[string]*graph.Type, len(inputs))
 	symbols := map[string]int64{}
+	call := &callShape{types: types, dims: map[string]int64{}}
 	for _, in := range s.inputs {
 		v, ok := inputs[in.Name]
 		if !ok {
 			if !in.Optional {
-				return "", nil, fmt.Errorf("onnxvk: model %q: input %q: %w", s.model.Name, in.Name, ErrMissingInput)
+				return nil, fmt.Errorf("onnxvk: model %q: input %q: %w", s.model.Name, in.Name, ErrMissingInput)
 			}
 			continue
 		}
 		if v == nil {
-			return "", nil, fmt.Errorf("onnxvk: model %q: input %q is nil: %w", s.model.Name, in.Name, ErrInputMismatch)
+			return nil, fmt.Errorf("onnxvk: model %q: input %q is nil: %w", s.model.Name, in.Name, ErrInputMismatch)
 		}
 		t := v.ValueType()
 		if err := matchType(in, t, symbols); err != nil {
-			return "", nil, fmt.Errorf("onnxvk: model %q: input %q: %w: %v", s.model.Name, in.Name, ErrInputMismatch, err)
+			return nil, fmt.Errorf("onnxvk: model %q: input %q: %w: %v", s.model.Name, in.Name, ErrInputMismatch, err)
 		}
 		types[in.Name] = t
 		fmt.Fprintf(&key, "%s=%s;", in.Name, t)
+		s.addVariable(call, &fixed, in, t)
 	}
-	return key.String(), types, nil
+	call.key, call.fixed = key.String(), fixed.String()
+	return call, nil
+}
+
+// addVariable adds input in, of type t, to call: the sizes of its variable
+// dimensions to call's dims (unless the session plans every shape on its
+// own), the rest of its type to fixed.
+func (s *Session) addVariable(call *callShape, fixed *strings.Builder, in ValueInfo, t *graph.Type) {
+	want := in.Type
+	if s.opts.concrete || want == nil || want.Kind != graph.TensorKind || want.Shape == nil || t.Kind != graph.TensorKind {
+		fmt.Fprintf(fixed, "%s=%s;", in.Name, t)
+		return
+	}
+	fmt.Fprintf(fixed, "%s=%s[", in.Name, t.Elem)
+	for i, d := range want.Shape {
+		if d.Known() {
+			fmt.Fprintf(fixed, "%d,", t.Shape[i].Value)
+			continue
+		}
+		name := d.Param
+		if name == "" {
+			// No parameter name holds a NUL byte.
+			name = fmt.Sprintf("%s\x00%d", in.Name, i)
+		}
+		call.dims[name] = t.Shape[i].Value
+		call.vars = append(call.vars, varDim{input: in.Name, axis: i, name: name, param: d.Param})
+		fmt.Fprintf(fixed, "%q,", name)
+	}
+	fixed.WriteString("];")
 }
 
 func (s *Session) inputNames() string {
@@ -652,27 +709,59 @@ func matchType(decl ValueInfo, got *graph.Type, symbols map[string]int64) error 
 	return nil
 }
 
-// executor returns the cached executor for a set of input types, planning
-// and compiling it on first use, in use until s.done is called with it.
-// With cpuOnly set, or when compiling for the GPU runs out of memory under
-// WithCPUFallbackOnOOM, it plans for the CPU alone and caches that plan
-// instead.
-func (s *Session) executor(key string, types map[string]*graph.Type, only []string, cpuOnly bool) (*cachedPlan, error) {
+// executor returns the cached executor that serves a call's input types,
+// planning and compiling one on first use, in use until s.done is called
+// with it. A new plan serves a shape class when a cached one differs from
+// the call in one variable size (planCache.class), and falls back to a
+// concrete plan when planning the class fails. With cpuOnly set, or when
+// compiling for the GPU runs out of memory under WithCPUFallbackOnOOM, it
+// plans for the CPU alone and caches that plan instead.
+func (s *Session) executor(call *callShape, only []string, cpuOnly bool) (*cachedPlan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !cpuOnly {
-		if e := s.plans.get(key); e != nil {
+	var sym []string
+	if e := s.plans.find(call); e != nil {
+		if !cpuOnly {
 			return e, nil
 		}
+		sym = e.sym
+		s.plans.done(e)
+	} else {
+		sym = s.plans.class(call)
 	}
-	ex, err := s.compile(types, only, cpuOnly)
-	if err != nil && !cpuOnly && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
-		ex, err = s.compile(types, only, true)
+	ex, err := s.compileFallback(call.classTypes(sym), only, cpuOnly)
+	if err != nil && len(sym) > 0 {
+		if s.plans.refused == nil || len(s.plans.refused) >= maxRefused {
+			s.plans.refused = map[string]bool{}
+		}
+		s.plans.refused[call.classKey(sym)] = true
+		sym = nil
+		ex, err = s.compileFallback(call.types, only, cpuOnly)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s.plans.add(key, ex), nil
+	return s.plans.add(call, sym, ex), nil
+}
+
+// compileFallback is compile, on the CPU alone when compiling for the GPU
+// runs out of memory under WithCPUFallbackOnOOM.
+func (s *Session) compileFallback(types map[string]*graph.Type, only []string, cpuOnly bool) (*backend.Executor, error) {
+	ex, err := s.compile(types, only, cpuOnly)
+	if err != nil && !cpuOnly && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
+		ex, err = s.compile(types, only, true)
+	}
+	return ex, err
+}
+
+// PlanStats returns the counts of the session's plans: those compiled
+// since it opened, and those cached now with the memory they hold.
+func (s *Session) PlanStats() PlanStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.plans.stats
+	st.Cached, st.CachedBytes = len(s.plans.plans), s.plans.bytes
+	return st
 }
 
 // done ends a use of e that s.executor began.

@@ -23,13 +23,13 @@ func vectorModel() *graph.Model {
 }
 
 // vectorInput returns an input of vectorModel of n elements, as a value
-// and its plan cache key.
+// and its concrete plan's cache key.
 func vectorInput(t *testing.T, s *Session, n int64) (map[string]graph.Value, string) {
 	t.Helper()
 	in := map[string]graph.Value{"x": graph.NewTensor(graph.Float, []int64{n})}
-	key, _, err := s.checkInputs(in)
+	call, err := s.checkInputs(in)
 	require.NoError(t, err)
-	return in, key
+	return in, call.classKey(nil)
 }
 
 // TestPlanCacheLRU fills the plan cache, uses its oldest plan again and
@@ -37,7 +37,7 @@ func vectorInput(t *testing.T, s *Session, n int64) (map[string]graph.Value, str
 // the plan used again stays (a repeated sequence of shapes does not
 // re-plan).
 func TestPlanCacheLRU(t *testing.T) {
-	s, err := NewSession(vectorModel(), WithDevice("cpu"))
+	s, err := NewSession(vectorModel(), WithDevice("cpu"), WithoutShapeClasses())
 	require.NoError(t, err)
 	defer s.Close()
 	run := func(n int64) string {
@@ -64,16 +64,16 @@ func TestPlanCacheLRU(t *testing.T) {
 // its device memory, and runs, until that Run is done, and then releases
 // it.
 func TestEvictedPlanInUse(t *testing.T) {
-	s, err := NewSession(vectorModel(), WithDevice("vulkan"))
+	s, err := NewSession(vectorModel(), WithDevice("vulkan"), WithoutShapeClasses())
 	if errors.Is(err, ErrDeviceUnavailable) {
 		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
 	}
 	require.NoError(t, err)
 	defer s.Close()
 	in, key := vectorInput(t, s, 1000)
-	_, types, err := s.checkInputs(in)
+	call, err := s.checkInputs(in)
 	require.NoError(t, err)
-	held, err := s.executor(key, types, nil, false)
+	held, err := s.executor(call, nil, false)
 	require.NoError(t, err)
 	for n := range int64(maxPlans) {
 		in, _ := vectorInput(t, s, n+1)

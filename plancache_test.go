@@ -70,7 +70,8 @@ func churnShapes(n int) [][]int64 {
 }
 
 // TestPlanEvictionFreesDeviceMemory runs a Vulkan session on 500 distinct
-// input shapes in the long suites (48 otherwise), each a new plan: once
+// input shapes in the long suites (48 otherwise), each a new plan
+// (WithoutShapeClasses): once
 // the plan cache is full, every new plan evicts one, whose device memory
 // (execution contexts, per-plan weights) must be freed, so the memory in
 // use stays where it was when the cache filled. The outputs must match
@@ -80,7 +81,7 @@ func TestPlanEvictionFreesDeviceMemory(t *testing.T) {
 	if testenv.Long() {
 		n = 500
 	}
-	gpu := vulkanSession(t, churnModel())
+	gpu := vulkanSession(t, churnModel(), onnxvk.WithoutShapeClasses())
 	cpu, err := onnxvk.NewSession(churnModel(), onnxvk.WithDevice("cpu"))
 	require.NoError(t, err)
 	defer cpu.Close()

@@ -43,11 +43,11 @@ func (s *Session) Verify(ctx context.Context, inputs map[string]graph.Value) (_ 
 		return nil, err
 	}
 	defer func() { err = leave(err) }()
-	_, types, err := s.checkInputs(inputs)
+	call, err := s.checkInputs(inputs)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.plan(types)
+	p, err := s.plan(call.types)
 	if err != nil {
 		return nil, err
 	}
