@@ -24,7 +24,8 @@ import (
 // compiled after the first step (the first decode step's, then the class
 // plan with the past length symbolic that serves every later step), the
 // device memory in use does not change after step 10 and the resident
-// set grows by at most a quarter. Prompts of other lengths then compile
+// set, read after a collection that returns the free heap to the system
+// (settledRSS), grows by at most a quarter. Prompts of other lengths then compile
 // one plan more between them (the class with the prompt length symbolic).
 func TestDecoderShapeClasses(t *testing.T) {
 	steps := 12
@@ -43,10 +44,10 @@ func TestDecoderShapeClasses(t *testing.T) {
 				case 1:
 					first = sess.PlanStats()
 				case 10:
-					mem10, res10 = sess.DeviceMemoryInUse(), rss()
+					mem10, res10 = sess.DeviceMemoryInUse(), settledRSS()
 				}
 				if n := step + 1; n == 10 || n == 100 || n == steps {
-					memLast, resLast = sess.DeviceMemoryInUse(), rss()
+					memLast, resLast = sess.DeviceMemoryInUse(), settledRSS()
 					mem = append(mem, fmt.Sprintf("step %d: %d", n, memLast))
 					res = append(res, fmt.Sprintf("step %d: %.1f MB", n, float64(resLast)/1e6))
 				}
@@ -102,32 +103,32 @@ func TestDecoderMatchesORT(t *testing.T) {
 
 // TestDecoderStepTimes prints the decoder's median wall and CPU
 // milliseconds per decode step with a plan per shape class and with a
-// concrete plan per step (WithoutShapeClasses), on the CPU and on Vulkan,
-// the two sessions taking turns over 2 rounds of 30 steps each (set
-// ONNXVK_DECODE_TIMES=1).
+// concrete plan per step (WithoutShapeClasses), on the CPU and on Vulkan:
+// two generations of 24 steps, one per session, advance in turns, a step
+// of one then a step of the other (set ONNXVK_DECODE_TIMES=1).
 func TestDecoderStepTimes(t *testing.T) {
 	testenv.SkipUnlessEnv(t, "ONNXVK_DECODE_TIMES", "decode step times")
-	const steps, rounds = 30, 2
+	const steps = 24
 	model, prompt, _ := decoderModel(t, steps)
 	for _, dev := range []string{"cpu", "vulkan"} {
 		t.Run(dev, func(t *testing.T) {
-			sessions := map[string]*onnxvk.Session{"class": loadDecoder(t, model, dev)}
-			concrete, err := onnxvk.Load(model, onnxvk.WithDevice(dev), onnxvk.WithoutShapeClasses())
-			require.NoError(t, err)
-			defer concrete.Close()
-			sessions["concrete"] = concrete
-			wall, cpu := map[string][]time.Duration{}, map[string][]time.Duration{}
-			for range rounds {
-				for _, name := range []string{"concrete", "class"} {
-					last, lastCPU := time.Now(), cpuTime()
-					generate(t, sessions[name], prompt, steps, false, func(step int) {
-						now, nowCPU := time.Now(), cpuTime()
-						if step > 0 {
-							wall[name] = append(wall[name], now.Sub(last))
-							cpu[name] = append(cpu[name], nowCPU-lastCPU)
-						}
-						last, lastCPU = now, nowCPU
-					})
+			names := []string{"class", "concrete"}
+			sessions := []*onnxvk.Session{loadDecoder(t, model, dev), loadDecoder(t, model, dev, onnxvk.WithoutShapeClasses())}
+			var runs []*decoding
+			for _, s := range sessions {
+				d := newDecoding(t, s, prompt, false)
+				defer d.release()
+				runs = append(runs, d)
+			}
+			wall, cpu := make([][]time.Duration, 2), make([][]time.Duration, 2)
+			for step := range steps {
+				for i, d := range runs {
+					start, startCPU := time.Now(), cpuTime()
+					d.step(t)
+					if step > 0 {
+						wall[i] = append(wall[i], time.Since(start))
+						cpu[i] = append(cpu[i], cpuTime()-startCPU)
+					}
 				}
 			}
 			median := func(d []time.Duration) float64 {
@@ -136,12 +137,12 @@ func TestDecoderStepTimes(t *testing.T) {
 			}
 			for _, m := range []struct {
 				what string
-				d    map[string][]time.Duration
+				d    [][]time.Duration
 			}{{"wall", wall}, {"CPU", cpu}} {
-				c, k := median(m.d["class"]), median(m.d["concrete"])
-				t.Logf("median %s ms per decode step over %d rounds of %d steps: class plans %.2f, concrete plans %.2f (concrete/class %.2f)", m.what, rounds, steps, c, k, k/c)
+				c, k := median(m.d[0]), median(m.d[1])
+				t.Logf("median %s ms per decode step, %d steps: %s plans %.2f, %s plans %.2f (%s/%s %.2f)", m.what, steps-1, names[0], c, names[1], k, names[1], names[0], k/c)
 			}
-			t.Logf("plans: class session %+v, concrete session %+v", sessions["class"].PlanStats(), concrete.PlanStats())
+			t.Logf("plans: %s %+v, %s %+v", names[0], sessions[0].PlanStats(), names[1], sessions[1].PlanStats())
 		})
 	}
 }

@@ -17,64 +17,92 @@ import (
 	"github.com/onnxvk/onnxvk/internal/torchmodels"
 )
 
-// generate runs greedy decoding of the exported decoder on sess: the
+// decoding is greedy decoding of the exported decoder on a session: the
 // prompt first (with empty caches), then one token per step with the
 // present keys and values fed back as the past ones, kept on the device
-// when keep is set; each, when not nil, is called after every step with
-// its index. It returns the steps tokens and, for each step after the
-// first two, the bytes the session moved between host and device.
-func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, keep bool, each func(step int)) (tokens []int64, moved []int64) {
+// when keep is set.
+type decoding struct {
+	sess  *onnxvk.Session
+	opts  onnxvk.RunOptions
+	cache []string
+	past  map[string]*onnxvk.Tensor
+	ids   *onnxvk.Tensor
+}
+
+// newDecoding starts decoding prompt on sess.
+func newDecoding(t *testing.T, sess *onnxvk.Session, prompt []int64, keep bool) *decoding {
 	t.Helper()
-	var cache []string
+	d := &decoding{sess: sess, past: map[string]*onnxvk.Tensor{}}
 	for _, in := range sess.Inputs() {
 		if name, ok := strings.CutPrefix(in.Name, "past."); ok {
-			cache = append(cache, name)
+			d.cache = append(d.cache, name)
 		}
 	}
-	var opts onnxvk.RunOptions
 	if keep {
-		for _, name := range cache {
-			opts.KeepOnDevice = append(opts.KeepOnDevice, "present."+name)
+		for _, name := range d.cache {
+			d.opts.KeepOnDevice = append(d.opts.KeepOnDevice, "present."+name)
 		}
 	}
-	past := map[string]*onnxvk.Tensor{}
-	for _, name := range cache {
+	for _, name := range d.cache {
 		empty, err := onnxvk.NewTensor([]int64{1, 8, 0, 64}, []float32{})
 		require.NoError(t, err)
-		past[name] = empty
+		d.past[name] = empty
 	}
-	ids, err := onnxvk.NewTensor([]int64{1, int64(len(prompt))}, prompt)
+	var err error
+	d.ids, err = onnxvk.NewTensor([]int64{1, int64(len(prompt))}, prompt)
 	require.NoError(t, err)
-	ctx := context.Background()
+	return d
+}
+
+// step runs one step and returns its token and the bytes the session
+// moved between host and device.
+func (d *decoding) step(t *testing.T) (token, moved int64) {
+	t.Helper()
+	in := map[string]*onnxvk.Tensor{"ids": d.ids}
+	for name, v := range d.past {
+		in["past."+name] = v
+	}
+	before := d.sess.Counters()
+	out, err := d.sess.RunWith(context.Background(), in, d.opts)
+	require.NoError(t, err)
+	moved = d.sess.Counters().Sub(before).HostDeviceBytes
+	logits, err := onnxvk.Data[float32](out["logits"])
+	require.NoError(t, err)
+	last := logits[len(logits)-1024:]
+	token = int64(slices.Index(last, slices.Max(last)))
+	for _, name := range d.cache {
+		d.past[name].Release()
+		d.past[name] = out["present."+name]
+	}
+	d.ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{token})
+	require.NoError(t, err)
+	return token, moved
+}
+
+// release gives back the caches.
+func (d *decoding) release() {
+	for _, v := range d.past {
+		v.Release()
+	}
+}
+
+// generate runs steps steps of decoding prompt on sess (see decoding);
+// each, when not nil, is called after every step with its index. It
+// returns the tokens and, for each step after the first two, the bytes the
+// session moved between host and device.
+func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, keep bool, each func(step int)) (tokens []int64, moved []int64) {
+	t.Helper()
+	d := newDecoding(t, sess, prompt, keep)
+	defer d.release()
 	for step := range steps {
-		in := map[string]*onnxvk.Tensor{"ids": ids}
-		for name, v := range past {
-			in["past."+name] = v
-		}
-		before := sess.Counters()
-		out, err := sess.RunWith(ctx, in, opts)
-		require.NoError(t, err, "step %d", step)
+		token, n := d.step(t)
+		tokens = append(tokens, token)
 		if step >= 2 {
-			moved = append(moved, sess.Counters().Sub(before).HostDeviceBytes)
-		}
-		logits, err := onnxvk.Data[float32](out["logits"])
-		require.NoError(t, err)
-		last := logits[len(logits)-1024:]
-		next := int64(slices.Index(last, slices.Max(last)))
-		tokens = append(tokens, next)
-		for _, name := range cache {
-			past[name].Release()
-			past[name] = out["present."+name]
-		}
-		if ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{next}); err != nil {
-			t.Fatal(err)
+			moved = append(moved, n)
 		}
 		if each != nil {
 			each(step)
 		}
-	}
-	for _, v := range past {
-		v.Release()
 	}
 	return tokens, moved
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,9 +228,12 @@ func TestPlanCacheByteBudget(t *testing.T) {
 	t.Logf("device memory: %d bytes after the first plan, %d after 12 with one cached, %d with all cached", first, last, unbounded)
 }
 
-// rss returns the process's resident set size in bytes, 0 where
-// /proc/self/statm cannot be read.
-func rss() int64 {
+// settledRSS returns the process's resident set size in bytes after a
+// collection that returns the free heap to the system, 0 where
+// /proc/self/statm cannot be read: the memory in use rather than what the
+// heap has grown to between collections.
+func settledRSS() int64 {
+	debug.FreeOSMemory()
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return 0
