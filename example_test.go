@@ -75,7 +75,8 @@ func ExampleDevices() {
 
 // Outputs named in KeepOnDevice stay in GPU memory as device tensors, and a
 // later Run of the same Session reads them in place: a decoder's KV cache
-// never crosses the bus. On the CPU they are plain host tensors.
+// never crosses the bus (under WithoutShapeClasses, which keeps its growing
+// Concat on the GPU). On the CPU they are plain host tensors.
 func ExampleSession_RunWith() {
 	sess, err := onnxvk.NewSession(scaleModel(), onnxvk.WithDevice("cpu"))
 	if err != nil {

@@ -675,7 +675,9 @@ func decoder(ctx context.Context, c *config) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice(c.device))
+	// A concrete plan per step keeps the attention, and so the cache, on
+	// the GPU (a class plan runs the nodes whose sizes grow on the CPU).
+	sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice(c.device), onnxvk.WithoutShapeClasses())
 	if err != nil {
 		return nil, err
 	}
