@@ -61,7 +61,7 @@ func (s *Session) MultiDevice() MultiDevice {
 // one device instance per logical device that maps onto a GPU, then the
 // CPU. It returns nil devices when the model has no configuration and the
 // options name none.
-func openConfigured(m *graph.Model, o options) ([]backend.Device, *planner.Stages, MultiDevice, error) {
+func openConfigured(m *graph.Model, o options, threads *hostfallback.Threads) ([]backend.Device, *planner.Stages, MultiDevice, error) {
 	var md MultiDevice
 	if err := planner.CheckDeviceConfigurations(m); err != nil {
 		return nil, nil, md, err
@@ -91,7 +91,7 @@ func openConfigured(m *graph.Model, o options) ([]backend.Device, *planner.Stage
 		return nil, nil, md, fmt.Errorf("model %q: configuration %q has %d logical devices, the device mapping names %d: %w",
 			m.Name, cfg.Name, num, len(mapping), ErrBadDeviceConfiguration)
 	}
-	cpu := hostfallback.NewDevice()
+	cpu := hostfallback.NewDevice(threads)
 	st := &planner.Stages{Configuration: cfg.Name, Devices: make([]planner.Device, num), Physical: make([]string, num)}
 	var devs []backend.Device
 	closeAll := func() {

@@ -72,6 +72,7 @@ type options struct {
 	noFolding   bool
 	memLimit    int64
 	cpuFallback bool
+	threads     int
 	// hostLimit is WithHostMemoryLimit; hostLimitSet tells it from the
 	// default.
 	hostLimit    int64
@@ -180,6 +181,16 @@ func WithPlanCacheBytes(bytes int64) Option {
 	return func(o *options) { o.planBytes, o.planBytesSet = bytes, true }
 }
 
+// WithThreads bounds the goroutines that compute a Run's CPU kernels at
+// n: each parallel loop runs on the Run's own goroutine and on at most n-1
+// workers lent by one pool the whole process shares, and the session's
+// concurrent Runs share those n-1 between them. The pool holds
+// GOMAXPROCS-1 workers and lends only idle ones, so sessions together
+// never run more of them than that; n above GOMAXPROCS counts as
+// GOMAXPROCS. 0, the default, means GOMAXPROCS. WithThreads(1) runs every
+// kernel on the calling goroutine alone. Results are the same for every n.
+func WithThreads(n int) Option { return func(o *options) { o.threads = n } }
+
 // ValueInfo describes a model input or output.
 type ValueInfo struct {
 	Name  string
@@ -206,6 +217,8 @@ type Session struct {
 	outputs []ValueInfo
 	// reason says why the session runs where it does (DeviceReason).
 	reason string
+	// threads is the thread budget of its CPU kernels (WithThreads).
+	threads *hostfallback.Threads
 
 	// calls tracks the calls in progress, which Close stops and waits
 	// for.
@@ -296,7 +309,12 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 		m.Close()
 		return nil, fmt.Errorf("onnxvk: %w", err)
 	}
-	devs, stages, multi, err := openConfigured(m, o)
+	if o.threads < 0 {
+		m.Close()
+		return nil, fmt.Errorf("onnxvk: model %q: WithThreads(%d): want 0 (GOMAXPROCS) or more threads", m.Name, o.threads)
+	}
+	threads := hostfallback.NewThreads(o.threads)
+	devs, stages, multi, err := openConfigured(m, o, threads)
 	if err != nil {
 		m.Close()
 		return nil, fmt.Errorf("onnxvk: %w", err)
@@ -304,7 +322,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	reason := ""
 	if devs == nil {
 		var why string
-		if devs, why, err = openDevices(o.device, o.vulkanOptions()...); err != nil {
+		if devs, why, err = openDevices(o.device, threads, o.vulkanOptions()...); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("onnxvk: model %q: %w", m.Name, err)
 		}
@@ -312,7 +330,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	} else {
 		reason = fmt.Sprintf("runs on %s: device configuration %q maps its logical devices onto them", strings.Join(multi.Physical, ", "), multi.Configuration)
 	}
-	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, reason: reason, calls: newCalls()}
+	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, reason: reason, threads: threads, calls: newCalls()}
 	s.plans.budget = max(o.planBytes, 0)
 	for _, d := range devs {
 		if l, ok := d.(interface{ SetMemoryLimit(int64) }); ok {
@@ -350,9 +368,10 @@ func valueInfo(vi *graph.ValueInfo, optional bool) ValueInfo {
 // last as the fallback. "auto" takes the Vulkan device vulkan.AutoIndex
 // picks and the CPU alone when there is none, with why (vulkan.Open("auto")
 // says it in one line); "vulkan" and "vulkan:N" fail when that device does
-// not open. opts configure the Vulkan device.
-func openDevices(name string, opts ...vulkan.OpenOption) (devs []backend.Device, why string, err error) {
-	cpu := hostfallback.NewDevice()
+// not open. opts configure the Vulkan device; the CPU's kernels run within
+// threads.
+func openDevices(name string, threads *hostfallback.Threads, opts ...vulkan.OpenOption) (devs []backend.Device, why string, err error) {
+	cpu := hostfallback.NewDevice(threads)
 	switch {
 	case name == "cpu":
 		return []backend.Device{cpu}, "", nil
@@ -391,6 +410,10 @@ func (s *Session) planOptions(types map[string]*graph.Type, cpuOnly bool) (plann
 	return planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages,
 		HostMemoryLimit: s.HostMemoryLimit()}, devices
 }
+
+// Threads is the most goroutines a Run computes a parallel loop of its CPU
+// kernels on (see WithThreads): n, at most GOMAXPROCS.
+func (s *Session) Threads() int { return s.threads.Workers() }
 
 // HostMemoryLimit is the session's host memory limit in bytes (see
 // WithHostMemoryLimit); 0 means none.

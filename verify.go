@@ -51,7 +51,7 @@ func (s *Session) Verify(ctx context.Context, inputs map[string]graph.Value) (_ 
 	if err != nil {
 		return nil, err
 	}
-	ref, err := referenceValues(ctx, p, inputs)
+	ref, err := referenceValues(ctx, s.threads, p, inputs)
 	if err != nil {
 		return nil, fmt.Errorf("onnxvk: model %q: verify: the CPU run: %w", s.model.Name, err)
 	}
@@ -71,8 +71,9 @@ func (s *Session) Verify(ctx context.Context, inputs map[string]graph.Value) (_ 
 }
 
 // referenceValues runs plan p's graph on the CPU and returns every value
-// by name: inputs, constants and each node's outputs.
-func referenceValues(ctx context.Context, p *planner.Plan, inputs map[string]graph.Value) (map[string]graph.Value, error) {
+// by name: inputs, constants and each node's outputs; its kernels run
+// within threads.
+func referenceValues(ctx context.Context, threads *hostfallback.Threads, p *planner.Plan, inputs map[string]graph.Value) (map[string]graph.Value, error) {
 	g := *p.Graph
 	g.Inputs = nil
 	var feeds []graph.Value
@@ -90,7 +91,7 @@ func referenceValues(ctx context.Context, p *planner.Plan, inputs map[string]gra
 			}
 		}
 	}
-	outs, err := hostfallback.RunGraph(ctx, &g, p.Model.Opsets, feeds, func(string) (graph.Value, bool) { return nil, false })
+	outs, err := hostfallback.RunGraph(ctx, threads, &g, p.Model.Opsets, feeds, func(string) (graph.Value, bool) { return nil, false })
 	if err != nil {
 		return nil, err
 	}

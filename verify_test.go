@@ -66,7 +66,7 @@ func TestVerify(t *testing.T) {
 	}{{1e-7, true}, {1e-2, false}} {
 		s, err := NewSession(m, WithDevice("cpu"))
 		require.NoError(t, err)
-		s.devices = []backend.Device{&sigmoidGPU{skew: c.skew}, hostfallback.NewDevice()}
+		s.devices = []backend.Device{&sigmoidGPU{skew: c.skew}, hostfallback.NewDevice(nil)}
 		checks, err := s.Verify(context.Background(), map[string]graph.Value{"x": x})
 		require.NoError(t, err)
 		require.Len(t, checks, 2, "the two Sigmoid nodes are checked, Neg on the CPU is not")

@@ -63,7 +63,7 @@ func (f programFunc) Run(ctx context.Context, fr *backend.Frame) error { return 
 // 4, on gpu and the CPU, and returns the executor and an input x.
 func fakeExecutor(t *testing.T, m *graph.Model, gpu backend.Device) (*backend.Executor, *graph.Tensor) {
 	t.Helper()
-	cpu := hostfallback.NewDevice()
+	cpu := hostfallback.NewDevice(nil)
 	p, err := planner.New(m, planner.Options{Devices: []planner.Device{gpu, cpu}})
 	require.NoError(t, err)
 	ex, err := backend.NewExecutor(p, []backend.Device{gpu, cpu})

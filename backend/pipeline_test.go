@@ -129,7 +129,7 @@ func onStageDevices(t *testing.T, g *graph.Graph, config string, started func([]
 	m := &graph.Model{Name: g.Name, IRVersion: 11, Opsets: map[string]int64{"": 17}, Graph: g,
 		Configurations: []graph.DeviceConfiguration{{Name: config, NumDevices: 2}}}
 	d0, d1 := &stageDevice{name: "d0"}, &stageDevice{name: "d1"}
-	var cpu backend.Device = hostfallback.NewDevice()
+	var cpu backend.Device = hostfallback.NewDevice(nil)
 	if started != nil {
 		cpu = watchedCPU{cpu, started}
 	}
@@ -258,7 +258,7 @@ func TestRunBatchCancel(t *testing.T) {
 	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
 	g.Nodes = []*graph.Node{{Name: "neg", OpType: "Neg", Inputs: []string{"x"}, Outputs: []string{"y"}}}
 	m := &graph.Model{Name: "one", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
-	cpu := hostfallback.NewDevice()
+	cpu := hostfallback.NewDevice(nil)
 	p, err := planner.New(m, planner.Options{Devices: []planner.Device{cpu}})
 	require.NoError(t, err)
 	ex, err := backend.NewExecutor(p, []backend.Device{cpu})

@@ -263,7 +263,7 @@ func clipTyped[T realNumber](c *Call, y, x *graph.Tensor) error {
 		*bound = graph.View[T](t)[0]
 	}
 	d, s := graph.View[T](y), graph.View[T](x)
-	ParallelFor(len(d), parallelGrain, func(i0, i1 int) {
+	c.Threads.For(len(d), parallelGrain, func(i0, i1 int) {
 		for i, v := range s[i0:i1] {
 			d[i0+i] = min(max(v, lo), hi)
 		}

@@ -72,8 +72,8 @@ func attentionKernel(c *Call) error {
 	// K and V (from [B, S, Hkv·D] when 3-D).
 	presentK := attentionCache(c, 1, kt.DType, []int64{int64(B), int64(Hkv), int64(T), int64(D)})
 	presentV := attentionCache(c, 2, vt.DType, []int64{int64(B), int64(Hkv), int64(T), int64(Dv)})
-	fillCache(presentK.v, pastK, kv, B, Hkv, g.PastLen, g.KVLen, D, g.ThreeD)
-	fillCache(presentV.v, pastV, vv, B, Hkv, g.PastLen, g.KVLen, Dv, g.ThreeD)
+	fillCache(c.Threads, presentK.v, pastK, kv, B, Hkv, g.PastLen, g.KVLen, D, g.ThreeD)
+	fillCache(c.Threads, presentV.v, pastV, vv, B, Hkv, g.PastLen, g.KVLen, Dv, g.ThreeD)
 
 	y := c.OutputUninit(0, qt.DType, attentionYShape(g))
 	yv := f32Target(y)
@@ -96,7 +96,7 @@ func attentionKernel(c *Call) error {
 	if prec == graph.Undefined {
 		prec = qt.DType
 	}
-	ParallelFor(B*Hq, 1, func(lo, hi int) {
+	c.Threads.For(B*Hq, 1, func(lo, hi int) {
 		scores := make([]float32, Sq*T)
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/Hq, bh%Hq
@@ -176,9 +176,9 @@ func (c cache) commit() {
 // fillCache writes dst, [B, H, past+n, d], from past ([B, H, past, d],
 // may be nil when past is 0) and x ([B, H, n, d], or [B, n, H·d] when
 // threeD).
-func fillCache(dst, past, x []float32, B, H, pastLen, n, d int, threeD bool) {
+func fillCache(threads *Threads, dst, past, x []float32, B, H, pastLen, n, d int, threeD bool) {
 	T := pastLen + n
-	ParallelFor(B*H, max(1, 4096/max(T*d, 1)), func(lo, hi int) {
+	threads.For(B*H, max(1, 4096/max(T*d, 1)), func(lo, hi int) {
 		for bh := lo; bh < hi; bh++ {
 			out := dst[bh*T*d : (bh+1)*T*d]
 			copy(out, past[bh*pastLen*d:(bh+1)*pastLen*d])

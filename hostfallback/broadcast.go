@@ -195,8 +195,8 @@ func (p *broadcastPlan) runs(lo, hi int, f func(o int, in *[maxBroadcastInputs]i
 }
 
 // forEach is runs over the whole output, split across goroutines.
-func (p *broadcastPlan) forEach(f func(o int, in *[maxBroadcastInputs]int, n int)) {
-	ParallelFor(p.n, parallelGrain, func(lo, hi int) { p.runs(lo, hi, f) })
+func (p *broadcastPlan) forEach(threads *Threads, f func(o int, in *[maxBroadcastInputs]int, n int)) {
+	threads.For(p.n, parallelGrain, func(lo, hi int) { p.runs(lo, hi, f) })
 }
 
 // runMode says how the two inputs of a binary inner loop move along a run.
@@ -222,9 +222,9 @@ func (p *broadcastPlan) mode2() runMode {
 // binaryLoop runs the inner loop k over every run of a two-input plan, in
 // parallel. k gets the run's output slice and the inputs from the run's
 // start: an input that stays is read at index 0 only.
-func binaryLoop[A, B, D any](p *broadcastPlan, d []D, a []A, b []B, k func(d []D, a []A, b []B, m runMode)) {
+func binaryLoop[A, B, D any](threads *Threads, p *broadcastPlan, d []D, a []A, b []B, k func(d []D, a []A, b []B, m runMode)) {
 	m := p.mode2()
-	p.forEach(func(o int, in *[maxBroadcastInputs]int, n int) {
+	p.forEach(threads, func(o int, in *[maxBroadcastInputs]int, n int) {
 		k(d[o:o+n], a[in[0]:], b[in[1]:], m)
 	})
 }

@@ -70,7 +70,7 @@ func castNode(c *Call, x *graph.Tensor, to graph.DType) error {
 	default:
 		return c.Errorf("unknown round_mode %q", m)
 	}
-	if err := castTensor(c.Output(0, to, x.Shape), x, o); err != nil {
+	if err := castTensor(c.Threads, c.Output(0, to, x.Shape), x, o); err != nil {
 		return c.Errorf("%w", err)
 	}
 	return nil
@@ -93,7 +93,7 @@ type castOptions struct {
 // numbers format as numpy's str does, with the shortest digits that
 // round-trip through the source type. The error wraps ErrUnsupported for
 // type pairs Cast does not define (complex types).
-func castTensor(dst, src *graph.Tensor, o castOptions) error {
+func castTensor(threads *Threads, dst, src *graph.Tensor, o castOptions) error {
 	if dst.DType == src.DType {
 		copyTensor(dst, src)
 		return nil
@@ -101,27 +101,27 @@ func castTensor(dst, src *graph.Tensor, o castOptions) error {
 	dt := src.DType
 	switch dt {
 	case graph.Float:
-		return castFrom(dst, graph.View[float32](src), dt, o)
+		return castFrom(threads, dst, graph.View[float32](src), dt, o)
 	case graph.Double:
-		return castFrom(dst, graph.View[float64](src), dt, o)
+		return castFrom(threads, dst, graph.View[float64](src), dt, o)
 	case graph.Int8:
-		return castFrom(dst, graph.View[int8](src), dt, o)
+		return castFrom(threads, dst, graph.View[int8](src), dt, o)
 	case graph.Int16:
-		return castFrom(dst, graph.View[int16](src), dt, o)
+		return castFrom(threads, dst, graph.View[int16](src), dt, o)
 	case graph.Int32:
-		return castFrom(dst, graph.View[int32](src), dt, o)
+		return castFrom(threads, dst, graph.View[int32](src), dt, o)
 	case graph.Int64:
-		return castFrom(dst, graph.View[int64](src), dt, o)
+		return castFrom(threads, dst, graph.View[int64](src), dt, o)
 	case graph.Uint8, graph.Bool:
-		return castFrom(dst, src.Data, dt, o)
+		return castFrom(threads, dst, src.Data, dt, o)
 	case graph.Uint16:
-		return castFrom(dst, graph.View[uint16](src), dt, o)
+		return castFrom(threads, dst, graph.View[uint16](src), dt, o)
 	case graph.Uint32:
-		return castFrom(dst, graph.View[uint32](src), dt, o)
+		return castFrom(threads, dst, graph.View[uint32](src), dt, o)
 	case graph.Uint64:
-		return castFrom(dst, graph.View[uint64](src), dt, o)
+		return castFrom(threads, dst, graph.View[uint64](src), dt, o)
 	case graph.String:
-		return castFromStrings(dst, src.Strings, o)
+		return castFromStrings(threads, dst, src.Strings, o)
 	case graph.Int4, graph.Int2, graph.Uint4, graph.Uint2:
 		v := make([]int8, src.NumElements())
 		for i := range v {
@@ -136,39 +136,39 @@ func castTensor(dst, src *graph.Tensor, o castOptions) error {
 				v[i] = int8(graph.Uint2At(src.Data, int64(i)))
 			}
 		}
-		return castFrom(dst, v, dt, o)
+		return castFrom(threads, dst, v, dt, o)
 	}
 	if !dt.IsFloat() {
 		return fmt.Errorf("cast from %s: %w", dt, ErrUnsupported)
 	}
-	return castFrom(dst, float32Of(src), dt, o)
+	return castFrom(threads, dst, float32Of(threads, src), dt, o)
 }
 
 // castFrom converts s, the elements of a tensor of type from (decoded to a
 // Go type for the low-precision floats and packed integers), into dst.
-func castFrom[S realNumber](dst *graph.Tensor, s []S, from graph.DType, o castOptions) error {
+func castFrom[S realNumber](threads *Threads, dst *graph.Tensor, s []S, from graph.DType, o castOptions) error {
 	s = s[:dst.NumElements()]
 	switch dst.DType {
 	case graph.Float:
-		convertSlice(graph.View[float32](dst), s)
+		convertSlice(threads, graph.View[float32](dst), s)
 	case graph.Double:
-		convertSlice(graph.View[float64](dst), s)
+		convertSlice(threads, graph.View[float64](dst), s)
 	case graph.Int8:
-		convertSlice(graph.View[int8](dst), s)
+		convertSlice(threads, graph.View[int8](dst), s)
 	case graph.Int16:
-		convertSlice(graph.View[int16](dst), s)
+		convertSlice(threads, graph.View[int16](dst), s)
 	case graph.Int32:
-		convertSlice(graph.View[int32](dst), s)
+		convertSlice(threads, graph.View[int32](dst), s)
 	case graph.Int64:
-		convertSlice(graph.View[int64](dst), s)
+		convertSlice(threads, graph.View[int64](dst), s)
 	case graph.Uint8:
-		convertSlice(dst.Data, s)
+		convertSlice(threads, dst.Data, s)
 	case graph.Uint16:
-		convertSlice(graph.View[uint16](dst), s)
+		convertSlice(threads, graph.View[uint16](dst), s)
 	case graph.Uint32:
-		convertSlice(graph.View[uint32](dst), s)
+		convertSlice(threads, graph.View[uint32](dst), s)
 	case graph.Uint64:
-		convertSlice(graph.View[uint64](dst), s)
+		convertSlice(threads, graph.View[uint64](dst), s)
 	case graph.Bool:
 		d := dst.Data
 		for i, v := range s {
@@ -188,16 +188,16 @@ func castFrom[S realNumber](dst *graph.Tensor, s []S, from graph.DType, o castOp
 		f, ok := any(s).([]float32)
 		if !ok {
 			f = make([]float32, len(s))
-			convertSlice(f, s)
+			convertSlice(threads, f, s)
 		}
-		encodeFloat32(dst, f, o)
+		encodeFloat32(threads, dst, f, o)
 	}
 	return nil
 }
 
 // convertSlice sets d[i] = D(s[i]) with Go's conversion rules.
-func convertSlice[D, S realNumber](d []D, s []S) {
-	ParallelFor(len(d), parallelGrain, func(lo, hi int) {
+func convertSlice[D, S realNumber](threads *Threads, d []D, s []S) {
+	threads.For(len(d), parallelGrain, func(lo, hi int) {
 		d := d[lo:hi]
 		for i, v := range s[lo:hi] {
 			d[i] = D(v)
@@ -229,10 +229,10 @@ func packInts[S realNumber](dst *graph.Tensor, s []S) {
 
 // encodeFloat32 rounds f into dst, a Float16, BFloat16, float8 or float4
 // tensor.
-func encodeFloat32(dst *graph.Tensor, f []float32, o castOptions) {
+func encodeFloat32(threads *Threads, dst *graph.Tensor, f []float32, o castOptions) {
 	switch dst.DType {
 	case graph.Float16, graph.BFloat16:
-		float32ToHalf(dst.DType, graph.View[uint16](dst), f)
+		float32ToHalf(threads, dst.DType, graph.View[uint16](dst), f)
 	case graph.Float4E2M1:
 		for i, v := range f {
 			graph.SetUint4(dst.Data, int64(i), graph.Float32ToFloat4E2M1(v))
@@ -243,7 +243,7 @@ func encodeFloat32(dst *graph.Tensor, f []float32, o castOptions) {
 		}
 	default:
 		enc := float8Encoder(dst.DType)
-		ParallelFor(len(f), parallelGrain, func(lo, hi int) {
+		threads.For(len(f), parallelGrain, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				dst.Data[i] = enc(f[i], o.saturate)
 			}
@@ -269,7 +269,7 @@ func float8Encoder(dt graph.DType) func(float32, bool) uint8 {
 // with a fraction or exponent is truncated), floats in decimal or
 // scientific notation, bools as strconv.ParseBool reads them or as non-zero
 // numbers.
-func castFromStrings(dst *graph.Tensor, s []string, o castOptions) error {
+func castFromStrings(threads *Threads, dst *graph.Tensor, s []string, o castOptions) error {
 	switch {
 	case dst.DType.IsInt():
 		v := make([]int64, len(s))
@@ -281,10 +281,10 @@ func castFromStrings(dst *graph.Tensor, s []string, o castOptions) error {
 			v[i] = x
 		}
 		if dst.DType == graph.Uint64 {
-			convertSlice(graph.View[uint64](dst), v)
+			convertSlice(threads, graph.View[uint64](dst), v)
 			return nil
 		}
-		return castFrom(dst, v, graph.Int64, o)
+		return castFrom(threads, dst, v, graph.Int64, o)
 	case dst.DType == graph.Bool:
 		for i, str := range s {
 			b, err := strconv.ParseBool(strings.TrimSpace(str))
@@ -310,7 +310,7 @@ func castFromStrings(dst *graph.Tensor, s []string, o castOptions) error {
 		}
 		v[i] = f
 	}
-	return castFrom(dst, v, graph.Double, o)
+	return castFrom(threads, dst, v, graph.Double, o)
 }
 
 // parseFloat parses a decimal or scientific number, or INF, +INF, -INF or
@@ -428,8 +428,8 @@ func shortestDecimal(v float64, dt graph.DType) float64 {
 func isHalf(dt graph.DType) bool { return dt == graph.Float16 || dt == graph.BFloat16 }
 
 // halfToFloat32 decodes s, Float16 or BFloat16 bits as dt says, into d.
-func halfToFloat32(dt graph.DType, d []float32, s []uint16) {
-	ParallelFor(len(d), parallelGrain, func(lo, hi int) {
+func halfToFloat32(threads *Threads, dt graph.DType, d []float32, s []uint16) {
+	threads.For(len(d), parallelGrain, func(lo, hi int) {
 		d, s := d[lo:hi], s[lo:hi]
 		if dt == graph.BFloat16 {
 			for i, v := range s {
@@ -445,8 +445,8 @@ func halfToFloat32(dt graph.DType, d []float32, s []uint16) {
 
 // float32ToHalf rounds s to nearest even into d as Float16 or BFloat16
 // bits, as dt says.
-func float32ToHalf(dt graph.DType, d []uint16, s []float32) {
-	ParallelFor(len(d), parallelGrain, func(lo, hi int) {
+func float32ToHalf(threads *Threads, dt graph.DType, d []uint16, s []float32) {
+	threads.For(len(d), parallelGrain, func(lo, hi int) {
 		d, s := d[lo:hi], s[lo:hi]
 		if dt == graph.BFloat16 {
 			for i, v := range s {
@@ -463,33 +463,33 @@ func float32ToHalf(dt graph.DType, d []uint16, s []float32) {
 // float32Of returns the elements of a float tensor as float32s: t's own
 // storage (not to be modified) for Float, a decoded copy for the float
 // types narrower than float32.
-func float32Of(t *graph.Tensor) []float32 {
+func float32Of(threads *Threads, t *graph.Tensor) []float32 {
 	if t.DType == graph.Float {
 		return graph.View[float32](t)[:t.NumElements()]
 	}
 	f := make([]float32, t.NumElements())
-	decodeFloat32(f, t)
+	decodeFloat32(threads, f, t)
 	return f
 }
 
 // float32Tensor returns t when it is a Float tensor, else a Float tensor
 // holding t's values decoded from a narrower float type.
-func float32Tensor(t *graph.Tensor) *graph.Tensor {
+func float32Tensor(threads *Threads, t *graph.Tensor) *graph.Tensor {
 	if t.DType == graph.Float {
 		return t
 	}
 	ft := graph.NewTensor(graph.Float, t.Shape)
-	decodeFloat32(graph.View[float32](ft), t)
+	decodeFloat32(threads, graph.View[float32](ft), t)
 	return ft
 }
 
 // decodeFloat32 decodes the elements of t, a float tensor narrower than
 // float32, into d.
-func decodeFloat32(d []float32, t *graph.Tensor) {
+func decodeFloat32(threads *Threads, d []float32, t *graph.Tensor) {
 	var dec func(uint8) float32
 	switch t.DType {
 	case graph.Float16, graph.BFloat16:
-		halfToFloat32(t.DType, d, graph.View[uint16](t))
+		halfToFloat32(threads, t.DType, d, graph.View[uint16](t))
 		return
 	case graph.Float8E4M3FN:
 		dec = graph.Float8E4M3FNToFloat32
@@ -523,7 +523,7 @@ func viaFloat32(c *Call, dt graph.DType, k Kernel) error {
 	for i, v := range c.In {
 		sc.In[i] = v
 		if t, ok := v.(*graph.Tensor); ok && isHalf(t.DType) {
-			sc.In[i] = float32Tensor(t)
+			sc.In[i] = float32Tensor(c.Threads, t)
 		}
 	}
 	if err := k(&sc); err != nil {
@@ -536,7 +536,7 @@ func viaFloat32(c *Call, dt graph.DType, k Kernel) error {
 			continue
 		}
 		out := c.Output(i, dt, t.Shape)
-		float32ToHalf(dt, graph.View[uint16](out), graph.View[float32](t))
+		float32ToHalf(c.Threads, dt, graph.View[uint16](out), graph.View[float32](t))
 	}
 	return nil
 }

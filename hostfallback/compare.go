@@ -71,29 +71,29 @@ func compareKernel(op compareOp) Kernel {
 		y := graph.View[bool](c.Output(0, graph.Bool, out))
 		switch a.DType {
 		case graph.Float:
-			compareTyped(op, p, y, graph.View[float32](a), graph.View[float32](b))
+			compareTyped(c.Threads, op, p, y, graph.View[float32](a), graph.View[float32](b))
 		case graph.Double:
-			compareTyped(op, p, y, graph.View[float64](a), graph.View[float64](b))
+			compareTyped(c.Threads, op, p, y, graph.View[float64](a), graph.View[float64](b))
 		case graph.Int8:
-			compareTyped(op, p, y, graph.View[int8](a), graph.View[int8](b))
+			compareTyped(c.Threads, op, p, y, graph.View[int8](a), graph.View[int8](b))
 		case graph.Int16:
-			compareTyped(op, p, y, graph.View[int16](a), graph.View[int16](b))
+			compareTyped(c.Threads, op, p, y, graph.View[int16](a), graph.View[int16](b))
 		case graph.Int32:
-			compareTyped(op, p, y, graph.View[int32](a), graph.View[int32](b))
+			compareTyped(c.Threads, op, p, y, graph.View[int32](a), graph.View[int32](b))
 		case graph.Int64:
-			compareTyped(op, p, y, graph.View[int64](a), graph.View[int64](b))
+			compareTyped(c.Threads, op, p, y, graph.View[int64](a), graph.View[int64](b))
 		case graph.Uint8:
-			compareTyped(op, p, y, a.Data, b.Data)
+			compareTyped(c.Threads, op, p, y, a.Data, b.Data)
 		case graph.Uint16:
-			compareTyped(op, p, y, graph.View[uint16](a), graph.View[uint16](b))
+			compareTyped(c.Threads, op, p, y, graph.View[uint16](a), graph.View[uint16](b))
 		case graph.Uint32:
-			compareTyped(op, p, y, graph.View[uint32](a), graph.View[uint32](b))
+			compareTyped(c.Threads, op, p, y, graph.View[uint32](a), graph.View[uint32](b))
 		case graph.Uint64:
-			compareTyped(op, p, y, graph.View[uint64](a), graph.View[uint64](b))
+			compareTyped(c.Threads, op, p, y, graph.View[uint64](a), graph.View[uint64](b))
 		case graph.Bool: // Equal only (op.types)
-			binaryLoop(p, y, a.Data, b.Data, eqLoop[uint8])
+			binaryLoop(c.Threads, p, y, a.Data, b.Data, eqLoop[uint8])
 		case graph.String: // Equal only (op.types)
-			binaryLoop(p, y, a.Strings, b.Strings, eqLoop[string])
+			binaryLoop(c.Threads, p, y, a.Strings, b.Strings, eqLoop[string])
 		default:
 			return c.Unsupported("element type %s", a.DType)
 		}
@@ -103,7 +103,7 @@ func compareKernel(op compareOp) Kernel {
 }
 
 // compareTyped computes the comparison op of a and b into d over p.
-func compareTyped[T cmp.Ordered](op compareOp, p *broadcastPlan, d []bool, a, b []T) {
+func compareTyped[T cmp.Ordered](threads *Threads, op compareOp, p *broadcastPlan, d []bool, a, b []T) {
 	var k func(d []bool, a, b []T, m runMode)
 	switch op {
 	case cmpEq:
@@ -117,7 +117,7 @@ func compareTyped[T cmp.Ordered](op compareOp, p *broadcastPlan, d []bool, a, b 
 	default:
 		k = geLoop[T]
 	}
-	binaryLoop(p, d, a, b, k)
+	binaryLoop(threads, p, d, a, b, k)
 }
 
 // eqLoop is a == b over one run.
@@ -200,11 +200,11 @@ func logicalKernel(op binaryOp) Kernel {
 		y := c.Output(0, graph.Bool, out)
 		switch op {
 		case opBitAnd:
-			binaryLoop(p, y.Data, a.Data, b.Data, bitAndLoop[uint8])
+			binaryLoop(c.Threads, p, y.Data, a.Data, b.Data, bitAndLoop[uint8])
 		case opBitOr:
-			binaryLoop(p, y.Data, a.Data, b.Data, bitOrLoop[uint8])
+			binaryLoop(c.Threads, p, y.Data, a.Data, b.Data, bitOrLoop[uint8])
 		default:
-			binaryLoop(p, y.Data, a.Data, b.Data, bitXorLoop[uint8])
+			binaryLoop(c.Threads, p, y.Data, a.Data, b.Data, bitXorLoop[uint8])
 		}
 		return nil
 	}
@@ -257,20 +257,20 @@ func whereKernel(c *Call) error {
 	}
 	d := c.Output(0, x.DType, out)
 	if x.DType == graph.String {
-		whereTyped(p, d.Strings, cond.Data, x.Strings, y.Strings)
+		whereTyped(c.Threads, p, d.Strings, cond.Data, x.Strings, y.Strings)
 		return nil
 	}
 	switch x.DType.Bits() {
 	case 8:
-		whereTyped(p, d.Data, cond.Data, x.Data, y.Data)
+		whereTyped(c.Threads, p, d.Data, cond.Data, x.Data, y.Data)
 	case 16:
-		whereTyped(p, graph.View[uint16](d), cond.Data, graph.View[uint16](x), graph.View[uint16](y))
+		whereTyped(c.Threads, p, graph.View[uint16](d), cond.Data, graph.View[uint16](x), graph.View[uint16](y))
 	case 32:
-		whereTyped(p, graph.View[uint32](d), cond.Data, graph.View[uint32](x), graph.View[uint32](y))
+		whereTyped(c.Threads, p, graph.View[uint32](d), cond.Data, graph.View[uint32](x), graph.View[uint32](y))
 	case 64:
-		whereTyped(p, graph.View[uint64](d), cond.Data, graph.View[uint64](x), graph.View[uint64](y))
+		whereTyped(c.Threads, p, graph.View[uint64](d), cond.Data, graph.View[uint64](x), graph.View[uint64](y))
 	case 128:
-		whereTyped(p, graph.View[complex128](d), cond.Data, graph.View[complex128](x), graph.View[complex128](y))
+		whereTyped(c.Threads, p, graph.View[complex128](d), cond.Data, graph.View[complex128](x), graph.View[complex128](y))
 	default:
 		return c.Unsupported("element type %s", x.DType)
 	}
@@ -278,14 +278,14 @@ func whereKernel(c *Call) error {
 }
 
 // whereTyped selects x or y by cond into d over the three-input plan p.
-func whereTyped[T any](p *broadcastPlan, d []T, cond []byte, x, y []T) {
+func whereTyped[T any](threads *Threads, p *broadcastPlan, d []T, cond []byte, x, y []T) {
 	var s [maxBroadcastInputs]int
 	for k := range s {
 		if p.unit[k] {
 			s[k] = 1
 		}
 	}
-	p.forEach(func(o int, in *[maxBroadcastInputs]int, n int) {
+	p.forEach(threads, func(o int, in *[maxBroadcastInputs]int, n int) {
 		d := d[o : o+n]
 		c, x, y := cond[in[0]:], x[in[1]:], y[in[2]:]
 		if s == [maxBroadcastInputs]int{1, 1, 1} {

@@ -61,7 +61,7 @@ func concatKernel(c *Call) error {
 		block := t.Shape[axis] * inner
 		src := inCells(t)
 		o := off
-		ParallelFor(int(outer), int(max(1, 16384/max(block, 1))), func(lo, hi int) {
+		c.Threads.For(int(outer), int(max(1, 16384/max(block, 1))), func(lo, hi int) {
 			for i := int64(lo); i < int64(hi); i++ {
 				copyCells(dst, i*row+o, src, i*block, block)
 			}

@@ -66,7 +66,7 @@ func cfRun(t *testing.T, n *graph.Node, opset int64, nOut int, outer map[string]
 	look := func(name string) (graph.Value, bool) { v, ok := outer[name]; return v, ok }
 	c := &Call{Node: n, Opset: opset, In: in, Out: make([]graph.Value, nOut)}
 	c.RunGraph = func(g *graph.Graph, args []graph.Value) ([]graph.Value, error) {
-		return RunGraph(context.Background(), g, map[string]int64{"": opset}, args, look)
+		return RunGraph(context.Background(), nil, g, map[string]int64{"": opset}, args, look)
 	}
 	err := k(c)
 	return c.Out, err

@@ -1,7 +1,6 @@
 package hostfallback
 
 import (
-	"runtime"
 	"sync/atomic"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -89,7 +88,7 @@ func convWith(c *Call, act *convAct) error {
 		b = *buf
 		clear(b)
 	}
-	l.runF32(f32Data(x), f32Data(w), b, out, act)
+	l.runF32(c.Threads, f32Data(x), f32Data(w), b, out, act)
 	f32Commit(y, out)
 	return nil
 }
@@ -121,21 +120,21 @@ func (l *convLayout) pointwise() bool {
 // per output channel), the bias added in the GEMM's store, then applies
 // act (nil: none) to each block of y just written. It writes every
 // element of y.
-func (l *convLayout) runF32(x, w, b, y []float32, act *convAct) {
+func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct) {
 	switch {
 	case l.n == 0 || l.m == 0 || l.outSize == 0:
 	case l.cg*l.kernelSize == 0:
 		convFillBias(y, b, l.n, l.outSize)
 		act.apply(y, 0, 1, len(y), len(y))
 	case l.cg == 1 && l.rank == 2 && l.dwFits():
-		l.depthwise2D(x, w, b, y, act)
+		l.depthwise2D(threads, x, w, b, y, act)
 	case l.pointwise():
-		l.pointwiseF32(x, w, b, y, act)
+		l.pointwiseF32(threads, x, w, b, y, act)
 	case convPackedUsable():
-		convPackedF32(l, x, w, b, y, act)
+		convPackedF32(threads, l, x, w, b, y, act)
 	default:
-		convGeneral(l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, at, ldc int, serial bool) {
-			sgemmBias(serial, m, n, k, a, lda, col, ldb, b[row0:], c[at:], ldc)
+		convGeneral(threads, l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, at, ldc int, serial bool) {
+			sgemmBias(threads, serial, m, n, k, a, lda, col, ldb, b[row0:], c[at:], ldc)
 			act.apply(c, at, m, n, ldc)
 		}, false)
 	}
@@ -144,11 +143,11 @@ func (l *convLayout) runF32(x, w, b, y []float32, act *convAct) {
 // convUnits runs f over independent work units: spread over goroutines
 // (f's serial flag set) when there are enough of them to balance, else one
 // after the other with f free to go parallel inside.
-func convUnits(units int, f func(u int, serial bool)) {
-	workers := runtime.GOMAXPROCS(0)
+func convUnits(threads *Threads, units int, f func(u int, serial bool)) {
+	workers := threads.Workers()
 	if workers > 1 && (units >= 4*workers || (units >= workers && units%workers == 0)) {
 		var next atomic.Int64
-		ParallelFor(workers, 1, func(_, _ int) {
+		threads.For(workers, 1, func(_, _ int) {
 			for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {
 				f(u, true)
 			}
@@ -170,13 +169,13 @@ type convMatMul[T float32 | int32] func(row0, m, n, k int, a []T, lda int, b []T
 // of output positions are expanded into a (cg·kernel)×tile patch matrix
 // and multiplied by the group's filters. alwaysSerial asks for units on
 // goroutines even when there are few (for a mm that is serial anyway).
-func convGeneral[T float32 | int32](l *convLayout, x, w, y []T, mm convMatMul[T], alwaysSerial bool) {
+func convGeneral[T float32 | int32](threads *Threads, l *convLayout, x, w, y []T, mm convMatMul[T], alwaysSerial bool) {
 	S := l.outSize
 	rows := l.cg * l.kernelSize
 	if rows == 0 {
 		return
 	}
-	workers := runtime.GOMAXPROCS(0)
+	workers := threads.Workers()
 	tile := min(S, max(convIm2colBudget/rows, 16))
 	tiles := (S + tile - 1) / tile
 	if images := l.n * l.group; images < workers && S >= 64*workers {
@@ -198,7 +197,7 @@ func convGeneral[T float32 | int32](l *convLayout, x, w, y []T, mm convMatMul[T]
 		mm(grp*l.mg, l.mg, s1-s0, rows, w[grp*l.mg*rows:], rows, col, s1-s0, y, (n*l.m+grp*l.mg)*S+s0, S, serial)
 	}
 	if workers > 1 && (alwaysSerial || units >= 4*workers || units%workers == 0) {
-		ParallelFor(units, 1, func(lo, hi int) {
+		threads.For(units, 1, func(lo, hi int) {
 			col, release := convScratch[T](rows * tile)
 			defer release()
 			for u := lo; u < hi; u++ {
@@ -331,7 +330,7 @@ func convIntegerKernel(c *Call) error {
 	if l.n == 0 || l.m == 0 || l.outSize == 0 {
 		return nil
 	}
-	convGeneral(l, xv, wv, graph.View[int32](y), func(_, m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, at, ldc int, _ bool) {
+	convGeneral(c.Threads, l, xv, wv, graph.View[int32](y), func(_, m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, at, ldc int, _ bool) {
 		matmulLoop(false, false, m, n, k, a, lda, b, ldb, c[at:], ldc)
 	}, true)
 	return nil

@@ -2,7 +2,6 @@ package hostfallback
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -16,7 +15,7 @@ import (
 // up the others; a run is long enough that workers do not write the same
 // cache lines (dwRunOut values of output at least) unless that leaves
 // fewer than four runs a worker.
-func (l *convLayout) depthwise2D(x, w, b, y []float32, act *convAct) {
+func (l *convLayout) depthwise2D(threads *Threads, x, w, b, y []float32, act *convAct) {
 	S, K := l.outSize, l.kernelSize
 	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
 	if act != nil && act.sum == nil {
@@ -30,11 +29,11 @@ func (l *convLayout) depthwise2D(x, w, b, y []float32, act *convAct) {
 	}
 	p, offs := l.dwLayout()
 	planes := l.n * l.m
-	workers := min(runtime.GOMAXPROCS(0), planes)
+	workers := min(threads.Workers(), planes)
 	run := min(gemmCeil(dwRunOut, max(S, 1)), gemmCeil(planes, 4*workers))
 	runs := gemmCeil(planes, run)
 	var next atomic.Int64
-	ParallelFor(min(workers, runs), 1, func(_, _ int) {
+	threads.For(min(workers, runs), 1, func(_, _ int) {
 		buf := gemmBuf(p.size)
 		defer gemmBufs.Put(buf)
 		src := *buf

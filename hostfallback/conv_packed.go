@@ -2,7 +2,6 @@ package hostfallback
 
 import (
 	"math/bits"
-	"runtime"
 	"sync/atomic"
 )
 
@@ -57,10 +56,10 @@ func convPackedUsable() bool {
 // convPackedF32 is the float32 im2col convolution (see convGeneral) with
 // the patch matrix written in the GEMM's packed layout and the bias b
 // added in its store, then act (nil: none) on each tile of output.
-func convPackedF32(l *convLayout, x, w, b, y []float32, act *convAct) {
+func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *convAct) {
 	S := l.outSize
 	rows := l.cg * l.kernelSize
-	workers := runtime.GOMAXPROCS(0)
+	workers := threads.Workers()
 	tile := min(S, max(convIm2colBudget/rows, 16))
 	tiles := (S + tile - 1) / tile
 	if images := l.n * l.group; images < workers && S >= 64*workers {
@@ -81,7 +80,7 @@ func convPackedF32(l *convLayout, x, w, b, y []float32, act *convAct) {
 		p := &convPanel{buf: buf, rows: rows, width: s1 - s0, shift: shift}
 		convIm2colPacked(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, p)
 		at := (n*l.m+grp*l.mg)*S + s0
-		gemmPacked(kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers)
+		gemmPacked(threads, kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers)
 		act.apply(y, at, l.mg, s1-s0, S)
 	}
 	size := rows * gemmCeil(tile, kn.nr) * kn.nr
@@ -89,7 +88,7 @@ func convPackedF32(l *convLayout, x, w, b, y []float32, act *convAct) {
 		// Units are handed out one by one, so that a worker the OS
 		// holds back does not hold up the others.
 		var next atomic.Int64
-		ParallelFor(workers, 1, func(_, _ int) {
+		threads.For(workers, 1, func(_, _ int) {
 			buf := gemmBuf(size)
 			defer gemmBufs.Put(buf)
 			for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {

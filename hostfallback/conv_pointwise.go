@@ -1,7 +1,6 @@
 package hostfallback
 
 import (
-	"runtime"
 	"sync/atomic"
 )
 
@@ -16,9 +15,9 @@ const pointwiseCols = 512
 // that a worker the OS holds back does not hold up the others; with fewer,
 // each tile's GEMM is spread over the workers, which then share its
 // packed input (splitting rows instead would pack it once per block).
-func (l *convLayout) pointwiseF32(x, w, b, y []float32, act *convAct) {
+func (l *convLayout) pointwiseF32(threads *Threads, x, w, b, y []float32, act *convAct) {
 	S := l.outSize
-	workers := runtime.GOMAXPROCS(0)
+	workers := threads.Workers()
 	cols := min(S, pointwiseCols/gemmBest.nr*gemmBest.nr)
 	tiles := gemmCeil(S, cols)
 	units := l.n * l.group * tiles
@@ -28,7 +27,7 @@ func (l *convLayout) pointwiseF32(x, w, b, y []float32, act *convAct) {
 		j0 := t * cols
 		c := min(cols, S-j0)
 		at := (n*l.m+grp*l.mg)*S + j0
-		sgemmBias(serial, l.mg, c, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S+j0:], S, b[grp*l.mg:], y[at:], S)
+		sgemmBias(threads, serial, l.mg, c, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S+j0:], S, b[grp*l.mg:], y[at:], S)
 		act.apply(y, at, l.mg, c, S)
 	}
 	if workers == 1 || units < 2*workers {
@@ -38,7 +37,7 @@ func (l *convLayout) pointwiseF32(x, w, b, y []float32, act *convAct) {
 		return
 	}
 	var next atomic.Int64
-	ParallelFor(workers, 1, func(_, _ int) {
+	threads.For(workers, 1, func(_, _ int) {
 		for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {
 			run(u, true)
 		}

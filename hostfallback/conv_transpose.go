@@ -64,7 +64,7 @@ func convTransposeKernel(c *Call) error {
 		convFillBias(out, f32Data(bias), l.n, l.outSize)
 	}
 	if l.n > 0 && l.mg > 0 && l.cg > 0 && l.inSize > 0 && l.outSize > 0 {
-		l.transposed(f32Data(x), f32Data(w), out)
+		l.transposed(c.Threads, f32Data(x), f32Data(w), out)
 	}
 	f32Commit(y, out)
 	return nil
@@ -142,12 +142,12 @@ func (l *convLayout) transposedOutput(c *Call) error {
 }
 
 // transposed adds the transposed convolution of x by w into y.
-func (l *convLayout) transposed(x, w, y []float32) {
+func (l *convLayout) transposed(threads *Threads, x, w, y []float32) {
 	rows := l.mg * l.kernelSize
 	S := l.inSize
 	tile := min(S, max(convIm2colBudget/rows, 16))
 	taps := l.taps()
-	convUnits(l.n*l.group, func(u int, serial bool) {
+	convUnits(threads, l.n*l.group, func(u int, serial bool) {
 		n, grp := u/l.group, u%l.group
 		xg := x[(n*l.cin+grp*l.cg)*S:]
 		wg := w[grp*l.cg*rows:]
@@ -161,8 +161,8 @@ func (l *convLayout) transposed(x, w, y []float32) {
 				convCol2im(l.convGeom, taps, col, 0, l.mg, s0, s1, yg)
 				continue
 			}
-			sgemm(true, false, rows, width, l.cg, 1, wg, rows, xg[s0:], S, 0, col, width)
-			ParallelFor(l.mg, 1, func(lo, hi int) { convCol2im(l.convGeom, taps, col, lo, hi, s0, s1, yg) })
+			sgemm(threads, true, false, rows, width, l.cg, 1, wg, rows, xg[s0:], S, 0, col, width)
+			threads.For(l.mg, 1, func(lo, hi int) { convCol2im(l.convGeom, taps, col, lo, hi, s0, s1, yg) })
 		}
 	})
 }

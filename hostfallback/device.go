@@ -10,11 +10,15 @@ import (
 	"github.com/onnxvk/onnxvk/planner"
 )
 
-// Device is the CPU device. It runs every op that has a kernel here.
-type Device struct{}
+// Device is the CPU device. It runs every op that has a kernel here, its
+// kernels' parallel loops within its thread budget.
+type Device struct {
+	threads *Threads
+}
 
-// NewDevice returns the CPU device.
-func NewDevice() *Device { return &Device{} }
+// NewDevice returns a CPU device whose kernels run within the thread
+// budget threads (nil: the whole pool).
+func NewDevice(threads *Threads) *Device { return &Device{threads: threads} }
 
 // Name returns "cpu".
 func (*Device) Name() string { return planner.HostDevice }
@@ -36,8 +40,8 @@ func (*Device) Download(v graph.Value) (graph.Value, error) { return v, nil }
 func (*Device) Close() error { return nil }
 
 // Compile binds each step to its kernel and arena slots.
-func (*Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, error) {
-	prog := &program{plan: p, steps: make([]cpuStep, len(steps))}
+func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, error) {
+	prog := &program{plan: p, threads: d.threads, steps: make([]cpuStep, len(steps))}
 	for i := range steps {
 		st := &steps[i]
 		k := Lookup(st.Node.Domain, st.Node.OpType)
@@ -72,8 +76,9 @@ type cpuStep struct {
 }
 
 type program struct {
-	plan  *planner.Plan
-	steps []cpuStep
+	plan    *planner.Plan
+	threads *Threads
+	steps   []cpuStep
 	// slots counts the steps' inputs and outputs, outs their outputs:
 	// the sizes of a Run's slabs.
 	slots, outs int
@@ -119,10 +124,10 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 	}
 	limit, planned := pr.plan.HostMemoryLimit, pr.plan.HostBytes
 	runGraph := func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error) {
-		return runGraph(ctx, g, pr.plan.Model.Opsets, inputs, outer, limit, planned)
+		return runGraph(ctx, pr.threads, g, pr.plan.Model.Opsets, inputs, outer, limit, planned)
 	}
 	io := make([]graph.Value, pr.slots)
-	c := &Call{Alloc: alloc, RunGraph: runGraph, limit: limit, planned: planned}
+	c := &Call{Alloc: alloc, RunGraph: runGraph, Threads: pr.threads, limit: limit, planned: planned}
 	tr := backend.TraceFrom(ctx)
 	var t0 time.Duration
 	for i := range pr.steps {

@@ -203,28 +203,28 @@ func einsumKernel(c *Call) error {
 		for i, t := range ts {
 			ins[i] = graph.View[float32](t)
 		}
-		if len(ins) == 2 && s.gemm(ins[0], ins[1], graph.View[float32](y)) {
+		if len(ins) == 2 && s.gemm(c.Threads, ins[0], ins[1], graph.View[float32](y)) {
 			return nil
 		}
-		einsumRun(s, ins, graph.View[float32](y))
+		einsumRun(c.Threads, s, ins, graph.View[float32](y))
 	case graph.Double:
-		einsumRun(s, einsumViews[float64](ts), graph.View[float64](y))
+		einsumRun(c.Threads, s, einsumViews[float64](ts), graph.View[float64](y))
 	case graph.Int32:
-		einsumRun(s, einsumViews[int32](ts), graph.View[int32](y))
+		einsumRun(c.Threads, s, einsumViews[int32](ts), graph.View[int32](y))
 	case graph.Int64:
-		einsumRun(s, einsumViews[int64](ts), graph.View[int64](y))
+		einsumRun(c.Threads, s, einsumViews[int64](ts), graph.View[int64](y))
 	case graph.Uint32:
-		einsumRun(s, einsumViews[uint32](ts), graph.View[uint32](y))
+		einsumRun(c.Threads, s, einsumViews[uint32](ts), graph.View[uint32](y))
 	case graph.Uint64:
-		einsumRun(s, einsumViews[uint64](ts), graph.View[uint64](y))
+		einsumRun(c.Threads, s, einsumViews[uint64](ts), graph.View[uint64](y))
 	case graph.Int8:
-		einsumRun(s, einsumViews[int8](ts), graph.View[int8](y))
+		einsumRun(c.Threads, s, einsumViews[int8](ts), graph.View[int8](y))
 	case graph.Uint8:
-		einsumRun(s, einsumViews[uint8](ts), graph.View[uint8](y))
+		einsumRun(c.Threads, s, einsumViews[uint8](ts), graph.View[uint8](y))
 	case graph.Int16:
-		einsumRun(s, einsumViews[int16](ts), graph.View[int16](y))
+		einsumRun(c.Threads, s, einsumViews[int16](ts), graph.View[int16](y))
 	case graph.Uint16:
-		einsumRun(s, einsumViews[uint16](ts), graph.View[uint16](y))
+		einsumRun(c.Threads, s, einsumViews[uint16](ts), graph.View[uint16](y))
 	default:
 		return c.Unsupported("type %s", dt)
 	}
@@ -242,7 +242,7 @@ func einsumViews[T graph.Elem](ts []*graph.Tensor) [][]T {
 
 // einsumRun evaluates the spec into y by a strided loop over the output
 // labels and, inside, the summed ones.
-func einsumRun[T number](s *einsumSpec, ins [][]T, y []T) {
+func einsumRun[T number](threads *Threads, s *einsumSpec, ins [][]T, y []T) {
 	var sum []int
 	for _, o := range s.ops {
 		for _, l := range o.labels {
@@ -251,12 +251,12 @@ func einsumRun[T number](s *einsumSpec, ins [][]T, y []T) {
 			}
 		}
 	}
-	einsumLoop(s, s.out, sum, s.ops, ins, y)
+	einsumLoop(threads, s, s.out, sum, s.ops, ins, y)
 }
 
 // einsumLoop sets y, laid out by the labels out, to the sum over the
 // labels sum of the product of the operands.
-func einsumLoop[T number](s *einsumSpec, out, sum []int, ops []einsumOperand, ins [][]T, y []T) {
+func einsumLoop[T number](threads *Threads, s *einsumSpec, out, sum []int, ops []einsumOperand, ins [][]T, y []T) {
 	outSize, sumSize := einsumSizes(s, out), einsumSizes(s, sum)
 	outSt, sumSt := make([][]int, len(ops)), make([][]int, len(ops))
 	for k := range ops {
@@ -268,7 +268,7 @@ func einsumLoop[T number](s *einsumSpec, out, sum []int, ops []einsumOperand, in
 		clear(y[:n])
 		return
 	}
-	ParallelFor(n, max(1, parallelGrain/max(inner, 1)), func(lo, hi int) {
+	threads.For(n, max(1, parallelGrain/max(inner, 1)), func(lo, hi int) {
 		base := make([]int, len(ops))
 		off := make([]int, len(ops))
 		idx := make([]int, len(sum))
@@ -332,7 +332,7 @@ func einsumInt64s(v []int) []int64 {
 // when some label is contracted between the operands: each operand is
 // first reduced and laid out as [batch, m, k] and [batch, k, n]. It
 // reports false, doing nothing, for other specs.
-func (s *einsumSpec) gemm(a, b []float32, y []float32) bool {
+func (s *einsumSpec) gemm(threads *Threads, a, b []float32, y []float32) bool {
 	la, lb := s.ops[0].labels, s.ops[1].labels
 	var batch, ms, ns, ks []int
 	for _, l := range uniqueLabels(la) {
@@ -376,7 +376,7 @@ func (s *einsumSpec) gemm(a, b []float32, y []float32) bool {
 		transA = true
 	default:
 		pa = make([]float32, nb*m*k)
-		einsumLoop(s, slices.Concat(batch, ms, ks), sumOnly(la, lb), s.ops[:1], [][]float32{a}, pa)
+		einsumLoop(threads, s, slices.Concat(batch, ms, ks), sumOnly(la, lb), s.ops[:1], [][]float32{a}, pa)
 	}
 	pb, transB := b, false
 	switch {
@@ -385,7 +385,7 @@ func (s *einsumSpec) gemm(a, b []float32, y []float32) bool {
 		transB = true
 	default:
 		pb = make([]float32, nb*k*n)
-		einsumLoop(s, slices.Concat(batch, ks, ns), sumOnly(lb, la), s.ops[1:], [][]float32{b}, pb)
+		einsumLoop(threads, s, slices.Concat(batch, ks, ns), sumOnly(lb, la), s.ops[1:], [][]float32{b}, pb)
 	}
 	orderC := slices.Concat(batch, ms, ns)
 	pc := y
@@ -400,11 +400,11 @@ func (s *einsumSpec) gemm(a, b []float32, y []float32) bool {
 		ldb = k
 	}
 	for i := range nb {
-		sgemm(transA, transB, m, n, k, 1, pa[i*m*k:], lda, pb[i*k*n:], ldb, 0, pc[i*m*n:], n)
+		sgemm(threads, transA, transB, m, n, k, 1, pa[i*m*k:], lda, pb[i*k*n:], ldb, 0, pc[i*m*n:], n)
 	}
 	if !slices.Equal(orderC, s.out) {
 		cop := einsumOperand{labels: orderC, shape: einsumInt64s(einsumSizes(s, orderC))}
-		einsumLoop(s, s.out, nil, []einsumOperand{cop}, [][]float32{pc}, y)
+		einsumLoop(threads, s, s.out, nil, []einsumOperand{cop}, [][]float32{pc}, y)
 	}
 	return true
 }

@@ -172,7 +172,7 @@ func arithTyped[T realNumber](c *Call, op binaryOp, p *broadcastPlan, y, a, b *g
 	default:
 		return c.Unsupported("operation %d", op)
 	}
-	binaryLoop(p, graph.View[T](y), graph.View[T](a), z, k)
+	binaryLoop(c.Threads, p, graph.View[T](y), graph.View[T](a), z, k)
 	return nil
 }
 
@@ -460,24 +460,24 @@ func powKernel(c *Call) error {
 	e := b
 	if b.DType != edt {
 		e = graph.NewTensor(edt, b.Shape)
-		if err := castTensor(e, b, castOptions{saturate: true}); err != nil {
+		if err := castTensor(c.Threads, e, b, castOptions{saturate: true}); err != nil {
 			return c.Errorf("exponent: %w", err)
 		}
 	}
 	y := c.Output(0, a.DType, out)
 	switch {
 	case a.DType == graph.Float:
-		binaryLoop(p, graph.View[float32](y), graph.View[float32](a), graph.View[float32](e), powLoop[float32])
+		binaryLoop(c.Threads, p, graph.View[float32](y), graph.View[float32](a), graph.View[float32](e), powLoop[float32])
 	case a.DType == graph.Double:
-		binaryLoop(p, graph.View[float64](y), graph.View[float64](a), graph.View[float64](e), powLoop[float64])
+		binaryLoop(c.Threads, p, graph.View[float64](y), graph.View[float64](a), graph.View[float64](e), powLoop[float64])
 	case a.DType == graph.Int32 && edt == graph.Int64:
-		binaryLoop(p, graph.View[int32](y), graph.View[int32](a), graph.View[int64](e), intPowLoop[int32])
+		binaryLoop(c.Threads, p, graph.View[int32](y), graph.View[int32](a), graph.View[int64](e), intPowLoop[int32])
 	case a.DType == graph.Int64 && edt == graph.Int64:
-		binaryLoop(p, graph.View[int64](y), graph.View[int64](a), graph.View[int64](e), intPowLoop[int64])
+		binaryLoop(c.Threads, p, graph.View[int64](y), graph.View[int64](a), graph.View[int64](e), intPowLoop[int64])
 	case a.DType == graph.Int32:
-		binaryLoop(p, graph.View[int32](y), graph.View[int32](a), graph.View[float64](e), intFloatPowLoop[int32])
+		binaryLoop(c.Threads, p, graph.View[int32](y), graph.View[int32](a), graph.View[float64](e), intFloatPowLoop[int32])
 	default:
-		binaryLoop(p, graph.View[int64](y), graph.View[int64](a), graph.View[float64](e), intFloatPowLoop[int64])
+		binaryLoop(c.Threads, p, graph.View[int64](y), graph.View[int64](a), graph.View[float64](e), intFloatPowLoop[int64])
 	}
 	return nil
 }
@@ -598,10 +598,10 @@ func modKernel(c *Call) error {
 	y := c.Output(0, a.DType, out)
 	switch a.DType {
 	case graph.Float:
-		binaryLoop(p, graph.View[float32](y), graph.View[float32](a), graph.View[float32](b), floatModLoop[float32])
+		binaryLoop(c.Threads, p, graph.View[float32](y), graph.View[float32](a), graph.View[float32](b), floatModLoop[float32])
 		return nil
 	case graph.Double:
-		binaryLoop(p, graph.View[float64](y), graph.View[float64](a), graph.View[float64](b), floatModLoop[float64])
+		binaryLoop(c.Threads, p, graph.View[float64](y), graph.View[float64](a), graph.View[float64](b), floatModLoop[float64])
 		return nil
 	}
 	op := opMod
@@ -671,21 +671,21 @@ func intBinary(c *Call, op binaryOp, p *broadcastPlan, y, a, b *graph.Tensor) er
 	var err error
 	switch a.DType {
 	case graph.Int8:
-		err = intTyped[int8](op, p, y, a, b)
+		err = intTyped[int8](c.Threads, op, p, y, a, b)
 	case graph.Int16:
-		err = intTyped[int16](op, p, y, a, b)
+		err = intTyped[int16](c.Threads, op, p, y, a, b)
 	case graph.Int32:
-		err = intTyped[int32](op, p, y, a, b)
+		err = intTyped[int32](c.Threads, op, p, y, a, b)
 	case graph.Int64:
-		err = intTyped[int64](op, p, y, a, b)
+		err = intTyped[int64](c.Threads, op, p, y, a, b)
 	case graph.Uint8:
-		err = intTyped[uint8](op, p, y, a, b)
+		err = intTyped[uint8](c.Threads, op, p, y, a, b)
 	case graph.Uint16:
-		err = intTyped[uint16](op, p, y, a, b)
+		err = intTyped[uint16](c.Threads, op, p, y, a, b)
 	case graph.Uint32:
-		err = intTyped[uint32](op, p, y, a, b)
+		err = intTyped[uint32](c.Threads, op, p, y, a, b)
 	case graph.Uint64:
-		err = intTyped[uint64](op, p, y, a, b)
+		err = intTyped[uint64](c.Threads, op, p, y, a, b)
 	default:
 		return c.Unsupported("element type %s", a.DType)
 	}
@@ -700,7 +700,7 @@ var errDivZero = errors.New("integer division by zero")
 
 // intTyped is intBinary for element type T; it fails with errDivZero
 // on a zero modulo divisor.
-func intTyped[T integer](op binaryOp, p *broadcastPlan, y, a, b *graph.Tensor) error {
+func intTyped[T integer](threads *Threads, op binaryOp, p *broadcastPlan, y, a, b *graph.Tensor) error {
 	z := graph.View[T](b)[:b.NumElements()]
 	var k func(d, a, b []T, m runMode)
 	switch op {
@@ -723,7 +723,7 @@ func intTyped[T integer](op binaryOp, p *broadcastPlan, y, a, b *graph.Tensor) e
 	default:
 		k = shrLoop[T]
 	}
-	binaryLoop(p, graph.View[T](y), graph.View[T](a), z, k)
+	binaryLoop(threads, p, graph.View[T](y), graph.View[T](a), z, k)
 	return nil
 }
 

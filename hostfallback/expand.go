@@ -51,7 +51,7 @@ func expandKernel(c *Call) error {
 	}
 	out := c.Output(0, x.DType, shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(x), shape, tabs, cells{})
+	gatherTables(c.Threads, dst, inCells(x), shape, tabs, cells{})
 	storeCells(out, dst)
 	return nil
 }

@@ -17,12 +17,12 @@ const foldLimit = 16 << 20
 // with the node's kernel, as a Run does, for constant folding (it makes
 // Device a planner.Folder). It fails where the kernel fails, and for a
 // node that would run a subgraph.
-func (*Device) Evaluate(n *graph.Node, opset int64, inputs []*graph.Tensor) ([]*graph.Tensor, error) {
+func (d *Device) Evaluate(n *graph.Node, opset int64, inputs []*graph.Tensor) ([]*graph.Tensor, error) {
 	k := Lookup(n.Domain, n.OpType)
 	if k == nil {
 		return nil, fmt.Errorf("hostfallback: %s: no CPU kernel", n)
 	}
-	c := &Call{Node: n, Opset: opset, In: make([]graph.Value, len(inputs)), Out: make([]graph.Value, len(n.Outputs)), limit: foldLimit,
+	c := &Call{Node: n, Opset: opset, In: make([]graph.Value, len(inputs)), Out: make([]graph.Value, len(n.Outputs)), Threads: d.threads, limit: foldLimit,
 		RunGraph: func(*graph.Graph, []graph.Value) ([]graph.Value, error) {
 			return nil, fmt.Errorf("hostfallback: %s: a subgraph does not run at plan time", n)
 		}}

@@ -59,7 +59,7 @@ func matmulTransBKernel(c *Call) error {
 	}
 	y := c.OutputUninit(0, a.DType, p.out)
 	out := f32Target(y)
-	matmulF32(p, true, f32Data(a), f32Data(b), out, 0)
+	matmulF32(c.Threads, p, true, f32Data(a), f32Data(b), out, 0)
 	f32Commit(y, out)
 	return nil
 }

@@ -55,7 +55,7 @@ func gatherKernel(c *Call) error {
 	shape := append(append(append([]int64{}, data.Shape[:axis]...), indices.Shape...), data.Shape[axis+1:]...)
 	out := c.Output(0, data.DType, shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(data), []int64{outer, int64(len(idx)), inner},
+	gatherTables(c.Threads, dst, inCells(data), []int64{outer, int64(len(idx)), inner},
 		[][]int64{rangeTable(outer, 0, dim*inner), tab, rangeTable(inner, 0, 1)}, cells{})
 	storeCells(out, dst)
 	return nil
@@ -80,7 +80,7 @@ func gatherElementsKernel(c *Call) error {
 	}
 	out := c.Output(0, data.DType, indices.Shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(data), []int64{int64(len(offs))}, [][]int64{offs}, cells{})
+	gatherTables(c.Threads, dst, inCells(data), []int64{int64(len(offs))}, [][]int64{offs}, cells{})
 	storeCells(out, dst)
 	return nil
 }
@@ -108,7 +108,7 @@ func elementOffsets(c *Call, shape []int64, indices *graph.Tensor, axis int) ([]
 	offs := make([]int64, len(idx))
 	var bad atomic.Int64
 	bad.Store(-1)
-	ParallelFor(len(idx), 16384, func(lo, hi int) {
+	c.Threads.For(len(idx), 16384, func(lo, hi int) {
 		pos := make([]int64, len(ishape))
 		rem := int64(lo)
 		for d := len(ishape) - 1; d >= 0; d-- {
@@ -170,7 +170,7 @@ func gatherNDKernel(c *Call) error {
 	shape := append(append([]int64{}, indices.Shape[:q-1]...), data.Shape[b+k:]...)
 	out := c.Output(0, data.DType, shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(data), []int64{int64(len(offs)), slice},
+	gatherTables(c.Threads, dst, inCells(data), []int64{int64(len(offs)), slice},
 		[][]int64{offs, rangeTable(slice, 0, 1)}, cells{})
 	storeCells(out, dst)
 	return nil

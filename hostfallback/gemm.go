@@ -69,7 +69,7 @@ func gemmKernel(c *Call) error {
 				}
 			}
 		}
-		sgemm(transA, transB, m, n, k, alpha, f32Data(a), lda, f32Data(b), ldb, beta, out, n)
+		sgemm(c.Threads, transA, transB, m, n, k, alpha, f32Data(a), lda, f32Data(b), ldb, beta, out, n)
 		f32Commit(y, out)
 	case a.DType == graph.Int32:
 		gemmOther(graph.View[int32](a), graph.View[int32](b), gemmBiasView[int32](ct), graph.View[int32](y), transA, transB, m, n, k, lda, ldb, rowStride, colStride, alpha, beta)

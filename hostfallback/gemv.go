@@ -29,8 +29,8 @@ const gemvWork = 64 * 1024
 // gemvPacked sets C (m×n, row stride ldc, m ≤ gemvMaxRows) to A·B for a
 // row-major A (m×k, row stride lda) and a k×n B packed whole in nr-wide
 // strips (see gemmPanelIndex), or, with add, adds A·B to C. The strips
-// are shared among up to workers goroutines.
-func gemvPacked(m, n, k int, a []float32, lda int, bPre []float32, nr int, add bool, c []float32, ldc int, workers int) {
+// are shared among the goroutines of threads.
+func gemvPacked(threads *Threads, m, n, k int, a []float32, lda int, bPre []float32, nr int, add bool, c []float32, ldc int) {
 	strips := gemmCeil(n, nr)
 	run := func(lo, hi int) {
 		var tmp [gemmMaxTile]float32
@@ -62,9 +62,9 @@ func gemvPacked(m, n, k int, a []float32, lda int, bPre []float32, nr int, add b
 			}
 		}
 	}
-	if workers == 1 || k*n < gemvWork {
+	if k*n < gemvWork {
 		run(0, strips)
 		return
 	}
-	ParallelFor(strips, max(1, gemvWork/(k*nr)/2), run)
+	threads.For(strips, max(1, gemvWork/(k*nr)/2), run)
 }

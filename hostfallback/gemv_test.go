@@ -56,7 +56,7 @@ func TestGemvPacked(t *testing.T) {
 					naiveGemm(false, false, m, n, k, 1, a, lda, b, n, beta, want, ldc)
 					for _, workers := range []int{1, 3} {
 						got := append([]float32{}, c...)
-						gemvPacked(m, n, k, a, lda, packed, nr, add, got, ldc, workers)
+						gemvPacked(NewThreads(workers), m, n, k, a, lda, packed, nr, add, got, ldc)
 						if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 							t.Fatalf("nr=%d m=%d k=%d n=%d add=%v workers=%d: C[%d] = %v, want %v", nr, m, k, n, add, workers, i, got[i], want[i])
 						}
@@ -89,7 +89,7 @@ func TestGemvSmallRows(t *testing.T) {
 							got[i*ldc] = float32(math.NaN())
 						}
 					}
-					sgemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, got, ldc)
+					sgemm(nil, false, false, m, n, k, 1, a, lda, b, ldb, beta, got, ldc)
 					if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 						t.Fatalf("m=%d k=%d n=%d beta=%v: C[%d] = %v, want %v", m, k, n, beta, i, got[i], want[i])
 					}

@@ -30,14 +30,15 @@ func valueBytes(v graph.Value) int64 {
 // CPU: inputs are bound to g's inputs in order, names g does not define are
 // looked up with outer, and g's outputs are returned in order. Values are
 // allocated on their own, without an arena, and without a host memory
-// limit.
-func RunGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inputs []graph.Value, outer func(string) (graph.Value, bool)) ([]graph.Value, error) {
-	return runGraph(ctx, g, opsets, inputs, outer, 0, 0)
+// limit; its kernels' parallel loops run within threads (nil: the whole
+// pool).
+func RunGraph(ctx context.Context, threads *Threads, g *graph.Graph, opsets map[string]int64, inputs []graph.Value, outer func(string) (graph.Value, bool)) ([]graph.Value, error) {
+	return runGraph(ctx, threads, g, opsets, inputs, outer, 0, 0)
 }
 
 // runGraph is RunGraph whose kernels check what they allocate against a
 // host memory limit beside the plan's memory (see Call.Check).
-func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inputs []graph.Value, outer func(string) (graph.Value, bool), limit, planned int64) ([]graph.Value, error) {
+func runGraph(ctx context.Context, threads *Threads, g *graph.Graph, opsets map[string]int64, inputs []graph.Value, outer func(string) (graph.Value, bool), limit, planned int64) ([]graph.Value, error) {
 	if len(inputs) > len(g.Inputs) {
 		return nil, fmt.Errorf("hostfallback: subgraph %q takes %d inputs, got %d", g.Name, len(g.Inputs), len(inputs))
 	}
@@ -71,7 +72,7 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 			return nil, fmt.Errorf("hostfallback: subgraph %q: %s: no CPU kernel", g.Name, n)
 		}
 		c := &Call{Node: n, Opset: n.OpsetIn(opsets), In: make([]graph.Value, len(n.Inputs)), Out: make([]graph.Value, len(n.Outputs)),
-			limit: limit, planned: planned, sub: true, held: held}
+			Threads: threads, limit: limit, planned: planned, sub: true, held: held}
 		for i, name := range n.Inputs {
 			if name == "" {
 				continue
@@ -83,7 +84,7 @@ func runGraph(ctx context.Context, g *graph.Graph, opsets map[string]int64, inpu
 			c.In[i] = v
 		}
 		c.RunGraph = func(sg *graph.Graph, in []graph.Value) ([]graph.Value, error) {
-			return runGraph(ctx, sg, opsets, in, lookup, limit, planned+held)
+			return runGraph(ctx, threads, sg, opsets, in, lookup, limit, planned+held)
 		}
 		if err := k(c); err != nil {
 			return nil, fmt.Errorf("hostfallback: subgraph %q: %w", g.Name, err)

@@ -16,7 +16,7 @@ const panicDomain = "onnxvk.test"
 func init() {
 	RegisterDomain(panicDomain, "Panic", func(c *Call) error {
 		if c.Node.Attrs["chunk"] != nil {
-			ParallelFor(64, 1, func(lo, _ int) {
+			(*Threads)(nil).For(64, 1, func(lo, _ int) {
 				if lo > 0 {
 					panic("test panic in a chunk")
 				}

@@ -67,7 +67,7 @@ func deformConvKernel(c *Call) error {
 	res := make([]float32, l.m*plane)
 	perOG := l.cin / og
 	for n := range l.n {
-		ParallelFor(l.cin, 1, func(lo, hi int) {
+		c.Threads.For(l.cin, 1, func(lo, hi int) {
 			for ch := lo; ch < hi; ch++ {
 				g := ch / perOG
 				img := x[(n*l.cin+ch)*h*wd : (n*l.cin+ch+1)*h*wd]
@@ -91,7 +91,7 @@ func deformConvKernel(c *Call) error {
 		})
 		k := l.cg * taps
 		for g := range l.group {
-			sgemm(false, false, l.mg, plane, k, 1, wf[g*l.mg*k:], k, col[g*k*plane:], plane, 0, res[g*l.mg*plane:], plane)
+			sgemm(c.Threads, false, false, l.mg, plane, k, 1, wf[g*l.mg*k:], k, col[g*k*plane:], plane, 0, res[g*l.mg*plane:], plane)
 		}
 		for m := range l.m {
 			b := 0.0

@@ -1,8 +1,6 @@
 package hostfallback
 
 import (
-	"runtime"
-
 	"github.com/onnxvk/onnxvk/graph"
 )
 
@@ -168,7 +166,7 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 		for r := 0; r < len(out); r += p.n {
 			copy(out[r:r+p.n], bv)
 		}
-		matmulF32(p, false, graph.View[float32](a), graph.View[float32](b), out, 1)
+		matmulF32(c.Threads, p, false, graph.View[float32](a), graph.View[float32](b), out, 1)
 		return nil
 	}
 	var y *graph.Tensor
@@ -179,18 +177,18 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 	}
 	switch a.DType {
 	case graph.Double:
-		matmulBatched(p, graph.View[float64](a), graph.View[float64](b), graph.View[float64](y))
+		matmulBatched(c.Threads, p, graph.View[float64](a), graph.View[float64](b), graph.View[float64](y))
 	case graph.Int32:
-		matmulBatched(p, graph.View[int32](a), graph.View[int32](b), graph.View[int32](y))
+		matmulBatched(c.Threads, p, graph.View[int32](a), graph.View[int32](b), graph.View[int32](y))
 	case graph.Int64:
-		matmulBatched(p, graph.View[int64](a), graph.View[int64](b), graph.View[int64](y))
+		matmulBatched(c.Threads, p, graph.View[int64](a), graph.View[int64](b), graph.View[int64](y))
 	case graph.Uint32:
-		matmulBatched(p, graph.View[uint32](a), graph.View[uint32](b), graph.View[uint32](y))
+		matmulBatched(c.Threads, p, graph.View[uint32](a), graph.View[uint32](b), graph.View[uint32](y))
 	case graph.Uint64:
-		matmulBatched(p, graph.View[uint64](a), graph.View[uint64](b), graph.View[uint64](y))
+		matmulBatched(c.Threads, p, graph.View[uint64](a), graph.View[uint64](b), graph.View[uint64](y))
 	case graph.Float, graph.Float16, graph.BFloat16:
 		out := f32Target(y)
-		matmulF32(p, false, f32Data(a), f32Data(b), out, 0)
+		matmulF32(c.Threads, p, false, f32Data(a), f32Data(b), out, 0)
 		f32Commit(y, out)
 	default:
 		return c.Unsupported("MatMul of %s", a.DType)
@@ -201,7 +199,7 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 // matmulF32 runs a planned product on float32 data with sgemm, adding it
 // to y when beta is 1 (overwriting y when 0). With transB, each matrix of
 // b is stored transposed (n×k) and p.packedB is nil.
-func matmulF32(p *matmulShape, transB bool, a, b, y []float32, beta float32) {
+func matmulF32(threads *Threads, p *matmulShape, transB bool, a, b, y []float32, beta float32) {
 	m, n, k := p.m, p.n, p.k
 	count := len(p.offA)
 	ldb := n
@@ -209,26 +207,26 @@ func matmulF32(p *matmulShape, transB bool, a, b, y []float32, beta float32) {
 		ldb = k
 	}
 	if p.packedB != nil {
-		workers := runtime.GOMAXPROCS(0)
 		if count*m <= gemvMaxRows {
-			gemvPacked(count*m, n, k, a, k, p.packedB.data, gemmBest.nr, beta == 1, y, n, workers)
+			gemvPacked(threads, count*m, n, k, a, k, p.packedB.data, gemmBest.nr, beta == 1, y, n)
 			return
 		}
+		workers := threads.Workers()
 		if count*m*n*k < gemmParallelWork {
 			workers = 1
 		}
-		gemmPacked(gemmBest, false, false, count*m, n, k, 1, a, k, nil, n, p.packedB.data, beta, nil, y, n, workers)
+		gemmPacked(threads, gemmBest, false, false, count*m, n, k, 1, a, k, nil, n, p.packedB.data, beta, nil, y, n, workers)
 		return
 	}
 	if p.foldA {
-		sgemm(false, transB, count*m, n, k, 1, a, k, b, ldb, beta, y, n)
+		sgemm(threads, false, transB, count*m, n, k, 1, a, k, b, ldb, beta, y, n)
 		return
 	}
 	// Small products go one per goroutine, and all on this one when the
 	// whole batch is too little work to share.
 	if count >= 2 && m*n*k < 4*gemmParallelWork {
 		grain := max(1, gemmParallelWork/max(m*n*k, 1))
-		ParallelFor(count, grain, func(lo, hi int) {
+		threads.For(count, grain, func(lo, hi int) {
 			for o := lo; o < hi; o++ {
 				sgemmSerial(false, transB, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], ldb, beta, y[o*m*n:], n)
 			}
@@ -236,7 +234,7 @@ func matmulF32(p *matmulShape, transB bool, a, b, y []float32, beta float32) {
 		return
 	}
 	for o := range count {
-		sgemm(false, transB, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], ldb, beta, y[o*m*n:], n)
+		sgemm(threads, false, transB, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], ldb, beta, y[o*m*n:], n)
 	}
 }
 
@@ -250,9 +248,9 @@ func matmulPrepacks(m, n, k int) bool {
 
 // matmulBatched runs a planned product with matmulLoop, one output matrix
 // per goroutine.
-func matmulBatched[T matmulNum](p *matmulShape, a, b, y []T) {
+func matmulBatched[T matmulNum](threads *Threads, p *matmulShape, a, b, y []T) {
 	m, n, k := p.m, p.n, p.k
-	ParallelFor(len(p.offA), 1, func(lo, hi int) {
+	threads.For(len(p.offA), 1, func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			matmulLoop(false, false, m, n, k, a[p.offA[o]:], k, b[p.offB[o]:], n, y[o*m*n:], n)
 		}
@@ -288,7 +286,7 @@ func matmulIntegerKernel(c *Call) error {
 		}
 	}
 	y := c.Output(0, graph.Int32, p.out)
-	matmulBatched(p, av, bv, graph.View[int32](y))
+	matmulBatched(c.Threads, p, av, bv, graph.View[int32](y))
 	return nil
 }
 

@@ -247,7 +247,7 @@ func compressKernel(c *Call) error {
 	shape[axis] = int64(len(keep))
 	out := c.Output(0, x.DType, shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(x), []int64{outer, int64(len(keep)), inner},
+	gatherTables(c.Threads, dst, inCells(x), []int64{outer, int64(len(keep)), inner},
 		[][]int64{rangeTable(outer, 0, dim*inner), tab, rangeTable(inner, 0, 1)}, cells{})
 	storeCells(out, dst)
 	return nil

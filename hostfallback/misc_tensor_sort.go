@@ -46,7 +46,7 @@ func topKKernel(c *Call) error {
 	if wantOutput(c, 1) {
 		idx = graph.View[int64](c.Output(1, graph.Int64, shape))
 	}
-	ParallelFor(int(outer*inner), int(max(1, 4096/max(dim, 1))), func(lo, hi int) {
+	c.Threads.For(int(outer*inner), int(max(1, 4096/max(dim, 1))), func(lo, hi int) {
 		line := make([]int64, dim)
 		for l := int64(lo); l < int64(hi); l++ {
 			o, n := l/inner, l%inner
@@ -82,7 +82,7 @@ func topKKernel(c *Call) error {
 	if wantOutput(c, 0) {
 		out := c.Output(0, x.DType, shape)
 		dst := outCells(out)
-		gatherTables(dst, inCells(x), []int64{int64(len(offs))}, [][]int64{offs}, cells{})
+		gatherTables(c.Threads, dst, inCells(x), []int64{int64(len(offs))}, [][]int64{offs}, cells{})
 		storeCells(out, dst)
 	}
 	return nil
@@ -160,7 +160,7 @@ func uniqueKernel(c *Call) error {
 		yShape[axis] = u
 		out := c.Output(0, x.DType, yShape)
 		dst := outCells(out)
-		gatherTables(dst, inCells(x), []int64{outer, u, inner},
+		gatherTables(c.Threads, dst, inCells(x), []int64{outer, u, inner},
 			[][]int64{rangeTable(outer, 0, dim*inner), tab, rangeTable(inner, 0, 1)}, cells{})
 		storeCells(out, dst)
 	}

@@ -120,7 +120,7 @@ func castMapKernel(c *Call) error {
 		return c.Errorf("map_form %q", form)
 	}
 	src := graph.NewTensor(dt, []int64{int64(len(keys))})
-	if err := castTensor(src, vals, castOptions{saturate: true}); err != nil {
+	if err := castTensor(c.Threads, src, vals, castOptions{saturate: true}); err != nil {
 		return c.Errorf("casting the values: %w", err)
 	}
 	y := c.Output(0, dt, []int64{1, width})

@@ -41,8 +41,8 @@ func normFloats(c *Call, i int, name string, want int) ([]float32, error) {
 // normStats computes the mean and 1/sqrt(variance + eps) (population
 // variance, accumulated in float64) of each of the len(mean) consecutive
 // runs of n values of x.
-func normStats(x []float32, n int, eps float64, mean, inv []float64) {
-	ParallelFor(len(mean), max(1, 8192/max(n, 1)), func(lo, hi int) {
+func normStats(threads *Threads, x []float32, n int, eps float64, mean, inv []float64) {
+	threads.For(len(mean), max(1, 8192/max(n, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			mean[r], inv[r] = rowStats(x[r*n:(r+1)*n], eps)
 		}
@@ -85,9 +85,9 @@ func rowStats(row []float32, eps float64) (mean, inv float64) {
 // normApply sets y = (x − mean)·inv·scale + bias over runs of n values,
 // with scale and bias per run divided into parts of n/parts values each
 // (scaleAt(run, part) picks their index), in parallel over the runs.
-func normApply(x, y []float32, n, parts int, mean, inv []float64, scale, bias []float32, scaleAt func(run, part int) int) {
+func normApply(threads *Threads, x, y []float32, n, parts int, mean, inv []float64, scale, bias []float32, scaleAt func(run, part int) int) {
 	size := n / max(parts, 1)
-	ParallelFor(len(mean), max(1, 8192/max(n, 1)), func(lo, hi int) {
+	threads.For(len(mean), max(1, 8192/max(n, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			for p := range parts {
 				k := scaleAt(r, p)
@@ -152,13 +152,13 @@ func batchNormKernel(c *Call) error {
 	xv := f32Data(x)
 	m, vr := make([]float64, features), make([]float64, features)
 	if training {
-		batchStats(xv, n, features, inner, m, vr)
+		batchStats(c.Threads, xv, n, features, inner, m, vr)
 	} else {
 		for f := range features {
 			m[f], vr[f] = float64(mean[f]), float64(variance[f])
 		}
 	}
-	ParallelFor(n*features, max(1, 8192/max(inner, 1)), func(lo, hi int) {
+	c.Threads.For(n*features, max(1, 8192/max(inner, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			f := r % features
 			a := float64(scale[f]) / math.Sqrt(vr[f]+eps)
@@ -203,8 +203,8 @@ func batchNormKernel(c *Call) error {
 
 // batchStats computes, for x viewed as [n, features, inner], each
 // feature's mean and population variance over n and inner.
-func batchStats(x []float32, n, features, inner int, mean, variance []float64) {
-	ParallelFor(features, 1, func(lo, hi int) {
+func batchStats(threads *Threads, x []float32, n, features, inner int, mean, variance []float64) {
+	threads.For(features, 1, func(lo, hi int) {
 		for f := lo; f < hi; f++ {
 			var s float64
 			for b := range n {
@@ -251,8 +251,8 @@ func instanceNormKernel(c *Call) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	mean, inv := make([]float64, rows), make([]float64, rows)
-	normStats(xv, size, float64(ops.Params[ops.InstanceNormalizationParams](c.Node, c.Opset).Epsilon), mean, inv)
-	normApply(xv, out, size, 1, mean, inv, scale, bias, func(r, _ int) int { return r % ch })
+	normStats(c.Threads, xv, size, float64(ops.Params[ops.InstanceNormalizationParams](c.Node, c.Opset).Epsilon), mean, inv)
+	normApply(c.Threads, xv, out, size, 1, mean, inv, scale, bias, func(r, _ int) int { return r % ch })
 	f32Commit(y, out)
 	return nil
 }
@@ -300,8 +300,8 @@ func groupNormKernel(c *Call) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	mean, inv := make([]float64, rows), make([]float64, rows)
-	normStats(xv, cg*size, float64(p.Epsilon), mean, inv)
-	normApply(xv, out, cg*size, cg, mean, inv, scale, bias, func(r, p int) int {
+	normStats(c.Threads, xv, cg*size, float64(p.Epsilon), mean, inv)
+	normApply(c.Threads, xv, out, cg*size, cg, mean, inv, scale, bias, func(r, p int) int {
 		if perChannel {
 			return (r%groups)*cg + p
 		}
@@ -356,7 +356,7 @@ func layerNormKernel(c *Call) error {
 	scale, bias := affine[0], affine[1]
 	// Each row's statistics and normalisation in one pass over the
 	// rows, while the row is in cache.
-	ParallelFor(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {
+	c.Threads.For(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			mean[r], inv[r] = rowStats(xv[r*size:(r+1)*size], eps)
 			m, s := float32(mean[r]), float32(inv[r])

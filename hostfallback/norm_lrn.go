@@ -47,7 +47,7 @@ func lpNormKernel(c *Call) error {
 	y := c.Output(0, x.DType, x.Shape)
 	out := f32Target(y)
 	xv := f32Data(x)
-	ParallelFor(outer*inner, max(1, 4096/max(n, 1)), func(lo, hi int) {
+	c.Threads.For(outer*inner, max(1, 4096/max(n, 1)), func(lo, hi int) {
 		for l := lo; l < hi; l++ {
 			base := (l/inner)*n*inner + l%inner
 			var s float64
@@ -163,7 +163,7 @@ func lrnKernel(c *Call) error {
 	y := c.Output(0, x.DType, x.Shape)
 	out := f32Target(y)
 	xv := f32Data(x)
-	ParallelFor(n, 1, func(lo, hi int) {
+	c.Threads.For(n, 1, func(lo, hi int) {
 		sum := make([]float64, plane)
 		for b := lo; b < hi; b++ {
 			img := xv[b*ch*plane : (b+1)*ch*plane]

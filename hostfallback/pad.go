@@ -89,7 +89,7 @@ func padKernel(c *Call) error {
 	}
 	out := c.Output(0, x.DType, shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(x), shape, tabs, fill)
+	gatherTables(c.Threads, dst, inCells(x), shape, tabs, fill)
 	storeCells(out, dst)
 	return nil
 }

@@ -46,7 +46,7 @@ func TestParallelForMappedFault(t *testing.T) {
 	var sink byte
 	for range 20 {
 		err := graph.CatchFaults(func() error {
-			ParallelFor(8, 1, func(lo, hi int) {
+			(*Threads)(nil).For(8, 1, func(lo, hi int) {
 				// Slow chunks, so that the worker takes some.
 				time.Sleep(time.Millisecond)
 				for i := lo; i < hi; i++ {

@@ -80,9 +80,9 @@ func poolPlan(c *Call, dt graph.DType, xs []int64) (*poolLayout, error) {
 func (p *poolLayout) outShape(xs []int64) []int64 { return convShape(xs[:2], p.out) }
 
 // forPlanes runs f over the planes on several goroutines.
-func (p *poolLayout) forPlanes(f func(plane int)) {
+func (p *poolLayout) forPlanes(threads *Threads, f func(plane int)) {
 	work := max(1, p.outSize*p.kernelSize)
-	ParallelFor(p.planes, max(1, 16384/work), func(lo, hi int) {
+	threads.For(p.planes, max(1, 16384/work), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			f(i)
 		}
@@ -212,16 +212,16 @@ func maxPoolKernel(c *Call) error {
 	colMajor := ops.Params[ops.MaxPoolParams](c.Node, c.Opset).StorageOrder != 0
 	switch x.DType {
 	case graph.Float:
-		maxPool(p, graph.View[float32](x), graph.View[float32](y), indices, colMajor, -math.MaxFloat32)
+		maxPool(c.Threads, p, graph.View[float32](x), graph.View[float32](y), indices, colMajor, -math.MaxFloat32)
 	case graph.Double:
-		maxPool(p, graph.View[float64](x), graph.View[float64](y), indices, colMajor, -math.MaxFloat64)
+		maxPool(c.Threads, p, graph.View[float64](x), graph.View[float64](y), indices, colMajor, -math.MaxFloat64)
 	case graph.Int8:
-		maxPool(p, graph.View[int8](x), graph.View[int8](y), indices, colMajor, math.MinInt8)
+		maxPool(c.Threads, p, graph.View[int8](x), graph.View[int8](y), indices, colMajor, math.MinInt8)
 	case graph.Uint8:
-		maxPool(p, graph.View[uint8](x), graph.View[uint8](y), indices, colMajor, 0)
+		maxPool(c.Threads, p, graph.View[uint8](x), graph.View[uint8](y), indices, colMajor, 0)
 	case graph.Float16, graph.BFloat16:
 		out := f32Target(y)
-		maxPool(p, f32Data(x), out, indices, colMajor, float32(math.Inf(-1)))
+		maxPool(c.Threads, p, f32Data(x), out, indices, colMajor, float32(math.Inf(-1)))
 		f32Commit(y, out)
 	default:
 		return c.Unsupported("MaxPool of %s", x.DType)
@@ -229,12 +229,12 @@ func maxPoolKernel(c *Call) error {
 	return nil
 }
 
-func maxPool[T poolOrdered](p *poolLayout, x, y []T, indices []int64, colMajor bool, lowest T) {
+func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices []int64, colMajor bool, lowest T) {
 	var fast *maxFast
 	if _, f32 := any(x).([]float32); f32 && indices == nil {
 		fast = p.fast
 	}
-	p.forPlanes(func(i int) {
+	p.forPlanes(threads, func(i int) {
 		var idx []int64
 		if indices != nil {
 			idx = indices[i*p.outSize : (i+1)*p.outSize]
@@ -305,7 +305,7 @@ func averagePoolKernel(c *Call) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	st := p.dil[p.rank-1]
-	p.forPlanes(func(i int) {
+	p.forPlanes(c.Threads, func(i int) {
 		xp, yp := xv[i*p.inSize:(i+1)*p.inSize], out[i*p.outSize:(i+1)*p.outSize]
 		k := make([]int, p.rank)
 		p.windows(func(pos, first int, o []int) {
@@ -394,7 +394,7 @@ func lpPoolKernel(c *Call) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	st := p.dil[p.rank-1]
-	p.forPlanes(func(i int) {
+	p.forPlanes(c.Threads, func(i int) {
 		xp, yp := xv[i*p.inSize:(i+1)*p.inSize], out[i*p.outSize:(i+1)*p.outSize]
 		k := make([]int, p.rank)
 		p.windows(func(pos, first int, o []int) {
@@ -433,7 +433,7 @@ func globalPool(c *Call, f func(plane []float32) float32) error {
 	out := f32Target(y)
 	xv := f32Data(x)
 	size := int(graph.NumElements(x.Shape[2:]))
-	ParallelFor(len(out), max(1, 16384/max(size, 1)), func(lo, hi int) {
+	c.Threads.For(len(out), max(1, 16384/max(size, 1)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = f(xv[i*size : (i+1)*size])
 		}

@@ -41,7 +41,7 @@ func quantValues(c *Call, t *graph.Tensor) ([]float64, error) {
 		}
 	case graph.Float8E4M3FN, graph.Float8E4M3FNUZ, graph.Float8E5M2, graph.Float8E5M2FNUZ, graph.Float4E2M1:
 		f := make([]float32, n)
-		decodeFloat32(f, t)
+		decodeFloat32(c.Threads, f, t)
 		widen(v, f)
 	default:
 		return nil, c.Unsupported("%s values", t.DType)
@@ -62,7 +62,7 @@ func storeQuantized(c *Call, dst *graph.Tensor, v []float64, saturate bool) erro
 		for i, x := range v {
 			f[i] = float32(x)
 		}
-		encodeFloat32(dst, f, castOptions{saturate: saturate})
+		encodeFloat32(c.Threads, dst, f, castOptions{saturate: saturate})
 	default:
 		return c.Unsupported("quantized type %s", dst.DType)
 	}
@@ -486,9 +486,9 @@ func quantizeFast(c *Call) bool {
 	y := c.Output(0, dt, x.Shape)
 	xv, sv := graph.View[float32](x), graph.View[float32](s)
 	if dt == graph.Uint8 {
-		quantize8(y.Data, xv, sv, zeroPoints[uint8](zp, dim), dim, inner, 0, 255)
+		quantize8(c.Threads, y.Data, xv, sv, zeroPoints[uint8](zp, dim), dim, inner, 0, 255)
 	} else {
-		quantize8(graph.View[int8](y), xv, sv, zeroPoints[int8](zp, dim), dim, inner, -128, 127)
+		quantize8(c.Threads, graph.View[int8](y), xv, sv, zeroPoints[int8](zp, dim), dim, inner, -128, 127)
 	}
 	return true
 }
@@ -505,8 +505,8 @@ func zeroPoints[T int8 | uint8](zp *graph.Tensor, dim int) []float32 {
 }
 
 // quantize8 sets y = saturate(round(x / scale) + zero point), NaN giving 0.
-func quantize8[T int8 | uint8](y []T, x, scale, zp []float32, dim, inner int, lo, hi float32) {
-	ParallelFor(len(x)/max(inner, 1), max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
+func quantize8[T int8 | uint8](threads *Threads, y []T, x, scale, zp []float32, dim, inner int, lo, hi float32) {
+	threads.For(len(x)/max(inner, 1), max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			sc, z := scale[r%dim], zp[r%dim]
 			for i := r * inner; i < (r+1)*inner; i++ {
@@ -543,16 +543,16 @@ func dequantizeFast(c *Call) bool {
 	y := graph.View[float32](c.Output(0, graph.Float, x.Shape))
 	sv := graph.View[float32](s)
 	if x.DType == graph.Uint8 {
-		dequantize8(y, x.Data, sv, zeroPoints[uint8](zp, dim), dim, inner)
+		dequantize8(c.Threads, y, x.Data, sv, zeroPoints[uint8](zp, dim), dim, inner)
 	} else {
-		dequantize8(y, graph.View[int8](x), sv, zeroPoints[int8](zp, dim), dim, inner)
+		dequantize8(c.Threads, y, graph.View[int8](x), sv, zeroPoints[int8](zp, dim), dim, inner)
 	}
 	return true
 }
 
 // dequantize8 sets y = (x − zero point)·scale.
-func dequantize8[T int8 | uint8](y []float32, x []T, scale, zp []float32, dim, inner int) {
-	ParallelFor(len(y)/max(inner, 1), max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
+func dequantize8[T int8 | uint8](threads *Threads, y []float32, x []T, scale, zp []float32, dim, inner int) {
+	threads.For(len(y)/max(inner, 1), max(1, parallelGrain/max(inner, 1)), func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			sc, z := scale[r%dim], zp[r%dim]
 			for i := r * inner; i < (r+1)*inner; i++ {

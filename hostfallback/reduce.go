@@ -161,11 +161,11 @@ func (o *odometer) next() {
 // block and a stretch of columns, in parallel. work is the cost of one
 // column in elements, for sizing chunks. start is called once per chunk
 // of units to make f, so f may keep scratch state.
-func parallelBlocks(blocks, cols, work int, start func() func(b, j0, j1 int)) {
+func parallelBlocks(threads *Threads, blocks, cols, work int, start func() func(b, j0, j1 int)) {
 	chunk := min(cols, 2048)
 	per := (cols + chunk - 1) / chunk
 	grain := max(1, parallelGrain/max(1, work*chunk))
-	ParallelFor(blocks*per, grain, func(lo, hi int) {
+	threads.For(blocks*per, grain, func(lo, hi int) {
 		f := start()
 		for u := lo; u < hi; u++ {
 			j := u % per * chunk
@@ -246,13 +246,13 @@ func reduceTensor(c *Call, r reduceSpec, y, x *graph.Tensor, reduced []bool) err
 	if x.DType.IsInt() && (r.kind == redSumExp || r.post == postSqrt || r.post == postLog) {
 		xf := graph.NewTensor(graph.Double, x.Shape)
 		yf := graph.NewTensor(graph.Double, y.Shape)
-		if err := castTensor(xf, x, castOptions{}); err != nil {
+		if err := castTensor(c.Threads, xf, x, castOptions{}); err != nil {
 			return c.Errorf("%w", err)
 		}
 		if err := reduceTensor(c, r, yf, xf, reduced); err != nil {
 			return err
 		}
-		return castTensor(y, yf, castOptions{})
+		return castTensor(c.Threads, y, yf, castOptions{})
 	}
 	g := &reduceGeom{outN: int(y.NumElements())}
 	if x.NumElements() > 0 {
@@ -260,25 +260,25 @@ func reduceTensor(c *Call, r reduceSpec, y, x *graph.Tensor, reduced []bool) err
 	}
 	switch x.DType {
 	case graph.Float:
-		reduceAs[float32, float64](r, g, graph.View[float32](x), graph.View[float32](y))
+		reduceAs[float32, float64](c.Threads, r, g, graph.View[float32](x), graph.View[float32](y))
 	case graph.Double:
-		reduceAs[float64, float64](r, g, graph.View[float64](x), graph.View[float64](y))
+		reduceAs[float64, float64](c.Threads, r, g, graph.View[float64](x), graph.View[float64](y))
 	case graph.Int8:
-		reduceAs[int8, int64](r, g, graph.View[int8](x), graph.View[int8](y))
+		reduceAs[int8, int64](c.Threads, r, g, graph.View[int8](x), graph.View[int8](y))
 	case graph.Int16:
-		reduceAs[int16, int64](r, g, graph.View[int16](x), graph.View[int16](y))
+		reduceAs[int16, int64](c.Threads, r, g, graph.View[int16](x), graph.View[int16](y))
 	case graph.Int32:
-		reduceAs[int32, int64](r, g, graph.View[int32](x), graph.View[int32](y))
+		reduceAs[int32, int64](c.Threads, r, g, graph.View[int32](x), graph.View[int32](y))
 	case graph.Int64:
-		reduceAs[int64, int64](r, g, graph.View[int64](x), graph.View[int64](y))
+		reduceAs[int64, int64](c.Threads, r, g, graph.View[int64](x), graph.View[int64](y))
 	case graph.Uint8, graph.Bool:
-		reduceAs[uint8, uint64](r, g, x.Data, y.Data)
+		reduceAs[uint8, uint64](c.Threads, r, g, x.Data, y.Data)
 	case graph.Uint16:
-		reduceAs[uint16, uint64](r, g, graph.View[uint16](x), graph.View[uint16](y))
+		reduceAs[uint16, uint64](c.Threads, r, g, graph.View[uint16](x), graph.View[uint16](y))
 	case graph.Uint32:
-		reduceAs[uint32, uint64](r, g, graph.View[uint32](x), graph.View[uint32](y))
+		reduceAs[uint32, uint64](c.Threads, r, g, graph.View[uint32](x), graph.View[uint32](y))
 	case graph.Uint64:
-		reduceAs[uint64, uint64](r, g, graph.View[uint64](x), graph.View[uint64](y))
+		reduceAs[uint64, uint64](c.Threads, r, g, graph.View[uint64](x), graph.View[uint64](y))
 	default:
 		return c.Unsupported("element type %s", x.DType)
 	}
@@ -286,19 +286,19 @@ func reduceTensor(c *Call, r reduceSpec, y, x *graph.Tensor, reduced []bool) err
 }
 
 // reduceAs reduces x into y as r says, accumulating in A.
-func reduceAs[T realNumber, A accum](r reduceSpec, g *reduceGeom, x, y []T) {
+func reduceAs[T realNumber, A accum](threads *Threads, r reduceSpec, g *reduceGeom, x, y []T) {
 	acc := make([]A, g.outN)
 	var shift []A
 	if r.kind == redSumExp {
 		shift = make([]A, g.outN)
-		reduceInto(redMax, g, x, shift, nil)
+		reduceInto(threads, redMax, g, x, shift, nil)
 		for i, s := range shift {
 			if f := float64(s); math.IsInf(f, 0) || f != f {
 				shift[i] = 0
 			}
 		}
 	}
-	reduceInto(r.kind, g, x, acc, shift)
+	reduceInto(threads, r.kind, g, x, acc, shift)
 	n := A(g.count)
 	for i, a := range acc {
 		switch r.post {
@@ -336,7 +336,7 @@ func identityOf[T realNumber, A accum](k reduceKind) A {
 
 // reduceInto combines the elements of x into acc (one value per output
 // element) by kind k; shift holds the per-output shifts of redSumExp.
-func reduceInto[T realNumber, A accum](k reduceKind, g *reduceGeom, x []T, acc, shift []A) {
+func reduceInto[T realNumber, A accum](threads *Threads, k reduceKind, g *reduceGeom, x []T, acc, shift []A) {
 	init := identityOf[T, A](k)
 	if g.count == 0 {
 		for i := range acc {
@@ -345,7 +345,7 @@ func reduceInto[T realNumber, A accum](k reduceKind, g *reduceGeom, x []T, acc, 
 		return
 	}
 	if g.innerReduced {
-		ParallelFor(g.outN, max(1, parallelGrain/g.count), func(lo, hi int) {
+		threads.For(g.outN, max(1, parallelGrain/g.count), func(lo, hi int) {
 			kept := newOdometer(g.keptDims, g.keptStrides, lo)
 			red := newOdometer(g.redDims, g.redStrides, 0)
 			var sh A
@@ -365,7 +365,7 @@ func reduceInto[T realNumber, A accum](k reduceKind, g *reduceGeom, x []T, acc, 
 		})
 		return
 	}
-	parallelBlocks(g.outN/g.inner, g.inner, g.count, func() func(b, j0, j1 int) {
+	parallelBlocks(threads, g.outN/g.inner, g.inner, g.count, func() func(b, j0, j1 int) {
 		kept := newOdometer(g.keptDims, g.keptStrides, 0)
 		red := newOdometer(g.redDims, g.redStrides, 0)
 		return func(b, j0, j1 int) {
@@ -533,25 +533,25 @@ func argKernel(isMax bool) Kernel {
 		}
 		switch x.DType {
 		case graph.Float:
-			argTyped(isMax, last, graph.View[float32](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[float32](x), y, outer, n, inner)
 		case graph.Double:
-			argTyped(isMax, last, graph.View[float64](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[float64](x), y, outer, n, inner)
 		case graph.Int8:
-			argTyped(isMax, last, graph.View[int8](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[int8](x), y, outer, n, inner)
 		case graph.Int16:
-			argTyped(isMax, last, graph.View[int16](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[int16](x), y, outer, n, inner)
 		case graph.Int32:
-			argTyped(isMax, last, graph.View[int32](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[int32](x), y, outer, n, inner)
 		case graph.Int64:
-			argTyped(isMax, last, graph.View[int64](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[int64](x), y, outer, n, inner)
 		case graph.Uint8, graph.Bool:
-			argTyped(isMax, last, x.Data, y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, x.Data, y, outer, n, inner)
 		case graph.Uint16:
-			argTyped(isMax, last, graph.View[uint16](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[uint16](x), y, outer, n, inner)
 		case graph.Uint32:
-			argTyped(isMax, last, graph.View[uint32](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[uint32](x), y, outer, n, inner)
 		case graph.Uint64:
-			argTyped(isMax, last, graph.View[uint64](x), y, outer, n, inner)
+			argTyped(c.Threads, isMax, last, graph.View[uint64](x), y, outer, n, inner)
 		default:
 			return c.Unsupported("element type %s", x.DType)
 		}
@@ -575,9 +575,9 @@ func argBeats[T realNumber](v, best T, isMax, last bool) bool {
 
 // argTyped writes ArgMax/ArgMin indices along the middle dimension of x,
 // viewed as [outer, n, inner], into y.
-func argTyped[T realNumber](isMax, last bool, x []T, y []int64, outer, n, inner int) {
+func argTyped[T realNumber](threads *Threads, isMax, last bool, x []T, y []int64, outer, n, inner int) {
 	if inner == 1 {
-		ParallelFor(outer, max(1, parallelGrain/n), func(lo, hi int) {
+		threads.For(outer, max(1, parallelGrain/n), func(lo, hi int) {
 			for o := lo; o < hi; o++ {
 				row := x[o*n : o*n+n]
 				best, bi := row[0], 0
@@ -591,7 +591,7 @@ func argTyped[T realNumber](isMax, last bool, x []T, y []int64, outer, n, inner 
 		})
 		return
 	}
-	parallelBlocks(outer, inner, n, func() func(b, j0, j1 int) {
+	parallelBlocks(threads, outer, inner, n, func() func(b, j0, j1 int) {
 		best := make([]T, min(inner, 2048))
 		return func(b, j0, j1 int) {
 			base := b * n * inner
@@ -644,25 +644,25 @@ func cumSumKernel(c *Call) error {
 	}
 	switch x.DType {
 	case graph.Float:
-		cumSumTyped[float32, float64](cs, graph.View[float32](x), graph.View[float32](y))
+		cumSumTyped[float32, float64](c.Threads, cs, graph.View[float32](x), graph.View[float32](y))
 	case graph.Double:
-		cumSumTyped[float64, float64](cs, graph.View[float64](x), graph.View[float64](y))
+		cumSumTyped[float64, float64](c.Threads, cs, graph.View[float64](x), graph.View[float64](y))
 	case graph.Int8:
-		cumSumTyped[int8, int64](cs, graph.View[int8](x), graph.View[int8](y))
+		cumSumTyped[int8, int64](c.Threads, cs, graph.View[int8](x), graph.View[int8](y))
 	case graph.Int16:
-		cumSumTyped[int16, int64](cs, graph.View[int16](x), graph.View[int16](y))
+		cumSumTyped[int16, int64](c.Threads, cs, graph.View[int16](x), graph.View[int16](y))
 	case graph.Int32:
-		cumSumTyped[int32, int64](cs, graph.View[int32](x), graph.View[int32](y))
+		cumSumTyped[int32, int64](c.Threads, cs, graph.View[int32](x), graph.View[int32](y))
 	case graph.Int64:
-		cumSumTyped[int64, int64](cs, graph.View[int64](x), graph.View[int64](y))
+		cumSumTyped[int64, int64](c.Threads, cs, graph.View[int64](x), graph.View[int64](y))
 	case graph.Uint8:
-		cumSumTyped[uint8, uint64](cs, x.Data, y.Data)
+		cumSumTyped[uint8, uint64](c.Threads, cs, x.Data, y.Data)
 	case graph.Uint16:
-		cumSumTyped[uint16, uint64](cs, graph.View[uint16](x), graph.View[uint16](y))
+		cumSumTyped[uint16, uint64](c.Threads, cs, graph.View[uint16](x), graph.View[uint16](y))
 	case graph.Uint32:
-		cumSumTyped[uint32, uint64](cs, graph.View[uint32](x), graph.View[uint32](y))
+		cumSumTyped[uint32, uint64](c.Threads, cs, graph.View[uint32](x), graph.View[uint32](y))
 	case graph.Uint64:
-		cumSumTyped[uint64, uint64](cs, graph.View[uint64](x), graph.View[uint64](y))
+		cumSumTyped[uint64, uint64](c.Threads, cs, graph.View[uint64](x), graph.View[uint64](y))
 	default:
 		return c.Unsupported("element type %s", x.DType)
 	}
@@ -677,14 +677,14 @@ type cumSum struct {
 
 // cumSumTyped writes the running sums of x along cs's axis into y,
 // accumulating in A.
-func cumSumTyped[T realNumber, A accum](cs cumSum, x, y []T) {
+func cumSumTyped[T realNumber, A accum](threads *Threads, cs cumSum, x, y []T) {
 	n, inner := cs.n, cs.inner
 	first, step := 0, 1
 	if cs.reverse {
 		first, step = n-1, -1
 	}
 	if inner == 1 {
-		ParallelFor(cs.outer, max(1, parallelGrain/n), func(lo, hi int) {
+		threads.For(cs.outer, max(1, parallelGrain/n), func(lo, hi int) {
 			for o := lo; o < hi; o++ {
 				src, dst := x[o*n:o*n+n], y[o*n:o*n+n]
 				var a A
@@ -701,7 +701,7 @@ func cumSumTyped[T realNumber, A accum](cs cumSum, x, y []T) {
 		})
 		return
 	}
-	parallelBlocks(cs.outer, inner, n, func() func(b, j0, j1 int) {
+	parallelBlocks(threads, cs.outer, inner, n, func() func(b, j0, j1 int) {
 		acc := make([]A, min(inner, 2048))
 		return func(b, j0, j1 int) {
 			a := acc[:j1-j0]

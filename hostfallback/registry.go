@@ -41,6 +41,9 @@ type Call struct {
 	// bound to its inputs (outer-scope values are resolved by the executor)
 	// and returns its outputs. Control-flow kernels use it.
 	RunGraph func(g *graph.Graph, inputs []graph.Value) ([]graph.Value, error)
+	// Threads is the thread budget of the kernel's parallel loops (nil:
+	// the whole pool).
+	Threads *Threads
 
 	// memo is the step's plan cache and consts marks its constant inputs,
 	// both set by a compiled program (see Memo); key is ShapeKey's buffer.

@@ -95,7 +95,7 @@ func (s resizeSpec) run(c *Call, x *graph.Tensor) error {
 		// float32 is interpolated in float32, straight from the input into
 		// the output: half the memory traffic of the float64 path.
 		out := c.Output(0, x.DType, s.Shape)
-		resample(maps, graph.View[float32](x), x.Shape, graph.View[float32](out), float32(s.Extrapolation))
+		resample(c.Threads, maps, graph.View[float32](x), x.Shape, graph.View[float32](out), float32(s.Extrapolation))
 		return nil
 	}
 	data, ok := toFloat64s(x)
@@ -103,7 +103,7 @@ func (s resizeSpec) run(c *Call, x *graph.Tensor) error {
 		return c.Unsupported("%s resize of %s", s.Mode, x.DType)
 	}
 	res := make([]float64, graph.NumElements(s.Shape))
-	resample(maps, data, x.Shape, res, s.Extrapolation)
+	resample(c.Threads, maps, data, x.Shape, res, s.Extrapolation)
 	fromFloat64s(c.Output(0, x.DType, s.Shape), res)
 	return nil
 }
@@ -111,7 +111,7 @@ func (s resizeSpec) run(c *Call, x *graph.Tensor) error {
 // resample applies the axis maps to data, a tensor of the given shape, from
 // the last axis to the first as the reference does, skipping axes the maps
 // leave unchanged, and writes the result to dst.
-func resample[F float32 | float64](maps []axisMap, data []F, shape []int64, dst []F, extrap F) {
+func resample[F float32 | float64](threads *Threads, maps []axisMap, data []F, shape []int64, dst []F, extrap F) {
 	var axes []int
 	for d := len(maps) - 1; d >= 0; d-- {
 		if !maps[d].identity(shape[d]) {
@@ -128,7 +128,7 @@ func resample[F float32 | float64](maps []axisMap, data []F, shape []int64, dst 
 		if j == len(axes)-1 {
 			into = dst
 		}
-		data = resampleAxis(&maps[d], data, cur, d, extrap, into)
+		data = resampleAxis(threads, &maps[d], data, cur, d, extrap, into)
 		cur[d] = int64(len(maps[d].extrap))
 	}
 }
@@ -160,7 +160,7 @@ func (s resizeSpec) nearestResize(c *Call, x *graph.Tensor, maps []axisMap) erro
 	}
 	out := c.Output(0, x.DType, s.Shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(x), s.Shape, tabs, fill)
+	gatherTables(c.Threads, dst, inCells(x), s.Shape, tabs, fill)
 	storeCells(out, dst)
 	return nil
 }
@@ -315,14 +315,14 @@ func (m *axisMap) identity(in int64) bool {
 
 // resampleAxis resamples axis d of data, a tensor of the given shape, into
 // dst (allocated when nil) and returns it.
-func resampleAxis[F float32 | float64](m *axisMap, data []F, shape []int64, d int, extrap F, dst []F) []F {
+func resampleAxis[F float32 | float64](threads *Threads, m *axisMap, data []F, shape []int64, d int, extrap F, dst []F) []F {
 	in, out := shape[d], int64(len(m.extrap))
 	outer, inner := graph.NumElements(shape[:d]), graph.NumElements(shape[d+1:])
 	if dst == nil {
 		dst = make([]F, outer*out*inner)
 	}
 	n := int64(m.n)
-	ParallelFor(int(outer*out), int(max(1, 8192/max(inner*n, 1))), func(lo, hi int) {
+	threads.For(int(outer*out), int(max(1, 8192/max(inner*n, 1))), func(lo, hi int) {
 		ob, o := int64(lo)/out, int64(lo)%out
 		for row := int64(lo); row < int64(hi); row, o = row+1, o+1 {
 			if o == out {

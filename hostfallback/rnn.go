@@ -337,7 +337,7 @@ func (l *rnnLayer) store(t *graph.Tensor, v []float32) {
 // inputProjection returns X·Wᵀ + bias for direction d over the whole
 // sequence, [seq·batch, gates·hidden]: the bias of gate k is Wb + Rb when
 // both(k), else Wb alone.
-func (l *rnnLayer) inputProjection(d int, serial bool, both func(gate int) bool) []float32 {
+func (l *rnnLayer) inputProjection(threads *Threads, d int, serial bool, both func(gate int) bool) []float32 {
 	gh := l.gates * l.hidden
 	rows := l.seq * l.batch
 	out := make([]float32, rows*gh)
@@ -345,7 +345,7 @@ func (l *rnnLayer) inputProjection(d int, serial bool, both func(gate int) bool)
 	if serial {
 		sgemmSerial(false, true, rows, gh, l.input, 1, l.x, l.input, w, l.input, 0, out, gh)
 	} else {
-		sgemm(false, true, rows, gh, l.input, 1, l.x, l.input, w, l.input, 0, out, gh)
+		sgemm(threads, false, true, rows, gh, l.input, 1, l.x, l.input, w, l.input, 0, out, gh)
 	}
 	bias := make([]float32, gh)
 	wb, rb := l.b[d*2*gh:d*2*gh+gh], l.b[d*2*gh+gh:(d+1)*2*gh]
@@ -395,12 +395,12 @@ func (l *rnnLayer) run(d int, h []float32, step func(t int, active []int)) {
 
 // directions runs f for each direction, in parallel (with serial products)
 // when there are two.
-func (l *rnnLayer) directions(f func(d int, serial bool)) {
+func (l *rnnLayer) directions(threads *Threads, f func(d int, serial bool)) {
 	if l.dirs == 1 {
 		f(0, false)
 		return
 	}
-	ParallelFor(l.dirs, 1, func(lo, hi int) {
+	threads.For(l.dirs, 1, func(lo, hi int) {
 		for d := lo; d < hi; d++ {
 			f(d, true)
 		}
@@ -409,13 +409,13 @@ func (l *rnnLayer) directions(f func(d int, serial bool)) {
 
 // recurrence adds h·Rᵀ for rows [g0, g1) of direction d's R into out
 // ([batch, g1−g0]).
-func (l *rnnLayer) recurrence(d, g0, g1 int, h, out []float32, serial bool) {
+func (l *rnnLayer) recurrence(threads *Threads, d, g0, g1 int, h, out []float32, serial bool) {
 	gh := l.gates * l.hidden
 	r := l.r[d*gh*l.hidden+g0*l.hidden:]
 	if serial {
 		sgemmSerial(false, true, l.batch, g1-g0, l.hidden, 1, h, l.hidden, r, l.hidden, 1, out, g1-g0)
 	} else {
-		sgemm(false, true, l.batch, g1-g0, l.hidden, 1, h, l.hidden, r, l.hidden, 1, out, g1-g0)
+		sgemm(threads, false, true, l.batch, g1-g0, l.hidden, 1, h, l.hidden, r, l.hidden, 1, out, g1-g0)
 	}
 }
 
@@ -427,13 +427,13 @@ func rnnKernel(c *Call) error {
 	}
 	l.wantsY(c)
 	H := l.hidden
-	l.directions(func(d int, serial bool) {
-		xw := l.inputProjection(d, serial, func(int) bool { return true })
+	l.directions(c.Threads, func(d int, serial bool) {
+		xw := l.inputProjection(c.Threads, d, serial, func(int) bool { return true })
 		h := append([]float32{}, l.h0[d*l.batch*H:(d+1)*l.batch*H]...)
 		g := make([]float32, l.batch*H)
 		l.run(d, h, func(t int, active []int) {
 			copy(g, xw[t*l.batch*H:(t+1)*l.batch*H])
-			l.recurrence(d, 0, H, h, g, serial)
+			l.recurrence(c.Threads, d, 0, H, h, g, serial)
 			for _, b := range active {
 				row := g[b*H : (b+1)*H]
 				l.acts[d][0].apply(row, l.clip)
@@ -460,8 +460,8 @@ func gruKernel(c *Call) error {
 	lbr := ops.Params[ops.GRUParams](c.Node, c.Opset).LinearBeforeReset != 0
 	l.wantsY(c)
 	H := l.hidden
-	l.directions(func(d int, serial bool) {
-		xw := l.inputProjection(d, serial, func(gate int) bool { return gate < 2 || !lbr })
+	l.directions(c.Threads, func(d int, serial bool) {
+		xw := l.inputProjection(c.Threads, d, serial, func(gate int) bool { return gate < 2 || !lbr })
 		rbh := l.b[d*6*H+5*H : (d+1)*6*H]
 		h := append([]float32{}, l.h0[d*l.batch*H:(d+1)*l.batch*H]...)
 		zr := make([]float32, l.batch*2*H)
@@ -472,13 +472,13 @@ func gruKernel(c *Call) error {
 			for b := range l.batch {
 				copy(zr[b*2*H:(b+1)*2*H], x[b*3*H:b*3*H+2*H])
 			}
-			l.recurrence(d, 0, 2*H, h, zr, serial)
+			l.recurrence(c.Threads, d, 0, 2*H, h, zr, serial)
 			for _, b := range active {
 				l.acts[d][0].apply(zr[b*2*H:(b+1)*2*H], l.clip)
 			}
 			if lbr {
 				clear(hh)
-				l.recurrence(d, 2*H, 3*H, h, hh, serial)
+				l.recurrence(c.Threads, d, 2*H, 3*H, h, hh, serial)
 				for _, b := range active {
 					row, r := hh[b*H:(b+1)*H], zr[b*2*H+H:(b+1)*2*H]
 					xh := x[b*3*H+2*H : (b+1)*3*H]
@@ -494,7 +494,7 @@ func gruKernel(c *Call) error {
 					}
 					copy(hh[b*H:(b+1)*H], x[b*3*H+2*H:(b+1)*3*H])
 				}
-				l.recurrence(d, 2*H, 3*H, rh, hh, serial)
+				l.recurrence(c.Threads, d, 2*H, 3*H, rh, hh, serial)
 			}
 			for _, b := range active {
 				row := hh[b*H : (b+1)*H]
@@ -539,8 +539,8 @@ func lstmKernel(c *Call) error {
 	inputForget := ops.Params[ops.LSTMParams](c.Node, c.Opset).InputForget != 0
 	l.wantsY(c)
 	l.yc = make([]float32, l.dirs*l.batch*H)
-	l.directions(func(d int, serial bool) {
-		xw := l.inputProjection(d, serial, func(int) bool { return true })
+	l.directions(c.Threads, func(d int, serial bool) {
+		xw := l.inputProjection(c.Threads, d, serial, func(int) bool { return true })
 		pi, po, pf := l.p[d*3*H:d*3*H+H], l.p[d*3*H+H:d*3*H+2*H], l.p[d*3*H+2*H:(d+1)*3*H]
 		f, g, hAct := l.acts[d][0], l.acts[d][1], l.acts[d][2]
 		h := append([]float32{}, l.h0[d*l.batch*H:(d+1)*l.batch*H]...)
@@ -548,7 +548,7 @@ func lstmKernel(c *Call) error {
 		gates := make([]float32, l.batch*4*H)
 		l.run(d, h, func(t int, active []int) {
 			copy(gates, xw[t*l.batch*4*H:(t+1)*l.batch*4*H])
-			l.recurrence(d, 0, 4*H, h, gates, serial)
+			l.recurrence(c.Threads, d, 0, 4*H, h, gates, serial)
 			for _, b := range active {
 				row := gates[b*4*H : (b+1)*4*H]
 				gi, gof, gf, gc := row[:H], row[H:2*H], row[2*H:3*H], row[3*H:]

@@ -142,33 +142,33 @@ func (p *scratchPool) Put(b *[]float32) {
 // and C is m×n. lda, ldb and ldc are the row strides of A, B and C as
 // stored (A is k×m when transA is set, B is n×k when transB is set). When
 // beta is 0, C is overwritten and need not hold numbers. The slices must
-// cover the matrices; the work is spread over GOMAXPROCS goroutines.
-func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemmRun(gemmBest, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, runtime.GOMAXPROCS(0))
+// cover the matrices; the work is spread over threads.Workers() goroutines.
+func sgemm(threads *Threads, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemmRun(threads, gemmBest, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, threads.Workers())
 }
 
 // sgemmSerial is sgemm on the calling goroutine alone, for callers that
 // already run one product per goroutine.
 func sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemmRun(gemmBest, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, 1)
+	gemmRun(nil, gemmBest, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, 1)
 }
 
 // sgemmBias sets C (m×n, row stride ldc) to A·B plus bias[i] on each row
 // i, for row-major A (m×k) and B (k×n); serial keeps it on the calling
 // goroutine.
-func sgemmBias(serial bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int) {
-	workers := runtime.GOMAXPROCS(0)
+func sgemmBias(threads *Threads, serial bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int) {
+	workers := threads.Workers()
 	if serial {
 		workers = 1
 	}
-	gemmRun(gemmBest, false, false, m, n, k, 1, a, lda, b, ldb, 0, bias[:m], c, ldc, workers)
+	gemmRun(threads, gemmBest, false, false, m, n, k, 1, a, lda, b, ldb, 0, bias[:m], c, ldc, workers)
 }
 
 // gemmRun is sgemm with kernel kn on up to workers goroutines, plus
 // bias[i] on each row i when bias is not nil (then beta must be 0):
 // degenerate shapes scale C, small or thin ones take the unpacked loops,
 // the rest the packed kernel.
-func gemmRun(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, workers int) {
+func gemmRun(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, workers int) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -198,13 +198,13 @@ func gemmRun(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a
 			return
 		}
 		if m >= 2*workers {
-			ParallelFor(m, 1, func(lo, hi int) { g.run(lo, hi, 0, n) })
+			threads.For(m, 1, func(lo, hi int) { g.run(lo, hi, 0, n) })
 			return
 		}
-		ParallelFor(n, 16, func(lo, hi int) { g.run(0, m, lo, hi) })
+		threads.For(n, 16, func(lo, hi int) { g.run(0, m, lo, hi) })
 		return
 	}
-	gemmPacked(kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, bias, c, ldc, workers)
+	gemmPacked(threads, kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, bias, c, ldc, workers)
 }
 
 // gemmTakesPacked reports whether gemmRun multiplies an m×n product of
@@ -321,7 +321,7 @@ func gemmCeil(a, b int) int { return (a + b - 1) / b }
 // on each row i when bias is not nil and beta is 0. When bPre is not nil,
 // it is op(B) already packed whole (see gemmPanelIndex; ku must be 1) and
 // b is not used.
-func gemmPacked(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bPre []float32, beta float32, bias, c []float32, ldc int, workers int) {
+func gemmPacked(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bPre []float32, beta float32, bias, c []float32, ldc int, workers int) {
 	mr, nr := kn.mr, kn.nr
 	// With a direct kernel only the last, partial strip of A is packed.
 	direct := kn.direct != nil && !transA && alpha == 1
@@ -399,8 +399,8 @@ func gemmPacked(kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32
 			// The workers get a copy, so that g itself stays on the stack.
 			shared := new(gemmJob)
 			*shared = g
-			ParallelFor(packs, 4, shared.pack)
-			ParallelFor(workers, 1, func(_, _ int) { shared.run() })
+			threads.For(packs, 4, shared.pack)
+			threads.For(workers, 1, func(_, _ int) { shared.run() })
 		}
 	}
 }

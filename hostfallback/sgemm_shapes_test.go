@@ -18,7 +18,7 @@ func BenchmarkSgemmShapes(b *testing.B) {
 				x, y, z := nnRandFloats(r, m*k), nnRandFloats(r, k*n), make([]float32, m*n)
 				b.ResetTimer()
 				for range b.N {
-					gemmRun(kn, false, false, m, n, k, 1, x, k, y, n, 1, nil, z, n, runtime.GOMAXPROCS(0))
+					gemmRun(nil, kn, false, false, m, n, k, 1, x, k, y, n, 1, nil, z, n, runtime.GOMAXPROCS(0))
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

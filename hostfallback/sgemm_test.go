@@ -65,21 +65,21 @@ func TestSgemmHandComputed(t *testing.T) {
 	a := []float32{1, 2, 3, 4, 5, 6}    // 2×3
 	b := []float32{7, 8, 9, 10, 11, 12} // 3×2
 	c := []float32{1, 1, 1, 1}
-	sgemm(false, false, 2, 2, 3, 1, a, 3, b, 2, 0.5, c, 2)
+	sgemm(nil, false, false, 2, 2, 3, 1, a, 3, b, 2, 0.5, c, 2)
 	want := []float32{58.5, 64.5, 139.5, 154.5}
 	if i := nnClose(c, want, 0, 0); i >= 0 {
 		t.Fatalf("got %v, want %v", c, want)
 	}
 	// Aᵀ·Bᵀ with alpha 2 and beta 0 over NaN garbage in C.
 	c = []float32{float32(math.NaN()), 0, 0, float32(math.NaN())}
-	sgemm(true, true, 2, 2, 3, 2, []float32{1, 4, 2, 5, 3, 6}, 2, []float32{7, 9, 11, 8, 10, 12}, 3, 0, c, 2)
+	sgemm(nil, true, true, 2, 2, 3, 2, []float32{1, 4, 2, 5, 3, 6}, 2, []float32{7, 9, 11, 8, 10, 12}, 3, 0, c, 2)
 	want = []float32{116, 128, 278, 308}
 	if i := nnClose(c, want, 0, 0); i >= 0 {
 		t.Fatalf("transposed: got %v, want %v", c, want)
 	}
 	// k = 0 only scales C.
 	c = []float32{1, 2}
-	sgemm(false, false, 1, 2, 0, 1, nil, 0, nil, 2, 3, c, 2)
+	sgemm(nil, false, false, 1, 2, 0, 1, nil, 0, nil, 2, 3, c, 2)
 	if c[0] != 3 || c[1] != 6 {
 		t.Fatalf("k=0: got %v", c)
 	}
@@ -125,7 +125,7 @@ func TestSgemmRandom(t *testing.T) {
 			want := append([]float32{}, c...)
 			serial := append([]float32{}, c...)
 			naiveGemm(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
-			sgemm(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
+			sgemm(nil, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
 			if i := nnClose(c, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 				t.Fatalf("m=%d n=%d k=%d trans=%v alpha,beta=%v: C[%d] = %v, want %v", m, n, k, tr, ab, i, c[i], want[i])
 			}
@@ -144,7 +144,7 @@ func BenchmarkSgemm(b *testing.B) {
 			x, y, z := nnRandFloats(r, s*s), nnRandFloats(r, s*s), make([]float32, s*s)
 			b.ResetTimer()
 			for range b.N {
-				sgemm(false, false, s, s, s, 1, x, s, y, s, 0, z, s)
+				sgemm(nil, false, false, s, s, s, 1, x, s, y, s, 0, z, s)
 			}
 			b.ReportMetric(2*float64(s*s*s)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -193,7 +193,7 @@ func TestSgemmKernels(t *testing.T) {
 				naiveGemm(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
 				for _, workers := range []int{1, 2, 3} {
 					got := append([]float32{}, c...)
-					gemmPacked(kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, nil, ab[1], nil, got, ldc, workers)
+					gemmPacked(nil, kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, nil, ab[1], nil, got, ldc, workers)
 					if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 						t.Fatalf("%s %d workers m=%d n=%d k=%d trans=%v alpha,beta=%v: C[%d] = %v, want %v", kn.name, workers, m, n, k, tr, ab, i, got[i], want[i])
 					}
@@ -209,7 +209,7 @@ func TestSgemmKernels(t *testing.T) {
 					}
 				}
 				got := append([]float32{}, c...)
-				gemmRun(kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, 0, bias, got, ldc, 2)
+				gemmRun(nil, kn, tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, 0, bias, got, ldc, 2)
 				if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
 					t.Fatalf("%s with bias m=%d n=%d k=%d trans=%v alpha=%v: C[%d] = %v, want %v", kn.name, m, n, k, tr, ab[0], i, got[i], want[i])
 				}
@@ -227,7 +227,7 @@ func BenchmarkSgemmKernels(b *testing.B) {
 				workers := runtime.GOMAXPROCS(0)
 				b.ResetTimer()
 				for range b.N {
-					gemmRun(kn, false, false, s, s, s, 1, x, s, y, s, 0, nil, z, s, workers)
+					gemmRun(nil, kn, false, false, s, s, s, 1, x, s, y, s, 0, nil, z, s, workers)
 				}
 				b.ReportMetric(2*float64(s*s*s)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

@@ -115,9 +115,9 @@ const outside = -1 << 56
 // Transpose, Slice, Pad, Tile, Expand, Gather and nearest Resize are all
 // this one loop with different tables. Trailing dimensions whose tables
 // step through src contiguously are moved with copy; the work is spread
-// over ParallelFor.
-func gatherTables(dst, src cells, shape []int64, tabs [][]int64, fill cells) {
-	newTableGather(shape, tabs).gather(dst, src, fill)
+// over threads.
+func gatherTables(threads *Threads, dst, src cells, shape []int64, tabs [][]int64, fill cells) {
+	newTableGather(shape, tabs).gather(threads, dst, src, fill)
 }
 
 // newTableGather plans gatherTables over shape and tabs; the plan keeps
@@ -139,23 +139,23 @@ func newTableGather(shape []int64, tabs [][]int64) *tableGather {
 }
 
 // gather runs the plan (see gatherTables); a nil plan does nothing.
-func (g *tableGather) gather(dst, src, fill cells) {
+func (g *tableGather) gather(threads *Threads, dst, src, fill cells) {
 	if g == nil {
 		return
 	}
 	switch dst.size {
 	case 0:
-		runTableGather(g, dst.s, src.s, fill.s)
+		runTableGather(threads, g, dst.s, src.s, fill.s)
 	case 1:
-		runTableGather(g, dst.b, src.b, fill.b)
+		runTableGather(threads, g, dst.b, src.b, fill.b)
 	case 2:
-		runTableGather(g, cellsAs[[2]byte](dst.b), cellsAs[[2]byte](src.b), cellsAs[[2]byte](fill.b))
+		runTableGather(threads, g, cellsAs[[2]byte](dst.b), cellsAs[[2]byte](src.b), cellsAs[[2]byte](fill.b))
 	case 4:
-		runTableGather(g, cellsAs[[4]byte](dst.b), cellsAs[[4]byte](src.b), cellsAs[[4]byte](fill.b))
+		runTableGather(threads, g, cellsAs[[4]byte](dst.b), cellsAs[[4]byte](src.b), cellsAs[[4]byte](fill.b))
 	case 8:
-		runTableGather(g, cellsAs[[8]byte](dst.b), cellsAs[[8]byte](src.b), cellsAs[[8]byte](fill.b))
+		runTableGather(threads, g, cellsAs[[8]byte](dst.b), cellsAs[[8]byte](src.b), cellsAs[[8]byte](fill.b))
 	default:
-		runTableGather(g, cellsAs[[16]byte](dst.b), cellsAs[[16]byte](src.b), cellsAs[[16]byte](fill.b))
+		runTableGather(threads, g, cellsAs[[16]byte](dst.b), cellsAs[[16]byte](src.b), cellsAs[[16]byte](fill.b))
 	}
 }
 
@@ -208,14 +208,14 @@ func affineTable(t []int64, step int64) bool {
 	return true
 }
 
-func runTableGather[T any](g *tableGather, dst, src, fill []T) {
+func runTableGather[T any](threads *Threads, g *tableGather, dst, src, fill []T) {
 	var fv T
 	if len(fill) > 0 {
 		fv = fill[0]
 	}
 	rows := int(graph.NumElements(g.shape[:g.outer]))
 	grain := int(max(1, 16384/max(g.rowLen, 1)))
-	ParallelFor(rows, grain, func(lo, hi int) {
+	threads.For(rows, grain, func(lo, hi int) {
 		var small [8]int64
 		idx := small[:0]
 		if g.outer > len(small) {

@@ -124,13 +124,13 @@ func TestGatherTablesFill(t *testing.T) {
 	dst := cells{b: make([]byte, 8), size: 1}
 	// A 2x4 window over the 2x3 source shifted one column left, padded
 	// with 9 where it leaves the source.
-	gatherTables(dst, src, mvShape(2, 4), [][]int64{{0, 3}, {outside, 0, 1, 2}}, cells{b: []byte{9}, size: 1})
+	gatherTables(nil, dst, src, mvShape(2, 4), [][]int64{{0, 3}, {outside, 0, 1, 2}}, cells{b: []byte{9}, size: 1})
 	want := []byte{9, 1, 2, 3, 9, 4, 5, 6}
 	if string(dst.b) != string(want) {
 		t.Fatalf("got %v, want %v", dst.b, want)
 	}
 	// A whole row outside.
-	gatherTables(dst, src, mvShape(2, 4), [][]int64{{outside, 3}, {0, 1, 2, 0}}, cells{b: []byte{7}, size: 1})
+	gatherTables(nil, dst, src, mvShape(2, 4), [][]int64{{outside, 3}, {0, 1, 2, 0}}, cells{b: []byte{7}, size: 1})
 	want = []byte{7, 7, 7, 7, 4, 5, 6, 4}
 	if string(dst.b) != string(want) {
 		t.Fatalf("got %v, want %v", dst.b, want)

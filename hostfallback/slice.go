@@ -35,7 +35,7 @@ func sliceKernel(c *Call) error {
 		out = c.Output(0, x.DType, p.shape)
 	}
 	dst := outCells(out)
-	p.gather.gather(dst, inCells(x), cells{})
+	p.gather.gather(c.Threads, dst, inCells(x), cells{})
 	storeCells(out, dst)
 	return nil
 }

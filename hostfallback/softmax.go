@@ -53,12 +53,12 @@ func softmaxKernel(kind softmaxKind) Kernel {
 		switch x.DType {
 		case graph.Float:
 			if inner == 1 && kind != smHard {
-				softmaxRowsF32(kind == smLog, graph.View[float32](x), graph.View[float32](y), n)
+				softmaxRowsF32(c.Threads, kind == smLog, graph.View[float32](x), graph.View[float32](y), n)
 				break
 			}
-			softmaxTyped(kind, graph.View[float32](x), graph.View[float32](y), outer, n, inner)
+			softmaxTyped(c.Threads, kind, graph.View[float32](x), graph.View[float32](y), outer, n, inner)
 		case graph.Double:
-			softmaxTyped(kind, graph.View[float64](x), graph.View[float64](y), outer, n, inner)
+			softmaxTyped(c.Threads, kind, graph.View[float64](x), graph.View[float64](y), outer, n, inner)
 		default:
 			return c.Unsupported("element type %s", x.DType)
 		}
@@ -69,16 +69,16 @@ func softmaxKernel(kind softmaxKind) Kernel {
 
 // softmaxTyped normalises x, viewed as [outer, n, inner], along the
 // middle dimension into y.
-func softmaxTyped[T floating](kind softmaxKind, x, y []T, outer, n, inner int) {
+func softmaxTyped[T floating](threads *Threads, kind softmaxKind, x, y []T, outer, n, inner int) {
 	if inner == 1 {
-		ParallelFor(outer, max(1, parallelGrain/n), func(lo, hi int) {
+		threads.For(outer, max(1, parallelGrain/n), func(lo, hi int) {
 			for o := lo; o < hi; o++ {
 				softmaxRow(kind, x[o*n:o*n+n], y[o*n:o*n+n])
 			}
 		})
 		return
 	}
-	parallelBlocks(outer, inner, n, func() func(b, j0, j1 int) {
+	parallelBlocks(threads, outer, inner, n, func() func(b, j0, j1 int) {
 		m := make([]float64, 2*min(inner, 2048))
 		return func(b, j0, j1 int) {
 			w := j1 - j0
@@ -138,8 +138,8 @@ func softmaxTyped[T floating](kind softmaxKind, x, y []T, outer, n, inner int) {
 // contiguous rows of n elements, in float32 arithmetic with the
 // vectorised exp: the sum of a row's exponentials is exact to a few ulp,
 // far inside the op's tolerance.
-func softmaxRowsF32(log bool, x, y []float32, n int) {
-	ParallelFor(len(x)/n, max(1, parallelGrain/n), func(lo, hi int) {
+func softmaxRowsF32(threads *Threads, log bool, x, y []float32, n int) {
+	threads.For(len(x)/n, max(1, parallelGrain/n), func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			xr, yr := x[o*n:o*n+n], y[o*n:o*n+n]
 			m := float32(math.Inf(-1))

@@ -228,7 +228,7 @@ func stringConcatKernel(c *Call) error {
 		return c.Errorf("%w", err)
 	}
 	d := c.Output(0, graph.String, shape).Strings
-	p.forEach(func(o int, in *[maxBroadcastInputs]int, n int) {
+	p.forEach(c.Threads, func(o int, in *[maxBroadcastInputs]int, n int) {
 		for k := range n {
 			i, j := in[0], in[1]
 			if p.unit[0] {

@@ -23,7 +23,7 @@ func convModel(dt graph.DType) *graph.Model {
 // CPU kernel has no case for fails at planning, naming the node, its input
 // types and the reason, while a type it has plans.
 func TestPlanDeclinesUnsupportedType(t *testing.T) {
-	devices := []planner.Device{NewDevice()}
+	devices := []planner.Device{NewDevice(nil)}
 	_, err := planner.New(convModel(graph.Float16), planner.Options{Devices: devices})
 	require.NoError(t, err)
 	_, err = planner.New(convModel(graph.Int32), planner.Options{Devices: devices})

@@ -61,7 +61,7 @@ func tileKernel(c *Call) error {
 	}
 	out := c.Output(0, x.DType, shape)
 	dst := outCells(out)
-	gatherTables(dst, inCells(x), pairShape, tabs, cells{})
+	gatherTables(c.Threads, dst, inCells(x), pairShape, tabs, cells{})
 	storeCells(out, dst)
 	return nil
 }

@@ -67,7 +67,7 @@ func rmsNormKernel(c *Call) error {
 	eps := float64(p.Epsilon)
 	y := c.OutputUninit(0, st.DType, x.Shape)
 	out := f32Target(y)
-	ParallelFor(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {
+	c.Threads.For(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := xv[r*size : (r+1)*size]
 			var sq float64
@@ -127,7 +127,7 @@ func rotaryKernel(c *Call) error {
 	if g.ThreeD {
 		hStride, sStride = g.HeadDim, g.Heads*g.HeadDim
 	}
-	ParallelFor(g.Batch*g.Seq, max(1, 4096/max(g.Heads*g.Rot, 1)), func(lo, hi int) {
+	c.Threads.For(g.Batch*g.Seq, max(1, 4096/max(g.Heads*g.Rot, 1)), func(lo, hi int) {
 		for bs := lo; bs < hi; bs++ {
 			b, s := bs/g.Seq, bs%g.Seq
 			row := bs

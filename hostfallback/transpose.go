@@ -53,15 +53,15 @@ func transposeKernel(c *Call) error {
 		out = c.Output(0, x.DType, p.out)
 	}
 	dst := outCells(out)
-	p.run(dst, inCells(x))
+	p.run(c.Threads, dst, inCells(x))
 	storeCells(out, dst)
 	return nil
 }
 
 // transposeCells writes into dst the elements of src, a tensor of the given
 // shape, with its axes permuted: axis k of dst is axis perm[k] of src.
-func transposeCells(dst, src cells, shape []int64, perm []int) {
-	newTransposePlan(shape, perm).run(dst, src)
+func transposeCells(threads *Threads, dst, src cells, shape []int64, perm []int) {
+	newTransposePlan(shape, perm).run(threads, dst, src)
 }
 
 // transposePlan is how a transpose moves its cells: a plain copy, a
@@ -158,42 +158,42 @@ func newTransposePlan(shape []int64, perm []int) *transposePlan {
 }
 
 // run transposes src into dst.
-func (p *transposePlan) run(dst, src cells) {
+func (p *transposePlan) run(threads *Threads, dst, src cells) {
 	switch {
 	case p.copy:
 		copyCells(dst, 0, src, 0, graph.NumElements(p.out))
 	case p.tiled:
-		transposeTiled(dst, src, p.batch, p.rows, p.cols)
+		transposeTiled(threads, dst, src, p.batch, p.rows, p.cols)
 	default:
-		p.gather.gather(dst, src, cells{})
+		p.gather.gather(threads, dst, src, cells{})
 	}
 }
 
 // transposeTiled transposes batch matrices of rows×cols cells of src into
 // cols×rows matrices in dst.
-func transposeTiled(dst, src cells, batch, rows, cols int64) {
+func transposeTiled(threads *Threads, dst, src cells, batch, rows, cols int64) {
 	switch dst.size {
 	case 0:
-		transposeTiledT(dst.s, src.s, batch, rows, cols)
+		transposeTiledT(threads, dst.s, src.s, batch, rows, cols)
 	case 1:
-		transposeTiledT(dst.b, src.b, batch, rows, cols)
+		transposeTiledT(threads, dst.b, src.b, batch, rows, cols)
 	case 2:
-		transposeTiledT(cellsAs[[2]byte](dst.b), cellsAs[[2]byte](src.b), batch, rows, cols)
+		transposeTiledT(threads, cellsAs[[2]byte](dst.b), cellsAs[[2]byte](src.b), batch, rows, cols)
 	case 4:
-		transposeTiledT(cellsAs[[4]byte](dst.b), cellsAs[[4]byte](src.b), batch, rows, cols)
+		transposeTiledT(threads, cellsAs[[4]byte](dst.b), cellsAs[[4]byte](src.b), batch, rows, cols)
 	case 8:
-		transposeTiledT(cellsAs[[8]byte](dst.b), cellsAs[[8]byte](src.b), batch, rows, cols)
+		transposeTiledT(threads, cellsAs[[8]byte](dst.b), cellsAs[[8]byte](src.b), batch, rows, cols)
 	default:
-		transposeTiledT(cellsAs[[16]byte](dst.b), cellsAs[[16]byte](src.b), batch, rows, cols)
+		transposeTiledT(threads, cellsAs[[16]byte](dst.b), cellsAs[[16]byte](src.b), batch, rows, cols)
 	}
 }
 
 const transposeTile = 32
 
-func transposeTiledT[T any](dst, src []T, batch, rows, cols int64) {
+func transposeTiledT[T any](threads *Threads, dst, src []T, batch, rows, cols int64) {
 	colTiles := (cols + transposeTile - 1) / transposeTile
 	grain := int(max(1, 16384/(rows*transposeTile)))
-	ParallelFor(int(batch*colTiles), grain, func(lo, hi int) {
+	threads.For(int(batch*colTiles), grain, func(lo, hi int) {
 		for t := int64(lo); t < int64(hi); t++ {
 			b, c0 := t/colTiles, t%colTiles*transposeTile
 			c1 := min(c0+transposeTile, cols)
@@ -265,7 +265,7 @@ func depthToSpaceKernel(c *Call) error {
 	}
 	out := c.Output(0, x.DType, []int64{n, oc, h * bs, w * bs})
 	dst := outCells(out)
-	transposeCells(dst, inCells(x), shape6, perm)
+	transposeCells(c.Threads, dst, inCells(x), shape6, perm)
 	storeCells(out, dst)
 	return nil
 }
@@ -288,7 +288,7 @@ func spaceToDepthKernel(c *Call) error {
 	}
 	out := c.Output(0, x.DType, []int64{n, ch * bs * bs, h / bs, w / bs})
 	dst := outCells(out)
-	transposeCells(dst, inCells(x), []int64{n, ch, h / bs, bs, w / bs, bs}, []int{0, 3, 5, 1, 2, 4})
+	transposeCells(c.Threads, dst, inCells(x), []int64{n, ch, h / bs, bs, w / bs, bs}, []int{0, 3, 5, 1, 2, 4})
 	storeCells(out, dst)
 	return nil
 }

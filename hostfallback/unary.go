@@ -112,9 +112,9 @@ func unaryKernel(u unaryOp) Kernel {
 		}
 		switch {
 		case x.DType == graph.Float && u.f32 != nil:
-			parallelUnary(graph.View[float32](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float32](x), u.f32, &p)
+			parallelUnary(c.Threads, graph.View[float32](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float32](x), u.f32, &p)
 		case x.DType == graph.Double && u.f64 != nil:
-			parallelUnary(graph.View[float64](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float64](x), u.f64, &p)
+			parallelUnary(c.Threads, graph.View[float64](c.OutputUninit(0, x.DType, x.Shape)), graph.View[float64](x), u.f64, &p)
 		case u.ints != intNone && ints.Has(x.DType):
 			return intUnary(c, u.ints, x, &p)
 		default:
@@ -126,8 +126,8 @@ func unaryKernel(u unaryOp) Kernel {
 }
 
 // parallelUnary runs f over d and s in parallel chunks.
-func parallelUnary[T any](d, s []T, f func(d, s []T, p *unaryParams), p *unaryParams) {
-	ParallelFor(len(d), parallelGrain, func(lo, hi int) { f(d[lo:hi], s[lo:hi], p) })
+func parallelUnary[T any](threads *Threads, d, s []T, f func(d, s []T, p *unaryParams), p *unaryParams) {
+	threads.For(len(d), parallelGrain, func(lo, hi int) { f(d[lo:hi], s[lo:hi], p) })
 }
 
 // intUnary runs the integer variant op of a unary kernel on x.

@@ -134,7 +134,7 @@ func TestPlanKeepsBatchNorm(t *testing.T) {
 // and a recent one: the results agree within the ops' tolerance.
 func TestFoldedBatchNormMatches(t *testing.T) {
 	run := func(m *graph.Model, x *graph.Tensor) (*graph.Tensor, int) {
-		cpu := hostfallback.NewDevice()
+		cpu := hostfallback.NewDevice(nil)
 		p, err := planner.New(m, planner.Options{Devices: []planner.Device{cpu}})
 		require.NoError(t, err)
 		ex, err := backend.NewExecutor(p, []backend.Device{cpu})

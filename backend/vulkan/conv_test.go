@@ -214,7 +214,7 @@ func TestFusedConvSumMatchesCPU(t *testing.T) {
 			if name != "Sigmoid*" {
 				p, err := planner.New(&graph.Model{Name: "shape", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: &graph.Graph{
 					Inputs: g.Inputs, Initializers: g.Initializers, Nodes: []*graph.Node{conv}, Outputs: []*graph.ValueInfo{{Name: "c"}}}},
-					planner.Options{Devices: []planner.Device{hostfallback.NewDevice()}})
+					planner.Options{Devices: []planner.Device{hostfallback.NewDevice(nil)}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -236,7 +236,7 @@ func TestFusedConvSumMatchesCPU(t *testing.T) {
 // planner fused something, and returns output y.
 func runConvModel(t *testing.T, m *graph.Model, feeds map[string]graph.Value, fused bool, devices ...backend.Device) *graph.Tensor {
 	t.Helper()
-	devices = append(devices, hostfallback.NewDevice())
+	devices = append(devices, hostfallback.NewDevice(nil))
 	pd := make([]planner.Device, len(devices))
 	for i, dev := range devices {
 		pd[i] = dev

@@ -339,7 +339,7 @@ func TestConvTiming(t *testing.T) {
 		for i, sc := range schedules {
 			d.tiledConv, d.convSplits = sc.tiled, sc.splits
 			m, feeds := convModel(c, convTails[0], true, false, rand.New(rand.NewPCG(1, 2)))
-			p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice()}})
+			p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -76,7 +76,7 @@ func (c halfCase) model(w *graph.Tensor, extra map[string]*graph.Tensor, nodes .
 // step runs on the first device, and returns output y.
 func runHalfModel(t *testing.T, m *graph.Model, x *graph.Tensor, devices ...backend.Device) (*graph.Tensor, *planner.Plan) {
 	t.Helper()
-	devices = append(devices, hostfallback.NewDevice())
+	devices = append(devices, hostfallback.NewDevice(nil))
 	pd := make([]planner.Device, len(devices))
 	for i, dev := range devices {
 		pd[i] = dev
@@ -295,11 +295,11 @@ func TestHalfWeightsHalveMemory(t *testing.T) {
 	used := map[*Device]int64{}
 	for _, d := range []*Device{full, half} {
 		before := d.MemoryInUse()
-		p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice()}})
+		p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice()}); err != nil {
+		if _, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice(nil)}); err != nil {
 			t.Fatal(err)
 		}
 		used[d] = d.MemoryInUse() - before

@@ -51,7 +51,7 @@ func TestReleaseFreesMemory(t *testing.T) {
 }
 
 func checkRelease(t *testing.T, d *Device) {
-	cpu := hostfallback.NewDevice()
+	cpu := hostfallback.NewDevice(nil)
 	resident := func() int { return len(d.weights) + len(d.half.weights) }
 	m := releaseModel()
 	x := graph.NewTensor(graph.Float, []int64{4, 8})
@@ -115,7 +115,7 @@ func checkRelease(t *testing.T, d *Device) {
 // resident are freed.
 func TestCompilePanicIsError(t *testing.T) {
 	d := openTest(t)
-	p, err := planner.New(releaseModel(), planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice()}})
+	p, err := planner.New(releaseModel(), planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
 	require.NoError(t, err)
 	first := slices.IndexFunc(p.Steps, func(st planner.Step) bool { return st.Device == d.Name() })
 	bad := p.Steps[first]

@@ -197,7 +197,7 @@ func TestLayerNormStatsMatchCPU(t *testing.T) {
 				}
 			}
 			m := &graph.Model{Name: "ln", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
-			cpuDev := hostfallback.NewDevice()
+			cpuDev := hostfallback.NewDevice(nil)
 			p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, cpuDev}})
 			if err != nil {
 				t.Fatal(err)

@@ -146,7 +146,7 @@ func TestCloseDestroysEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := chainModel()
-	cpu := hostfallback.NewDevice()
+	cpu := hostfallback.NewDevice(nil)
 	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, cpu}})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestDeviceTime(t *testing.T) {
 	if !d.Info().Timestamps {
 		testenv.Skip(t, d.Info().Name+" has no timestamp queries")
 	}
-	p, err := planner.New(chainModel(), planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice()}})
+	p, err := planner.New(chainModel(), planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,11 +65,11 @@ func TestStagedDeviceTensors(t *testing.T) {
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: f32}, {Name: "s", Type: f32}}
 	m := &graph.Model{Name: "loop", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice()}})
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice()})
+	ex, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,11 +68,12 @@ type benchResult struct {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--report FILE.html] [--json] | bench --server URL NAME [--warmup N] [--runs N | --duration D] [--concurrency N] [--json] | bench --compare A.json B.json", stdout)
+	fs := newFlags("bench", "bench MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--threads N] [--warmup N] [--runs N | --duration D] [--concurrency N] [--profile] [--report FILE.html] [--json] | bench --server URL NAME [--warmup N] [--runs N | --duration D] [--concurrency N] [--json] | bench --compare A.json B.json", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
 	hostMem := addHostMemoryFlag(fs)
+	threads := addThreadsFlag(fs)
 	warmup := fs.Int("warmup", 3, "untimed runs after the first")
 	runs := fs.Int("runs", 20, "timed runs (per goroutine with --concurrency)")
 	duration := fs.Duration("duration", 0, "time runs for `DURATION` (e.g. 10s) instead of counting --runs")
@@ -123,14 +123,18 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer restoreGC()
-	opts := append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...)
+	threadOpts, err := threads.options()
+	if err != nil {
+		return err
+	}
+	opts := append(append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...), threadOpts...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	res := benchResult{Model: filepath.Base(path), Version: onnxvk.Build().String(), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
-		Warmup: *warmup, Concurrency: *concurrency, Threads: runtime.GOMAXPROCS(0), RSSAnonBytes: rssAnon(), Inputs: map[string][]int64{}}
+		Warmup: *warmup, Concurrency: *concurrency, Threads: sess.Threads(), RSSAnonBytes: rssAnon(), Inputs: map[string][]int64{}}
 	res.DeviceName, res.DeviceDriver, res.DeviceUUID = deviceDescription(sess.Device())
 	feeds, err := makeInputs(sess, inputs, img, dims, *seed, nil)
 	if err != nil {

@@ -226,7 +226,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"run", "/nonexistent/model.onnx"}, 1, "no such file"},
 		{[]string{"bench"}, 2, "onnxvk bench: no model given\nRun 'onnxvk bench --help' for usage.\n"},
 		{[]string{"run", "-i", "x=y.npy"}, 2, "needs a MODEL"},
-		{[]string{"run", "--profile", "t.json", "--seed", "3"}, 2, "--profile, --seed needs a MODEL: the built-in example takes only --device and -o"},
+		{[]string{"run", "--profile", "t.json", "--seed", "3"}, 2, "--profile, --seed needs a MODEL: the built-in example takes only --device, --threads and -o"},
 		{[]string{"run", "--device", "tpu"}, 1, `device "tpu"`},
 		{[]string{"plan", "a.onnx", "b.onnx"}, 2, "one model expected"},
 		{[]string{"plan", "--frobnicate", "a.onnx"}, 2, "onnxvk plan: flag provided but not defined: -frobnicate\nRun 'onnxvk plan --help' for usage.\n"},

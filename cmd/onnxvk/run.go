@@ -36,6 +36,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	multi := addMultiDeviceFlags(fs)
 	fp16 := addFP16Flag(fs)
 	hostMem := addHostMemoryFlag(fs)
+	threads := addThreadsFlag(fs)
 	seed := fs.Uint64("seed", 1, "seed for the random data of inputs not given")
 	fs.Var(&dimList, "dim", "size of a symbolic dimension for random inputs, `NAME=SIZE`; repeatable (default 1)")
 	verify := fs.Bool("verify", false, "also run every node placed on the GPU alone on the CPU's values of its inputs, and report the first whose outputs differ beyond the op's tolerance")
@@ -45,20 +46,24 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	threadOpts, err := threads.options()
+	if err != nil {
+		return err
+	}
 	if len(pos) == 0 {
 		if len(inputs) > 0 {
 			return usagef("-i needs a MODEL; the built-in example takes its own picture")
 		}
 		var other []string
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "device" && f.Name != "o" {
+			if f.Name != "device" && f.Name != "o" && f.Name != "threads" {
 				other = append(other, "--"+f.Name)
 			}
 		})
 		if len(other) > 0 {
-			return usagef("%s needs a MODEL: the built-in example takes only --device and -o", strings.Join(other, ", "))
+			return usagef("%s needs a MODEL: the built-in example takes only --device, --threads and -o", strings.Join(other, ", "))
 		}
-		return runExample(*device, *outDir, stdout)
+		return runExample(*device, threadOpts, *outDir, stdout)
 	}
 	path, err := oneModel(pos)
 	if err != nil {
@@ -73,7 +78,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer restoreGC()
-	opts := append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...)
+	opts := append(append(append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...), memOpts...), threadOpts...)
 	sess, err := onnxvk.Load(path, opts...)
 	if err != nil {
 		return err
@@ -416,12 +421,13 @@ func firstValues(t *graph.Tensor, k int64) string {
 }
 
 // runExample runs the built-in edge-detection model on the built-in picture
-// and writes the picture and the result as PNG files.
-func runExample(device, outDir string, stdout io.Writer) error {
+// and writes the picture and the result as PNG files; opts are more
+// session options.
+func runExample(device string, opts []onnxvk.Option, outDir string, stdout io.Writer) error {
 	if outDir == "" {
 		outDir = "onnxvk-example"
 	}
-	sess, err := onnxvk.LoadBytes(example.Model(), onnxvk.WithName("built-in example"), onnxvk.WithDevice(device))
+	sess, err := onnxvk.LoadBytes(example.Model(), append([]onnxvk.Option{onnxvk.WithName("built-in example"), onnxvk.WithDevice(device)}, opts...)...)
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,7 @@ func runPlanned(t testing.TB, dev backend.Device, g *graph.Graph, n *graph.Node,
 	m := &graph.Model{Name: n.OpType, IRVersion: 8, Opsets: map[string]int64{"": opset, n.Domain: opset}, Graph: g}
 	devices := []backend.Device{dev}
 	if dev.Name() != planner.HostDevice {
-		devices = append(devices, hostfallback.NewDevice())
+		devices = append(devices, hostfallback.NewDevice(nil))
 	}
 	pd := make([]planner.Device, len(devices))
 	for i, d := range devices {

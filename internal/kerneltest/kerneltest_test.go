@@ -12,5 +12,5 @@ import (
 // plan caches for constant inputs (packed weights) and, under the noasm
 // build tag, the portable Go kernels in place of the assembly ones.
 func TestCPU(t *testing.T) {
-	Suite{Device: hostfallback.NewDevice(), Mode: FP32, Declines: "cpu", Sample: testenv.NewSampler(2)}.Run(t)
+	Suite{Device: hostfallback.NewDevice(nil), Mode: FP32, Declines: "cpu", Sample: testenv.NewSampler(2)}.Run(t)
 }
