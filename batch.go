@@ -23,22 +23,22 @@ func (s *Session) RunBatch(ctx context.Context, inputs []map[string]*Tensor) ([]
 			return nil, err
 		}
 	}
-	outs, err := s.RunValuesBatch(ctx, vals)
+	outs, err := s.runValuesBatch(ctx, vals)
 	if err != nil {
 		return nil, err
 	}
 	res := make([]map[string]*Tensor, len(outs))
 	for i, out := range outs {
-		if res[i], err = s.valueTensors(out, "RunValuesBatch"); err != nil {
+		if res[i], err = s.valueTensors(out); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
 }
 
-// RunValuesBatch is RunBatch for models whose inputs or outputs are
-// sequences, optionals or maps as well as tensors.
-func (s *Session) RunValuesBatch(ctx context.Context, inputs []map[string]graph.Value) (_ []map[string]graph.Value, err error) {
+// runValuesBatch is RunBatch on graph values: tensors, sequences,
+// optionals and maps.
+func (s *Session) runValuesBatch(ctx context.Context, inputs []map[string]graph.Value) (_ []map[string]graph.Value, err error) {
 	ctx, leave, err := s.enter(ctx)
 	if err != nil {
 		return nil, err

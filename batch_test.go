@@ -11,6 +11,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 )
 
 // widePipeline builds a 2-stage pipeline of layers MatMul/Relu pairs per
@@ -129,7 +130,7 @@ func TestPipelineOverlapVulkan(t *testing.T) {
 // report (what `onnxvk plan` prints).
 func TestPipelineTransferBytes(t *testing.T) {
 	sess := vulkanSession(t, pipelineModel(2, true), onnxvk.WithDeviceMapping([]string{"vulkan:0", "vulkan:0"}))
-	p, err := sess.Plan(nil)
+	p, err := sessionvalues.Of(sess).Plan(nil)
 	require.NoError(t, err)
 	want := p.Report().TransferBytes
 	require.Positive(t, want)

@@ -13,6 +13,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -262,7 +263,7 @@ func TestCanonicalForms(t *testing.T) {
 // computeDevices lists the device of each compute step of the session's
 // plan by op.
 func computeDevices(t *testing.T, s *onnxvk.Session) map[string]string {
-	p, err := s.Plan(nil)
+	p, err := sessionvalues.Of(s).Plan(nil)
 	require.NoError(t, err)
 	devs := map[string]string{}
 	for _, st := range p.Steps {

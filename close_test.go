@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk"
-	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
 )
@@ -121,9 +121,9 @@ func closeDuringRuns(t *testing.T, sess *onnxvk.Session, inputs []*onnxvk.Tensor
 	require.ErrorIs(t, err, onnxvk.ErrClosed)
 	_, err = sess.RunBatch(ctx, []map[string]*onnxvk.Tensor{x})
 	require.ErrorIs(t, err, onnxvk.ErrClosed)
-	_, err = sess.Verify(ctx, map[string]graph.Value{"x": inputs[0].Graph()})
+	_, err = sess.Verify(ctx, map[string]*onnxvk.Tensor{"x": inputs[0]})
 	require.ErrorIs(t, err, onnxvk.ErrClosed)
-	_, err = sess.Plan(nil)
+	_, err = sessionvalues.Of(sess).Plan(nil)
 	require.ErrorIs(t, err, onnxvk.ErrClosed)
 	require.NoError(t, sess.Close(), "a second Close")
 }

@@ -117,16 +117,16 @@ func ExampleSession_Verify() {
 		log.Fatal(err)
 	}
 	defer sess.Close()
-	x, err := graph.FromSlice(graph.Float, []int64{1, 2}, []float32{1, 2})
+	x, err := onnxvk.NewTensor([]int64{1, 2}, []float32{1, 2})
 	if err != nil {
 		log.Fatal(err)
 	}
-	checks, err := sess.Verify(context.Background(), map[string]graph.Value{"x": x})
+	checks, err := sess.Verify(context.Background(), map[string]*onnxvk.Tensor{"x": x})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, c := range checks {
-		fmt.Printf("%s on %s: max abs error %.3g, within %v: %v\n", c.Node.Name, c.Device, c.MaxAbs, c.Tol, c.OK)
+		fmt.Printf("%s on %s: max abs error %.3g, within %v: %v\n", c.Node, c.Device, c.MaxAbs, c.Tol, c.OK)
 	}
 }
 
@@ -139,12 +139,12 @@ func Example_profile() {
 		log.Fatal(err)
 	}
 	defer sess.Close()
-	x, err := graph.FromSlice(graph.Float, []int64{1, 2}, []float32{1, 2})
+	x, err := onnxvk.NewTensor([]int64{1, 2}, []float32{1, 2})
 	if err != nil {
 		log.Fatal(err)
 	}
 	tr := backend.NewTrace()
-	if _, err := sess.RunValues(backend.WithTrace(context.Background(), tr), map[string]graph.Value{"x": x}); err != nil {
+	if _, err := sess.Run(backend.WithTrace(context.Background(), tr), map[string]*onnxvk.Tensor{"x": x}); err != nil {
 		log.Fatal(err)
 	}
 	for _, ev := range tr.Events() {

@@ -17,6 +17,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/planner"
@@ -50,7 +51,7 @@ func openVulkan(t *testing.T, load func() (*onnxvk.Session, error)) *onnxvk.Sess
 // be placed on sess's device.
 func checkOnDevice(t *testing.T, sess *onnxvk.Session, inputs map[string]*graph.Type) {
 	t.Helper()
-	p, err := sess.Plan(inputs)
+	p, err := sessionvalues.Of(sess).Plan(inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestFloat16ModelsVulkan(t *testing.T) {
 			}
 			compareToPeak(t, got, want, float16ModelTolerance)
 
-			checks, err := sess.Verify(context.Background(), map[string]graph.Value{"input": in})
+			checks, err := sess.Verify(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
@@ -181,7 +182,7 @@ func runFuzzModel(t *testing.T, m *graph.Model, feeds map[string]graph.Value, de
 		ctx, cancel := context.WithTimeout(context.Background(), fuzzDeadline)
 		defer cancel()
 		r.running = true
-		r.out, r.err = sess.RunValues(backend.WithTrace(ctx, r.trace), feeds)
+		r.out, r.err = sessionvalues.Of(sess).RunValues(backend.WithTrace(ctx, r.trace), feeds)
 	})
 	if res.panic != nil && !res.running {
 		fail("panic while loading or planning: %v\n%s", res.panic, res.stack)
@@ -251,7 +252,7 @@ func recoveredPanic(err error) bool {
 // plannedOn reports whether the session's plan for feeds puts a compute
 // step on device.
 func plannedOn(sess *onnxvk.Session, feeds map[string]graph.Value, device string) bool {
-	p, err := sess.Plan(feedTypes(feeds))
+	p, err := sessionvalues.Of(sess).Plan(feedTypes(feeds))
 	if err != nil {
 		return false
 	}
@@ -289,7 +290,7 @@ func panickedNode(m *graph.Model, feeds map[string]graph.Value, device string, t
 		return ""
 	}
 	defer sess.Close()
-	p, err := sess.Plan(feedTypes(feeds))
+	p, err := sessionvalues.Of(sess).Plan(feedTypes(feeds))
 	if err != nil {
 		return ""
 	}

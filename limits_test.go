@@ -14,6 +14,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/loader"
 )
 
@@ -83,7 +84,7 @@ func runSized(t *testing.T, sm sizeModel, limit int64, feeds map[string]graph.Va
 		return err
 	}
 	defer sess.Close()
-	_, err = sess.RunValues(context.Background(), feeds)
+	_, err = sessionvalues.Of(sess).RunValues(context.Background(), feeds)
 	return err
 }
 
@@ -176,7 +177,7 @@ func TestModelSizesUnderHostLimit(t *testing.T) {
 			sess, err := onnxvk.NewSession(rt.model(), onnxvk.WithDevice("cpu"), onnxvk.WithHostMemoryLimit(limit))
 			require.NoError(t, err, "nothing is known before the Run")
 			defer sess.Close()
-			_, err = sess.RunValues(context.Background(), feeds)
+			_, err = sessionvalues.Of(sess).RunValues(context.Background(), feeds)
 			check(err)
 			require.Contains(t, err.Error(), "hostfallback: ")
 		})
@@ -297,7 +298,7 @@ func TestLoopWithoutNodesIsCancelled(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := sess.RunValues(ctx, nil)
+		_, err := sessionvalues.Of(sess).RunValues(ctx, nil)
 		done <- err
 	}()
 	select {

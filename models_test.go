@@ -17,6 +17,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/loader"
@@ -103,7 +104,7 @@ func runTorchModelVulkan(t *testing.T, cache, name string, s vulkan.Schedule) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := sess.Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+	p, err := sessionvalues.Of(sess).Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
 	if err != nil {
 		t.Fatal(err)
 	}

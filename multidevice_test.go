@@ -12,6 +12,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -132,7 +133,7 @@ func TestPipelineStagesVulkan(t *testing.T) {
 // stages through the host.
 func checkStagePlan(t *testing.T, sess *onnxvk.Session, stages int) {
 	t.Helper()
-	p, err := sess.Plan(nil)
+	p, err := sessionvalues.Of(sess).Plan(nil)
 	require.NoError(t, err)
 	compute, transfers := 0, 0
 	for _, st := range p.Steps {

@@ -494,7 +494,7 @@ func (s *Session) RunWith(ctx context.Context, inputs map[string]*Tensor, opts R
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.valueTensors(out, "RunValues")
+	res, err := s.valueTensors(out)
 	if err != nil {
 		return nil, err
 	}
@@ -517,9 +517,9 @@ func (s *Session) tensorValues(inputs map[string]*Tensor, at string) (map[string
 	return vals, nil
 }
 
-// valueTensors returns outputs as tensors, or an error naming the
-// function (instead) to call for an output that is not a tensor.
-func (s *Session) valueTensors(out map[string]graph.Value, instead string) (map[string]*Tensor, error) {
+// valueTensors returns outputs as tensors, or an error for an output that
+// is not a tensor.
+func (s *Session) valueTensors(out map[string]graph.Value) (map[string]*Tensor, error) {
 	res := make(map[string]*Tensor, len(out))
 	for name, v := range out {
 		if r, ok := v.(backend.Resident); ok {
@@ -528,20 +528,14 @@ func (s *Session) valueTensors(out map[string]graph.Value, instead string) (map[
 		}
 		t, ok := v.(*graph.Tensor)
 		if !ok {
-			return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: use %s", s.model.Name, name, v.ValueType(), instead)
+			return nil, fmt.Errorf("onnxvk: model %q: output %q is a %s, not a tensor: the Go API returns tensors only (onnxvk run prints the others)", s.model.Name, name, v.ValueType())
 		}
 		res[name] = &Tensor{t: t}
 	}
 	return res, nil
 }
 
-// RunValues is Run for models whose inputs or outputs are sequences,
-// optionals or maps as well as tensors.
-func (s *Session) RunValues(ctx context.Context, inputs map[string]graph.Value) (map[string]graph.Value, error) {
-	return s.runValues(ctx, inputs, backend.RunOptions{}, nil)
-}
-
-// runValues is RunValues with options (see RunOptions).
+// runValues runs the model on graph values with options (see RunOptions).
 func (s *Session) runValues(ctx context.Context, inputs map[string]graph.Value, o backend.RunOptions, only []string) (_ map[string]graph.Value, err error) {
 	ctx, leave, err := s.enter(ctx)
 	if err != nil {
@@ -810,18 +804,9 @@ func (s *Session) compile(types map[string]*graph.Type, only []string, cpuOnly b
 	return ex, nil
 }
 
-// Plan returns a plan of the session's model for the given input types
-// (inputs not listed keep their declared types).
-func (s *Session) Plan(inputs map[string]*graph.Type) (_ *planner.Plan, err error) {
-	_, leave, err := s.enter(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = leave(err) }()
-	return s.plan(inputs)
-}
-
-// plan is Plan within a call in progress.
+// plan returns a plan of the session's model for the given input types
+// (inputs not listed keep their declared types), within a call in
+// progress.
 func (s *Session) plan(inputs map[string]*graph.Type) (*planner.Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

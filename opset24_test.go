@@ -13,6 +13,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/opcases"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -57,7 +58,7 @@ func TestDecoderBlockOpsets23And24(t *testing.T) {
 						types[name] = graph.TensorType(v.DType, graph.ShapeOf(v.Shape...))
 					}
 					if device == "vulkan" {
-						p, err := sess.Plan(types)
+						p, err := sessionvalues.Of(sess).Plan(types)
 						if err != nil {
 							t.Fatal(err)
 						}

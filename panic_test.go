@@ -12,6 +12,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
@@ -74,7 +75,7 @@ func TestRunKernelPanic(t *testing.T) {
 			require.NoError(t, err)
 			defer sess.Close()
 			if tc.device == "vulkan" {
-				p, err := sess.Plan(nil)
+				p, err := sessionvalues.Of(sess).Plan(nil)
 				require.NoError(t, err)
 				for _, st := range p.Steps {
 					if st.Node != nil {

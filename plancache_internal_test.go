@@ -42,7 +42,7 @@ func TestPlanCacheLRU(t *testing.T) {
 	defer s.Close()
 	run := func(n int64) string {
 		in, key := vectorInput(t, s, n)
-		_, err := s.RunValues(context.Background(), in)
+		_, err := valueSession{s}.RunValues(context.Background(), in)
 		require.NoError(t, err)
 		return key
 	}
@@ -77,7 +77,7 @@ func TestEvictedPlanInUse(t *testing.T) {
 	require.NoError(t, err)
 	for n := range int64(maxPlans) {
 		in, _ := vectorInput(t, s, n+1)
-		_, err := s.RunValues(context.Background(), in)
+		_, err := valueSession{s}.RunValues(context.Background(), in)
 		require.NoError(t, err)
 	}
 	require.NotContains(t, s.plans.plans, key)

@@ -13,6 +13,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/loader"
@@ -84,7 +85,7 @@ func TestShardStagesTorchVulkan(t *testing.T) {
 			md := sess.MultiDevice()
 			require.Equal(t, planner.DefaultShardConfiguration, md.Configuration)
 			require.Len(t, md.Physical, stages)
-			p, err := sess.Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+			p, err := sessionvalues.Of(sess).Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
 			require.NoError(t, err)
 			stage := 0
 			for _, st := range p.Steps {
@@ -152,7 +153,7 @@ func TestShardTensorParallelTorch(t *testing.T) {
 					require.NoError(t, err)
 					defer sess.Close()
 					require.Equal(t, planner.DefaultTensorParallelConfiguration, sess.MultiDevice().Configuration)
-					p, err := sess.Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+					p, err := sessionvalues.Of(sess).Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
 					require.NoError(t, err)
 					perDevice := map[string]int{}
 					allReduces := 0

@@ -10,6 +10,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
@@ -53,7 +54,7 @@ func TestSwishOpset24(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sess.Close()
-			p, err := sess.Plan(nil)
+			p, err := sessionvalues.Of(sess).Plan(nil)
 			if err != nil {
 				t.Fatal(err)
 			}

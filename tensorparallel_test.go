@@ -14,6 +14,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -243,7 +244,7 @@ func checkTensorParallel(t *testing.T, devices int, open func(t *testing.T, m *g
 			want, err := onnxvk.Data[float32](runOut(t, open(t, c.model(devices, false)), x))
 			require.NoError(t, err)
 			sess := open(t, c.model(devices, true))
-			p, err := sess.Plan(nil)
+			p, err := sessionvalues.Of(sess).Plan(nil)
 			require.NoError(t, err)
 			for _, note := range p.Notes {
 				require.NotContains(t, note, "sharding not applied")
@@ -307,7 +308,7 @@ func TestTensorParallelVulkan(t *testing.T) {
 // sharded over 4 logical devices.
 func TestTensorParallelTransferBytes(t *testing.T) {
 	sess := vulkanSession(t, tpCases[0].model(4, true))
-	p, err := sess.Plan(nil)
+	p, err := sessionvalues.Of(sess).Plan(nil)
 	require.NoError(t, err)
 	want := p.Report().TransferBytes
 	tr := backend.NewTrace()
@@ -377,7 +378,7 @@ func TestShardingErrors(t *testing.T) {
 		m.Graph.Nodes[0].DeviceConfigs[0].Sharding = []graph.ShardingSpec{c.spec}
 		sess, err := onnxvk.NewSession(m, onnxvk.WithDevice("cpu"))
 		require.NoError(t, err)
-		p, err := sess.Plan(nil)
+		p, err := sessionvalues.Of(sess).Plan(nil)
 		require.NoError(t, err)
 		var notes []string
 		for _, n := range p.Notes {
@@ -557,7 +558,7 @@ func checkRandomSharding(t *testing.T, device string, trials int) {
 		got, err := onnxvk.Data[float32](runOut(t, sess, x))
 		require.NoError(t, err, "trial %d", trial)
 		require.InDeltaSlice(t, want, got, 1e-4, "trial %d: %v", trial, specs)
-		p, err := sess.Plan(nil)
+		p, err := sessionvalues.Of(sess).Plan(nil)
 		require.NoError(t, err)
 		sess.Close()
 		if len(p.Shards) > 0 {

@@ -15,8 +15,10 @@ import (
 // NodeCheck is the comparison of one node's outputs on its device with the
 // CPU kernel's on the same inputs.
 type NodeCheck struct {
-	// Node is the node as planned (after constant folding and fusion).
-	Node *graph.Node
+	// Node and Op are the name and op type of the node as planned (after
+	// constant folding and fusion: a fused node is named after the nodes
+	// it joins).
+	Node, Op string
 	// Device is the device the plan puts the node on.
 	Device string
 	// MaxAbs and MaxRel are the largest absolute and relative differences
@@ -26,8 +28,14 @@ type NodeCheck struct {
 	// Tol is the op's tolerance (widened by ops.Tolerance.Float16 for a
 	// node of float16 outputs); OK tells whether every output element is
 	// within it (|got-want| <= Abs + Rel*|want|, NaN matching NaN).
-	Tol ops.Tolerance
+	Tol Tolerance
 	OK  bool
+}
+
+// Tolerance is how far an op's float outputs on a GPU may be from the CPU
+// kernel's: |got-want| <= Abs + Rel*|want|.
+type Tolerance struct {
+	Abs, Rel float64
 }
 
 // Verify runs the model on inputs the way Run would place it, node by node:
@@ -37,13 +45,22 @@ type NodeCheck struct {
 // Each node is thus checked on exact inputs, so an error shows at the node
 // that makes it rather than wherever it grows past a tolerance. The checks
 // come back in plan order; nodes inside subgraphs are not checked.
-func (s *Session) Verify(ctx context.Context, inputs map[string]graph.Value) (_ []NodeCheck, err error) {
+func (s *Session) Verify(ctx context.Context, inputs map[string]*Tensor) (_ []NodeCheck, err error) {
 	ctx, leave, err := s.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = leave(err) }()
-	call, err := s.checkInputs(inputs)
+	vals, err := s.tensorValues(inputs, "")
+	if err != nil {
+		return nil, err
+	}
+	for name, t := range inputs {
+		if t.dev != nil {
+			return nil, fmt.Errorf("onnxvk: model %q: verify: input %q is a device tensor; Verify takes host tensors: %w", s.model.Name, name, ErrInputMismatch)
+		}
+	}
+	call, err := s.checkInputs(vals)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +68,7 @@ func (s *Session) Verify(ctx context.Context, inputs map[string]graph.Value) (_ 
 	if err != nil {
 		return nil, err
 	}
-	ref, err := referenceValues(ctx, s.threads, p, inputs)
+	ref, err := referenceValues(ctx, s.threads, p, vals)
 	if err != nil {
 		return nil, fmt.Errorf("onnxvk: model %q: verify: the CPU run: %w", s.model.Name, err)
 	}
@@ -159,23 +176,24 @@ func (s *Session) checkNode(ctx context.Context, p *planner.Plan, st *planner.St
 	if err != nil {
 		return NodeCheck{}, err
 	}
-	c := NodeCheck{Node: n, Device: st.Device, Tol: ops.DefaultTolerance, OK: true}
+	tol := ops.DefaultTolerance
 	if sc := ops.Lookup(n.Domain, n.OpType, st.Opset); sc != nil {
-		c.Tol = sc.Tolerance()
+		tol = sc.Tolerance()
 	}
 	for _, o := range n.Outputs {
 		if t, _ := ref[o].(*graph.Tensor); t != nil && t.DType == graph.Float16 {
-			c.Tol = c.Tol.Float16()
+			tol = tol.Float16()
 			break
 		}
 	}
+	c := NodeCheck{Node: n.Name, Op: n.OpType, Device: st.Device, Tol: Tolerance(tol), OK: true}
 	for _, o := range n.Outputs {
 		if o == "" {
 			continue
 		}
 		want, _ := ref[o].(*graph.Tensor)
 		have, _ := got[o].(*graph.Tensor)
-		abs, rel, ok := differ(have, want, c.Tol)
+		abs, rel, ok := differ(have, want, tol)
 		c.MaxAbs, c.MaxRel, c.OK = max(c.MaxAbs, abs), max(c.MaxRel, rel), c.OK && ok
 	}
 	return c, nil

@@ -67,12 +67,13 @@ func TestVerify(t *testing.T) {
 		s, err := NewSession(m, WithDevice("cpu"))
 		require.NoError(t, err)
 		s.devices = []backend.Device{&sigmoidGPU{skew: c.skew}, hostfallback.NewDevice(nil)}
-		checks, err := s.Verify(context.Background(), map[string]graph.Value{"x": x})
+		checks, err := s.Verify(context.Background(), map[string]*Tensor{"x": TensorFrom(x)})
 		require.NoError(t, err)
 		require.Len(t, checks, 2, "the two Sigmoid nodes are checked, Neg on the CPU is not")
 		for i, ck := range checks {
 			require.Equal(t, "fake:0", ck.Device)
-			require.True(t, strings.HasPrefix(ck.Node.Name, "s"), ck.Node.Name)
+			require.True(t, strings.HasPrefix(ck.Node, "s"), ck.Node)
+			require.Equal(t, "Sigmoid", ck.Op)
 			require.Equal(t, c.ok, ck.OK, "skew %g, check %d: max abs %g", c.skew, i, ck.MaxAbs)
 			require.InDelta(t, float64(c.skew), ck.MaxAbs, float64(c.skew)*1e-3+1e-7)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -184,8 +185,9 @@ func ConformanceTestName(dir string) string {
 // RunConformance runs every test folder under dirs (see
 // FindConformanceTests) that opts.Filter keeps, opts.Workers at a time, and
 // returns the results in the order of the folders. Each test loads its
-// model into its own session through onnxvk.Load and runs it with
-// Session.RunValues, the public path.
+// model into its own session through onnxvk.Load and runs it on graph
+// values (internal/sessionvalues: the Session's Run, whose inputs and
+// outputs may be sequences, optionals or maps).
 func RunConformance(ctx context.Context, dirs []string, opts ConformanceOptions) ([]ConformanceResult, error) {
 	all, err := FindConformanceTests(dirs...)
 	if err != nil {
@@ -368,7 +370,7 @@ func runTest(ctx context.Context, r *ConformanceResult, modelPath, device string
 	if r.Device == planner.HostDevice {
 		return nil
 	}
-	p, err := sess.Plan(types)
+	p, err := sessionvalues.Of(sess).Plan(types)
 	if err != nil {
 		return err
 	}
@@ -424,7 +426,7 @@ func runDataSet(ctx context.Context, sess *onnxvk.Session, set string, rtol, ato
 	if len(outFiles) != len(outs) {
 		return nil, fmt.Errorf("%d output files for a model with %d outputs", len(outFiles), len(outs))
 	}
-	got, err := sess.RunValues(ctx, feeds)
+	got, err := sessionvalues.Of(sess).RunValues(ctx, feeds)
 	if err != nil {
 		return nil, err
 	}

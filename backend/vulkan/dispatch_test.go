@@ -13,6 +13,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -170,7 +171,7 @@ func TestOneSubmitWithWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := map[string]*onnxvk.Tensor{"x": x}
-	p, err := s.Plan(map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(1, 3, 16, 16))})
+	p, err := sessionvalues.Of(s).Plan(map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(1, 3, 16, 16))})
 	if err != nil {
 		t.Fatal(err)
 	}

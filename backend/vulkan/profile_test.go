@@ -12,6 +12,7 @@ import (
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -67,7 +68,7 @@ func TestProfilePerNode(t *testing.T) {
 	match(t, traced, untraced)
 	match(t, untraced, want)
 
-	p, err := gpu.Plan(nil)
+	p, err := sessionvalues.Of(gpu).Plan(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestOutOfMemory(t *testing.T) {
 		}
 		match(t, got, want(in))
 	}
-	p, err := s.Plan(map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(3, 64))})
+	p, err := sessionvalues.Of(s).Plan(map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(3, 64))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -99,7 +100,7 @@ func TestSessionMatchesCPU(t *testing.T) {
 	if gpu.Device() != "vulkan:0" && gpu.Device()[:7] != "vulkan:" {
 		t.Fatalf("device %s", gpu.Device())
 	}
-	p, err := gpu.Plan(nil)
+	p, err := sessionvalues.Of(gpu).Plan(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestAttentionMatchesCPU(t *testing.T) {
 		return s
 	}
 	gpu, cpu := open("vulkan"), open("cpu")
-	p, err := gpu.Plan(nil)
+	p, err := sessionvalues.Of(gpu).Plan(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/onnxvk/onnxvk/bench"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -502,7 +503,7 @@ func runModel(ctx context.Context, device, name, dir string, warmup, runs int) (
 // placement counts the compute nodes of the session's plan for types and
 // lists those placed on the CPU.
 func placement(sess *onnxvk.Session, types map[string]*graph.Type) (int, []string, error) {
-	p, err := sess.Plan(types)
+	p, err := sessionvalues.Of(sess).Plan(types)
 	if err != nil {
 		return 0, nil, err
 	}

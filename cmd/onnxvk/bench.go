@@ -18,6 +18,7 @@ import (
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 )
 
 type benchResult struct {
@@ -148,7 +149,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	run := func() (time.Duration, error) {
 		t0 := time.Now()
-		_, err := sess.RunValues(ctx, feeds)
+		_, err := sessionvalues.Of(sess).RunValues(ctx, feeds)
 		return time.Since(t0), err
 	}
 	times, err := measure(&res, run, *warmup, *runs, *duration, *concurrency, "run", phases, stderr, *asJSON)
@@ -164,7 +165,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *profile || *report != "" {
 		phases.say("profiling one run")
 		tr := backend.NewTrace()
-		if _, err := sess.RunValues(backend.WithTrace(ctx, tr), feeds); err != nil {
+		if _, err := sessionvalues.Of(sess).RunValues(backend.WithTrace(ctx, tr), feeds); err != nil {
 			return err
 		}
 		res.Profile = opTimes(tr.Events())

@@ -36,11 +36,14 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sess.Close()
-	p, err := sess.Plan(declaredTypes(sess, dims))
+	shapes := map[string][]int64{}
+	for name, t := range declaredTypes(sess, dims) {
+		shapes[name] = t.Shape.Ints()
+	}
+	r, err := sess.PlanInfo(shapes)
 	if err != nil {
 		return err
 	}
-	r := p.Report()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -22,11 +22,12 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/example"
 	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/loader"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--seed N] [--verify] [--profile FILE [--batch N]]", stdout)
+	fs := newFlags("run", "run [MODEL] [-i NAME=FILE]... [-o DIR] [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--threads N] [--seed N] [--verify] [--profile FILE [--batch N]]", stdout)
 	var inputs, dimList listFlag
 	fs.Var(&inputs, "i", "input `NAME=FILE` (.npy, TensorProto .pb, or a picture: .png, .jpg, .gif); repeatable")
 	img := addImageFlags(fs)
@@ -91,7 +92,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	out, err := sess.RunValues(context.Background(), feeds)
+	out, err := sessionvalues.Of(sess).RunValues(context.Background(), feeds)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, batch int, f
 	tr := backend.NewTrace()
 	ctx := backend.WithTrace(context.Background(), tr)
 	if batch == 1 {
-		if _, err := sess.RunValues(ctx, feeds); err != nil {
+		if _, err := sessionvalues.Of(sess).RunValues(ctx, feeds); err != nil {
 			return err
 		}
 	} else {
@@ -158,7 +159,7 @@ func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, batch int, f
 		for i := range requests {
 			requests[i] = feeds
 		}
-		if _, err := sess.RunValuesBatch(ctx, requests); err != nil {
+		if _, err := sessionvalues.Of(sess).RunValuesBatch(ctx, requests); err != nil {
 			return err
 		}
 	}
@@ -187,7 +188,15 @@ func profileRun(sess *onnxvk.Session, feeds map[string]graph.Value, batch int, f
 // CPU against the CPU kernel (Session.Verify) and reports the first that
 // differs beyond its op's tolerance, or the largest error when none does.
 func verifyRun(sess *onnxvk.Session, feeds map[string]graph.Value, stdout io.Writer) error {
-	checks, err := sess.Verify(context.Background(), feeds)
+	inputs := make(map[string]*onnxvk.Tensor, len(feeds))
+	for name, v := range feeds {
+		t, ok := v.(*graph.Tensor)
+		if !ok {
+			return fmt.Errorf("--verify: input %q is a %s; verification takes tensors only", name, v.ValueType())
+		}
+		inputs[name] = onnxvk.TensorFrom(t)
+	}
+	checks, err := sess.Verify(context.Background(), inputs)
 	if err != nil {
 		return err
 	}
@@ -202,15 +211,15 @@ func verifyRun(sess *onnxvk.Session, feeds map[string]graph.Value, stdout io.Wri
 			devices = append(devices, c.Device)
 		}
 		if !c.OK {
-			return fmt.Errorf("verify: %s on %s differs from the CPU: max abs error %.3g, max rel error %.3g (tolerance abs %g, rel %g)",
-				c.Node, c.Device, c.MaxAbs, c.MaxRel, c.Tol.Abs, c.Tol.Rel)
+			return fmt.Errorf("verify: node %q (%s) on %s differs from the CPU: max abs error %.3g, max rel error %.3g (tolerance abs %g, rel %g)",
+				c.Node, c.Op, c.Device, c.MaxAbs, c.MaxRel, c.Tol.Abs, c.Tol.Rel)
 		}
 		if c.MaxAbs > worst.MaxAbs {
 			worst = c
 		}
 	}
-	fmt.Fprintf(stdout, "verify: all %d nodes on %s agree with the CPU; largest difference %.3g (rel %.3g) at %s\n",
-		len(checks), strings.Join(devices, ", "), worst.MaxAbs, worst.MaxRel, worst.Node)
+	fmt.Fprintf(stdout, "verify: all %d nodes on %s agree with the CPU; largest difference %.3g (rel %.3g) at node %q (%s)\n",
+		len(checks), strings.Join(devices, ", "), worst.MaxAbs, worst.MaxRel, worst.Node, worst.Op)
 	return nil
 }
 
@@ -438,7 +447,7 @@ func runExample(device string, opts []onnxvk.Option, outDir string, stdout io.Wr
 	}
 	in := example.Input()
 	start := time.Now()
-	out, err := sess.RunValues(context.Background(), map[string]graph.Value{sess.Inputs()[0].Name: in})
+	out, err := sessionvalues.Of(sess).RunValues(context.Background(), map[string]graph.Value{sess.Inputs()[0].Name: in})
 	if err != nil {
 		return err
 	}
