@@ -7,6 +7,7 @@
 package hostfallback
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -330,6 +331,35 @@ func Lookup(domain, op string) Kernel {
 	mu.RLock()
 	defer mu.RUnlock()
 	return kernels[key{domain, op}].kernel
+}
+
+// KernelInfo describes a registered kernel: its op and the element types
+// its Support admits for each input (the last entry also covers the inputs
+// after it; a nil entry admits any type). In is nil for a kernel
+// registered without a Support, which checks the types itself; Checked
+// tells that its Support also checks attributes or constant inputs.
+type KernelInfo struct {
+	Domain, Op string
+	In         []Types
+	Checked    bool
+}
+
+// Kernels returns every registered kernel, sorted by domain and op.
+func Kernels() []KernelInfo {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]KernelInfo, 0, len(kernels))
+	for k, e := range kernels {
+		info := KernelInfo{Domain: k.domain, Op: k.op}
+		if e.support != nil {
+			info.In, info.Checked = e.support.In, e.support.Check != nil
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b KernelInfo) int {
+		return cmp.Or(cmp.Compare(a.Domain, b.Domain), cmp.Compare(a.Op, b.Op))
+	})
+	return out
 }
 
 // Ops returns the number of registered kernels.

@@ -208,6 +208,24 @@ func registerFused(op string, f lowerFunc) {
 	fusedLowerers[op] = f
 }
 
+// HasKernel reports whether the device has a kernel for op in domain (the
+// default one or ops.FusedDomain): a registered one, or unary.comp,
+// binary.comp or clip.comp. Whether it runs a given node also depends on
+// its types, attributes and shapes (Supports).
+func HasKernel(domain, op string) bool {
+	switch domain {
+	case ops.FusedDomain:
+		_, ok := fusedLowerers[op]
+		return ok
+	case graph.DefaultDomain:
+		_, reg := lowerers[op]
+		_, un := unaryOps[op]
+		_, bin := binaryOps[op]
+		return reg || un || bin || op == "Clip"
+	}
+	return false
+}
+
 // takesEmpty lists the kernels that take empty runtime inputs (and bind
 // none of them): Concat skips an empty part, as a decoder's first step
 // concatenates an empty cache.

@@ -7,6 +7,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -187,6 +188,21 @@ func Names(domain string) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// Domains returns the domains of the registered ops, sorted ("" is the
+// default ONNX domain).
+func Domains() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var out []string
+	for k := range registry {
+		if !slices.Contains(out, k.domain) {
+			out = append(out, k.domain)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -69,9 +69,9 @@ type Suite struct {
 //go:embed declines/*.txt
 var declineFiles embed.FS
 
-// declines reads declines/NAME.txt: each listed case name with the
-// reason it is declined.
-func declines(name string) (map[string]string, error) {
+// Declines reads declines/NAME.txt: each listed case name with the
+// reason the device NAME declines it.
+func Declines(name string) (map[string]string, error) {
 	data, err := declineFiles.ReadFile("declines/" + name + ".txt")
 	if err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func declines(name string) (map[string]string, error) {
 // checked against the list.
 func (s Suite) Run(t *testing.T) {
 	t.Helper()
-	listed, err := declines(s.Declines)
+	listed, err := Declines(s.Declines)
 	if err != nil {
 		t.Fatal(err)
 	}
