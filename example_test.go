@@ -35,7 +35,7 @@ func Example() {
 	}
 	defer sess.Close()
 	for _, in := range sess.Inputs() {
-		fmt.Println("input", in.Name, in.DType, in.Shape)
+		fmt.Println("input", in.Name, in.Type)
 	}
 	x, err := onnxvk.NewTensor([]int64{2, 2}, []float32{1, 1, 2, -1})
 	if err != nil {
@@ -51,7 +51,7 @@ func Example() {
 	}
 	fmt.Println("y", out["y"].Shape(), y)
 	// Output:
-	// input x float32 [N 2]
+	// input x float32[N 2]
 	// y [2 2] [4 0 0 8]
 }
 

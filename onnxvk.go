@@ -193,13 +193,20 @@ func WithThreads(n int) Option { return func(o *options) { o.threads = n } }
 
 // ValueInfo describes a model input or output.
 type ValueInfo struct {
-	Name  string
+	Name string
+	// Kind is what the value is: "tensor", "sparse", "sequence", "map",
+	// "optional" or "opaque"; "" when the model does not say.
+	Kind string
+	// DType is a tensor's element type.
 	DType DType
-	// Shape has symbolic dimensions where the model names them; nil when
-	// the rank is unknown.
-	Shape graph.Shape
-	// Type is the full type (sequences, optionals, maps included).
-	Type *graph.Type
+	// Shape is a tensor's shape, -1 for a dimension of unknown size; nil
+	// when the rank is unknown. Dims names each dimension's symbol ("N")
+	// where the model gives one, "" elsewhere.
+	Shape []int64
+	Dims  []string
+	// Type is the full type as text, "float32[N 3 224 224]" for one;
+	// "?" when unknown.
+	Type string
 	// Optional is true for inputs that have a default value in the model.
 	Optional bool
 }
@@ -356,10 +363,23 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	return s, nil
 }
 
+// kindNames are ValueInfo.Kind's names of the value kinds.
+var kindNames = map[graph.TypeKind]string{graph.TensorKind: "tensor", graph.SparseTensorKind: "sparse", graph.SequenceKind: "sequence",
+	graph.MapKind: "map", graph.OptionalKind: "optional", graph.OpaqueKind: "opaque"}
+
 func valueInfo(vi *graph.ValueInfo, optional bool) ValueInfo {
-	v := ValueInfo{Name: vi.Name, Type: vi.Type, Optional: optional}
-	if vi.Type != nil {
-		v.DType, v.Shape = vi.Type.Elem, vi.Type.Shape
+	v := ValueInfo{Name: vi.Name, Type: vi.Type.String(), Optional: optional}
+	if t := vi.Type; t != nil {
+		v.Kind, v.DType = kindNames[t.Kind], t.Elem
+		if t.Kind == graph.TensorKind && t.Shape != nil {
+			v.Shape, v.Dims = make([]int64, len(t.Shape)), make([]string, len(t.Shape))
+			for i, d := range t.Shape {
+				v.Shape[i], v.Dims[i] = -1, d.Param
+				if d.Known() {
+					v.Shape[i] = d.Value
+				}
+			}
+		}
 	}
 	return v
 }
@@ -631,7 +651,7 @@ func (s *Session) checkInputs(inputs map[string]graph.Value) (*callShape, error)
 	types := make(map[string]*graph.Type, len(inputs))
 	symbols := map[string]int64{}
 	call := &callShape{types: types, dims: map[string]int64{}}
-	for _, in := range s.inputs {
+	for i, in := range s.inputs {
 		v, ok := inputs[in.Name]
 		if !ok {
 			if !in.Optional {
@@ -643,27 +663,28 @@ func (s *Session) checkInputs(inputs map[string]graph.Value) (*callShape, error)
 			return nil, fmt.Errorf("onnxvk: model %q: input %q is nil: %w", s.model.Name, in.Name, ErrInputMismatch)
 		}
 		t := v.ValueType()
-		if err := matchType(in, t, symbols); err != nil {
+		decl := s.model.Graph.Inputs[i].Type
+		if err := matchType(decl, t, symbols); err != nil {
 			return nil, fmt.Errorf("onnxvk: model %q: input %q: %w: %v", s.model.Name, in.Name, ErrInputMismatch, err)
 		}
 		types[in.Name] = t
 		fmt.Fprintf(&key, "%s=%s;", in.Name, t)
-		s.addVariable(call, &fixed, in, t)
+		s.addVariable(call, &fixed, in.Name, decl, t)
 	}
 	call.key, call.fixed = key.String(), fixed.String()
 	return call, nil
 }
 
-// addVariable adds input in, of type t, to call: the sizes of its variable
-// dimensions to call's dims (unless the session plans every shape on its
-// own), the rest of its type to fixed.
-func (s *Session) addVariable(call *callShape, fixed *strings.Builder, in ValueInfo, t *graph.Type) {
-	want := in.Type
+// addVariable adds the input named in, declared of type want and given
+// of type t, to call: the sizes of its variable dimensions to call's dims
+// (unless the session plans every shape on its own), the rest of its type
+// to fixed.
+func (s *Session) addVariable(call *callShape, fixed *strings.Builder, in string, want, t *graph.Type) {
 	if s.opts.concrete || want == nil || want.Kind != graph.TensorKind || want.Shape == nil || t.Kind != graph.TensorKind {
-		fmt.Fprintf(fixed, "%s=%s;", in.Name, t)
+		fmt.Fprintf(fixed, "%s=%s;", in, t)
 		return
 	}
-	fmt.Fprintf(fixed, "%s=%s[", in.Name, t.Elem)
+	fmt.Fprintf(fixed, "%s=%s[", in, t.Elem)
 	for i, d := range want.Shape {
 		if d.Known() {
 			fmt.Fprintf(fixed, "%d,", t.Shape[i].Value)
@@ -672,10 +693,10 @@ func (s *Session) addVariable(call *callShape, fixed *strings.Builder, in ValueI
 		name := d.Param
 		if name == "" {
 			// No parameter name holds a NUL byte.
-			name = fmt.Sprintf("%s\x00%d", in.Name, i)
+			name = fmt.Sprintf("%s\x00%d", in, i)
 		}
 		call.dims[name] = t.Shape[i].Value
-		call.vars = append(call.vars, varDim{input: in.Name, axis: i, name: name, param: d.Param})
+		call.vars = append(call.vars, varDim{input: in, axis: i, name: name, param: d.Param})
 		fmt.Fprintf(fixed, "%q,", name)
 	}
 	fixed.WriteString("];")
@@ -691,8 +712,7 @@ func (s *Session) inputNames() string {
 
 // matchType checks a concrete input type against the declared one; symbols
 // records the size bound to each symbolic dimension across inputs.
-func matchType(decl ValueInfo, got *graph.Type, symbols map[string]int64) error {
-	want := decl.Type
+func matchType(want, got *graph.Type, symbols map[string]int64) error {
 	if want == nil || want.Kind == graph.UnknownKind {
 		return nil
 	}

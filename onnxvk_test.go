@@ -110,7 +110,10 @@ func TestRunMLP(t *testing.T) {
 	defer sess.Close()
 	require.Equal(t, "cpu", sess.Device())
 	require.Equal(t, "x", sess.Inputs()[0].Name)
-	require.Equal(t, "N", sess.Inputs()[0].Shape[0].Param)
+	require.Equal(t, []int64{-1, 4, 8}, sess.Inputs()[0].Shape)
+	require.Equal(t, []string{"N", "", ""}, sess.Inputs()[0].Dims)
+	require.Equal(t, "tensor", sess.Inputs()[0].Kind)
+	require.Equal(t, "float32[N 4 8]", sess.Inputs()[0].Type)
 
 	for _, n := range []int64{1, 3, 13} {
 		x := randomInput(t, 1, n)

@@ -39,6 +39,16 @@ func (v valueSession) Plan(inputs map[string]*graph.Type) (_ *planner.Plan, err 
 	return s.plan(inputs)
 }
 
+func (v valueSession) Type(name string) *graph.Type {
+	g := v.s.model.Graph
+	for _, vi := range slices.Concat(g.Inputs, g.Outputs) {
+		if vi.Name == name {
+			return vi.Type
+		}
+	}
+	return nil
+}
+
 // PlanInfo describes the plan a session makes for one set of input
 // shapes: where each node runs, and which devices declined it and why,
 // and the memory it takes. Its WriteText and JSON forms are those of the

@@ -408,6 +408,7 @@ func feedInputs(sess *onnxvk.Session, n int) ([]onnxvk.ValueInfo, error) {
 // inputs it fed.
 func runDataSet(ctx context.Context, sess *onnxvk.Session, set string, rtol, atol float64) (map[string]*graph.Type, error) {
 	inFiles, outFiles := numbered(set, "input"), numbered(set, "output")
+	vs := sessionvalues.Of(sess)
 	ins, err := feedInputs(sess, len(inFiles))
 	if err != nil {
 		return nil, err
@@ -415,27 +416,27 @@ func runDataSet(ctx context.Context, sess *onnxvk.Session, set string, rtol, ato
 	feeds := make(map[string]graph.Value, len(ins))
 	types := make(map[string]*graph.Type, len(ins))
 	for k, f := range inFiles {
-		v, err := loader.ReadValueFile(f, ins[k].Type)
+		v, err := loader.ReadValueFile(f, vs.Type(ins[k].Name))
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", ins[k].Name, err)
 		}
-		feeds[ins[k].Name] = asDeclared(v, ins[k].Type)
+		feeds[ins[k].Name] = asDeclared(v, vs.Type(ins[k].Name))
 		types[ins[k].Name] = feeds[ins[k].Name].ValueType()
 	}
 	outs := sess.Outputs()
 	if len(outFiles) != len(outs) {
 		return nil, fmt.Errorf("%d output files for a model with %d outputs", len(outFiles), len(outs))
 	}
-	got, err := sessionvalues.Of(sess).RunValues(ctx, feeds)
+	got, err := vs.RunValues(ctx, feeds)
 	if err != nil {
 		return nil, err
 	}
 	for k, f := range outFiles {
-		want, err := loader.ReadValueFile(f, outs[k].Type)
+		want, err := loader.ReadValueFile(f, vs.Type(outs[k].Name))
 		if err != nil {
 			return nil, fmt.Errorf("output %q: %w", outs[k].Name, err)
 		}
-		if err := CompareValues(got[outs[k].Name], asDeclared(want, outs[k].Type), rtol, atol); err != nil {
+		if err := CompareValues(got[outs[k].Name], asDeclared(want, vs.Type(outs[k].Name)), rtol, atol); err != nil {
 			return nil, fmt.Errorf("output %q: %w", outs[k].Name, err)
 		}
 	}

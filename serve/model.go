@@ -74,11 +74,11 @@ func newModel(c ModelConfig, sess *onnxvk.Session, stats *modelMetrics, log *slo
 	m.batching = c.MaxBatchSize > 1
 	for _, vi := range sess.Inputs() {
 		m.inputs[vi.Name] = vi
-		m.batching = m.batching && len(vi.Shape) > 0 && !vi.Shape[0].Known()
+		m.batching = m.batching && len(vi.Shape) > 0 && vi.Shape[0] < 0
 	}
 	for _, vi := range sess.Outputs() {
 		m.outputNames = append(m.outputNames, vi.Name)
-		m.batching = m.batching && len(vi.Shape) > 0 && !vi.Shape[0].Known()
+		m.batching = m.batching && len(vi.Shape) > 0 && vi.Shape[0] < 0
 	}
 	stats.attach(m.queued.Load, sess.DeviceMemoryInUse)
 	go m.batcher()
@@ -147,8 +147,8 @@ func checkShape(vi onnxvk.ValueInfo, shape []int64) error {
 		return fmt.Errorf(" (rank %d, not %d)", len(vi.Shape), len(shape))
 	}
 	for i, d := range vi.Shape {
-		if d.Known() && d.Value != shape[i] {
-			return fmt.Errorf(" (dimension %d is %d, not %d)", i, d.Value, shape[i])
+		if d >= 0 && d != shape[i] {
+			return fmt.Errorf(" (dimension %d is %d, not %d)", i, d, shape[i])
 		}
 	}
 	return nil

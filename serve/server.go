@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/onnxvk/onnxvk"
-	"github.com/onnxvk/onnxvk/graph"
 )
 
 // Extensions lists the protocol extensions the server implements, as the
@@ -319,7 +318,7 @@ func metadataOf(c ModelConfig, sess *onnxvk.Session) (ModelMetadata, error) {
 		to   *[]TensorMetadata
 	}{{"input", sess.Inputs(), &md.Inputs}, {"output", sess.Outputs(), &md.Outputs}} {
 		for _, vi := range side.vis {
-			if vi.Type != nil && vi.Type.Kind != graph.TensorKind {
+			if vi.Kind != "" && vi.Kind != "tensor" {
 				return md, fmt.Errorf("serve: model %q: %s %q is not a tensor (%v): the protocol carries tensors only", c.Name, side.what, vi.Name, vi.Type)
 			}
 			dt, ok := Datatype(vi.DType)
@@ -330,13 +329,7 @@ func metadataOf(c ModelConfig, sess *onnxvk.Session) (ModelMetadata, error) {
 			if vi.Shape == nil {
 				tm.Shape = []int64{-1}
 			}
-			for _, d := range vi.Shape {
-				v := int64(-1)
-				if d.Known() {
-					v = d.Value
-				}
-				tm.Shape = append(tm.Shape, v)
-			}
+			tm.Shape = append(tm.Shape, vi.Shape...)
 			*side.to = append(*side.to, tm)
 		}
 	}

@@ -774,9 +774,7 @@ func cacheShape(sess *onnxvk.Session, name string) ([]int64, error) {
 		}
 		dims := make([]int64, 4)
 		for i, d := range in.Shape {
-			if d.Known() {
-				dims[i] = d.Value
-			}
+			dims[i] = max(d, 0)
 		}
 		return dims, nil
 	}

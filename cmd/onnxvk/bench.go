@@ -430,10 +430,11 @@ func (p *progress) done() {
 func declaredTypes(sess *onnxvk.Session, dims map[string]int64) map[string]*graph.Type {
 	types := map[string]*graph.Type{}
 	for _, in := range sess.Inputs() {
-		if in.Type == nil || in.Type.Kind != graph.TensorKind || in.Shape == nil {
+		decl := sessionvalues.Of(sess).Type(in.Name)
+		if decl == nil || decl.Kind != graph.TensorKind || decl.Shape == nil {
 			continue
 		}
-		t := in.Type.Clone()
+		t := decl.Clone()
 		for i, d := range t.Shape {
 			if !d.Known() {
 				size, ok := dims[d.Param]

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/onnxvk/onnxvk"
-	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/serve"
 	"github.com/onnxvk/onnxvk/serve/client"
 )
@@ -86,14 +85,7 @@ func randomRequest(md serve.ModelMetadata, seed uint64) (*serve.InferRequest, er
 		if !ok {
 			return nil, fmt.Errorf("model %q: input %q has datatype %q, unknown to the protocol", md.Name, in.Name, in.Datatype)
 		}
-		shape := make(graph.Shape, len(in.Shape))
-		for i, d := range in.Shape {
-			shape[i] = graph.DimOf(d)
-			if d < 0 {
-				shape[i] = graph.SymDim("")
-			}
-		}
-		t, err := randomInput(onnxvk.ValueInfo{Name: in.Name, DType: dt, Shape: shape, Type: graph.TensorType(dt, shape)}, nil, 0, rng)
+		t, err := randomInput(onnxvk.ValueInfo{Name: in.Name, Kind: "tensor", DType: dt, Shape: in.Shape, Dims: make([]string, len(in.Shape))}, nil, 0, rng)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: %w", md.Name, err)
 		}

@@ -78,10 +78,10 @@ func readImage(path string, in onnxvk.ValueInfo, o *imageOptions) (*graph.Tensor
 		return nil, err
 	}
 	s := in.Shape
-	nchw := len(s) == 4 && s[1].Known() && s[1].Value == 3
-	nhwc := len(s) == 4 && s[3].Known() && s[3].Value == 3
+	nchw := len(s) == 4 && s[1] == 3
+	nhwc := len(s) == 4 && s[3] == 3
 	if !nchw && !nhwc || in.DType != graph.Float && in.DType != graph.Uint8 {
-		return nil, fmt.Errorf("a picture fills a float32 or uint8 input of shape [1,3,H,W] or [1,H,W,3]; %q is %s%v", in.Name, in.DType, s)
+		return nil, fmt.Errorf("a picture fills a float32 or uint8 input of shape [1,3,H,W] or [1,H,W,3]; %q is %s", in.Name, in.Type)
 	}
 	hd, wd := s[2], s[3]
 	if nhwc {
@@ -89,8 +89,8 @@ func readImage(path string, in onnxvk.ValueInfo, o *imageOptions) (*graph.Tensor
 	}
 	b := img.Bounds()
 	h, w := b.Dy(), b.Dx()
-	if hd.Known() && wd.Known() {
-		h, w = int(hd.Value), int(wd.Value)
+	if hd >= 0 && wd >= 0 {
+		h, w = int(hd), int(wd)
 	}
 	resize := o.resize
 	if resize == 0 && h == 224 && w == 224 {

@@ -267,7 +267,7 @@ func readInputs(sess *onnxvk.Session, specs []string, img *imageOptions) (map[st
 		case ext == ".npy":
 			v, err = npy.ReadFile(file)
 		case ext == ".pb":
-			v, err = loader.ReadValueFile(file, inputType(sess, name))
+			v, err = loader.ReadValueFile(file, sessionvalues.Of(sess).Type(name))
 		case slices.Contains(imageExts, ext):
 			i := slices.IndexFunc(sess.Inputs(), func(in onnxvk.ValueInfo) bool { return in.Name == name })
 			if i < 0 {
@@ -286,31 +286,21 @@ func readInputs(sess *onnxvk.Session, specs []string, img *imageOptions) (map[st
 	return feeds, nil
 }
 
-// inputType returns the declared type of the named input, or nil.
-func inputType(sess *onnxvk.Session, name string) *graph.Type {
-	for _, in := range sess.Inputs() {
-		if in.Name == name {
-			return in.Type
-		}
-	}
-	return nil
-}
-
 // randomInput makes seeded data for an input: uniform [0, 1) for floats,
 // integers in [0, 10), random bools. Symbolic dimensions take their size
 // from dims, else 1. A shape whose size overflows or exceeds limit (the
 // session's host memory limit; 0: none) is refused.
 func randomInput(in onnxvk.ValueInfo, dims map[string]int64, limit int64, rng *rand.Rand) (*graph.Tensor, error) {
-	if in.Type == nil || in.Type.Kind != graph.TensorKind || in.Shape == nil {
+	if in.Kind != "tensor" || in.Shape == nil {
 		return nil, fmt.Errorf("input %q (%s): give it with -i, random data needs a tensor of known rank", in.Name, in.Type)
 	}
 	shape := make([]int64, len(in.Shape))
 	for i, d := range in.Shape {
 		switch {
-		case d.Known():
-			shape[i] = d.Value
-		case hasKey(dims, d.Param):
-			shape[i] = dims[d.Param]
+		case d >= 0:
+			shape[i] = d
+		case hasKey(dims, in.Dims[i]):
+			shape[i] = dims[in.Dims[i]]
 		default:
 			shape[i] = 1
 		}

@@ -22,6 +22,9 @@ type Session interface {
 	// Plan returns a plan of the session's model for the given input
 	// types (inputs not listed keep their declared types).
 	Plan(inputs map[string]*graph.Type) (*planner.Plan, error)
+	// Type returns the declared type of the model input or output name,
+	// nil when the model has none of that name or declares no type.
+	Type(name string) *graph.Type
 }
 
 // Of returns s, an *onnxvk.Session, as a Session; package onnxvk sets it
