@@ -206,6 +206,13 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
+	if info.Int16 {
+		// The HALF variants of the shaders in halfInt16 declare the Int16
+		// capability.
+		features := &vk.PhysicalDeviceFeatures{ShaderInt16: 1}
+		pin.Pin(features)
+		dci.PEnabledFeatures = unsafe.Pointer(features)
+	}
 	if d.half, err = enableHalf(cfg, info, dci, &pin); err != nil {
 		return nil, err
 	}

@@ -178,6 +178,11 @@ var halfShaders = map[string]bool{
 	"pad": true, "where": true, "trilu": true,
 }
 
+// halfInt16 lists the shaders whose HALF variant declares the Int16
+// capability (it selects or makes 16-bit integer values), which a device
+// without shaderInt16 must not be given.
+var halfInt16 = map[string]bool{"where": true, "pad": true, "trilu": true, "gatherelements": true}
+
 // ownHalf lists the shaders that read and write 2-byte elements
 // themselves, with no HALF variant: cast.comp and predicate.comp read
 // them from 32-bit words.
@@ -211,7 +216,7 @@ func toHalf(q *query, l *launch) (ok bool) {
 		return false
 	}
 	for _, part := range l.parts() {
-		if !halfShaders[part.shader] {
+		if !halfShaders[part.shader] || halfInt16[part.shader] && !q.int16 {
 			return false
 		}
 		for _, s := range part.bindings {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxvk/onnxvk/shaders"
+
 	"github.com/x448/float16"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -397,5 +399,32 @@ func TestFloat16Declined(t *testing.T) {
 	}
 	if !without.Supports(query(graph.Float)) || without.Decline(query(graph.Float)) != "" {
 		t.Error("a device without 16-bit storage declines a float32 Add")
+	}
+}
+
+// TestHalfInt16Capabilities: the shaders whose HALF variant declares the
+// Int16 capability (OpCapability Int16 in its SPIR-V) are exactly those of
+// halfInt16, which a device without shaderInt16 declines.
+func TestHalfInt16Capabilities(t *testing.T) {
+	const opCapability, capInt16 = 17, 22
+	for name := range halfShaders {
+		code, err := shaders.SPIRV(name + halfSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		int16 := false
+		for i := 5; i < len(code); {
+			words, op := int(code[i]>>16), code[i]&0xffff
+			if words == 0 {
+				t.Fatalf("%s%s: malformed instruction at word %d", name, halfSuffix, i)
+			}
+			if op == opCapability && code[i+1] == capInt16 {
+				int16 = true
+			}
+			i += words
+		}
+		if int16 != halfInt16[name] {
+			t.Errorf("%s%s declares Int16: %v; listed in halfInt16: %v", name, halfSuffix, int16, halfInt16[name])
+		}
 	}
 }

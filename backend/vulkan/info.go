@@ -27,9 +27,10 @@ type Info struct {
 	Heaps      []Heap
 	// SubgroupSize is the default subgroup (warp, wave) width.
 	SubgroupSize uint32
-	// Float16 and Int8 report shader arithmetic on those types; Storage16Bit
-	// and Storage8Bit report 16- and 8-bit values in storage buffers.
-	Float16, Int8, Storage16Bit, Storage8Bit bool
+	// Float16, Int8 and Int16 report shader arithmetic on those types;
+	// Storage16Bit and Storage8Bit report 16- and 8-bit values in storage
+	// buffers.
+	Float16, Int8, Int16, Storage16Bit, Storage8Bit bool
 	// CooperativeMatrix reports VK_KHR_cooperative_matrix or
 	// VK_NV_cooperative_matrix (extension presence only).
 	CooperativeMatrix bool
@@ -170,6 +171,7 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: unsafe.Pointer(f16)}
 	vk.GetPhysicalDeviceFeatures2(pd, feats)
 	info.Float16, info.Int8 = f16.ShaderFloat16 != 0, f16.ShaderInt8 != 0
+	info.Int16 = feats.Features.ShaderInt16 != 0
 	info.Storage16Bit, info.Storage8Bit = s16.StorageBuffer16BitAccess != 0, s8.StorageBuffer8BitAccess != 0
 
 	exts, err := vk.EnumerateDeviceExtensionProperties(pd)

@@ -155,6 +155,8 @@ type caps struct {
 	// half16 tells that the device has 16-bit storage enabled: nodes of
 	// float16 tensors run on the HALF shader variants (see halfShaders).
 	half16 bool
+	// int16 tells that the device has shaderInt16 enabled (see halfInt16).
+	int16 bool
 }
 
 // query is what lowering knows of a node.
