@@ -17,11 +17,9 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
-	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/loader"
-	"github.com/onnxvk/onnxvk/planner"
 )
 
 // torchTolerance is the largest absolute difference allowed between
@@ -112,21 +110,7 @@ func runTorchModelVulkan(t *testing.T, cache, name string, s vulkan.Schedule) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := sessionvalues.Of(sess).Plan(map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes := 0
-	for _, st := range p.Steps {
-		if st.Kind != planner.Compute {
-			continue
-		}
-		nodes++
-		if st.Device != sess.Device() {
-			t.Errorf("%s (%s) is placed on %s, not %s", st.Node.Name, st.Node.OpType, st.Device, sess.Device())
-		}
-	}
-	t.Logf("%s: %d compute nodes on %s", name, nodes, sess.Device())
+	checkOnDevice(t, sess, map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
 	checkTorchOutput(t, sess, filepath.Join(cache, name), vulkanTorchTolerance)
 }
 
