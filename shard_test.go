@@ -37,14 +37,19 @@ func torchRunner(t *testing.T, name string) (string, *graph.Tensor, func(*onnxvk
 	}
 }
 
-// TestShardStagesTorchVulkan shards resnet18, exported from PyTorch, into
-// 2 and (in the long suites) 4 pipeline stages, saves it and loads it back with the same
-// stages, and runs it on Vulkan with the default mapping (the logical
-// devices share vulkan:0 on a one-GPU machine): the plan runs the stages
-// in order and the output is within 1e-4 of the single-device run's.
+// TestShardStagesTorchVulkan shards a model exported from PyTorch
+// (squeezenet1_1; resnet18 and also 4 stages in the long suites) into 2
+// pipeline stages, saves it and loads it back with the same stages, and
+// runs it on Vulkan with the default mapping (the logical devices share
+// vulkan:0 on a one-GPU machine): the plan runs the stages in order and
+// the output is within 1e-4 of the single-device run's.
 func TestShardStagesTorchVulkan(t *testing.T) {
 	testenv.SkipShort(t, "exports and runs a whole PyTorch model")
-	path, in, run := torchRunner(t, "resnet18")
+	name := "squeezenet1_1"
+	if testenv.Long() {
+		name = "resnet18"
+	}
+	path, in, run := torchRunner(t, name)
 	single, err := onnxvk.Load(path, onnxvk.WithDevice("vulkan"))
 	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
 		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
@@ -67,7 +72,7 @@ func TestShardStagesTorchVulkan(t *testing.T) {
 			for k, st := range report {
 				t.Logf("stage %d: %d nodes, %.1f%% of the cost (%s .. %s)", k, st.Nodes, 100*st.Share, st.First, st.Last)
 			}
-			saved := filepath.Join(t.TempDir(), "resnet18.onnx")
+			saved := filepath.Join(t.TempDir(), name+".onnx")
 			require.NoError(t, loader.Save(m, saved))
 			back, err := loader.Load(saved)
 			require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 // with NaNs.
 func TestArgMatchesCPU(t *testing.T) {
 	d := openTest(t)
-	sample := testenv.NewSampler(6)
+	sample := testenv.NewSampler(12)
 	for _, op := range slices.Sorted(maps.Keys(argOps)) {
 		t.Run(op, func(t *testing.T) {
 			for i, shape := range rowShapes {
