@@ -21,10 +21,11 @@ func matmulLoop[T matmulNum](transA, transB bool, m, n, k int, a []T, lda int, b
 		crow := c[i*ldc : i*ldc+n]
 		clear(crow)
 		for p := range k {
-			av := a[i*lda+p]
+			ai := i*lda + p
 			if transA {
-				av = a[p*lda+i]
+				ai = p*lda + i
 			}
+			av := a[ai]
 			if transB {
 				for j := range crow {
 					crow[j] += av * b[j*ldb+p]
