@@ -5,18 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	"github.com/onnxvk/onnxvk/serve/kservepb"
 )
 
 // DefaultGRPCMaxMessageBytes bounds a gRPC request or response message
-// when GRPCOptions leave it 0: 64 MiB, room for a batch of images.
-const DefaultGRPCMaxMessageBytes = 64 << 20
+// when GRPCOptions leave it 0: DefaultMaxRequestBytes, HTTP's bound.
+const DefaultGRPCMaxMessageBytes = DefaultMaxRequestBytes
 
 // GRPCOptions configure the gRPC frontend.
 type GRPCOptions struct {
@@ -24,6 +26,17 @@ type GRPCOptions struct {
 	// response message (0: DefaultGRPCMaxMessageBytes). A larger request
 	// fails with RESOURCE_EXHAUSTED before it is decoded.
 	MaxMessageBytes int
+	// MaxInferCalls bounds the ModelInfer calls the frontend holds at
+	// once, from their headers until their answer is sent (0: the
+	// server's capacity, Server.InferCapacity, read at each call, and at
+	// least 1). A call beyond it fails with RESOURCE_EXHAUSTED before its
+	// message is read: gRPC reads a whole message before the handler
+	// runs, so without this bound an overload would hold a message per
+	// call in flight, refused by the queue only after it was read; with
+	// it, at most MaxInferCalls messages of at most MaxMessageBytes. The
+	// bound is the server's, not a model's (the model's name is in the
+	// message), and its refusals count in the metrics under the model "".
+	MaxInferCalls int
 	// CertFile and KeyFile, when set, serve over TLS.
 	CertFile, KeyFile string
 }
@@ -40,8 +53,9 @@ type GRPCOptions struct {
 // output's "binary_data" to true, or an output is FP16 or BF16 (which have
 // no typed contents); otherwise with typed contents.
 type GRPCFrontend struct {
-	g  *grpc.Server
-	ln net.Listener
+	g     *grpc.Server
+	ln    net.Listener
+	calls *callLimit
 }
 
 // NewGRPC listens on addr ("127.0.0.1:8001"; port 0 picks one) and
@@ -51,7 +65,8 @@ func NewGRPC(s *Server, addr string, opts GRPCOptions) (*GRPCFrontend, error) {
 	if limit <= 0 {
 		limit = DefaultGRPCMaxMessageBytes
 	}
-	sopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit)}
+	calls := &callLimit{s: s, max: int64(opts.MaxInferCalls)}
+	sopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(limit), grpc.MaxSendMsgSize(limit), grpc.InTapHandle(calls.admit)}
 	switch {
 	case (opts.CertFile == "") != (opts.KeyFile == ""):
 		return nil, errors.New("serve: TLS needs both a certificate and a key file")
@@ -68,7 +83,37 @@ func NewGRPC(s *Server, addr string, opts GRPCOptions) (*GRPCFrontend, error) {
 	}
 	g := grpc.NewServer(sopts...)
 	kservepb.RegisterGRPCInferenceServiceServer(g, &grpcService{s: s})
-	return &GRPCFrontend{g: g, ln: ln}, nil
+	return &GRPCFrontend{g: g, ln: ln, calls: calls}, nil
+}
+
+// callLimit counts the ModelInfer calls in progress and refuses those
+// beyond its bound (see GRPCOptions.MaxInferCalls).
+type callLimit struct {
+	s *Server
+	// max is the bound; 0 or less: s.InferCapacity().
+	max   int64
+	calls atomic.Int64
+}
+
+// admit is the server's tap handle, which gRPC calls with a stream's
+// headers before it reads the stream's message. ctx ends with the stream,
+// whatever ends it, which releases the call's place.
+func (l *callLimit) admit(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if info.FullMethodName != kservepb.GRPCInferenceService_ModelInfer_FullMethodName {
+		return ctx, nil
+	}
+	limit := l.max
+	if limit <= 0 {
+		limit = max(int64(l.s.InferCapacity()), 1)
+	}
+	if l.calls.Add(1) > limit {
+		l.calls.Add(-1)
+		err := Errorf(CodeResourceExhausted, "the server holds %d inference calls, its limit", limit)
+		l.s.metrics.observe("", err.Code, 0)
+		return nil, grpcError(err)
+	}
+	context.AfterFunc(ctx, func() { l.calls.Add(-1) })
+	return ctx, nil
 }
 
 // Addr returns the address the frontend listens on.

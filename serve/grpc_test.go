@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -337,6 +337,40 @@ func TestGRPCDeadline(t *testing.T) {
 	assert.Equal(t, codes.DeadlineExceeded, codeOf(err), "%v", err)
 }
 
+// floodAffine sends n requests to the affine model at once, each a row
+// of its own, and returns a function that waits for them and returns
+// how many got their right result, the RESOURCE_EXHAUSTED errors and the
+// other outcomes.
+func floodAffine(c kservepb.GRPCInferenceServiceClient, n int) func() (ok int, full, others []error) {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		good int
+		exh  []error
+		bad  []error
+	)
+	for i := range n {
+		wg.Go(func() {
+			rows := [][]float32{{float32(i), 1, 2, 3}}
+			resp, err := c.ModelInfer(context.Background(), affineProto(rows))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && assert.ObjectsAreEqual(affineWant(rows), resp.GetOutputs()[0].GetContents().GetFp32Contents()):
+				good++
+			case codeOf(err) == codes.ResourceExhausted:
+				exh = append(exh, err)
+			default:
+				bad = append(bad, fmt.Errorf("%v (response %v)", err, resp))
+			}
+		})
+	}
+	return func() (int, []error, []error) {
+		wg.Wait()
+		return good, exh, bad
+	}
+}
+
 // TestGRPCOverload floods a model with a queue of 2 that waits a while to
 // fill its batches: the requests beyond the queue get RESOURCE_EXHAUSTED
 // at once, the others their results, and the server answers normally
@@ -345,33 +379,11 @@ func TestGRPCOverload(t *testing.T) {
 	s := newTestServer(t, 300*time.Millisecond, 2)
 	c, _ := startGRPC(t, s, GRPCOptions{})
 	const n = 40
-	var (
-		wg        sync.WaitGroup
-		mu        sync.Mutex
-		ok, full  int
-		unexpects []error
-	)
-	for i := range n {
-		wg.Go(func() {
-			rows := [][]float32{{float32(i), 0, 0, 0}}
-			resp, err := c.ModelInfer(context.Background(), affineProto(rows))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil && assert.ObjectsAreEqual(affineWant(rows), resp.GetOutputs()[0].GetContents().GetFp32Contents()):
-				ok++
-			case codeOf(err) == codes.ResourceExhausted:
-				full++
-			default:
-				unexpects = append(unexpects, err)
-			}
-		})
-	}
-	wg.Wait()
-	assert.Empty(t, unexpects)
+	ok, full, others := floodAffine(c, n)()
+	assert.Empty(t, others)
 	assert.Positive(t, ok)
-	assert.Positive(t, full, "no request was refused")
-	assert.Equal(t, n, ok+full)
+	assert.NotEmpty(t, full, "no request was refused")
+	assert.Equal(t, n, ok+len(full))
 	resp, err := c.ModelInfer(context.Background(), affineProto([][]float32{{1, 1, 1, 1}}))
 	require.NoError(t, err)
 	assert.Equal(t, affineWant([][]float32{{1, 1, 1, 1}}), resp.GetOutputs()[0].GetContents().GetFp32Contents())
@@ -442,42 +454,88 @@ func TestGRPCShutdownDeadline(t *testing.T) {
 	assert.Error(t, <-errc)
 }
 
-// TestGRPCOverloadLong sends 500 concurrent gRPC clients, each on its own
-// connection, at a slow model whose queue holds 32, for up to 10 s (at
-// most 20 requests each): every request gets its result or
-// RESOURCE_EXHAUSTED, nothing else; the process's heap stays bounded
-// (sampled throughout); and once the load ends, the queue is empty and a
-// request is answered.
+// TestGRPCCallLimit: ModelInfer calls beyond GRPCOptions.MaxInferCalls
+// are refused with RESOURCE_EXHAUSTED at once, before their message is
+// read, while the others run and other methods answer; each call's place
+// is given back when it ends, however it ends.
+func TestGRPCCallLimit(t *testing.T) {
+	s := newTestServer(t, 300*time.Millisecond, 64)
+	assert.Equal(t, (64+8)+(64+1), s.InferCapacity(), "affine: queue and a batch of 8; echo: queue and one request")
+	c, f := startGRPC(t, s, GRPCOptions{MaxInferCalls: 3})
+	const n = 12
+	wait := floodAffine(c, n)
+	// The calls admitted wait 300 ms for their batch to fill: meanwhile
+	// the limit is reached, and the other methods still answer.
+	require.Eventually(t, func() bool { return f.calls.calls.Load() == 3 }, 10*time.Second, time.Millisecond)
+	live, err := c.ServerLive(context.Background(), &kservepb.ServerLiveRequest{})
+	require.NoError(t, err)
+	assert.True(t, live.GetLive())
+	ok, full, others := wait()
+	assert.Empty(t, others)
+	assert.NotEmpty(t, full, "no call was refused")
+	for _, err := range full {
+		assert.Contains(t, err.Error(), "the server holds 3 inference calls, its limit")
+	}
+	assert.GreaterOrEqual(t, ok, 3)
+	assert.Equal(t, n, ok+len(full))
+	require.Eventually(t, func() bool { return f.calls.calls.Load() == 0 }, 10*time.Second, time.Millisecond, "the calls' places came back")
+
+	// A call that ends early (its deadline passes in the queue) gives its
+	// place back too.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = c.ModelInfer(ctx, affineProto([][]float32{{1, 1, 1, 1}}))
+	assert.Equal(t, codes.DeadlineExceeded, codeOf(err), "%v", err)
+	require.Eventually(t, func() bool { return f.calls.calls.Load() == 0 }, 10*time.Second, time.Millisecond)
+	resp, err := c.ModelInfer(context.Background(), affineProto([][]float32{{1, 1, 1, 1}}))
+	require.NoError(t, err)
+	assert.Equal(t, affineWant([][]float32{{1, 1, 1, 1}}), resp.GetOutputs()[0].GetContents().GetFp32Contents())
+}
+
+// overloadRSSBound is what TestGRPCOverloadLong lets the server's
+// resident memory grow by under overload, beyond its size after a first
+// request: room for the calls it holds (its queue of 32 and one
+// running, each message held as received, decoded, as a tensor, and its
+// output and response) and the buffers of 500 connections, where one
+// message per call in flight would take 500 × 512 KiB several times.
+const overloadRSSBound = 192 << 20
+
+// TestGRPCOverloadLong runs `onnxvk serve --grpc` on a slow model whose
+// queue holds 32 and sends it 500 concurrent gRPC clients, each on its
+// own connection, for up to 10 s (at most 20 requests each), each request
+// a 512 KiB message of raw contents: every request gets its result or
+// RESOURCE_EXHAUSTED, nothing else; the server's resident memory
+// (sampled throughout) grows by less than overloadRSSBound, as the calls
+// beyond its capacity are refused before their message is read; and once
+// the load ends, a request is answered.
 func TestGRPCOverloadLong(t *testing.T) {
 	testenv.SkipLong(t)
-	dir := t.TempDir()
-	s, err := NewServer([]ModelConfig{{Name: "slow", Path: saveModel(t, dir, slowModel()), Device: "cpu", QueueSize: 32}}, Options{Logger: quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	f, err := NewGRPC(s, "127.0.0.1:0", GRPCOptions{})
-	require.NoError(t, err)
-	go f.Serve()
-	t.Cleanup(func() { f.Shutdown(context.Background()) })
-	x := make([]float32, 512)
+	bin := buildCommand(t)
+	model := saveModel(t, t.TempDir(), slowModel())
+	cmd, addrs, stderr := startServeAddrs(t, bin, "gRPC", "--grpc", "127.0.0.1:0", "--device", "cpu", "--queue", "32", "--log-level", "error", model)
+	x := make([]float32, 256*512)
 	for i := range x {
 		x[i] = float32(i%7) / 7
 	}
-	req := &kservepb.ModelInferRequest{ModelName: "slow", Inputs: []*kservepb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 512}}},
+	req := &kservepb.ModelInferRequest{ModelName: "slow", Inputs: []*kservepb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP32", Shape: []int64{256, 512}}},
 		RawInputContents: [][]byte{f32Bytes(x)}}
+	first, err := kservepb.NewGRPCInferenceServiceClient(mustConn(t, addrs["gRPC"])).ModelInfer(context.Background(), req)
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	wantOutput := first.GetRawOutputContents()[0]
+	baseRSS := rssOf(cmd.Process.Pid)
+	require.Positive(t, baseRSS, "no /proc/PID/status")
 
 	var (
-		peakHeap atomic.Uint64
+		peakRSS  atomic.Int64
 		sampling = make(chan struct{})
 		sampled  sync.WaitGroup
 	)
 	sampled.Go(func() {
-		tick := time.NewTicker(100 * time.Millisecond)
+		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
-		var ms runtime.MemStats
 		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peakHeap.Load() {
-				peakHeap.Store(ms.HeapInuse)
+			if r := rssOf(cmd.Process.Pid); r > peakRSS.Load() {
+				peakRSS.Store(r)
 			}
 			select {
 			case <-sampling:
@@ -488,17 +546,16 @@ func TestGRPCOverloadLong(t *testing.T) {
 	})
 	const clients, perClient = 500, 20
 	var (
-		wg         sync.WaitGroup
-		mu         sync.Mutex
-		ok, full   int
-		others     []error
-		okTimes    []float64
-		stop       = time.Now().Add(10 * time.Second)
-		wantOutput []byte
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		ok, full int
+		others   []error
+		okTimes  []float64
+		stop     = time.Now().Add(10 * time.Second)
 	)
 	for range clients {
 		wg.Go(func() {
-			conn, err := grpc.NewClient(f.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			conn, err := grpc.NewClient(addrs["gRPC"], grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
 				mu.Lock()
 				others = append(others, err)
@@ -513,8 +570,7 @@ func TestGRPCOverloadLong(t *testing.T) {
 				took := time.Since(start)
 				mu.Lock()
 				switch {
-				case err == nil && (wantOutput == nil || bytes.Equal(wantOutput, resp.GetRawOutputContents()[0])):
-					wantOutput = resp.GetRawOutputContents()[0]
+				case err == nil && bytes.Equal(wantOutput, resp.GetRawOutputContents()[0]):
 					ok++
 					okTimes = append(okTimes, took.Seconds()*1000)
 				case codeOf(err) == codes.ResourceExhausted:
@@ -525,6 +581,9 @@ func TestGRPCOverloadLong(t *testing.T) {
 					others = append(others, err)
 				}
 				mu.Unlock()
+				if err != nil {
+					time.Sleep(10 * time.Millisecond)
+				}
 			}
 		})
 	}
@@ -534,13 +593,15 @@ func TestGRPCOverloadLong(t *testing.T) {
 	assert.Empty(t, others)
 	assert.Positive(t, ok)
 	assert.Positive(t, full, "no request was refused")
-	assert.Less(t, peakHeap.Load(), uint64(1<<30), "heap in use peaked at %d bytes", peakHeap.Load())
-	resp, err := kservepb.NewGRPCInferenceServiceClient(mustConn(t, f.Addr())).ModelInfer(context.Background(), req)
+	grew := peakRSS.Load() - baseRSS
+	assert.Less(t, grew, int64(overloadRSSBound), "the server's RSS grew from %d to %d bytes", baseRSS, peakRSS.Load())
+	resp, err := kservepb.NewGRPCInferenceServiceClient(mustConn(t, addrs["gRPC"])).ModelInfer(context.Background(), req)
 	require.NoError(t, err, "after the load")
 	assert.Equal(t, wantOutput, resp.GetRawOutputContents()[0])
 	slices.Sort(okTimes)
-	t.Logf("%d clients: %d answered (p50 %.0f ms, p99 %.0f ms), %d RESOURCE_EXHAUSTED, %d other errors; heap in use peaked at %.1f MiB",
-		clients, ok, okTimes[len(okTimes)/2], okTimes[len(okTimes)*99/100], full, len(others), float64(peakHeap.Load())/(1<<20))
+	t.Logf("%d clients, 512 KiB requests: %d answered (p50 %.0f ms, p99 %.0f ms), %d RESOURCE_EXHAUSTED, %d other errors; server RSS %.0f MiB after a first request, peak %.0f MiB (+%.0f MiB, bound %d MiB)",
+		clients, ok, okTimes[len(okTimes)/2], okTimes[len(okTimes)*99/100], full, len(others),
+		float64(baseRSS)/(1<<20), float64(peakRSS.Load())/(1<<20), float64(grew)/(1<<20), overloadRSSBound>>20)
 }
 
 // mustConn dials addr over loopback without TLS, closed at the end of the test.

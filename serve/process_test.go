@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +40,16 @@ func buildCommand(t *testing.T) string {
 // base URL and its stderr so far (filled as it runs).
 func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
+	cmd, addrs, stderr := startServeAddrs(t, bin, "HTTP", args...)
+	return cmd, "http://" + addrs["HTTP"], stderr
+}
+
+// startServeAddrs starts `onnxvk serve --http 127.0.0.1:0 ARGS` and
+// returns the process, the address of each frontend it announced by the
+// time it announced the one named last ("HTTP", "gRPC"), and its stderr
+// so far (filled as it runs).
+func startServeAddrs(t *testing.T, bin, last string, args ...string) (*exec.Cmd, map[string]string, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -49,22 +62,44 @@ func startServe(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *s
 			cmd.Wait()
 		}
 	})
-	addr := make(chan string, 1)
+	ready := make(chan map[string]string, 1)
 	go func() {
+		addrs := map[string]string{}
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "serving HTTP on "); ok {
-				addr <- a
+			if rest, ok := strings.CutPrefix(sc.Text(), "serving "); ok {
+				if frontend, addr, ok := strings.Cut(rest, " on "); ok {
+					addrs[frontend] = addr
+					if frontend == last {
+						ready <- maps.Clone(addrs)
+					}
+				}
 			}
 		}
 	}()
 	select {
-	case a := <-addr:
-		return cmd, "http://" + a, stderr
+	case addrs := <-ready:
+		return cmd, addrs, stderr
 	case <-time.After(60 * time.Second):
 		t.Fatalf("onnxvk serve did not start in 60 s: %s", stderr.String())
 	}
-	return nil, "", nil
+	return nil, nil, nil
+}
+
+// rssOf returns the resident memory of process pid, 0 where
+// /proc/PID/status is not there to tell.
+func rssOf(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 type syncBuffer struct {

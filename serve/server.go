@@ -233,6 +233,25 @@ func (s *Server) infer(ctx context.Context, req *InferRequest) (*InferResponse, 
 	return resp, nil
 }
 
+// InferCapacity is how many inference requests the loaded models take at
+// once: each model's queue plus what its Runs in flight hold (instance
+// count times max_batch_size with batching, else the instance count).
+// The gRPC frontend holds at most this many calls by default
+// (GRPCOptions.MaxInferCalls).
+func (s *Server) InferCapacity() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, m := range s.models {
+		per := 1
+		if m.batching {
+			per = m.cfg.MaxBatchSize
+		}
+		n += m.cfg.QueueSize + m.cfg.Instances*per
+	}
+	return n
+}
+
 // Close stops taking requests, ends every model's batcher (requests still
 // queued fail with UNAVAILABLE) and closes the sessions.
 func (s *Server) Close() error {
