@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/onnxvk/onnxvk"
 )
 
 // Histogram buckets: latencies and queue times in seconds, batch sizes in
@@ -38,16 +40,28 @@ type modelMetrics struct {
 	batchSize *histogram
 	inflight  atomic.Int64
 	// queueLength and deviceMemory read the loaded model's queue length
-	// and its session's GPU memory in use (nil: not loaded); set by
-	// attach under mu.
+	// and its session's GPU memory in use, plans its session's plan
+	// counts (nil: not loaded); set by attach under mu.
 	queueLength, deviceMemory func() int64
+	plans                     func() onnxvk.PlanStats
 }
 
 // attach points the gauges read at scrape time at a loaded model.
-func (mm *modelMetrics) attach(queueLength, deviceMemory func() int64) {
+func (mm *modelMetrics) attach(queueLength, deviceMemory func() int64, plans func() onnxvk.PlanStats) {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
-	mm.queueLength, mm.deviceMemory = queueLength, deviceMemory
+	mm.queueLength, mm.deviceMemory, mm.plans = queueLength, deviceMemory, plans
+}
+
+// planStats reads the loaded model's plan counts, zero when unset.
+func (mm *modelMetrics) planStats() onnxvk.PlanStats {
+	mm.mu.Lock()
+	f := mm.plans
+	mm.mu.Unlock()
+	if f == nil {
+		return onnxvk.PlanStats{}
+	}
+	return f()
 }
 
 // gauge reads f under mu, 0 when unset.
@@ -228,6 +242,14 @@ func (s *Server) WriteMetrics(w io.Writer) {
 		{"onnxvk_device_memory_bytes", "GPU memory the model's session holds (weights and plan buffers; 0 on the CPU).", "gauge",
 			func(mm *modelMetrics, l string) {
 				fmt.Fprintf(w, "onnxvk_device_memory_bytes{%s} %d\n", l, mm.gauge(&mm.deviceMemory))
+			}},
+		{"onnxvk_plans_compiled_total", "Plans the model's session compiled since it loaded (Session.PlanStats): one per shape class met.", "counter",
+			func(mm *modelMetrics, l string) {
+				fmt.Fprintf(w, "onnxvk_plans_compiled_total{%s} %d\n", l, mm.planStats().Compiled)
+			}},
+		{"onnxvk_plan_cache_bytes", "Memory the model's cached plans hold (host arenas and GPU buffers, not the weights).", "gauge",
+			func(mm *modelMetrics, l string) {
+				fmt.Fprintf(w, "onnxvk_plan_cache_bytes{%s} %d\n", l, mm.planStats().CachedBytes)
 			}},
 	}
 	for _, sr := range series {

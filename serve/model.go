@@ -71,18 +71,105 @@ func newModel(c ModelConfig, sess *onnxvk.Session, stats *modelMetrics, log *slo
 		cfg: c, sess: sess, meta: meta, inputs: map[string]onnxvk.ValueInfo{}, log: log, stats: stats,
 		queue: make(chan *pending, c.QueueSize), stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	m.batching = c.MaxBatchSize > 1
 	for _, vi := range sess.Inputs() {
 		m.inputs[vi.Name] = vi
-		m.batching = m.batching && len(vi.Shape) > 0 && vi.Shape[0] < 0
 	}
 	for _, vi := range sess.Outputs() {
 		m.outputNames = append(m.outputNames, vi.Name)
-		m.batching = m.batching && len(vi.Shape) > 0 && vi.Shape[0] < 0
 	}
-	stats.attach(m.queued.Load, sess.DeviceMemoryInUse)
+	m.batching = batches(c, sess)
+	if m.batching && warmable(sess) {
+		sizes := []int64{1, int64(c.MaxBatchSize)}
+		if plansEachBatchSize(c, sess) {
+			sizes = nil
+			for n := range int64(c.MaxBatchSize) {
+				sizes = append(sizes, n+1)
+			}
+		}
+		m.warm(sizes)
+	}
+	stats.attach(m.queued.Load, sess.DeviceMemoryInUse, sess.PlanStats)
 	go m.batcher()
 	return m, nil
+}
+
+// batches reports whether requests to the model may be merged: c's
+// MaxBatchSize is above 1, and every input and output has a variable
+// first dimension.
+func batches(c ModelConfig, sess *onnxvk.Session) bool {
+	ok := c.MaxBatchSize > 1
+	for _, vi := range append(sess.Inputs(), sess.Outputs()...) {
+		ok = ok && len(vi.Shape) > 0 && vi.Shape[0] < 0
+	}
+	return ok
+}
+
+// maxWarmElements bounds the elements of a warm-up input (see warmable).
+const maxWarmElements = 1 << 28
+
+// warmable reports whether a batching model can be warmed up on zeros:
+// no input holds strings, and every dimension of every input but the
+// first is fixed, with at most maxWarmElements elements per row.
+func warmable(sess *onnxvk.Session) bool {
+	for _, vi := range sess.Inputs() {
+		if vi.DType == onnxvk.String {
+			return false
+		}
+		row := int64(1)
+		for _, d := range vi.Shape[1:] {
+			if d < 0 || d > 0 && row > maxWarmElements/d {
+				return false
+			}
+			row *= d
+		}
+	}
+	return true
+}
+
+// maxPlannedBatch is the largest max_batch_size for which a batching
+// model plans each batch size on its own (see plansEachBatchSize).
+const maxPlannedBatch = 16
+
+// plansEachBatchSize reports whether the model's session is to plan each
+// batch size on its own (onnxvk.WithoutShapeClasses), every one of them
+// warmed at load: a batching model whose only variable dimension is the
+// first, with a max_batch_size up to maxPlannedBatch. Its merged Runs
+// then use plans with every size known, whose buffers are planned once
+// and, under Vulkan, run on the GPU, where a shape class with the batch
+// dimension symbolic allocates its intermediate tensors at each Run and,
+// under Vulkan, runs the nodes of symbolic size on the CPU. Other
+// batching models keep the session's shape classes: a plan for 1 row and
+// a class for the other sizes.
+func plansEachBatchSize(c ModelConfig, sess *onnxvk.Session) bool {
+	return c.MaxBatchSize <= maxPlannedBatch && batches(c, sess) && warmable(sess)
+}
+
+// warm runs the model once on zeros for each batch size, so that the
+// session compiles the plans merged Runs use at load rather than during
+// the first requests. A warm-up that fails is logged, and the first
+// requests plan instead.
+func (m *model) warm(sizes []int64) {
+	for _, n := range sizes {
+		inputs := map[string]*onnxvk.Tensor{}
+		for name, vi := range m.inputs {
+			shape := slices.Clone(vi.Shape)
+			shape[0] = n
+			elems := int64(1)
+			for _, d := range shape {
+				elems *= d
+			}
+			t, err := onnxvk.NewTensorBytes(vi.DType, shape, make([]byte, vi.DType.ByteSize(elems)))
+			if err != nil {
+				m.log.Warn("not warmed up", "model", m.cfg.Name, "err", err)
+				return
+			}
+			inputs[name] = t
+		}
+		if _, err := m.sess.Run(context.Background(), inputs); err != nil {
+			m.log.Warn("the warm-up Run failed; the first requests plan instead", "model", m.cfg.Name, "rows", n, "err", err)
+			return
+		}
+	}
 }
 
 // prepare checks a request against the model and converts its inputs.

@@ -82,6 +82,13 @@ func (s *Server) load(c ModelConfig) error {
 	}
 	start := time.Now()
 	sess, err := onnxvk.Load(c.Path, opts...)
+	if err == nil && plansEachBatchSize(c, sess) {
+		// Known only once loaded (from the inputs' shapes): loaded
+		// again, which maps the weights anew unless the options say
+		// WithoutMmap.
+		sess.Close()
+		sess, err = onnxvk.Load(c.Path, append(opts, onnxvk.WithoutShapeClasses())...)
+	}
 	if err != nil {
 		return fmt.Errorf("serve: model %q: %w", c.Name, err)
 	}
@@ -98,7 +105,7 @@ func (s *Server) load(c ModelConfig) error {
 		old.close()
 	}
 	s.log.Info("model loaded", "model", c.Name, "path", c.Path, "device", sess.Device(), "precision", sess.Precision(),
-		"max_batch_size", c.MaxBatchSize, "batching", m.batching, "max_queue_delay", c.MaxQueueDelay.String(),
+		"max_batch_size", c.MaxBatchSize, "batching", m.batching, "plans", sess.PlanStats().Compiled, "max_queue_delay", c.MaxQueueDelay.String(),
 		"instances", c.Instances, "queue", c.QueueSize, "load_time", time.Since(start).String())
 	return nil
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -91,6 +92,46 @@ func TestInferCore(t *testing.T) {
 		var pe *Error
 		assert.True(t, errors.As(err, &pe))
 	}
+}
+
+// TestWarmUp: a batching model whose only variable dimension is the
+// batch compiles a plan for every batch size up to max_batch_size at load,
+// and requests of those sizes then plan nothing more; one with a larger
+// max_batch_size keeps the session's shape classes, warming a plan for 1
+// row and a class for the others; a model with an input of strings is
+// not warmed.
+func TestWarmUp(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewServer([]ModelConfig{
+		{Name: "affine", Path: saveModel(t, dir, affineModel()), Device: "cpu", MaxBatchSize: 8},
+		{Name: "wide", Path: saveModel(t, dir, affineModel()), Device: "cpu", MaxBatchSize: maxPlannedBatch + 1},
+		{Name: "echo", Path: saveModel(t, dir, echoModel()), Device: "cpu", MaxBatchSize: 8},
+	}, Options{Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	compiled := func(model string) float64 {
+		var b strings.Builder
+		s.WriteMetrics(&b)
+		return metricValue(t, b.String(), fmt.Sprintf(`onnxvk_plans_compiled_total{model=%q}`, model))
+	}
+	assert.Equal(t, 8.0, compiled("affine"))
+	assert.Equal(t, 2.0, compiled("wide"), "a plan for 1 row and a class")
+	for _, model := range []string{"affine", "wide"} {
+		for n := 1; n <= 8; n++ {
+			rows := make([][]float32, n)
+			for i := range rows {
+				rows[i] = []float32{float32(i), float32(n), -1, 0.5}
+			}
+			req := affineRequest(rows)
+			req.ModelName = model
+			resp, err := s.Infer(context.Background(), req)
+			require.NoError(t, err)
+			assert.Equal(t, affineWant(rows), resp.Outputs[0].Values())
+		}
+	}
+	assert.Equal(t, 8.0, compiled("affine"), "a request planned after the warm-up")
+	assert.Equal(t, 2.0, compiled("wide"), "a request planned after the warm-up")
+	assert.Equal(t, 0.0, compiled("echo"))
 }
 
 // TestInferBatchesMerge sends concurrent requests to a model that waits
