@@ -10,4 +10,6 @@ var (
 	StartServe     = startServe
 	SelfSigned     = selfSigned
 	DatatypeValues = datatypeValues
+	Quiet          = quiet
+	RSSOf          = rssOf
 )
