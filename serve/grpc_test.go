@@ -523,7 +523,9 @@ func TestGRPCOverloadLong(t *testing.T) {
 	require.NoError(t, err, "stderr: %s", stderr.String())
 	wantOutput := first.GetRawOutputContents()[0]
 	baseRSS := rssOf(cmd.Process.Pid)
-	require.Positive(t, baseRSS, "no /proc/PID/status")
+	if baseRSS == 0 {
+		testenv.Skip(t, "no /proc/PID/status to read the server's memory from")
+	}
 
 	var (
 		peakRSS  atomic.Int64
