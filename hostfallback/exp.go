@@ -24,6 +24,24 @@ func expF32(x float32) float32 {
 	return e * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
 
+// tanhF32 is tanh in float32 arithmetic after Cephes' tanhf: an odd
+// polynomial for |x| < 0.625, 1 − 2/(e^{2|x|} + 1) (with expF32) beyond,
+// with the sign of x. The relative error is a few ulp; NaN stays NaN.
+func tanhF32(x float32) float32 {
+	a := float32(math.Abs(float64(x)))
+	if a >= 0.625 {
+		t := 1 - 2/(expF32(2*a)+1)
+		return float32(math.Copysign(float64(t), float64(x)))
+	}
+	z := x * x
+	p := float32(-5.70498872745e-3)
+	p = p*z + 2.06390887954e-2
+	p = p*z - 5.37397155531e-2
+	p = p*z + 1.33314422036e-1
+	p = p*z - 3.33332819422e-1
+	return p*z*x + x
+}
+
 // expShiftF32Go is the portable expShiftF32.
 func expShiftF32Go(x, y []float32, m float32) float32 {
 	y = y[:len(x)]

@@ -46,3 +46,31 @@ func TestExpShiftF32(t *testing.T) {
 		t.Errorf("NaN: sum %g, y %v; want NaN at 2 and 8, 1 elsewhere", s, y)
 	}
 }
+
+// TestTanhF32 checks the float32 tanh against math.Tanh on both sides of
+// its switch from the polynomial to the exponential, near 0 (where the
+// relative error matters), far out and at NaN and ±Inf.
+func TestTanhF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	xs := []float32{0, 1e-30, -1e-7, 0.6249999, 0.625, -0.625, 0.7, 9, 20, -50, 1e30}
+	for range 20000 {
+		xs = append(xs, float32(r.NormFloat64()*3), float32(r.NormFloat64()*1e-3))
+	}
+	for _, x := range xs {
+		want := math.Tanh(float64(x))
+		got := tanhF32(x)
+		if d := math.Abs(float64(got) - want); d > 4e-7*math.Abs(want) && d > 1e-45 {
+			t.Errorf("tanhF32(%g) = %g, want %g (relative error %.2g)", x, got, want, d/math.Abs(want))
+		}
+	}
+	inf := float32(math.Inf(1))
+	if got := tanhF32(inf); got != 1 {
+		t.Errorf("tanhF32(+Inf) = %g, want 1", got)
+	}
+	if got := tanhF32(-inf); got != -1 {
+		t.Errorf("tanhF32(-Inf) = %g, want -1", got)
+	}
+	if got := tanhF32(float32(math.NaN())); got == got {
+		t.Errorf("tanhF32(NaN) = %g, want NaN", got)
+	}
+}

@@ -52,12 +52,10 @@ func (a rnnAct) apply(v []float32, clip float32) {
 	}
 	switch a.name {
 	case "sigmoid":
-		for i, x := range v {
-			v[i] = float32(1 / (1 + math.Exp(-float64(x))))
-		}
+		sigmoidF32(v, false)
 	case "tanh":
 		for i, x := range v {
-			v[i] = float32(math.Tanh(float64(x)))
+			v[i] = tanhF32(x)
 		}
 	case "relu":
 		for i, x := range v {
@@ -117,6 +115,11 @@ type rnnLayer struct {
 	acts                                   [][]rnnAct
 	clip                                   float32
 	dtype                                  graph.DType
+	// splits are the gate boundaries of the recurrence's products (GRU
+	// multiplies by the z and r gates' R apart from the h gate's).
+	splits []int
+	// weights holds the transposed weights the products multiply by.
+	weights *rnnWeights
 	// y, yh and yc receive the outputs in layout 0: Y [seq, dirs, batch,
 	// hidden] (nil when not asked for) and the final states [dirs, batch,
 	// hidden].
@@ -125,8 +128,8 @@ type rnnLayer struct {
 
 // rnnSetup checks the inputs and attributes common to RNN, GRU and LSTM
 // (gates gates per direction, defaults the default activations of one
-// direction).
-func rnnSetup(c *Call, gates int, defaults []string) (*rnnLayer, error) {
+// direction, splits the gate boundaries of the recurrent products).
+func rnnSetup(c *Call, gates int, defaults []string, splits ...int) (*rnnLayer, error) {
 	x, w, r := c.Tensor(0), c.Tensor(1), c.Tensor(2)
 	if x == nil || w == nil || r == nil {
 		return nil, c.Errorf("inputs X, W and R are required")
@@ -145,7 +148,7 @@ func rnnSetup(c *Call, gates int, defaults []string) (*rnnLayer, error) {
 	if x.Rank() != 3 || w.Rank() != 3 || r.Rank() != 3 {
 		return nil, c.Errorf("X%v, W%v and R%v must be 3-D", x.Shape, w.Shape, r.Shape)
 	}
-	l := &rnnLayer{gates: gates, dtype: x.DType, layout: int(ops.RecurrentOf(c.Node, c.Opset).Layout)}
+	l := &rnnLayer{gates: gates, splits: splits, dtype: x.DType, layout: int(ops.RecurrentOf(c.Node, c.Opset).Layout)}
 	switch l.layout {
 	case 0:
 		l.seq, l.batch = int(x.Shape[0]), int(x.Shape[1])
@@ -175,6 +178,12 @@ func rnnSetup(c *Call, gates int, defaults []string) (*rnnLayer, error) {
 		return nil, c.Errorf("W%v and R%v do not fit %d direction(s), hidden size %d and input size %d", w.Shape, r.Shape, l.dirs, l.hidden, l.input)
 	}
 	l.x, l.w, l.r = rnnLayout0(f32Data(x), l.layout, l.batch, l.seq, l.input), f32Data(w), f32Data(r)
+	prepare := func() (*rnnWeights, error) { return l.prepareWeights(), nil }
+	if c.Const(1) && c.Const(2) {
+		l.weights, _ = Memo(c, c.ShapeKey(), prepare)
+	} else {
+		l.weights, _ = prepare()
+	}
 	if b := c.Tensor(3); b != nil {
 		if !slicesEqual(b.Shape, []int64{int64(l.dirs), 2 * gh}) {
 			return nil, c.Errorf("B%v must be [%d %d]", b.Shape, l.dirs, 2*gh)
@@ -210,6 +219,81 @@ func rnnSetup(c *Call, gates int, defaults []string) (*rnnLayer, error) {
 		}
 	}
 	return l, l.activations(c, defaults)
+}
+
+// rnnWeight is the transpose of some rows of W or R, a k×n matrix: packed
+// whole for the GEMM's kernels where they can read it so (see
+// matmulPrepacks), else row-major. Transposed, the recurrence reads R's
+// rows contiguously (a dot product per gate unit would reduce each one
+// across a vector), and packed once, the products do not pack it per run
+// or, in the GEMV, read it down the columns of a wide row.
+type rnnWeight struct {
+	k, n   int
+	packed bool
+	data   []float32
+}
+
+// rnnWeights are a layer's weights as its products read them: w[d] is
+// direction d's Wᵀ, rec[d][i] its Rᵀ for the gates from splits[i] to
+// splits[i+1].
+type rnnWeights struct {
+	w   []rnnWeight
+	rec [][]rnnWeight
+}
+
+// newRNNWeight prepares the transpose of rows [g0, g1) of r (k values a
+// row) for products of m rows by it.
+func newRNNWeight(r []float32, g0, g1, k, m int) rnnWeight {
+	n := g1 - g0
+	t := make([]float32, k*n)
+	for q := range n {
+		for p, v := range r[(g0+q)*k : (g0+q+1)*k] {
+			t[p*n+q] = v
+		}
+	}
+	w := rnnWeight{k: k, n: n, data: t}
+	if matmulPrepacks(m, n, k) {
+		w.packed, w.data = true, gemmPackWhole(t, k, n, gemmBest.nr)
+	}
+	return w
+}
+
+// prepareWeights makes the layer's rnnWeights from W and R.
+func (l *rnnLayer) prepareWeights() *rnnWeights {
+	H, gh := l.hidden, l.gates*l.hidden
+	ws := &rnnWeights{rec: make([][]rnnWeight, l.dirs)}
+	for d := range l.dirs {
+		ws.w = append(ws.w, newRNNWeight(l.w[d*gh*l.input:(d+1)*gh*l.input], 0, gh, l.input, l.seq*l.batch))
+		r := l.r[d*gh*H : (d+1)*gh*H]
+		for i := range len(l.splits) - 1 {
+			ws.rec[d] = append(ws.rec[d], newRNNWeight(r, l.splits[i]*H, l.splits[i+1]*H, H, l.batch))
+		}
+	}
+	return ws
+}
+
+// mul sets out (m×n) to a·w for a row-major a (m×k) or, with add, adds
+// a·w to it; serial keeps it on the calling goroutine.
+func (w *rnnWeight) mul(threads *Threads, m int, a, out []float32, add, serial bool) {
+	workers := threads.Workers()
+	if serial {
+		threads, workers = nil, 1
+	}
+	if m*w.n*w.k < gemmParallelWork {
+		workers = 1
+	}
+	var beta float32
+	if add {
+		beta = 1
+	}
+	switch {
+	case w.packed && m <= gemvMaxRows:
+		gemvPacked(threads, m, w.n, w.k, a, w.k, w.data, gemmBest.nr, add, out, w.n)
+	case w.packed:
+		gemmPacked(threads, gemmBest, false, false, m, w.n, w.k, 1, a, w.k, nil, w.n, w.data, beta, nil, out, w.n, workers)
+	default:
+		gemmRun(threads, gemmBest, false, false, m, w.n, w.k, 1, a, w.k, w.data, w.n, beta, nil, out, w.n, workers)
+	}
 }
 
 // state returns the optional initial state input i in layout 0, zeros
@@ -341,12 +425,7 @@ func (l *rnnLayer) inputProjection(threads *Threads, d int, serial bool, both fu
 	gh := l.gates * l.hidden
 	rows := l.seq * l.batch
 	out := make([]float32, rows*gh)
-	w := l.w[d*gh*l.input : (d+1)*gh*l.input]
-	if serial {
-		sgemmSerial(false, true, rows, gh, l.input, 1, l.x, l.input, w, l.input, 0, out, gh)
-	} else {
-		sgemm(threads, false, true, rows, gh, l.input, 1, l.x, l.input, w, l.input, 0, out, gh)
-	}
+	l.weights.w[d].mul(threads, rows, l.x, out, false, serial)
 	bias := make([]float32, gh)
 	wb, rb := l.b[d*2*gh:d*2*gh+gh], l.b[d*2*gh+gh:(d+1)*2*gh]
 	for j := range bias {
@@ -407,21 +486,15 @@ func (l *rnnLayer) directions(threads *Threads, f func(d int, serial bool)) {
 	})
 }
 
-// recurrence adds h·Rᵀ for rows [g0, g1) of direction d's R into out
-// ([batch, g1−g0]).
-func (l *rnnLayer) recurrence(threads *Threads, d, g0, g1 int, h, out []float32, serial bool) {
-	gh := l.gates * l.hidden
-	r := l.r[d*gh*l.hidden+g0*l.hidden:]
-	if serial {
-		sgemmSerial(false, true, l.batch, g1-g0, l.hidden, 1, h, l.hidden, r, l.hidden, 1, out, g1-g0)
-	} else {
-		sgemm(threads, false, true, l.batch, g1-g0, l.hidden, 1, h, l.hidden, r, l.hidden, 1, out, g1-g0)
-	}
+// recurrence adds h·Rᵀ for the rows of direction d's R from gate
+// l.splits[i] to the next split into out ([batch, rows]).
+func (l *rnnLayer) recurrence(threads *Threads, d, i int, h, out []float32, serial bool) {
+	l.weights.rec[d][i].mul(threads, l.batch, h, out, true, serial)
 }
 
 // rnnKernel is ONNX RNN: Hₜ = f(Xₜ·Wᵀ + Hₜ₋₁·Rᵀ + Wb + Rb).
 func rnnKernel(c *Call) error {
-	l, err := rnnSetup(c, 1, []string{"Tanh"})
+	l, err := rnnSetup(c, 1, []string{"Tanh"}, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -433,7 +506,7 @@ func rnnKernel(c *Call) error {
 		g := make([]float32, l.batch*H)
 		l.run(d, h, func(t int, active []int) {
 			copy(g, xw[t*l.batch*H:(t+1)*l.batch*H])
-			l.recurrence(c.Threads, d, 0, H, h, g, serial)
+			l.recurrence(c.Threads, d, 0, h, g, serial)
 			for _, b := range active {
 				row := g[b*H : (b+1)*H]
 				l.acts[d][0].apply(row, l.clip)
@@ -453,7 +526,7 @@ func rnnKernel(c *Call) error {
 //	linear_before_reset g(Xₜ·Whᵀ + rₜ⊙(Hₜ₋₁·Rhᵀ + Rbh) + Wbh),
 //	Hₜ = (1 − zₜ)⊙hₜ + zₜ⊙Hₜ₋₁.
 func gruKernel(c *Call) error {
-	l, err := rnnSetup(c, 3, []string{"Sigmoid", "Tanh"})
+	l, err := rnnSetup(c, 3, []string{"Sigmoid", "Tanh"}, 0, 2, 3)
 	if err != nil {
 		return err
 	}
@@ -472,13 +545,13 @@ func gruKernel(c *Call) error {
 			for b := range l.batch {
 				copy(zr[b*2*H:(b+1)*2*H], x[b*3*H:b*3*H+2*H])
 			}
-			l.recurrence(c.Threads, d, 0, 2*H, h, zr, serial)
+			l.recurrence(c.Threads, d, 0, h, zr, serial)
 			for _, b := range active {
 				l.acts[d][0].apply(zr[b*2*H:(b+1)*2*H], l.clip)
 			}
 			if lbr {
 				clear(hh)
-				l.recurrence(c.Threads, d, 2*H, 3*H, h, hh, serial)
+				l.recurrence(c.Threads, d, 1, h, hh, serial)
 				for _, b := range active {
 					row, r := hh[b*H:(b+1)*H], zr[b*2*H+H:(b+1)*2*H]
 					xh := x[b*3*H+2*H : (b+1)*3*H]
@@ -494,7 +567,7 @@ func gruKernel(c *Call) error {
 					}
 					copy(hh[b*H:(b+1)*H], x[b*3*H+2*H:(b+1)*3*H])
 				}
-				l.recurrence(c.Threads, d, 2*H, 3*H, rh, hh, serial)
+				l.recurrence(c.Threads, d, 1, rh, hh, serial)
 			}
 			for _, b := range active {
 				row := hh[b*H : (b+1)*H]
@@ -521,7 +594,7 @@ func gruKernel(c *Call) error {
 //	oₜ = f(Xₜ·Woᵀ + Hₜ₋₁·Roᵀ + Po⊙Cₜ + Wbo + Rbo),
 //	Hₜ = oₜ⊙h(Cₜ).
 func lstmKernel(c *Call) error {
-	l, err := rnnSetup(c, 4, []string{"Sigmoid", "Tanh", "Tanh"})
+	l, err := rnnSetup(c, 4, []string{"Sigmoid", "Tanh", "Tanh"}, 0, 4)
 	if err != nil {
 		return err
 	}
@@ -548,7 +621,7 @@ func lstmKernel(c *Call) error {
 		gates := make([]float32, l.batch*4*H)
 		l.run(d, h, func(t int, active []int) {
 			copy(gates, xw[t*l.batch*4*H:(t+1)*l.batch*4*H])
-			l.recurrence(c.Threads, d, 0, 4*H, h, gates, serial)
+			l.recurrence(c.Threads, d, 0, h, gates, serial)
 			for _, b := range active {
 				row := gates[b*4*H : (b+1)*4*H]
 				gi, gof, gf, gc := row[:H], row[H:2*H], row[2*H:3*H], row[3*H:]

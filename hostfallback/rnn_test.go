@@ -254,6 +254,12 @@ func TestRNNRandom(t *testing.T) {
 		{kind: "LSTM", seq: 5, batch: 4, input: 3, hidden: 4, dir: "bidirectional", peep: true, lens: []int32{1, 5, 3, 4}, clip: 0.8},
 		{kind: "LSTM", seq: 3, batch: 2, input: 4, hidden: 3, dir: "reverse", inputForget: true},
 		{kind: "LSTM", seq: 9, batch: 5, input: 33, hidden: 65, dir: "bidirectional"},
+		// Recurrent weights wide enough to be packed for the GEMV (one
+		// batch row) and for the GEMM (more rows than the GEMV takes).
+		{kind: "LSTM", seq: 4, batch: 1, input: 6, hidden: 32, dir: "forward", peep: true},
+		{kind: "GRU", seq: 5, batch: 1, input: 8, hidden: 20, dir: "bidirectional", lbr: true},
+		{kind: "GRU", seq: 3, batch: 2, input: 5, hidden: 24, dir: "reverse"},
+		{kind: "RNN", seq: 4, batch: 6, input: 7, hidden: 40, dir: "forward"},
 	}
 	for _, tc := range cases {
 		ref := &rnnRef{kind: tc.kind, seq: tc.seq, batch: tc.batch, input: tc.input, hidden: tc.hidden, dirs: 1,
