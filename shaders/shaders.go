@@ -36,10 +36,12 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o copy_f16.spv copy.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cumsum.spv cumsum.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o cumsum_f16.spv cumsum.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o dynquant.spv dynquant.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gather.spv gather.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o gather_f16.spv gather.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gatherelements.spv gatherelements.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o gatherelements_f16.spv gatherelements.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o integer.spv integer.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o intops.spv intops.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o layernorm_f16.spv layernorm.comp

@@ -127,21 +127,11 @@ func lowerConv(q *query) (*launch, bool) {
 	}
 	x, wt := shapes[0], shapes[1]
 	r := len(x) - 2
-	if r < 1 || len(wt) != len(x) || graph.NumElements(x) == 0 || graph.NumElements(wt) == 0 {
-		return nil, false
-	}
-	win, group := ops.WindowOf(n, q.opset), ops.ConvGroupOf(n, q.opset).Group
-	c, m := x[1], wt[0]
-	if group < 1 || c%group != 0 || m%group != 0 || wt[1]*group != c {
-		return nil, false
-	}
-	if ks := win.KernelShape; ks != nil && !slices.Equal(ks, wt[2:]) {
-		return nil, false
-	}
-	w, ok := newWindow(win, x[2:], wt[2:], false)
+	w, group, ok := convWindow(q)
 	if !ok {
 		return nil, false
 	}
+	c, m := x[1], wt[0]
 	bindings := []slot{{false, 0}, {false, 1}, {false, 1}, {true, 0}, {false, 0}}
 	var flags uint32
 	if len(shapes) >= 3 && shapes[2] != nil {
@@ -178,6 +168,27 @@ func lowerConv(q *query) (*launch, bool) {
 	return &launch{shader: "conv", op: act | int32(mb)<<8, bindings: bindings, push: words(vals...),
 		elems: graph.NumElements(out), outShapes: [][]int64{out},
 		groups: group * ((mg + rows - 1) / rows) * ((cols + width - 1) / width)}, true
+}
+
+// convWindow returns the window and group count of a convolution of X [N,
+// C, D...] (input 0) by W [M, C/group, k...] (input 1) over one to three
+// spatial axes; ok is false for shapes or attributes that do not fit.
+func convWindow(q *query) (w *window, group int64, ok bool) {
+	x, wt := q.shapes[0], q.shapes[1]
+	r := len(x) - 2
+	if r < 1 || len(wt) != len(x) || graph.NumElements(x) == 0 || graph.NumElements(wt) == 0 {
+		return nil, 0, false
+	}
+	win, group := ops.WindowOf(q.n, q.opset), ops.ConvGroupOf(q.n, q.opset).Group
+	c, m := x[1], wt[0]
+	if group < 1 || c%group != 0 || m%group != 0 || wt[1]*group != c {
+		return nil, 0, false
+	}
+	if ks := win.KernelShape; ks != nil && !slices.Equal(ks, wt[2:]) {
+		return nil, 0, false
+	}
+	w, ok = newWindow(win, x[2:], wt[2:], false)
+	return w, group, ok
 }
 
 // The schedule of convgemm.comp: tiles of convTileM output channels by

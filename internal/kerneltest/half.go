@@ -84,7 +84,8 @@ func absolute(x *graph.Tensor) *graph.Tensor {
 // case is made float16: those the ONNX schema types as float32 whatever
 // the data's type.
 var fp32Inputs = map[[2]string][]int{
-	{"", "Resize"}: {1, 2},
+	{"", "Resize"}:                {1, 2},
+	{"", "DynamicQuantizeLinear"}: {0},
 }
 
 // Float16Case returns c with its float32 tensors made float16 for the

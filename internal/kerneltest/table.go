@@ -390,6 +390,122 @@ func convDiffCases(op string, r *rand.Rand) []Case {
 	return cs
 }
 
+// dynamicQuantizeCases are the cases of DynamicQuantizeLinear: ranges on
+// both sides of 0, on one side only and empty (all zeros: scale 0),
+// halves of a range of 255 (scale 1, every value a tie), values at and
+// beside the ties of another range, and tensors
+// whose range spans many workgroups.
+func dynamicQuantizeCases(op string, r *rand.Rand) []Case {
+	halves := func(r *rand.Rand, shape []int64) *graph.Tensor {
+		x := graph.NewTensor(graph.Float, shape)
+		v := graph.View[float32](x)
+		for i := range v {
+			v[i] = float32(r.IntN(511)-255) / 2
+		}
+		if len(v) > 1 {
+			v[0], v[len(v)-1] = -127.5, 127.5
+		}
+		return x
+	}
+	// nearTies puts values at and one ulp beside the ties of a range
+	// whose scale is no power of 2.
+	nearTies := func(r *rand.Rand, shape []int64) *graph.Tensor {
+		x := graph.NewTensor(graph.Float, shape)
+		v := graph.View[float32](x)
+		lo, hi := float32(-1.3), float32(2.9)
+		s := (hi - lo) / 255
+		for i := range v {
+			t := (float32(r.IntN(255)-85) + 0.5) * s
+			v[i] = math.Nextafter32(t, float32(r.IntN(3)-1)*math.MaxFloat32+t)
+		}
+		if len(v) > 1 {
+			v[0], v[len(v)-1] = lo, hi
+		}
+		return x
+	}
+	gens := []gen{floats(-3, 5), floats(0.25, 7), floats(-1e-3, -1e-5), floats(0, 0), halves, nearTies, floats(-1e6, 3e5)}
+	var cs []Case
+	for i, s := range append(shapesOfRank(0, 6), []int64{3, 70001}) {
+		for j, g := range gens {
+			if (i+j)%2 == 0 || len(s) == 2 && s[1] == 70001 {
+				cs = append(cs, Case{Node(op, []string{"x"}), 11, []Arg{{T: g(r, s)}}})
+				cs[len(cs)-1].Node.Outputs = []string{"y", "y_scale", "y_zero_point"}
+			}
+		}
+	}
+	return cs
+}
+
+// int8Operand draws a uint8 or int8 tensor mixing small values and the
+// types' extremes, and its zero point of zn values (nil when zn is 0).
+func int8Operand(r *rand.Rand, dt graph.DType, shape []int64, zn int64) (x, zp *graph.Tensor) {
+	x = EdgeValues(r, dt, shape)
+	if zn > 0 {
+		zp = RandomTensor(dt, []int64{zn}, r.Uint64())
+	}
+	return x, zp
+}
+
+// integerTypes are the operand types of ConvInteger and MatMulInteger
+// cycled through by the cases: both unsigned, both signed, and mixed.
+var integerTypes = [][2]graph.DType{{graph.Uint8, graph.Uint8}, {graph.Int8, graph.Int8}, {graph.Uint8, graph.Int8}, {graph.Int8, graph.Uint8}}
+
+// integerCase is a case of op on a and b with their zero points, an
+// absent zero point left out (the last) or named "" (a before b).
+func integerCase(op string, opset int64, a, b, za, zb *graph.Tensor, constB bool, attrs ...*graph.Attribute) Case {
+	n := Node(op, []string{"a", "b", "za", "zb"}, attrs...)
+	args := []Arg{{T: a}, {T: b, Const: constB}, {T: za, Const: true}, {T: zb, Const: constB}}
+	if zb == nil {
+		n.Inputs, args = n.Inputs[:3], args[:3]
+		if za == nil {
+			n.Inputs, args = n.Inputs[:2], args[:2]
+		}
+	} else if za == nil {
+		n.Inputs[2] = ""
+	}
+	return Case{n, opset, args}
+}
+
+// convIntegerCases are the cases of ConvInteger over convShapes: each
+// pair of operand types, zero points absent, scalar or per output
+// channel, W constant or not.
+func convIntegerCases(op string, r *rand.Rand) []Case {
+	var cs []Case
+	for i, c := range convShapes {
+		for j, ty := range integerTypes {
+			zn := [][2]int64{{0, 0}, {1, 1}, {1, c.w[0]}, {0, c.w[0]}}[(i+j)%4]
+			x, zx := int8Operand(r, ty[0], c.x, zn[0])
+			w, zw := int8Operand(r, ty[1], c.w, zn[1])
+			cs = append(cs, integerCase(op, 10, x, w, zx, zw, (i+j)%2 == 0, c.attrs...))
+		}
+	}
+	return cs
+}
+
+// matMulIntegerCases are the cases of MatMulInteger over diffMatMulPairs
+// (sizes 13, 127 and 2×70×33·33×65): each pair of operand types, zero
+// points absent, scalar, per row of A and per column of B.
+func matMulIntegerCases(op string, r *rand.Rand) []Case {
+	var cs []Case
+	for i, p := range diffMatMulPairs {
+		a, b := p[0], p[1]
+		m, n := int64(1), b[len(b)-1]
+		if len(a) > 1 {
+			m = a[len(a)-2]
+		}
+		if len(b) == 1 {
+			n = 1
+		}
+		for j, ty := range integerTypes {
+			zn := [][2]int64{{0, 0}, {1, 1}, {m, n}, {0, n}, {m, 1}}[(i+j)%5]
+			x, za := int8Operand(r, ty[0], a, zn[0])
+			y, zb := int8Operand(r, ty[1], b, zn[1])
+			cs = append(cs, integerCase(op, 10, x, y, za, zb, (i+j)%2 == 1))
+		}
+	}
+	return cs
+}
+
 // convTransposeCases are the cases of ConvTranspose.
 func convTransposeCases(op string, r *rand.Rand) []Case {
 	var cs []Case
@@ -1068,6 +1184,9 @@ var Table = []Op{
 	{"", "NegativeLogLikelihoodLoss", lossCases},
 	{"", "SoftmaxCrossEntropyLoss", lossCases},
 	{"", "MatMul", matMulCases},
+	{"", "DynamicQuantizeLinear", dynamicQuantizeCases},
+	{"", "ConvInteger", convIntegerCases},
+	{"", "MatMulInteger", matMulIntegerCases},
 	{ops.FusedDomain, "FusedMatMul", fusedMatMulCases},
 	{"", "Gemm", gemmCases},
 
