@@ -170,9 +170,9 @@ func compareToPeak(t *testing.T, got, want []float32, tol float64) {
 			diff, at = d, i
 		}
 	}
-	t.Logf("largest difference from float32 %.3g at element %d (%.3g of the peak %.3g)", diff, at, diff/peak, peak)
+	t.Logf("largest difference from the reference %.3g at element %d (%.3g of the peak %.3g)", diff, at, diff/peak, peak)
 	if !(peak > 0) || !(diff <= tol*peak) {
-		t.Errorf("element %d: %g, float32 gives %g: beyond %g of the peak %g", at, got[at], want[at], tol, peak)
+		t.Errorf("element %d: %g, the reference gives %g: beyond %g of the peak %g", at, got[at], want[at], tol, peak)
 	}
 }
 

@@ -60,35 +60,39 @@ function percentile(sorted, q) {
   return sorted[lo] * (1 - frac) + sorted[lo + 1] * frac;
 }
 
-(async () => {
-  const a = parseArgs(process.argv.slice(2));
-  let t0 = performance.now();
-  const sess = await ort.InferenceSession.create(a.model, { executionProviders: ['cpu'] });
-  const res = { model: path.basename(a.model), device: 'ort-cpu', load_ms: performance.now() - t0 };
-  const feeds = {};
-  if (Object.keys(a.named).length === 0) feeds[sess.inputNames[0]] = readNpy(a.input);
-  for (const [name, file] of Object.entries(a.named)) feeds[name] = readNpy(file);
-  const run = async () => {
-    const t = performance.now();
-    await sess.run(feeds);
-    return performance.now() - t;
-  };
-  res.first_run_ms = await run();
-  for (let i = 0; i < a.warmup; i++) await run();
-  const times = [];
-  for (let i = 0; i < a.runs; i++) times.push(await run());
-  times.sort((x, y) => x - y);
-  Object.assign(res, {
-    median_ms: percentile(times, 0.5),
-    p90_ms: percentile(times, 0.9),
-    min_ms: times[0],
-    max_ms: times[times.length - 1],
-    mean_ms: times.reduce((s, x) => s + x, 0) / times.length,
-    runs: a.runs,
-    warmup: a.warmup,
+module.exports = { readNpy };
+
+if (require.main === module) {
+  (async () => {
+    const a = parseArgs(process.argv.slice(2));
+    let t0 = performance.now();
+    const sess = await ort.InferenceSession.create(a.model, { executionProviders: ['cpu'] });
+    const res = { model: path.basename(a.model), device: 'ort-cpu', load_ms: performance.now() - t0 };
+    const feeds = {};
+    if (Object.keys(a.named).length === 0) feeds[sess.inputNames[0]] = readNpy(a.input);
+    for (const [name, file] of Object.entries(a.named)) feeds[name] = readNpy(file);
+    const run = async () => {
+      const t = performance.now();
+      await sess.run(feeds);
+      return performance.now() - t;
+    };
+    res.first_run_ms = await run();
+    for (let i = 0; i < a.warmup; i++) await run();
+    const times = [];
+    for (let i = 0; i < a.runs; i++) times.push(await run());
+    times.sort((x, y) => x - y);
+    Object.assign(res, {
+      median_ms: percentile(times, 0.5),
+      p90_ms: percentile(times, 0.9),
+      min_ms: times[0],
+      max_ms: times[times.length - 1],
+      mean_ms: times.reduce((s, x) => s + x, 0) / times.length,
+      runs: a.runs,
+      warmup: a.warmup,
+    });
+    console.log(JSON.stringify(res, null, 2));
+  })().catch((e) => {
+    console.error(`ort_bench: ${e.message}`);
+    process.exit(1);
   });
-  console.log(JSON.stringify(res, null, 2));
-})().catch((e) => {
-  console.error(`ort_bench: ${e.message}`);
-  process.exit(1);
-});
+}
