@@ -1,6 +1,6 @@
 // quotient(x, s) is x / s rounded to float32 to nearest, ties to even, as
 // an IEEE 754 division (the CPU's) rounds it, for finite x and finite
-// s > 0. Vulkan lets OpFDiv err by 2.5 ulp, and the quantizers round the
+// nonzero s (other operands divide as OpFDiv does). Vulkan lets OpFDiv err by 2.5 ulp, and the quantizers round the
 // quotient again to an integer, where one ulp moves a value across a tie:
 // so the quotient is a long division of the 24-bit significands, with a
 // guard bit and a sticky remainder. Results below float32's normal range
@@ -22,8 +22,8 @@ uint significand(float x, out int e) {
 }
 
 float quotient(float x, float s) {
-    if (x == 0.0) {
-        return x;
+    if (x == 0.0 || s == 0.0 || isinf(x) || isnan(x) || isinf(s) || isnan(s)) {
+        return x / s;
     }
     int ex, es;
     uint mx = significand(x, ex);
@@ -50,5 +50,5 @@ float quotient(float x, float s) {
         m++;
     }
     float v = ldexp(float(m), e - 23);
-    return x < 0.0 ? -v : v;
+    return (x < 0.0) != (s < 0.0) ? -v : v;
 }

@@ -54,6 +54,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o pool.spv pool.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o pool_f16.spv pool.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o predicate.spv predicate.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o qdq.spv qdq.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o reduce_f16.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o resize.spv resize.comp

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // The steps of dynquant.comp and the modes of integer.comp (its OP is the
@@ -29,6 +30,8 @@ func init() {
 	register("DynamicQuantizeLinear", lowerDynamicQuantize)
 	register("ConvInteger", lowerConvInteger)
 	register("MatMulInteger", lowerMatMulInteger)
+	register("QuantizeLinear", lowerQuantize)
+	register("DequantizeLinear", lowerDequantize)
 }
 
 // lowerDynamicQuantize lowers DynamicQuantizeLinear of a non-empty float32 tensor
@@ -153,4 +156,109 @@ func lowerMatMulInteger(q *query) (*launch, bool) {
 	l := integerLaunch(integerMatMul|sa|sb, g.outShape, zan, zbn, vals)
 	zeroPointSlots(q, l)
 	return l, true
+}
+
+// qdqTypes numbers the quantized types of qdq.comp.
+var qdqTypes = map[graph.DType]int32{graph.Uint8: 0, graph.Int8: 1, graph.Uint4: 2, graph.Int4: 3}
+
+// The modes of qdq.comp.
+const (
+	qdqQuantize int32 = iota
+	qdqDequantize
+)
+
+// qdqLayout returns qdq.comp's dim, inner, bs, so, sd and si for a scale
+// of shape ss and x of shape xs: per tensor, per axis or per block along
+// it, as the CPU kernels' quantLayout takes them, and a zero point (input
+// 2, optional) of as many values as the scale; ok is false otherwise.
+func qdqLayout(q *query) (v []uint32, ok bool) {
+	xs, ss := q.shapes[0], q.shapes[1]
+	if len(q.shapes) > 2 && q.shapes[2] != nil && graph.NumElements(q.shapes[2]) != graph.NumElements(ss) {
+		return nil, false
+	}
+	if len(ss) == 0 || len(ss) == 1 && ss[0] == 1 {
+		return []uint32{1, 1, 1, 0, 0, 0}, true
+	}
+	p := ops.QuantizationOf(q.n, q.opset)
+	axis := p.Axis
+	if axis < 0 {
+		axis += int64(len(xs))
+	}
+	if axis < 0 || axis >= int64(len(xs)) {
+		return nil, false
+	}
+	dim, inner := xs[axis], graph.NumElements(xs[axis+1:])
+	if p.BlockSize <= 0 {
+		return []uint32{uint32(dim), uint32(inner), 1, 0, 1, 0}, len(ss) == 1 && ss[0] == dim
+	}
+	nb := (dim + p.BlockSize - 1) / p.BlockSize
+	fits := len(ss) == len(xs)
+	for a := range ss {
+		fits = fits && (ss[a] == xs[a] || int64(a) == axis && ss[a] == nb)
+	}
+	return []uint32{uint32(dim), uint32(inner), uint32(p.BlockSize), uint32(nb * inner), uint32(inner), 1}, fits
+}
+
+// qdqLaunch is the dispatch of qdq.comp for op on a non-empty x (input 0)
+// with a float32 scale (input 1) and an optional zero point of the
+// quantized type zt (input 2); out is y's type.
+func qdqLaunch(q *query, mode int32, zt, out graph.DType) (*launch, bool) {
+	code, ok := qdqTypes[zt]
+	n := graph.NumElements(q.shapes[0])
+	if !ok || len(q.shapes) < 2 || q.shapes[1] == nil || q.elems[1] != graph.Float || n == 0 || !wordsFit(q, 0) ||
+		(out.ByteSize(n)+3)/4 > q.maxElems {
+		return nil, false
+	}
+	layout, ok := qdqLayout(q)
+	if !ok {
+		return nil, false
+	}
+	l := &launch{shader: "qdq", op: mode + 2*code, bindings: []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}}, elems: n,
+		outShapes: [][]int64{q.shapes[0]}, rawInputs: []int{0}, outTypes: []graph.DType{out}}
+	zp := uint32(0)
+	if len(q.shapes) > 2 && q.shapes[2] != nil {
+		if q.elems[2] != zt {
+			return nil, false
+		}
+		l.bindings[2], l.rawInputs, zp = slot{false, 2}, []int{0, 2}, 1
+	}
+	l.push = words(append(append([]uint32{uint32(n)}, layout...), zp)...)
+	if mode == qdqQuantize {
+		per := int64(4)
+		if code >= qdqTypes[graph.Uint4] {
+			per = 8
+		}
+		l.groups = ((n+per-1)/per + workgroupSize - 1) / workgroupSize
+	}
+	return l, true
+}
+
+// lowerQuantize lowers QuantizeLinear of float32 x with a float32 scale
+// to uint8, int8, uint4 or int4 (the zero point's type, output_dtype, or
+// uint8), at float32 precision.
+func lowerQuantize(q *query) (*launch, bool) {
+	p := ops.Params[ops.QuantizeLinearParams](q.n, q.opset)
+	if len(q.shapes) < 2 || q.elems[0] != graph.Float || graph.DType(p.Precision) != graph.Undefined && graph.DType(p.Precision) != graph.Float {
+		return nil, false
+	}
+	dt := graph.DType(p.OutputDtype)
+	if len(q.shapes) > 2 && q.shapes[2] != nil {
+		if dt != graph.Undefined && dt != q.elems[2] {
+			return nil, false
+		}
+		dt = q.elems[2]
+	}
+	if dt == graph.Undefined {
+		dt = graph.Uint8
+	}
+	return qdqLaunch(q, qdqQuantize, dt, dt)
+}
+
+// lowerDequantize lowers DequantizeLinear of uint8, int8, uint4 or int4 x
+// with a float32 scale to float32.
+func lowerDequantize(q *query) (*launch, bool) {
+	if o := graph.DType(ops.QuantizationOf(q.n, q.opset).OutputDtype); o != graph.Undefined && o != graph.Float {
+		return nil, false
+	}
+	return qdqLaunch(q, qdqDequantize, q.elems[0], graph.Float)
 }

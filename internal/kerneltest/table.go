@@ -506,6 +506,80 @@ func matMulIntegerCases(op string, r *rand.Rand) []Case {
 	return cs
 }
 
+// qdqShapes are the shapes of the QuantizeLinear and DequantizeLinear
+// cases: odd sizes (4-bit elements straddle bytes, 8-bit ones words) and
+// ranks 0 to 6.
+var qdqShapes = [][]int64{{}, {13}, {13, 127}, {1, 13, 1, 13, 1}, {13, 1, 1, 13, 1, 13}, {3, 7, 7001}}
+
+// qdqCases are the cases of QuantizeLinear and DequantizeLinear: uint8,
+// int8, uint4 and int4, scales per tensor (opset 10; 21 for the 4-bit
+// types), per axis (13, 21) and per block along a random axis (21),
+// zero points present or absent; QuantizeLinear meets values on and one
+// ulp beside its rounding ties, and values beyond the type's range.
+func qdqCases(op string, r *rand.Rand) []Case {
+	types := []graph.DType{graph.Uint8, graph.Int8, graph.Uint4, graph.Int4}
+	var cs []Case
+	for i, s := range qdqShapes {
+		for j, dt := range types {
+			layout := (i + j) % 3
+			if len(s) == 0 {
+				layout = 0
+			}
+			opset := []int64{10, 13, 21}[layout]
+			if dt == graph.Uint4 || dt == graph.Int4 {
+				opset = 21
+			}
+			var attrs []*graph.Attribute
+			ss := []int64{}
+			if layout > 0 {
+				a := r.IntN(len(s))
+				attrs = append(attrs, IntAttr("axis", int64(a-len(s)*r.IntN(2))))
+				ss = []int64{s[a]}
+				if layout == 2 {
+					bs := int64(1 + r.IntN(5))
+					attrs = append(attrs, IntAttr("block_size", bs))
+					ss = slices.Clone(s)
+					ss[a] = (s[a] + bs - 1) / bs
+				}
+			}
+			scale := graph.NewTensor(graph.Float, ss)
+			for k := range graph.View[float32](scale) {
+				graph.View[float32](scale)[k] = []float32{0.25, 0.5, 0.037, 1.3}[r.IntN(4)]
+			}
+			var zp *graph.Tensor
+			if (i+j)%4 != 3 {
+				zp = RandomTensor(dt, ss, r.Uint64())
+			}
+			x := EdgeValues(r, graph.Uint8, s)
+			if dt == graph.Int8 {
+				x = EdgeValues(r, graph.Int8, s)
+			}
+			if dt == graph.Uint4 || dt == graph.Int4 {
+				x = RandomTensor(dt, s, r.Uint64())
+			}
+			if op == "QuantizeLinear" {
+				x = graph.NewTensor(graph.Float, s)
+				v := graph.View[float32](x)
+				for k := range v {
+					t := float32(r.IntN(600)-300) / 4 * []float32{1, 1.3, 0.037}[k%3]
+					v[k] = math.Nextafter32(t, float32(r.IntN(3)-1)*math.MaxFloat32+t)
+				}
+			}
+			n := Node(op, []string{"x", "scale", "zp"}, attrs...)
+			args := []Arg{{T: x}, {T: scale, Const: true}, {T: zp, Const: true}}
+			if zp == nil {
+				n.Inputs, args = n.Inputs[:2], args[:2]
+				if op == "QuantizeLinear" && dt != graph.Uint8 {
+					n.Attrs["output_dtype"] = IntAttr("output_dtype", int64(dt))
+					opset = 21
+				}
+			}
+			cs = append(cs, Case{n, opset, args})
+		}
+	}
+	return cs
+}
+
 // convTransposeCases are the cases of ConvTranspose.
 func convTransposeCases(op string, r *rand.Rand) []Case {
 	var cs []Case
@@ -1187,6 +1261,8 @@ var Table = []Op{
 	{"", "DynamicQuantizeLinear", dynamicQuantizeCases},
 	{"", "ConvInteger", convIntegerCases},
 	{"", "MatMulInteger", matMulIntegerCases},
+	{"", "QuantizeLinear", qdqCases},
+	{"", "DequantizeLinear", qdqCases},
 	{ops.FusedDomain, "FusedMatMul", fusedMatMulCases},
 	{"", "Gemm", gemmCases},
 
