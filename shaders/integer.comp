@@ -12,6 +12,15 @@
 // element j of zb to b's output channel (ConvInteger) or column of B
 // counted over its batch (MatMulInteger) modulo p.zbn.
 //
+// Compiled with DOT defined (integer_dot.spv), for devices with the
+// integer dot product, MATMUL_DOT (2) is MatMulInteger with K a multiple
+// of 4 and B constant, packed at compile time as its columns ([matrix,
+// column, k]): each word of A and of packed B holds 4 consecutive k, and
+// one OpSDot, OpUDot or OpSUDot (SPV_KHR_integer_dot_product, declared
+// through GL_EXT_spirv_intrinsics) sums their products. The zero points
+// come off after: sum (a - za)(b - zb) = sum ab - zb sum a - za sum b +
+// K za zb, exact in wrapping int32 as the CPU's sum.
+//
 // ConvInteger runs over one to three spatial axes (fewer axes are the
 // trailing ones of three, the leading ones of size 1) with groups,
 // strides, dilations and padding; padding reads as the zero point, that
@@ -25,6 +34,7 @@ layout(constant_id = 0) const int OP = 0;
 
 const int CONV = 0;
 const int MATMUL = 1;
+const int MATMUL_DOT = 2;
 const int MODE = OP & 3;
 const bool ASIGNED = (OP & 4) != 0;
 const bool BSIGNED = (OP & 8) != 0;
@@ -122,9 +132,71 @@ int matmul(uint o) {
     return acc;
 }
 
+#ifdef DOT
+#extension GL_EXT_spirv_intrinsics : require
+
+// OpSDot, OpUDot and OpSUDot on 4x8-bit packed words (capabilities
+// DotProduct and DotProductInput4x8BitPacked; the literal 0 is
+// PackedVectorFormat4x8Bit).
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int sdot(uint a, uint b, spirv_literal int format);
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4451)
+uint udot(uint a, uint b, spirv_literal int format);
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4452)
+int sudot(uint a, uint b, spirv_literal int format);
+
+// dot4 sums the products of the 4 elements of a and b.
+int dot4(uint a, uint b) {
+    if (ASIGNED && BSIGNED) {
+        return sdot(a, b, 0);
+    }
+    if (!ASIGNED && !BSIGNED) {
+        return int(udot(a, b, 0));
+    }
+    return ASIGNED ? sudot(a, b, 0) : sudot(b, a, 0);
+}
+
+// sum4 sums the 4 elements of w.
+int sum4(uint w, bool signed) {
+    return signed ? sdot(w, 0x01010101u, 0) : int(udot(w, 0x01010101u, 0));
+}
+
+int matmulDot(uint o) {
+    uint m = p.v[0], n = p.v[1], k = p.v[2];
+    uint col = o % n;
+    uint row = (o / n) % m;
+    uint bi = o / (n * m);
+    uint oa = 0u, ob = 0u;
+    for (int d = int(p.v[4]) - 1; d >= 0; d--) {
+        uint i = bi % p.v[5 + d];
+        bi /= p.v[5 + d];
+        oa += i * p.v[9 + d];
+        ob += i * p.v[13 + d];
+    }
+    uint kw = k / 4u;
+    uint aw = (oa + row * k) / 4u;
+    uint bw = (ob / k + col) * kw;
+    int acc = 0, sa = 0, sb = 0;
+    for (uint j = 0u; j < kw; j++) {
+        uint wa = a[aw + j];
+        uint wb = b[bw + j];
+        acc += dot4(wa, wb);
+        sa += sum4(wa, ASIGNED);
+        sb += sum4(wb, BSIGNED);
+    }
+    int az = zaAt(oa / k + row);
+    int bz = zbAt(ob / k + col);
+    return acc - bz * sa - az * sb + int(k) * az * bz;
+}
+#endif
+
 void main() {
     uint stride = gl_NumWorkGroups.x * 256u;
     for (uint o = gl_GlobalInvocationID.x; o < p.total; o += stride) {
+#ifdef DOT
+        y[o] = MODE == MATMUL_DOT ? matmulDot(o) : MODE == CONV ? conv(o) : matmul(o);
+#else
         y[o] = MODE == CONV ? conv(o) : matmul(o);
+#endif
     }
 }

@@ -42,6 +42,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o gatherelements.spv gatherelements.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o gatherelements_f16.spv gatherelements.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o integer.spv integer.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DDOT -o integer_dot.spv integer.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o intops.spv intops.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o layernorm_f16.spv layernorm.comp

@@ -41,6 +41,9 @@ type Device struct {
 	// memory); set on GPUs, clear on CPU implementations where shared
 	// memory is slow.
 	tiledMatMul bool
+	// intDot tells that the integer dot product is enabled (see
+	// Info.IntegerDotProduct).
+	intDot bool
 	// schedule, when set, forces one schedule of matmul.comp, and
 	// gemvColumns, when positive, the columns per workgroup of its gemv
 	// schedule (see Schedule).
@@ -216,6 +219,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	if d.half, err = enableHalf(cfg, info, dci, &pin); err != nil {
 		return nil, err
 	}
+	d.intDot = enableIntegerDot(cfg, info, dci, &pin)
 	if err := vk.CreateDevice(info.physical, dci, &d.dev); err != nil {
 		return nil, fmt.Errorf("vulkan: vkCreateDevice (%s): %w: %w", info.Name, backend.ErrDeviceUnavailable, err)
 	}

@@ -47,6 +47,9 @@ type openConfig struct {
 	fp16 bool
 	// schedule is WithSchedule's.
 	schedule Schedule
+	// noIntegerDot keeps the integer dot product off (integer.comp's
+	// plain path everywhere), for the tests of that path.
+	noIntegerDot bool
 }
 
 // WithFP16 asks Open for the fp16 weight mode: constant weights of matrix
@@ -99,17 +102,45 @@ func enableHalf(cfg openConfig, info Info, dci *vk.DeviceCreateInfo, pin *runtim
 	}
 	for i := range exts {
 		if vk.GoString(exts[i].ExtensionName[:]) == halfExtension {
-			name := vk.Cstr(halfExtension)
-			names := []unsafe.Pointer{unsafe.Pointer(&name[0])}
-			pin.Pin(&name[0])
-			pin.Pin(&names[0])
-			dci.EnabledExtensionCount, dci.PpEnabledExtensionNames = 1, unsafe.Pointer(&names[0])
+			enableExtension(dci, pin, halfExtension)
 		}
 	}
 	if !cfg.fp16 {
 		return halfMode{storage: true}, nil
 	}
 	return halfMode{storage: true, on: true, weights: map[*graph.Tensor]weightRef{}}, nil
+}
+
+// enableExtension adds the device extension name to those dci enables;
+// pin keeps the names in place until dci is used.
+func enableExtension(dci *vk.DeviceCreateInfo, pin *runtime.Pinner, name string) {
+	c := vk.Cstr(name)
+	pin.Pin(&c[0])
+	names := []unsafe.Pointer{unsafe.Pointer(&c[0])}
+	if n := int(dci.EnabledExtensionCount); n > 0 {
+		names = append(unsafe.Slice((*unsafe.Pointer)(dci.PpEnabledExtensionNames), n), names...)
+	}
+	pin.Pin(&names[0])
+	dci.EnabledExtensionCount, dci.PpEnabledExtensionNames = uint32(len(names)), unsafe.Pointer(&names[0])
+}
+
+// dotExtension is the device extension of the integer dot product
+// instructions (core from Vulkan 1.3; the instance asks for 1.2).
+const dotExtension = "VK_KHR_shader_integer_dot_product"
+
+// enableIntegerDot chains the integer dot product feature and its
+// extension into dci where the device described by info has them and cfg
+// does not turn them off; it reports whether it did.
+func enableIntegerDot(cfg openConfig, info Info, dci *vk.DeviceCreateInfo, pin *runtime.Pinner) bool {
+	if !info.IntegerDotProduct || cfg.noIntegerDot {
+		return false
+	}
+	f := &vk.PhysicalDeviceShaderIntegerDotProductFeatures{SType: vk.StructureTypePhysicalDeviceShaderIntegerDotProductFeatures,
+		PNext: dci.PNext, ShaderIntegerDotProduct: 1}
+	pin.Pin(f)
+	dci.PNext = unsafe.Pointer(f)
+	enableExtension(dci, pin, dotExtension)
+	return true
 }
 
 // FP16 reports the fp16 weight mode (see WithFP16): on when the device

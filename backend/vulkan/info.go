@@ -34,6 +34,10 @@ type Info struct {
 	// CooperativeMatrix reports VK_KHR_cooperative_matrix or
 	// VK_NV_cooperative_matrix (extension presence only).
 	CooperativeMatrix bool
+	// IntegerDotProduct reports VK_KHR_shader_integer_dot_product with
+	// its shaderIntegerDotProduct feature: MatMulInteger then runs on the
+	// packed 4×8-bit dot product (integer_dot.spv).
+	IntegerDotProduct bool
 	// Timestamps reports timestamp queries on the compute queue;
 	// TimestampPeriod is the nanoseconds per tick and TimestampBits the
 	// number of valid low bits of a timestamp.
@@ -165,7 +169,8 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	info.TimestampPeriod = p.Limits.TimestampPeriod
 	info.Timestamps = info.Timestamps && p.Limits.TimestampComputeAndGraphics != 0
 
-	s8 := &vk.PhysicalDevice8BitStorageFeatures{SType: vk.StructureTypePhysicalDevice8bitStorageFeatures}
+	dot := &vk.PhysicalDeviceShaderIntegerDotProductFeatures{SType: vk.StructureTypePhysicalDeviceShaderIntegerDotProductFeatures}
+	s8 := &vk.PhysicalDevice8BitStorageFeatures{SType: vk.StructureTypePhysicalDevice8bitStorageFeatures, PNext: unsafe.Pointer(dot)}
 	s16 := &vk.PhysicalDevice16BitStorageFeatures{SType: vk.StructureTypePhysicalDevice16bitStorageFeatures, PNext: unsafe.Pointer(s8)}
 	f16 := &vk.PhysicalDeviceShaderFloat16Int8Features{SType: vk.StructureTypePhysicalDeviceShaderFloat16Int8Features, PNext: unsafe.Pointer(s16)}
 	feats := &vk.PhysicalDeviceFeatures2{SType: vk.StructureTypePhysicalDeviceFeatures2, PNext: unsafe.Pointer(f16)}
@@ -182,6 +187,8 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 		switch vk.GoString(exts[i].ExtensionName[:]) {
 		case "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix":
 			info.CooperativeMatrix = true
+		case dotExtension:
+			info.IntegerDotProduct = dot.ShaderIntegerDotProduct != 0
 		}
 	}
 

@@ -157,6 +157,9 @@ type caps struct {
 	half16 bool
 	// int16 tells that the device has shaderInt16 enabled (see halfInt16).
 	int16 bool
+	// intDot tells that the device has the integer dot product enabled
+	// (see Info.IntegerDotProduct).
+	intDot bool
 }
 
 // query is what lowering knows of a node.
@@ -278,6 +281,10 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 				}
 			case s.out && s.k < len(bound):
 				bound[s.k] = true
+			case s.isParams():
+				if l.params == nil {
+					return nil, false
+				}
 			case !s.out && q.elems[s.k] != float && !slices.Contains(l.rawInputs, s.k):
 				return nil, false
 			}

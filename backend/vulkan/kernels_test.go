@@ -46,7 +46,7 @@ func capsOf(t *testing.T, base *Device, half bool, s Schedule) caps {
 	if err := s.apply(d); err != nil {
 		t.Fatal(err)
 	}
-	d.half.on, d.half.storage = half, base.half.storage
+	d.half.on, d.half.storage, d.intDot = half, base.half.storage, base.intDot
 	return d.caps()
 }
 

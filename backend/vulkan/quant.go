@@ -18,6 +18,7 @@ const (
 const (
 	integerConv int32 = iota
 	integerMatMul
+	integerMatMulDot
 	integerSignedA int32 = 4
 	integerSignedB int32 = 8
 )
@@ -88,12 +89,12 @@ func integerLaunch(op int32, out []int64, zan, zbn int64, vals []uint32) *launch
 		push: words(push...), elems: total, outShapes: [][]int64{out}, rawInputs: []int{0, 1, 2, 3}, outTypes: []graph.DType{graph.Int32}}
 }
 
-// zeroPointSlots binds the zero points that are present (the operands
-// stand in for absent ones, which the shader does not read).
+// zeroPointSlots binds the zero points that are present (input 0 stands
+// in for absent ones, which the shader does not read).
 func zeroPointSlots(q *query, l *launch) {
 	for k := 2; k <= 3; k++ {
 		if k >= len(q.shapes) || q.shapes[k] == nil {
-			l.bindings[k] = slot{false, k - 2}
+			l.bindings[k] = slot{false, 0}
 			l.rawInputs = slices.DeleteFunc(l.rawInputs, func(i int) bool { return i == k })
 		}
 	}
@@ -155,7 +156,28 @@ func lowerMatMulInteger(q *query) (*launch, bool) {
 	vals = append(append(append(vals, dims...), bsa...), bsb...)
 	l := integerLaunch(integerMatMul|sa|sb, g.outShape, zan, zbn, vals)
 	zeroPointSlots(q, l)
+	if b := q.consts[1]; q.intDot && g.k%4 == 0 && b != nil {
+		l.shader, l.op, l.params = "integer_dot", integerMatMulDot|sa|sb, packColumns(b, g.k, g.n)
+		l.bindings[1] = slot{k: paramsSlot}
+		l.rawInputs = slices.DeleteFunc(l.rawInputs, func(i int) bool { return i == 1 })
+	}
 	return l, true
+}
+
+// packColumns returns the bytes of b, matrices [k, n] of 8-bit elements,
+// as integer_dot.spv reads them: the columns of each matrix in turn, each
+// a run of its k elements.
+func packColumns(b *graph.Tensor, k, n int64) *graph.Tensor {
+	total := b.NumElements()
+	out := graph.NewTensor(graph.Uint8, []int64{total})
+	for m := int64(0); m < total; m += k * n {
+		for c := range n {
+			for j := range k {
+				out.Data[m+c*k+j] = b.Data[m+j*n+c]
+			}
+		}
+	}
+	return out
 }
 
 // qdqTypes numbers the quantized types of qdq.comp.

@@ -483,11 +483,13 @@ func convIntegerCases(op string, r *rand.Rand) []Case {
 }
 
 // matMulIntegerCases are the cases of MatMulInteger over diffMatMulPairs
-// (sizes 13, 127 and 2×70×33·33×65): each pair of operand types, zero
-// points absent, scalar, per row of A and per column of B.
+// (sizes 13, 127 and 2×70×33·33×65) and pairs whose depth is a multiple
+// of 4 (what the packed 4×8-bit dot product takes): each pair of operand
+// types, zero points absent, scalar, per row of A and per column of B.
 func matMulIntegerCases(op string, r *rand.Rand) []Case {
 	var cs []Case
-	for i, p := range diffMatMulPairs {
+	deep := [][2][]int64{{{64}, {64, 7}}, {{3, 1, 20}, {20, 37}}, {{2, 5, 132}, {1, 132, 9}}}
+	for i, p := range append(slices.Clone(diffMatMulPairs), deep...) {
 		a, b := p[0], p[1]
 		m, n := int64(1), b[len(b)-1]
 		if len(a) > 1 {

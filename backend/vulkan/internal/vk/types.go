@@ -11,82 +11,83 @@ import (
 // Constants from vulkan_core.h, as the C enumerators spell them without the
 // VK_ prefix.
 const (
-	Success                                              = 0
-	ErrorOutOfHostMemory                                 = -1
-	ErrorOutOfDeviceMemory                               = -2
-	ErrorDeviceLost                                      = -4
-	ErrorIncompatibleDriver                              = -9
-	StructureTypeApplicationInfo                         = 0
-	StructureTypeInstanceCreateInfo                      = 1
-	StructureTypeDebugUtilsMessengerCreateInfoEXT        = 1000128004
-	StructureTypeValidationFeaturesEXT                   = 1000247000
-	StructureTypePhysicalDeviceProperties2               = 1000059001
-	StructureTypePhysicalDeviceSubgroupProperties        = 1000094000
-	StructureTypePhysicalDeviceDriverProperties          = 1000196000
-	StructureTypePhysicalDeviceIDProperties              = 1000071004
-	StructureTypePhysicalDeviceFeatures2                 = 1000059000
-	StructureTypePhysicalDeviceShaderFloat16Int8Features = 1000082000
-	StructureTypePhysicalDevice16bitStorageFeatures      = 1000083000
-	StructureTypePhysicalDevice8bitStorageFeatures       = 1000177000
-	StructureTypeDeviceQueueCreateInfo                   = 2
-	StructureTypeDeviceCreateInfo                        = 3
-	StructureTypeBufferCreateInfo                        = 12
-	StructureTypeMemoryAllocateInfo                      = 5
-	StructureTypeDescriptorSetLayoutCreateInfo           = 32
-	StructureTypeDescriptorPoolCreateInfo                = 33
-	StructureTypeDescriptorSetAllocateInfo               = 34
-	StructureTypeWriteDescriptorSet                      = 35
-	StructureTypePipelineLayoutCreateInfo                = 30
-	StructureTypeShaderModuleCreateInfo                  = 16
-	StructureTypePipelineShaderStageCreateInfo           = 18
-	StructureTypeComputePipelineCreateInfo               = 29
-	StructureTypePipelineCacheCreateInfo                 = 17
-	StructureTypeCommandPoolCreateInfo                   = 39
-	StructureTypeCommandBufferAllocateInfo               = 40
-	StructureTypeCommandBufferBeginInfo                  = 42
-	StructureTypeMemoryBarrier                           = 46
-	StructureTypeSubmitInfo                              = 4
-	StructureTypeFenceCreateInfo                         = 8
-	StructureTypeQueryPoolCreateInfo                     = 11
-	PhysicalDeviceTypeIntegratedGpu                      = 1
-	PhysicalDeviceTypeDiscreteGpu                        = 2
-	PhysicalDeviceTypeVirtualGpu                         = 3
-	PhysicalDeviceTypeCpu                                = 4
-	QueueComputeBit                                      = 2
-	MemoryPropertyDeviceLocalBit                         = 1
-	MemoryPropertyHostVisibleBit                         = 2
-	MemoryPropertyHostCoherentBit                        = 4
-	MemoryPropertyHostCachedBit                          = 8
-	MemoryHeapDeviceLocalBit                             = 1
-	BufferUsageTransferSrcBit                            = 1
-	BufferUsageTransferDstBit                            = 2
-	BufferUsageStorageBufferBit                          = 32
-	SharingModeExclusive                                 = 0
-	DescriptorTypeStorageBuffer                          = 7
-	ShaderStageComputeBit                                = 32
-	PipelineBindPointCompute                             = 1
-	CommandBufferLevelPrimary                            = 0
-	CommandBufferUsageOneTimeSubmitBit                   = 1
-	PipelineStageTopOfPipeBit                            = 1
-	PipelineStageComputeShaderBit                        = 2048
-	PipelineStageTransferBit                             = 4096
-	PipelineStageBottomOfPipeBit                         = 8192
-	PipelineStageHostBit                                 = 16384
-	AccessShaderReadBit                                  = 32
-	AccessShaderWriteBit                                 = 64
-	AccessTransferReadBit                                = 2048
-	AccessTransferWriteBit                               = 4096
-	AccessHostReadBit                                    = 8192
-	AccessHostWriteBit                                   = 16384
-	QueryTypeTimestamp                                   = 2
-	QueryResult64Bit                                     = 1
-	QueryResultWaitBit                                   = 2
-	DebugUtilsMessageSeverityWarningBitEXT               = 256
-	DebugUtilsMessageSeverityErrorBitEXT                 = 4096
-	DebugUtilsMessageTypeGeneralBitEXT                   = 1
-	DebugUtilsMessageTypeValidationBitEXT                = 2
-	DebugUtilsMessageTypePerformanceBitEXT               = 4
-	ValidationFeatureEnableSynchronizationValidationEXT  = 4
+	Success                                                    = 0
+	ErrorOutOfHostMemory                                       = -1
+	ErrorOutOfDeviceMemory                                     = -2
+	ErrorDeviceLost                                            = -4
+	ErrorIncompatibleDriver                                    = -9
+	StructureTypeApplicationInfo                               = 0
+	StructureTypeInstanceCreateInfo                            = 1
+	StructureTypeDebugUtilsMessengerCreateInfoEXT              = 1000128004
+	StructureTypeValidationFeaturesEXT                         = 1000247000
+	StructureTypePhysicalDeviceProperties2                     = 1000059001
+	StructureTypePhysicalDeviceSubgroupProperties              = 1000094000
+	StructureTypePhysicalDeviceDriverProperties                = 1000196000
+	StructureTypePhysicalDeviceIDProperties                    = 1000071004
+	StructureTypePhysicalDeviceFeatures2                       = 1000059000
+	StructureTypePhysicalDeviceShaderFloat16Int8Features       = 1000082000
+	StructureTypePhysicalDevice16bitStorageFeatures            = 1000083000
+	StructureTypePhysicalDevice8bitStorageFeatures             = 1000177000
+	StructureTypePhysicalDeviceShaderIntegerDotProductFeatures = 1000280000
+	StructureTypeDeviceQueueCreateInfo                         = 2
+	StructureTypeDeviceCreateInfo                              = 3
+	StructureTypeBufferCreateInfo                              = 12
+	StructureTypeMemoryAllocateInfo                            = 5
+	StructureTypeDescriptorSetLayoutCreateInfo                 = 32
+	StructureTypeDescriptorPoolCreateInfo                      = 33
+	StructureTypeDescriptorSetAllocateInfo                     = 34
+	StructureTypeWriteDescriptorSet                            = 35
+	StructureTypePipelineLayoutCreateInfo                      = 30
+	StructureTypeShaderModuleCreateInfo                        = 16
+	StructureTypePipelineShaderStageCreateInfo                 = 18
+	StructureTypeComputePipelineCreateInfo                     = 29
+	StructureTypePipelineCacheCreateInfo                       = 17
+	StructureTypeCommandPoolCreateInfo                         = 39
+	StructureTypeCommandBufferAllocateInfo                     = 40
+	StructureTypeCommandBufferBeginInfo                        = 42
+	StructureTypeMemoryBarrier                                 = 46
+	StructureTypeSubmitInfo                                    = 4
+	StructureTypeFenceCreateInfo                               = 8
+	StructureTypeQueryPoolCreateInfo                           = 11
+	PhysicalDeviceTypeIntegratedGpu                            = 1
+	PhysicalDeviceTypeDiscreteGpu                              = 2
+	PhysicalDeviceTypeVirtualGpu                               = 3
+	PhysicalDeviceTypeCpu                                      = 4
+	QueueComputeBit                                            = 2
+	MemoryPropertyDeviceLocalBit                               = 1
+	MemoryPropertyHostVisibleBit                               = 2
+	MemoryPropertyHostCoherentBit                              = 4
+	MemoryPropertyHostCachedBit                                = 8
+	MemoryHeapDeviceLocalBit                                   = 1
+	BufferUsageTransferSrcBit                                  = 1
+	BufferUsageTransferDstBit                                  = 2
+	BufferUsageStorageBufferBit                                = 32
+	SharingModeExclusive                                       = 0
+	DescriptorTypeStorageBuffer                                = 7
+	ShaderStageComputeBit                                      = 32
+	PipelineBindPointCompute                                   = 1
+	CommandBufferLevelPrimary                                  = 0
+	CommandBufferUsageOneTimeSubmitBit                         = 1
+	PipelineStageTopOfPipeBit                                  = 1
+	PipelineStageComputeShaderBit                              = 2048
+	PipelineStageTransferBit                                   = 4096
+	PipelineStageBottomOfPipeBit                               = 8192
+	PipelineStageHostBit                                       = 16384
+	AccessShaderReadBit                                        = 32
+	AccessShaderWriteBit                                       = 64
+	AccessTransferReadBit                                      = 2048
+	AccessTransferWriteBit                                     = 4096
+	AccessHostReadBit                                          = 8192
+	AccessHostWriteBit                                         = 16384
+	QueryTypeTimestamp                                         = 2
+	QueryResult64Bit                                           = 1
+	QueryResultWaitBit                                         = 2
+	DebugUtilsMessageSeverityWarningBitEXT                     = 256
+	DebugUtilsMessageSeverityErrorBitEXT                       = 4096
+	DebugUtilsMessageTypeGeneralBitEXT                         = 1
+	DebugUtilsMessageTypeValidationBitEXT                      = 2
+	DebugUtilsMessageTypePerformanceBitEXT                     = 4
+	ValidationFeatureEnableSynchronizationValidationEXT        = 4
 )
 
 // HeaderVersionOne is VK_PIPELINE_CACHE_HEADER_VERSION_ONE (the name
@@ -456,6 +457,15 @@ type PhysicalDevice8BitStorageFeatures struct {
 	StorageBuffer8BitAccess           uint32
 	UniformAndStorageBuffer8BitAccess uint32
 	StoragePushConstant8              uint32
+}
+
+// PhysicalDeviceShaderIntegerDotProductFeatures is
+// VkPhysicalDeviceShaderIntegerDotProductFeatures.
+type PhysicalDeviceShaderIntegerDotProductFeatures struct {
+	_                       structs.HostLayout
+	SType                   int32
+	PNext                   unsafe.Pointer
+	ShaderIntegerDotProduct uint32
 }
 
 // PhysicalDeviceMemoryProperties is VkPhysicalDeviceMemoryProperties.
