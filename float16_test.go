@@ -93,13 +93,7 @@ func widen(t *testing.T, x *onnxvk.Tensor) []float32 {
 // machine, and its check node by node (float16 convolutions on the CPU)
 // more.
 func TestFloat16ModelsVulkan(t *testing.T) {
-	testenv.SkipShort(t, "exports and runs whole PyTorch models")
-	names := []string{"transformer_fp16"}
-	if testenv.Long() {
-		names = append(names, "resnet18_fp16")
-	}
-	cache := torchmodels.Cache(t, ".")
-	torchmodels.Export(t, ".", cache, names)
+	cache, names := exportModels(t, []string{"transformer_fp16"}, "resnet18_fp16")
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(cache, name)
@@ -153,6 +147,20 @@ func TestFloat16ModelsVulkan(t *testing.T) {
 			t.Logf("%d nodes checked one by one, largest difference %.3g", len(checks), worst)
 		})
 	}
+}
+
+// exportModels makes sure testdata/torch/export.py's models names, and
+// in the long suites long too, are exported, and returns the cache folder
+// holding them and their names; it skips in short mode.
+func exportModels(t *testing.T, names []string, long ...string) (string, []string) {
+	t.Helper()
+	testenv.SkipShort(t, "exports and runs whole PyTorch models")
+	if testenv.Long() {
+		names = append(names, long...)
+	}
+	cache := torchmodels.Cache(t, ".")
+	torchmodels.Export(t, ".", cache, names)
+	return cache, names
 }
 
 // compareToPeak requires every element of got within tol·max|want| of

@@ -296,16 +296,21 @@ func (o options) loaderOptions() []loader.Option {
 // newSession prepares m: its nodes are brought to their ops' canonical
 // forms (ops.Canonicalize), in place, and the model validated again when
 // that changed any, so that planning, kernels and lowerings see one form
-// per op; then every node's attributes are read into its op's typed
-// parameters once (ops.ParseParams), which every Run shares. The canonical
+// per op; Casts that widen constant weights (mixed-precision exports) are
+// folded into float32 weights once (ops.FoldWeightCasts); then every
+// node's attributes are read into its op's typed parameters once
+// (ops.ParseParams), which every Run shares. The canonical
 // forms, the validation and the first plan read weights (a shape, an
 // axis): a mapped weight file truncated since Load fails the session with
 // an error naming the tensor and the file (graph.CatchFaults).
 func newSession(m *graph.Model, o options) (*Session, error) {
 	err := graph.CatchFaults(func() error {
 		if ops.Canonicalize(m) > 0 {
-			return loader.Validate(m)
+			if err := loader.Validate(m); err != nil {
+				return err
+			}
 		}
+		ops.FoldWeightCasts(m)
 		return nil
 	})
 	if err != nil {

@@ -7,6 +7,10 @@ fixed, seeded input) and OUT/<name>/output.npy (PyTorch's output for it). A
 model NAME_fp16 is NAME made float16 (see to_float16): its input.npy is
 float16, its output.npy PyTorch's float32 output for that input's values, and
 OUT/<name>/model_fp32.onnx the float32 model it was made from. The
+mixed-precision models NAME_mixed (float16 weights cast to float32, see
+cast_weights) and NAME_keepio (float16 inside float32 inputs and outputs,
+see keep_io_types) have a float32 input.npy holding float16 values, and
+model_fp32.onnx likewise. The
 decoder (a GPT-2-style model with a KV cache, see Decoder) has its own inputs
 and outputs; its reference is PyTorch's greedy continuation of a prompt
 (prompt.npy, tokens.npy).
@@ -246,9 +250,19 @@ LARGE = {
     "decoder": export_decoder,
     "bert": bert,
 }
-# HALF maps each float16 model to the model it is made from.
-HALF = {"resnet18_fp16": "resnet18", "transformer_fp16": "transformer"}
-MODELS = {**DEFAULT, **LARGE, **{h: (DEFAULT | LARGE)[f] for h, f in HALF.items()}}
+# HALF maps each float16 or mixed-precision model to the model it is made
+# from and the function that makes it from the float32 ONNX model.
+HALF = {
+    "resnet18_fp16": ("resnet18", lambda m: to_float16(m)),
+    "transformer_fp16": ("transformer", lambda m: to_float16(m)),
+    "squeezenet1_1_mixed": ("squeezenet1_1", lambda m: cast_weights(m)),
+    "squeezenet1_1_keepio": ("squeezenet1_1", lambda m: keep_io_types(m)),
+    "resnet18_mixed": ("resnet18", lambda m: cast_weights(m)),
+    "resnet18_keepio": ("resnet18", lambda m: keep_io_types(m)),
+    "transformer_mixed": ("transformer", lambda m: cast_weights(m)),
+    "transformer_keepio": ("transformer", lambda m: keep_io_types(m)),
+}
+MODELS = {**DEFAULT, **LARGE, **{h: (DEFAULT | LARGE)[f] for h, (f, _) in HALF.items()}}
 
 # FP32_INPUTS lists, by op, the inputs that ONNX types float32 whatever the
 # type of the op's data: they stay float32 in a float16 model.
@@ -283,6 +297,46 @@ def to_float16(model):
     for v in list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info):
         if v.type.tensor_type.elem_type == F and v.name not in keep:
             v.type.tensor_type.elem_type = H
+
+
+def cast_weights(model):
+    """Make the float32 ONNX model a mixed-precision one in place: every
+    float32 initializer W is stored as float16 under the name W_fp16 and
+    read through a Cast to float32 named W_cast, which writes W; the
+    activations, inputs and outputs stay float32."""
+    F = onnx.TensorProto.FLOAT
+    g = model.graph
+    casts, inits = [], []
+    for t in g.initializer:
+        if t.data_type != F:
+            inits.append(t)
+            continue
+        inits.append(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name + "_fp16"))
+        casts.append(onnx.helper.make_node("Cast", [t.name + "_fp16"], [t.name], name=t.name + "_cast", to=F))
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    nodes = casts + list(g.node)
+    del g.node[:]
+    g.node.extend(nodes)
+
+
+def keep_io_types(model):
+    """Make the float32 ONNX model float16 in place as onnxconverter-common's
+    convert_float_to_float16 does with keep_io_types: to_float16, then the
+    float32 input is cast to float16 by a node graph_input_cast and the
+    float16 result cast back to the float32 output by graph_output_cast,
+    both appended at the end of the node list, out of topological order,
+    as that converter writes them."""
+    F, H = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
+    to_float16(model)
+    g = model.graph
+    for n in g.node:
+        n.input[:] = ["graph_input_cast_0" if x == "input" else x for x in n.input]
+        n.output[:] = ["graph_output_cast_0" if x == "output" else x for x in n.output]
+    for v in list(g.input) + list(g.output):
+        v.type.tensor_type.elem_type = F
+    g.node.append(onnx.helper.make_node("Cast", ["input"], ["graph_input_cast_0"], name="graph_input_cast", to=H))
+    g.node.append(onnx.helper.make_node("Cast", ["graph_output_cast_0"], ["output"], name="graph_output_cast", to=F))
 
 
 def export(name, out):
@@ -321,10 +375,11 @@ def export(name, out):
             path = os.path.join(tmp, "model.onnx")
             os.rename(path, os.path.join(tmp, "model_fp32.onnx"))
             m = onnx.load(os.path.join(tmp, "model_fp32.onnx"))
-            to_float16(m)
-            onnx.checker.check_model(m)
+            HALF[name][1](m)
+            if not name.endswith("_keepio"):  # the checker wants topological order
+                onnx.checker.check_model(m)
             onnx.save(m, path)
-        np.save(os.path.join(tmp, "input.npy"), x.numpy().astype(np.float16) if half else x.numpy())
+        np.save(os.path.join(tmp, "input.npy"), x.numpy().astype(np.float16) if name.endswith("_fp16") else x.numpy())
         np.save(os.path.join(tmp, "output.npy"), y.numpy())
         move_into_place(tmp, os.path.join(out, name))
     except BaseException:

@@ -1,0 +1,116 @@
+package onnxvk_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/npy"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// mixedTolerance bounds, as a fraction of the output's peak, how far a
+// mixed-precision model's output on the GPU may lie from the same model's
+// run on the CPU and from ONNX Runtime's: the _mixed models compute in
+// float32 on the same float16 weights, so only the order of float32 sums
+// differs (about 1e-7 of the peak); the _keepio models
+// compute in float16, where each device rounds every activation (2.4e-4
+// of the peak against ONNX Runtime for squeezenet1_1, 1.1e-3 for the
+// transformer).
+var mixedTolerance = map[string]float64{"mixed": 1e-4, "keepio": float16ModelTolerance}
+
+// TestMixedPrecisionVulkan runs the mixed-precision models of
+// testdata/torch/export.py on the first Vulkan device: NAME_mixed, whose
+// float32 Conv and Gemm read float16 weights through Cast nodes (folded
+// at load into resident float32 weights: no Cast is left in the plan),
+// and NAME_keepio, onnxconverter-common's keep_io_types form (float32
+// input cast to float16, a float16 body, the output cast back, those
+// Casts listed last). Every compute node must be placed on the GPU; the
+// output must match the CPU's run of the same model within
+// mixedTolerance, the float32 model's within float16ModelTolerance, and,
+// with ONNXVK_ORT=1, ONNX Runtime's (bench/ort/outputs.js) within
+// mixedTolerance. The transformer's run by default, squeezenet1_1's and
+// resnet18's (13 s and 40 s each on lavapipe) in the long suites.
+func TestMixedPrecisionVulkan(t *testing.T) {
+	cache, names := exportModels(t, []string{"transformer_mixed", "transformer_keepio"},
+		"squeezenet1_1_mixed", "squeezenet1_1_keepio", "resnet18_mixed", "resnet18_keepio")
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(cache, name)
+			model := filepath.Join(dir, "model.onnx")
+			tol := mixedTolerance[name[strings.LastIndex(name, "_")+1:]]
+			sess := openVulkan(t, func() (*onnxvk.Session, error) { return onnxvk.Load(model, onnxvk.WithDevice("vulkan")) })
+			in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs := map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))}
+			checkOnDevice(t, sess, inputs)
+			p, err := sessionvalues.Of(sess).Plan(inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range p.Steps {
+				if st.Node != nil && st.Node.OpType == "Cast" && len(st.In) == 1 && p.Constants[st.In[0]] != nil {
+					t.Errorf("%s casts a constant at every Run", st.Node.Name)
+				}
+			}
+			feed := map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)}
+			got := runOutput(t, sess, feed)
+			compareToPeak(t, got, cpuOutput(t, model, feed), tol)
+			compareToPeak(t, got, cpuOutput(t, filepath.Join(dir, "model_fp32.onnx"), feed), float16ModelTolerance)
+			if os.Getenv("ONNXVK_ORT") == "1" {
+				compareToPeak(t, got, ortRun(t, model, filepath.Join(dir, "input.npy")), tol)
+			}
+		})
+	}
+}
+
+// runOutput runs sess on feed and returns its float32 output "output".
+func runOutput(t *testing.T, sess *onnxvk.Session, feed map[string]*onnxvk.Tensor) []float32 {
+	t.Helper()
+	outs, err := sess.Run(context.Background(), feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := onnxvk.Data[float32](outs["output"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// cpuOutput runs the model at path on the CPU on feed and returns its
+// float32 output "output".
+func cpuOutput(t *testing.T, path string, feed map[string]*onnxvk.Tensor) []float32 {
+	t.Helper()
+	sess, err := onnxvk.Load(path, onnxvk.WithDevice("cpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	return runOutput(t, sess, feed)
+}
+
+// ortRun runs the model at path on ONNX Runtime (bench/ort/outputs.js)
+// on the input in the .npy file input and returns its float32 output
+// "output".
+func ortRun(t *testing.T, path, input string) []float32 {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Skip(t, fmt.Sprintf("no node: %v", err))
+	}
+	prefix := filepath.Join(t.TempDir(), "ort_")
+	if out, err := exec.Command(node, filepath.Join("bench", "ort", "outputs.js"), path, input, prefix).CombinedOutput(); err != nil {
+		t.Fatalf("node outputs.js: %v\n%s", err, out)
+	}
+	return ortOutput(t, prefix+"output.npy")
+}
