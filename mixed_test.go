@@ -3,6 +3,7 @@ package onnxvk_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,4 +114,65 @@ func ortRun(t *testing.T, path, input string) []float32 {
 		t.Fatalf("node outputs.js: %v\n%s", err, out)
 	}
 	return ortOutput(t, prefix+"output.npy")
+}
+
+// TestFP16ModeVulkan runs float32 models in the float16 mode (WithFP16)
+// on the first Vulkan device and compares their outputs with the float32
+// run on the CPU: the largest difference within float16ModelTolerance of
+// the output's peak, and the same top-1 class per row. Every compute node
+// must be placed on the GPU. The transformer runs by default, resnet18 in
+// the long suites.
+func TestFP16ModeVulkan(t *testing.T) {
+	cache, names := exportModels(t, []string{"transformer"}, "resnet18")
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			model := filepath.Join(cache, name, "model.onnx")
+			sess := openVulkan(t, func() (*onnxvk.Session, error) {
+				return onnxvk.Load(model, onnxvk.WithDevice("vulkan"), onnxvk.WithFP16())
+			})
+			if p := sess.Precision(); p.Mode != onnxvk.PrecisionFP16 {
+				testenv.Skip(t, "device without the float16 mode: "+p.String())
+			}
+			t.Logf("precision: %s", sess.Precision())
+			in, err := npy.ReadFile(filepath.Join(cache, name, "input.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOnDevice(t, sess, map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+			feed := map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)}
+			got := runOutput(t, sess, feed)
+			want := cpuOutput(t, model, feed)
+			compareToPeak(t, got, want, float16ModelTolerance)
+			var diff, mag float64
+			for i := range want {
+				diff += math.Abs(float64(got[i] - want[i]))
+				mag += math.Abs(float64(want[i]))
+			}
+			row := int(in.Shape[len(in.Shape)-1])
+			if name == "resnet18" {
+				row = len(want)
+			}
+			agree := 0
+			for r := 0; r < len(want); r += row {
+				if argmax(got[r:r+row]) == argmax(want[r:r+row]) {
+					agree++
+				}
+			}
+			t.Logf("mean difference %.3g of the mean magnitude; top-1 agrees in %d of %d rows", diff/mag, agree, len(want)/row)
+			if agree != len(want)/row {
+				t.Errorf("top-1 differs from float32 in %d of %d rows", len(want)/row-agree, len(want)/row)
+			}
+		})
+	}
+}
+
+// argmax returns the index of v's largest element.
+func argmax(v []float32) int {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return best
 }

@@ -77,9 +77,10 @@ type options struct {
 	// default.
 	hostLimit    int64
 	hostLimitSet bool
-	// fp16 is WithFP16, vulkan WithVulkanOptions.
-	fp16   bool
-	vulkan []vulkan.OpenOption
+	// fp16 is WithFP16, fp16Weights WithFP16Weights, vulkan
+	// WithVulkanOptions.
+	fp16, fp16Weights bool
+	vulkan            []vulkan.OpenOption
 	// configuration and mapping are WithConfiguration and WithDeviceMapping.
 	configuration string
 	mapping       []string
@@ -218,10 +219,14 @@ type Session struct {
 	opts    options
 	// stages places nodes by the configuration in force (nil: none), and
 	// multi describes it.
-	stages  *planner.Stages
-	multi   MultiDevice
-	inputs  []ValueInfo
-	outputs []ValueInfo
+	stages *planner.Stages
+	multi  MultiDevice
+	// precision is what Precision reports; half holds the float16 copies
+	// of constants in the float16 mode, nil outside it.
+	precision Precision
+	half      *planner.HalfConstants
+	inputs    []ValueInfo
+	outputs   []ValueInfo
 	// reason says why the session runs where it does (DeviceReason).
 	reason string
 	// threads is the thread budget of its CPU kernels (WithThreads).
@@ -344,6 +349,7 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	}
 	s := &Session{model: m, devices: devs, opts: o, stages: stages, multi: multi, reason: reason, threads: threads, calls: newCalls()}
 	s.plans.budget = max(o.planBytes, 0)
+	s.precision, s.half = choosePrecision(o, devs)
 	for _, d := range devs {
 		if l, ok := d.(interface{ SetMemoryLimit(int64) }); ok {
 			l.SetMemoryLimit(o.memLimit)
@@ -361,9 +367,13 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	// fails at load rather than at the first Run.
 	opts, _ := s.planOptions(nil, false)
 	opts.NoFolding = true
-	if err := graph.CatchFaults(func() error { _, err := planner.New(m, opts); return err }); err != nil {
+	var p *planner.Plan
+	if err := graph.CatchFaults(func() (err error) { p, err = planner.New(m, opts); return err }); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("onnxvk: %w", err)
+	}
+	if s.half != nil {
+		s.precision.Float32 = float32Ops(p)
 	}
 	return s, nil
 }
@@ -432,8 +442,12 @@ func (s *Session) planOptions(types map[string]*graph.Type, cpuOnly bool) (plann
 	for i, d := range devices {
 		pdevs[i] = d
 	}
-	return planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages,
-		HostMemoryLimit: s.HostMemoryLimit()}, devices
+	opts := planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages,
+		HostMemoryLimit: s.HostMemoryLimit()}
+	if !cpuOnly {
+		opts.Float16 = s.half
+	}
+	return opts, devices
 }
 
 // Threads is the most goroutines a Run computes a parallel loop of its CPU

@@ -1,26 +1,45 @@
 package onnxvk
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
-// WithFP16 turns on the fp16 precision mode where the GPU has 16-bit
+// WithFP16 turns on the float16 mode of float32 models where the GPU runs
+// float16 tensors (16-bit storage): after fusion, every node whose op the
+// float16 policy allows (ops.HalfRuleOf: products, convolutions,
+// elementwise ops, normalizations, Softmax, means, pooling, data
+// movement) stores its activations and constants as float16, and its
+// kernel widens them to float32 as it reads, so products, sums,
+// normalization statistics and Softmax's maximum and sum are computed and
+// accumulated in float32 and each result is rounded once to float16. The
+// ops the policy keeps float32 (large sums, Pow, Exp, CumSum, any op
+// without a rule), graph inputs and outputs and the nodes writing them
+// stay float32, with Casts where float32 and float16 values meet. Results
+// differ from float32 by those roundings: see Precision for what the
+// session got, and why.
+func WithFP16() Option { return func(o *options) { o.fp16 = true } }
+
+// WithFP16Weights turns on the fp16 weight mode where the GPU has 16-bit
 // storage: the constant weights of MatMul, Gemm, FusedMatMul, Conv,
 // FusedConv and ConvTranspose are kept on the GPU as fp16 (half the memory
 // and bandwidth) and widened to fp32 as the kernels read them, which
 // accumulate in fp32. Activations, biases, runtime inputs and every other
 // op stay fp32, and so does the CPU. Results differ from fp32 by the
 // rounding of the weights, within each op's fp16 tolerance (see
-// ops.Tolerance.HalfWeights). A GPU without 16-bit storage runs fp32;
-// Precision says which mode the session got, and why.
-func WithFP16() Option { return func(o *options) { o.fp16 = true } }
+// ops.Tolerance.HalfWeights). WithFP16 takes precedence.
+func WithFP16Weights() Option { return func(o *options) { o.fp16Weights = true } }
 
 // WithVulkanOptions passes opts to vulkan.Open for each Vulkan device the
-// session opens, after the one WithFP16 adds: vulkan.WithSchedule, for
-// one, forces kernel schedules (tests, timings).
+// session opens, after the one WithFP16Weights adds: vulkan.WithSchedule,
+// for one, forces kernel schedules (tests, timings).
 func WithVulkanOptions(opts ...vulkan.OpenOption) Option {
 	return func(o *options) { o.vulkan = append(o.vulkan, opts...) }
 }
@@ -28,36 +47,151 @@ func WithVulkanOptions(opts ...vulkan.OpenOption) Option {
 // vulkanOptions returns the options the session opens its Vulkan device
 // with.
 func (o options) vulkanOptions() []vulkan.OpenOption {
-	if o.fp16 {
+	if o.fp16Weights && !o.fp16 {
 		return append([]vulkan.OpenOption{vulkan.WithFP16()}, o.vulkan...)
 	}
 	return o.vulkan
 }
 
-// Precision describes the arithmetic of the session's kernels: "fp32";
-// under WithFP16, "fp16 weights on DEVICE" and what it covers when a
-// device runs the fp16 mode, or "fp32 (fp16 requested: ...)" with the
-// reason it does not.
-func (s *Session) Precision() string {
-	if !s.opts.fp16 {
-		return "fp32"
+// Precision modes (Precision.Mode and Precision.Requested).
+const (
+	PrecisionFP32        = "fp32"
+	PrecisionFP16        = "fp16"
+	PrecisionFP16Weights = "fp16-weights"
+)
+
+// Precision describes the arithmetic of a session's kernels
+// (Session.Precision).
+type Precision struct {
+	// Requested is the mode asked for: PrecisionFP32, PrecisionFP16
+	// (WithFP16) or PrecisionFP16Weights (WithFP16Weights); Mode is the
+	// one the session runs.
+	Requested, Mode string
+	// Device names the device that runs the float16 or fp16 weight mode;
+	// "" in fp32.
+	Device string
+	// Storage16 and ShaderFloat16 report that device's 16-bit storage,
+	// which the modes need, and float16 shader arithmetic, which its
+	// kernels do not use (they compute in float32).
+	Storage16, ShaderFloat16 bool
+	// Reason says why Mode is not Requested; "" when it is.
+	Reason string
+	// Float32 lists, in the float16 mode, the ops of the model that stay
+	// float32 and why, by op name (nodes the planner fuses away, such as
+	// a written-out LayerNormalization's Pow, run in their fused node's
+	// precision). Graph inputs and outputs and the nodes writing the
+	// outputs also stay float32.
+	Float32 []OpPrecision
+}
+
+// OpPrecision is an op that the float16 mode keeps float32, and why.
+type OpPrecision struct {
+	Op, Why string
+}
+
+// String is Precision in one line: "fp32"; "fp16 on DEVICE (...)", with
+// the ops kept float32; "fp16 weights on DEVICE (...)"; or
+// "fp32 (fp16 requested: REASON)".
+func (p Precision) String() string {
+	switch p.Mode {
+	case PrecisionFP16:
+		s := "fp16 on " + p.Device + " (float16 activations and weights, float32 arithmetic and accumulation)"
+		if len(p.Float32) > 0 {
+			ops := make([]string, len(p.Float32))
+			for i, o := range p.Float32 {
+				ops[i] = o.Op
+			}
+			s += "; float32: " + strings.Join(ops, ", ")
+		}
+		return s
+	case PrecisionFP16Weights:
+		return "fp16 weights on " + p.Device + " (MatMul, Gemm, FusedMatMul, Conv, FusedConv, ConvTranspose); fp32 activations and accumulation"
+	}
+	if p.Reason != "" {
+		return "fp32 (" + p.Requested + " requested: " + p.Reason + ")"
+	}
+	return "fp32"
+}
+
+// Precision says which precision the session's kernels run and why: the
+// mode requested (WithFP16, WithFP16Weights), the mode chosen, the
+// device running it and its capabilities, and in the float16 mode the ops
+// kept float32 with their reasons.
+func (s *Session) Precision() Precision { return s.precision }
+
+// choosePrecision decides the session's precision under o on devs, and
+// returns the float16 constants of the float16 mode (nil outside it);
+// newSession fills in Float32 from its first plan.
+func choosePrecision(o options, devs []backend.Device) (Precision, *planner.HalfConstants) {
+	p := Precision{Requested: PrecisionFP32, Mode: PrecisionFP32}
+	switch {
+	case o.fp16:
+		p.Requested = PrecisionFP16
+	case o.fp16Weights:
+		p.Requested = PrecisionFP16Weights
+	default:
+		return p, nil
 	}
 	var reasons []string
-	for _, d := range s.devices {
-		h, ok := d.(interface{ FP16() (bool, string) })
+	for _, d := range devs {
+		v, ok := d.(*vulkan.Device)
 		if !ok {
 			continue
 		}
-		on, reason := h.FP16()
-		if on {
-			return "fp16 weights on " + d.Name() + " (MatMul, Gemm, FusedMatMul, Conv, FusedConv, ConvTranspose); fp32 activations and accumulation"
+		storage, arith := v.Float16()
+		if p.Requested == PrecisionFP16Weights {
+			if on, reason := v.FP16(); !on {
+				reasons = append(reasons, reason)
+				continue
+			}
+		} else if !storage {
+			reasons = append(reasons, fmt.Sprintf("%s (%s) lacks 16-bit storage (storageBuffer16BitAccess), so it runs fp32", v.Name(), v.Info().Name))
+			continue
 		}
-		reasons = append(reasons, reason)
+		p.Mode, p.Device, p.Storage16, p.ShaderFloat16 = p.Requested, v.Name(), storage, arith
+		if p.Mode != PrecisionFP16 {
+			return p, nil
+		}
+		return p, &planner.HalfConstants{}
 	}
 	if len(reasons) == 0 {
 		reasons = append(reasons, "no GPU runs this session, and the CPU runs fp32")
 	}
-	return "fp32 (fp16 requested: " + strings.Join(reasons, "; ") + ")"
+	p.Reason = strings.Join(reasons, "; ")
+	return p, nil
+}
+
+// float32Ops lists the ops of the float16-mode plan p that still compute
+// float32 values from their inputs, and why, by op and reason (Casts,
+// which convert, and nodes without inputs, such as Constant, aside).
+func float32Ops(p *planner.Plan) []OpPrecision {
+	outputs := map[string]bool{}
+	for _, o := range p.Graph.Outputs {
+		outputs[o.Name] = true
+	}
+	var out []OpPrecision
+	for _, n := range p.Graph.Nodes {
+		if n.OpType == "Cast" || !slices.ContainsFunc(n.Inputs, func(name string) bool { return name != "" }) || !slices.ContainsFunc(n.Outputs, func(name string) bool {
+			t := p.Graph.TypeOf(name)
+			return t != nil && t.Kind == graph.TensorKind && t.Elem == graph.Float
+		}) {
+			continue
+		}
+		r := ops.HalfRuleOf(n.Domain, n.OpType)
+		why := r.Why
+		switch {
+		case r.Half && slices.ContainsFunc(n.Outputs, func(name string) bool { return outputs[name] }):
+			why = "writes a graph output, which keeps its float32 type"
+		case r.Half:
+			why = "reads a float type other than float32, or a subgraph reads its output"
+		}
+		o := OpPrecision{Op: n.OpType, Why: why}
+		if !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b OpPrecision) int { return strings.Compare(a.Op+a.Why, b.Op+b.Why) })
+	return out
 }
 
 // DeviceMemoryInUse returns the bytes of GPU memory the session's devices

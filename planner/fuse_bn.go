@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -28,28 +27,12 @@ func foldBatchNorms(pm *graph.Model, g *graph.Graph, uses map[string]int, consum
 		}
 		return graph.View[float32](t)
 	}
-	var taken map[string]bool
+	var names namer
 	fresh := func(base string) string {
-		if taken == nil {
-			taken = map[string]bool{}
-			for name := range g.Initializers {
-				taken[name] = true
-			}
-			for _, v := range g.Inputs {
-				taken[v.Name] = true
-			}
-			for _, n := range g.Nodes {
-				for _, name := range append(append([]string{}, n.Inputs...), n.Outputs...) {
-					taken[name] = true
-				}
-			}
+		if names == nil {
+			names = newNamer(g)
 		}
-		name := base
-		for i := 1; taken[name]; i++ {
-			name = fmt.Sprintf("%s_%d", base, i)
-		}
-		taken[name] = true
-		return name
+		return names.fresh(base)
 	}
 	opset := pm.Opset("")
 	removed := 0

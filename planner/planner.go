@@ -185,6 +185,12 @@ type Options struct {
 	// kernels check what they allocate at run time against the limit left
 	// beside the arena (see Plan.HostMemoryLimit).
 	HostMemoryLimit int64
+	// Float16, when set, plans a float32 model in the float16 mode: after
+	// fusion, the nodes whose ops' rules allow it (ops.HalfRuleOf) compute
+	// on float16 tensors, with Casts where float32 and float16 values meet
+	// and float16 copies of their float32 constants, kept in Float16 for
+	// every plan of the model (see toHalf).
+	Float16 *HalfConstants
 }
 
 // StepKind tells compute steps from transfers.
@@ -266,6 +272,9 @@ type Plan struct {
 	// activation merged into its Conv, a written-out LayerNormalization
 	// into one node).
 	Fused int
+	// Half is the number of nodes the float16 mode (Options.Float16) made
+	// float16.
+	Half int
 	// Stages is Options.Stages: the configuration that placed the nodes,
 	// nil without one.
 	Stages *Stages
@@ -335,6 +344,9 @@ func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 		}
 	}
 	p.Fused = fuse(pm, g, opts.Devices)
+	if opts.Float16 != nil {
+		p.Half = toHalf(pm, g, opts.Float16)
+	}
 	for name, t := range g.Initializers {
 		p.Constants[p.index(name)] = t
 	}

@@ -26,7 +26,8 @@ type ModelConfig struct {
 	Path string `json:"path"`
 	// Device is where it runs (onnxvk.WithDevice; default "auto").
 	Device string `json:"device"`
-	// Precision is "fp32" (the default) or "fp16" (onnxvk.WithFP16).
+	// Precision is "fp32" (the default), "fp16" (onnxvk.WithFP16) or
+	// "fp16-weights" (onnxvk.WithFP16Weights).
 	Precision string `json:"precision"`
 	// MaxBatchSize is the largest batch dimension a merged Run may have;
 	// 0 or 1 turns dynamic batching off.

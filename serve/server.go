@@ -77,8 +77,10 @@ func (s *Server) load(c ModelConfig) error {
 	case "", "fp32":
 	case "fp16":
 		opts = append(opts, onnxvk.WithFP16())
+	case "fp16-weights":
+		opts = append(opts, onnxvk.WithFP16Weights())
 	default:
-		return fmt.Errorf("serve: model %q: precision %q is neither fp32 nor fp16", c.Name, c.Precision)
+		return fmt.Errorf("serve: model %q: precision %q is not fp32, fp16 or fp16-weights", c.Name, c.Precision)
 	}
 	start := time.Now()
 	sess, err := onnxvk.Load(c.Path, opts...)
@@ -104,7 +106,7 @@ func (s *Server) load(c ModelConfig) error {
 	if old != nil {
 		old.close()
 	}
-	s.log.Info("model loaded", "model", c.Name, "path", c.Path, "device", sess.Device(), "precision", sess.Precision(),
+	s.log.Info("model loaded", "model", c.Name, "path", c.Path, "device", sess.Device(), "precision", sess.Precision().String(),
 		"max_batch_size", c.MaxBatchSize, "batching", m.batching, "plans", sess.PlanStats().Compiled, "max_queue_delay", c.MaxQueueDelay.String(),
 		"instances", c.Instances, "queue", c.QueueSize, "load_time", time.Since(start).String())
 	return nil

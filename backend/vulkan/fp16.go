@@ -279,3 +279,8 @@ func (d *Device) Decline(q planner.Query) string {
 	}
 	return ""
 }
+
+// Float16 reports whether the device runs float16 tensors (16-bit storage
+// enabled) and has float16 shader arithmetic (shaderFloat16), which its
+// kernels do not need: they widen float16 to float32 as they read.
+func (d *Device) Float16() (storage, arithmetic bool) { return d.half.storage, d.info.Float16 }

@@ -134,7 +134,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sess.Close()
-	res := benchResult{Model: filepath.Base(path), Version: onnxvk.Build().String(), Device: sess.Device(), Precision: sess.Precision(), LoadMS: ms(time.Since(start)),
+	res := benchResult{Model: filepath.Base(path), Version: onnxvk.Build().String(), Device: sess.Device(), Precision: sess.Precision().String(), LoadMS: ms(time.Since(start)),
 		Warmup: *warmup, Concurrency: *concurrency, Threads: sess.Threads(), RSSAnonBytes: rssAnon(), Inputs: map[string][]int64{}}
 	res.DeviceName, res.DeviceDriver, res.DeviceUUID = deviceDescription(sess.Device())
 	feeds, err := makeInputs(sess, inputs, img, dims, *seed, nil)

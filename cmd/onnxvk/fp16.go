@@ -8,9 +8,9 @@ import (
 	"github.com/onnxvk/onnxvk"
 )
 
-// addFP16Flag adds the --fp16 flag of run and bench.
+// addFP16Flag adds the --fp16 flag of run, bench, plan and serve.
 func addFP16Flag(fs *flag.FlagSet) *bool {
-	return fs.Bool("fp16", false, "fp16 precision mode: keep the constant weights of MatMul, Gemm and the convolutions as fp16 on a GPU with 16-bit storage (activations and accumulation stay fp32; elsewhere fp32, with the reason printed)")
+	return fs.Bool("fp16", false, "float16 mode: on a GPU with 16-bit storage, activations and weights as float16 with float32 arithmetic and accumulation, precision-sensitive ops kept float32 (elsewhere fp32, with the reason printed)")
 }
 
 // fp16Options returns the session options --fp16 asks for.

@@ -5,7 +5,7 @@
 //	onnxvk bench --server URL NAME [--warmup N] [--runs N | --duration D] [--concurrency N] [--json]
 //	onnxvk bench --compare A.json B.json
 //	onnxvk inspect MODEL [--json]
-//	onnxvk plan MODEL [--device ...] [--config NAME] [--devices LIST] [--json]
+//	onnxvk plan MODEL [--device ...] [--config NAME] [--devices LIST] [--fp16] [--json]
 //	onnxvk convert IN OUT [--to archive|protobuf]
 //	onnxvk shard MODEL OUT --stages N | --tensor-parallel N [--config NAME] [--replace] [--to archive|protobuf]
 //	onnxvk conformance [--device ...] [--filter REGEX] [--expect FILE] [--junit FILE] [--json] DIR...

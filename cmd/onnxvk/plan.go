@@ -8,10 +8,11 @@ import (
 )
 
 func cmdPlan(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("plan", "plan MODEL [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--dim NAME=SIZE]... [--json]", stdout)
+	fs := newFlags("plan", "plan MODEL [--device auto|cpu|vulkan] [--config NAME] [--devices LIST] [--fp16] [--dim NAME=SIZE]... [--json]", stdout)
 	device := fs.String("device", "auto", "device: auto, cpu, vulkan or vulkan:N")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	multi := addMultiDeviceFlags(fs)
+	fp16 := addFP16Flag(fs)
 	noFold := fs.Bool("no-fold", false, "keep shape-only subgraphs instead of folding them into constants")
 	var dimList listFlag
 	fs.Var(&dimList, "dim", "size of a symbolic input dimension, `NAME=SIZE`; repeatable (default 1)")
@@ -27,7 +28,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...)
+	opts := append(append([]onnxvk.Option{onnxvk.WithDevice(*device)}, multi.options()...), fp16Options(*fp16)...)
 	if *noFold {
 		opts = append(opts, onnxvk.WithoutConstantFolding())
 	}
