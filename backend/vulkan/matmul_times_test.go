@@ -130,7 +130,7 @@ func timeProducts(t *testing.T, picked []int, half bool, forced vulkan.Schedule)
 	}
 	opts := []onnxvk.Option{onnxvk.WithDevice("vulkan"), onnxvk.WithVulkanOptions(vulkan.WithSchedule(forced))}
 	if half {
-		opts = append(opts, onnxvk.WithFP16())
+		opts = append(opts, onnxvk.WithFP16Weights())
 	}
 	s, err := onnxvk.NewSession(&graph.Model{Name: "times", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}, opts...)
 	if errors.Is(err, backend.ErrDeviceUnavailable) {

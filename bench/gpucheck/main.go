@@ -797,7 +797,7 @@ type matmulResult struct {
 // matmul times chains of square products y = (((a·b)·b)·b)... with b a
 // constant weight, the output kept on the device and fed back as the next
 // Run's a, so that nothing crosses the bus: fp32, and fp32 with the
-// weights stored as fp16 (--fp16). The smaller sizes are checked against
+// weights stored as fp16 (WithFP16Weights). The smaller sizes are checked against
 // the CPU. A float16 model's placement is recorded.
 func matmul(ctx context.Context, c *config) (any, error) {
 	sizes, chain, runs := []int64{512, 1024, 2048, 4096, 8192}, 8, 5
@@ -872,7 +872,7 @@ func chainModel(n int64, chain int) *graph.Model {
 func matmulRun(ctx context.Context, device string, n int64, chain, runs int, half bool) (*matmulResult, error) {
 	opts := []onnxvk.Option{onnxvk.WithDevice(device)}
 	if half {
-		opts = append(opts, onnxvk.WithFP16())
+		opts = append(opts, onnxvk.WithFP16Weights())
 	}
 	sess, err := onnxvk.NewSession(chainModel(n, chain), opts...)
 	if err != nil {
