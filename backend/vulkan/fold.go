@@ -2,6 +2,9 @@ package vulkan
 
 import (
 	"slices"
+	"strings"
+
+	"github.com/x448/float16"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -36,7 +39,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 	}
 	for j, st := range steps {
 		n, l := st.Node, launches[j]
-		if !product(n) || compiled[j] == nil || l.shader != "matmul" || len(l.then) > 0 {
+		if !product(n) || compiled[j] == nil || !l.runs("matmul") || len(l.then) > 0 {
 			continue
 		}
 		for k := range 2 {
@@ -47,7 +50,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 			}
 			tn := steps[i].Node
 			x := steps[i].In[0]
-			if tn.Domain != graph.DefaultDomain || tn.OpType != "Transpose" || launches[i].shader != "transpose" || p.Types[x] == nil || p.Types[v] == nil {
+			if tn.Domain != graph.DefaultDomain || tn.OpType != "Transpose" || !launches[i].runs("transpose") || p.Types[x] == nil || p.Types[v] == nil {
 				continue
 			}
 			xs, shape := p.Types[x].Shape.Ints(), p.Types[v].Shape.Ints()
@@ -83,6 +86,36 @@ func overwritten(p *planner.Plan, steps []planner.Step, v int) bool {
 	return false
 }
 
+// runs tells whether l runs shader, in float32 or as its HALF variant on
+// float16 tensors.
+func (l *launch) runs(shader string) bool {
+	return l.shader == shader || l.shader == shader+halfSuffix
+}
+
+// floatType is the element type of the float tensors l binds: float16 on
+// a HALF variant, else float32.
+func (l *launch) floatType() graph.DType {
+	if strings.HasSuffix(l.shader, halfSuffix) {
+		return graph.Float16
+	}
+	return graph.Float
+}
+
+// floatScalar returns the value of c when it is one element of type dt,
+// float32 or float16.
+func floatScalar(c *graph.Tensor, dt graph.DType) (float32, bool) {
+	if c == nil || c.DType != dt || c.NumElements() != 1 {
+		return 0, false
+	}
+	switch dt {
+	case graph.Float:
+		return graph.View[float32](c)[0], true
+	case graph.Float16:
+		return float16.Frombits(graph.View[uint16](c)[0]).Float32(), true
+	}
+	return 0, false
+}
+
 // product tells the nodes lowered to matmul.comp that folds may change.
 func product(n *graph.Node) bool {
 	return n.Domain == graph.DefaultDomain && n.OpType == "MatMul" || n.Domain == ops.FusedDomain && n.OpType == "FusedMatMul"
@@ -98,7 +131,7 @@ func product(n *graph.Node) bool {
 // after a residual is not folded (it would scale the residual too).
 func foldProductTails(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	for j := range steps {
-		if !product(steps[j].Node) || compiled[j] == nil || launches[j].shader != "matmul" {
+		if !product(steps[j].Node) || compiled[j] == nil || !launches[j].runs("matmul") {
 			continue
 		}
 		for cur := j; cur+1 < len(steps) && compiled[cur+1] != nil; cur++ {
@@ -140,13 +173,14 @@ func foldTail(p *planner.Plan, st *planner.Step, l *launch, tail *planner.Step, 
 	switch n.OpType {
 	case "Mul":
 		c := p.Fixed(other)
-		if c == nil || c.DType != graph.Float || len(c.Data) != 4 {
+		f, ok := floatScalar(c, l.floatType())
+		if !ok {
 			return nil, nil, false
 		}
-		fl.scaled(graph.View[float32](c)[0])
+		fl.scaled(f)
 	case "Add":
 		t := p.Types[other]
-		if t == nil || t.Elem != graph.Float || !slices.Equal(t.Shape.Ints(), l.outShapes[0]) {
+		if t == nil || t.Elem != l.floatType() || !slices.Equal(t.Shape.Ints(), l.outShapes[0]) {
 			return nil, nil, false
 		}
 		folded.In = append(slices.Clone(st.In), other)

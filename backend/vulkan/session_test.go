@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -334,6 +335,74 @@ func TestAttentionMatchesCPU(t *testing.T) {
 					t.Fatalf("%s[%d] = %v, want %v", name, i, gv[i], wv[i])
 				}
 			}
+		}
+	}
+}
+
+// TestAttentionFloat16Folds runs attentionModel in the float16 mode
+// (onnxvk.WithFP16): the compile-time folds take float16 products as they
+// take float32 ones, so the Transpose of k has no dispatch of its own (the
+// product reads k through its strides), and the outputs agree with the
+// CPU's float32 run within 1e-2 of their peak. (The scale's Mul folds
+// into the product's store as in float32 unless the planner gave its
+// output memory the product still reads, which the smaller float16
+// tensors' arena makes the case here.)
+func TestAttentionFloat16Folds(t *testing.T) {
+	open := func(opts ...onnxvk.Option) *onnxvk.Session {
+		s, err := onnxvk.NewSession(attentionModel(), opts...)
+		if errors.Is(err, backend.ErrDeviceUnavailable) {
+			testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	cpu, gpu := open(onnxvk.WithDevice("cpu")), open(onnxvk.WithDevice("vulkan"), onnxvk.WithFP16())
+	if p := gpu.Precision(); p.Mode != onnxvk.PrecisionFP16 {
+		testenv.Skip(t, "device without the float16 mode: "+p.String())
+	}
+	r := rand.New(rand.NewPCG(1, 9))
+	data := make([]float32, 2*5*16)
+	for i := range data {
+		data[i] = 4*r.Float32() - 2
+	}
+	x, err := onnxvk.NewTensor([]int64{2, 5, 16}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*onnxvk.Tensor{"x": x}
+	tr := backend.NewTrace()
+	got, err := gpu.Run(backend.WithTrace(context.Background(), tr), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transposes := 0
+	for _, ev := range tr.Events() {
+		if ev.Op == "Transpose" {
+			transposes++
+			if !strings.HasPrefix(ev.Note, "fused into") {
+				t.Errorf("the Transpose of k has a dispatch of its own (%+v)", ev)
+			}
+		}
+	}
+	if transposes != 1 {
+		t.Errorf("%d Transposes traced, want 1", transposes)
+	}
+	want, err := cpu.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range want {
+		gv, _ := got[name].Float32s()
+		wv, _ := w.Float32s()
+		var peak, diff float64
+		for i := range wv {
+			peak, diff = max(peak, math.Abs(float64(wv[i]))), max(diff, math.Abs(float64(gv[i]-wv[i])))
+		}
+		if diff > 1e-2*peak {
+			t.Errorf("%s differs from the CPU's float32 by %g, beyond 1e-2 of its peak %g", name, diff, peak)
 		}
 	}
 }
