@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,6 +78,16 @@ func TestPrecision(t *testing.T) {
 				}
 				// Reshape, the two products with their biases, and Relu.
 				require.Equal(t, 4, halves, "nodes on float16 tensors")
+				// Runs of four batch sizes at once plan at once, sharing the
+				// float16 copies of the weights.
+				var wg sync.WaitGroup
+				errs := make([]error, 4)
+				for i := range errs {
+					in := map[string]*onnxvk.Tensor{"x": randomInput(t, 9, int64(i+1))}
+					wg.Go(func() { _, errs[i] = gpu.Run(context.Background(), in) })
+				}
+				wg.Wait()
+				require.NoError(t, errors.Join(errs...))
 			}
 			got, err := gpu.Run(context.Background(), x)
 			require.NoError(t, err)
