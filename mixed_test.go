@@ -30,8 +30,9 @@ var mixedTolerance = map[string]float64{"mixed": 1e-4, "keepio": float16ModelTol
 // TestMixedPrecisionVulkan runs the mixed-precision models of
 // testdata/torch/export.py on the first Vulkan device: NAME_mixed, whose
 // float32 Conv and Gemm read float16 weights through Cast nodes (folded
-// at load into resident float32 weights: no Cast is left in the plan),
-// and NAME_keepio, onnxconverter-common's keep_io_types form (float32
+// at load: no Cast is left in the plan, and the weights stay float16 on
+// the GPU, which then holds less memory than for the float32 model), and
+// NAME_keepio, onnxconverter-common's keep_io_types form (float32
 // input cast to float16, a float16 body, the output cast back, those
 // Casts listed last). Every compute node must be placed on the GPU; the
 // output must match the CPU's run of the same model within
@@ -65,6 +66,18 @@ func TestMixedPrecisionVulkan(t *testing.T) {
 			}
 			feed := map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)}
 			got := runOutput(t, sess, feed)
+			if strings.HasSuffix(name, "_mixed") {
+				// The weights widened from float16 stay float16 on the GPU.
+				fp32 := openVulkan(t, func() (*onnxvk.Session, error) {
+					return onnxvk.Load(filepath.Join(dir, "model_fp32.onnx"), onnxvk.WithDevice("vulkan"))
+				})
+				runOutput(t, fp32, feed)
+				if got, full := sess.DeviceMemoryInUse(), fp32.DeviceMemoryInUse(); got >= full {
+					t.Errorf("%d bytes of GPU memory, %d for the float32 model", got, full)
+				} else {
+					t.Logf("%d bytes of GPU memory, %d for the float32 model", got, full)
+				}
+			}
 			compareToPeak(t, got, cpuOutput(t, model, feed), tol)
 			compareToPeak(t, got, cpuOutput(t, filepath.Join(dir, "model_fp32.onnx"), feed), float16ModelTolerance)
 			if os.Getenv("ONNXVK_ORT") == "1" {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -68,8 +69,9 @@ type halfMode struct {
 	// reason says why a requested mode is off; "" when it is on or was
 	// not requested.
 	reason string
-	// weights holds the fp16 copies of constant weights. The device's mu
-	// guards it.
+	// weights holds the fp16 copies of constant weights (in the fp16
+	// mode, or of float16 values, see useHalfWeights) where storage is
+	// set. The device's mu guards it.
 	weights map[*graph.Tensor]weightRef
 }
 
@@ -106,7 +108,7 @@ func enableHalf(cfg openConfig, info Info, dci *vk.DeviceCreateInfo, pin *runtim
 		}
 	}
 	if !cfg.fp16 {
-		return halfMode{storage: true}, nil
+		return halfMode{storage: true, weights: map[*graph.Tensor]weightRef{}}, nil
 	}
 	return halfMode{storage: true, on: true, weights: map[*graph.Tensor]weightRef{}}, nil
 }
@@ -161,17 +163,21 @@ var halfVariants = map[string]struct {
 }
 
 // useHalfWeights switches l to its shader's fp16-weight variant when the
-// device is in the fp16 mode and the variant's fp16 binding holds a
-// constant float32 input, which every binding of that input then reads as
-// fp16 (see launch.halfInputs). Only l itself switches, so it does not
-// when a dispatch of l.then binds that input too.
+// variant's fp16 binding holds a constant float32 input and the device is
+// in the fp16 mode, or has 16-bit storage and the constant holds float16
+// values (ops.FromFloat16: a mixed-precision model's weight, widened at
+// load), which fp16 then holds exactly in half the memory. Every binding
+// of that input then reads it as fp16 (see launch.halfInputs). Only l
+// itself switches, so it does not when a dispatch of l.then binds that
+// input too.
 func useHalfWeights(q *query, l *launch) {
 	v, ok := halfVariants[l.shader]
-	if !ok || !q.halfWeights {
+	if !ok {
 		return
 	}
 	s := l.bindings[v.binding]
-	if s.out || s.k < 0 || q.consts[s.k] == nil || q.elems[s.k] != graph.Float {
+	if s.out || s.k < 0 || q.consts[s.k] == nil || q.elems[s.k] != graph.Float ||
+		!q.halfWeights && !(q.half16 && ops.FromFloat16(q.consts[s.k])) {
 		return
 	}
 	for _, part := range l.then {

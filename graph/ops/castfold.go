@@ -2,7 +2,10 @@ package ops
 
 import (
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
+	"weak"
 
 	"github.com/x448/float16"
 
@@ -107,6 +110,9 @@ func widenedConstant(g *graph.Graph, n *graph.Node, fixed map[string]bool) *grap
 		for i := range v {
 			v[i] = float32(widen(i))
 		}
+		if src.DType == graph.Float16 {
+			fromFloat16(out)
+		}
 	case graph.Double:
 		v := graph.View[float64](out)
 		for i := range v {
@@ -114,4 +120,24 @@ func widenedConstant(g *graph.Graph, n *graph.Node, fixed map[string]bool) *grap
 		}
 	}
 	return out
+}
+
+// float16Weights holds, by weak pointer, the float32 tensors
+// FoldWeightCasts widened from float16; an entry goes when its tensor
+// does.
+var float16Weights sync.Map
+
+// fromFloat16 records that the float32 tensor t holds float16 values.
+func fromFloat16(t *graph.Tensor) {
+	k := weak.Make(t)
+	float16Weights.Store(k, struct{}{})
+	runtime.AddCleanup(t, func(k weak.Pointer[graph.Tensor]) { float16Weights.Delete(k) }, k)
+}
+
+// FromFloat16 tells whether t is a float32 weight that FoldWeightCasts
+// widened from float16, so that float16 holds its values exactly: a
+// device may keep it as float16 and widen it as it reads.
+func FromFloat16(t *graph.Tensor) bool {
+	_, ok := float16Weights.Load(weak.Make(t))
+	return ok
 }

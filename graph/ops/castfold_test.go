@@ -10,7 +10,8 @@ import (
 
 // TestFoldWeightCasts folds the Casts that widen constant float16 and
 // bfloat16 weights, checks every widened value against its float16 or
-// bfloat16 bits decoded by hand (sign, exponent, fraction), and leaves
+// bfloat16 bits decoded by hand (sign, exponent, fraction) and that
+// FromFloat16 tells the float32 weights widened from float16, and leaves
 // alone a narrowing Cast, a Cast of a graph input with a default, a Cast
 // writing a graph output, and a weight still read elsewhere.
 func TestFoldWeightCasts(t *testing.T) {
@@ -68,6 +69,9 @@ func TestFoldWeightCasts(t *testing.T) {
 		if math.Float32bits(got) != math.Float32bits(want) && !(math.IsNaN(float64(got)) && math.IsNaN(float64(want))) {
 			t.Fatalf("float16 %#04x widened to %v, want %v", i, got, want)
 		}
+	}
+	if !FromFloat16(h32) || FromFloat16(g.Initializers["shared32"]) || FromFloat16(f) {
+		t.Error("FromFloat16 tells the float32 tensors widened from float16 wrongly")
 	}
 	if got := graph.View[float64](g.Initializers["bf64"]); got[0] != 1 || got[1] != -5 || got[2] != math.Ldexp(1, -133) {
 		t.Errorf("bfloat16 widened to %v", got)
