@@ -24,9 +24,9 @@ type scanSpec struct {
 	nOut int
 }
 
-// attrList reads an ints attribute of n values, zeros when absent.
-func attrList(c *Call, name string, n int) ([]int64, error) {
-	v := c.Node.AttrInts(name, nil)
+// attrList checks the ints attribute name, v, for n values: zeros when
+// absent.
+func attrList(c *Call, name string, v []int64, n int) ([]int64, error) {
 	if v == nil {
 		return make([]int64, n), nil
 	}
@@ -166,23 +166,24 @@ func scanKernel(c *Call) error {
 		scans[j] = x
 	}
 	var err error
+	p := ops.Params[ops.ScanParams](c.Node, c.Opset)
 	if c.Opset < 9 {
-		if spec.inDirs, err = attrList(c, "directions", m); err != nil {
+		if spec.inDirs, err = attrList(c, "directions", p.Directions, m); err != nil {
 			return err
 		}
 		spec.inAxes, spec.outAxes, spec.outDirs = make([]int64, m), make([]int64, spec.nOut), make([]int64, spec.nOut)
 		return scanBatched(c, spec, states, scans)
 	}
-	if spec.inAxes, err = attrList(c, "scan_input_axes", m); err != nil {
+	if spec.inAxes, err = attrList(c, "scan_input_axes", p.ScanInputAxes, m); err != nil {
 		return err
 	}
-	if spec.inDirs, err = attrList(c, "scan_input_directions", m); err != nil {
+	if spec.inDirs, err = attrList(c, "scan_input_directions", p.ScanInputDirections, m); err != nil {
 		return err
 	}
-	if spec.outAxes, err = attrList(c, "scan_output_axes", spec.nOut); err != nil {
+	if spec.outAxes, err = attrList(c, "scan_output_axes", p.ScanOutputAxes, spec.nOut); err != nil {
 		return err
 	}
-	if spec.outDirs, err = attrList(c, "scan_output_directions", spec.nOut); err != nil {
+	if spec.outDirs, err = attrList(c, "scan_output_directions", p.ScanOutputDirections, spec.nOut); err != nil {
 		return err
 	}
 	finals, stacked, err := spec.run(c, states, scans)

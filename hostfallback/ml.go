@@ -70,7 +70,7 @@ func binarizerKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	th := float64(c.Node.AttrFloat("threshold", 0))
+	th := float64(ops.Params[ops.BinarizerParams](c.Node, c.Opset).Threshold)
 	for i, e := range v {
 		if e > th {
 			v[i] = 1
@@ -100,11 +100,12 @@ func scalerKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	off, err := perFeature(c, "offset", c.Node.AttrFloats("offset", []float32{0}), cols)
+	p := ops.Params[ops.ScalerParams](c.Node, c.Opset)
+	off, err := perFeature(c, "offset", p.Offset, cols)
 	if err != nil {
 		return err
 	}
-	scale, err := perFeature(c, "scale", c.Node.AttrFloats("scale", []float32{1}), cols)
+	scale, err := perFeature(c, "scale", p.Scale, cols)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func normalizerKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	norm := c.Node.AttrString("norm", "MAX")
+	norm := ops.Params[ops.NormalizerParams](c.Node, c.Opset).Norm
 	for r := range n {
 		row := v[r*cols : (r+1)*cols]
 		d := 0.0
@@ -164,14 +165,15 @@ func imputerKernel(c *Call) error {
 	}
 	var imputed []float32
 	var from float64
-	if ints := c.Node.AttrInts("imputed_value_int64s", nil); ints != nil {
-		for _, e := range ints {
+	p := ops.Params[ops.ImputerParams](c.Node, c.Opset)
+	if p.ImputedValueInt64s != nil {
+		for _, e := range p.ImputedValueInt64s {
 			imputed = append(imputed, float32(e))
 		}
-		from = float64(c.Node.AttrInt("replaced_value_int64", 0))
+		from = float64(p.ReplacedValueInt64)
 	} else {
-		imputed = c.Node.AttrFloats("imputed_value_floats", nil)
-		from = float64(c.Node.AttrFloat("replaced_value_float", 0))
+		imputed = p.ImputedValueFloats
+		from = float64(p.ReplacedValueFloat)
 	}
 	to, err := perFeature(c, "imputed values", imputed, cols)
 	if err != nil {
@@ -273,9 +275,9 @@ func labelEncoderKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	n := c.Node
+	p := ops.Params[ops.LabelEncoderParams](c.Node, c.Opset)
 	if c.Opset < 2 {
-		classes := n.AttrStrings("classes_strings", nil)
+		classes := p.ClassesStrings
 		if x.DType == graph.String {
 			idx := make(map[string]int64, len(classes))
 			for i, s := range classes {
@@ -285,7 +287,7 @@ func labelEncoderKernel(c *Call) error {
 			for i, s := range x.Strings {
 				v, ok := idx[s]
 				if !ok {
-					v = n.AttrInt("default_int64", -1)
+					v = p.DefaultInt64
 				}
 				y[i] = v
 			}
@@ -297,18 +299,18 @@ func labelEncoderKernel(c *Call) error {
 		}
 		y := c.Output(0, graph.String, x.Shape)
 		for i, k := range v {
-			y.Strings[i] = n.AttrString("default_string", "_Unused")
+			y.Strings[i] = p.DefaultString
 			if k >= 0 && k < int64(len(classes)) {
 				y.Strings[i] = classes[k]
 			}
 		}
 		return nil
 	}
-	keys, err := mlAttrTensor(c, "keys")
+	keys, err := mlAttrTensor(c, "keys", p.KeysTensor, p.KeysStrings, p.KeysInt64s, p.KeysFloats)
 	if err != nil {
 		return err
 	}
-	vals, err := mlAttrTensor(c, "values")
+	vals, err := mlAttrTensor(c, "values", p.ValuesTensor, p.ValuesStrings, p.ValuesInt64s, p.ValuesFloats)
 	if err != nil {
 		return err
 	}
@@ -327,7 +329,7 @@ func labelEncoderKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	def, err := labelDefault(c, vals.DType)
+	def, err := labelDefault(c, p, vals.DType)
 	if err != nil {
 		return err
 	}
@@ -352,31 +354,27 @@ func labelEncoderKernel(c *Call) error {
 	return nil
 }
 
-// mlAttrTensor returns the keys or values of a LabelEncoder as a tensor,
-// from whichever of its attributes is set.
-func mlAttrTensor(c *Call, prefix string) (*graph.Tensor, error) {
-	n := c.Node
-	if t := n.AttrTensor(prefix + "_tensor"); t != nil {
+// mlAttrTensor returns the keys or values of a LabelEncoder (prefix) as a
+// tensor, from whichever of its attributes prefix_tensor, prefix_strings,
+// prefix_int64s and prefix_floats is set.
+func mlAttrTensor(c *Call, prefix string, t *graph.Tensor, strs []string, ints []int64, floats []float32) (*graph.Tensor, error) {
+	switch {
+	case t != nil:
 		return t, nil
-	}
-	if a := n.Attr(prefix + "_strings"); a != nil {
-		s := n.AttrStrings(prefix+"_strings", nil)
-		return &graph.Tensor{DType: graph.String, Shape: []int64{int64(len(s))}, Strings: s}, nil
-	}
-	if a := n.Attr(prefix + "_int64s"); a != nil {
-		return graph.FromSlice(graph.Int64, []int64{int64(len(a.Ints))}, a.Ints)
-	}
-	if a := n.Attr(prefix + "_floats"); a != nil {
-		return graph.FromSlice(graph.Float, []int64{int64(len(a.Floats))}, a.Floats)
+	case strs != nil:
+		return &graph.Tensor{DType: graph.String, Shape: []int64{int64(len(strs))}, Strings: strs}, nil
+	case ints != nil:
+		return graph.FromSlice(graph.Int64, []int64{int64(len(ints))}, ints)
+	case floats != nil:
+		return graph.FromSlice(graph.Float, []int64{int64(len(floats))}, floats)
 	}
 	return nil, c.Errorf("no %s attribute", prefix)
 }
 
 // labelDefault is the LabelEncoder's value for unmatched keys, a
 // one-element tensor of type dt.
-func labelDefault(c *Call, dt graph.DType) (*graph.Tensor, error) {
-	n := c.Node
-	if t := n.AttrTensor("default_tensor"); t != nil {
+func labelDefault(c *Call, p *ops.LabelEncoderParams, dt graph.DType) (*graph.Tensor, error) {
+	if t := p.DefaultTensor; t != nil {
 		if t.DType != dt || t.NumElements() != 1 {
 			return nil, c.Errorf("default_tensor %s%v for %s values", t.DType, t.Shape, dt)
 		}
@@ -384,11 +382,11 @@ func labelDefault(c *Call, dt graph.DType) (*graph.Tensor, error) {
 	}
 	switch dt {
 	case graph.String:
-		return &graph.Tensor{DType: graph.String, Shape: []int64{1}, Strings: []string{n.AttrString("default_string", "_Unused")}}, nil
+		return &graph.Tensor{DType: graph.String, Shape: []int64{1}, Strings: []string{p.DefaultString}}, nil
 	case graph.Int64:
-		return graph.FromSlice(graph.Int64, []int64{1}, []int64{n.AttrInt("default_int64", -1)})
+		return graph.FromSlice(graph.Int64, []int64{1}, []int64{p.DefaultInt64})
 	case graph.Float:
-		return graph.FromSlice(graph.Float, []int64{1}, []float32{n.AttrFloat("default_float", -0)})
+		return graph.FromSlice(graph.Float, []int64{1}, []float32{p.DefaultFloat})
 	}
 	t := graph.NewTensor(dt, []int64{1})
 	return t, nil
@@ -401,9 +399,8 @@ func categoryMapperKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	n := c.Node
-	strs := n.AttrStrings("cats_strings", nil)
-	ints := n.AttrInts("cats_int64s", nil)
+	p := ops.Params[ops.CategoryMapperParams](c.Node, c.Opset)
+	strs, ints := p.CatsStrings, p.CatsInt64s
 	if len(strs) != len(ints) {
 		return c.Errorf("%d strings for %d integers", len(strs), len(ints))
 	}
@@ -416,7 +413,7 @@ func categoryMapperKernel(c *Call) error {
 		for i, s := range x.Strings {
 			v, ok := m[s]
 			if !ok {
-				v = n.AttrInt("default_int64", -1)
+				v = p.DefaultInt64
 			}
 			y[i] = v
 		}
@@ -434,7 +431,7 @@ func categoryMapperKernel(c *Call) error {
 	for i, k := range v {
 		s, ok := m[k]
 		if !ok {
-			s = n.AttrString("default_string", "_Unused")
+			s = p.DefaultString
 		}
 		y.Strings[i] = s
 	}
@@ -449,15 +446,16 @@ func oneHotEncoderKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
+	p := ops.Params[ops.OneHotEncoderParams](c.Node, c.Opset)
 	var keys []string
 	var cats []string
 	if x.DType == graph.String {
-		keys, cats = x.Strings, c.Node.AttrStrings("cats_strings", nil)
+		keys, cats = x.Strings, p.CatsStrings
 	} else {
 		if keys, err = mlKeys(c, x); err != nil {
 			return err
 		}
-		for _, k := range c.Node.AttrInts("cats_int64s", nil) {
+		for _, k := range p.CatsInt64s {
 			cats = append(cats, mlKey(float64(k)))
 		}
 	}
@@ -465,7 +463,7 @@ func oneHotEncoderKernel(c *Call) error {
 	for i, k := range cats {
 		pos[k] = i
 	}
-	zeros := c.Node.AttrInt("zeros", 1) != 0
+	zeros := p.Zeros != 0
 	shape := append(append([]int64{}, x.Shape...), int64(len(cats)))
 	y := graph.View[float32](c.Output(0, graph.Float, shape))
 	for i, k := range keys {
@@ -485,7 +483,7 @@ func oneHotEncoderKernel(c *Call) error {
 // concatenated per row, each input cut or zero-padded to its
 // inputdimensions entry.
 func featureVectorizerKernel(c *Call) error {
-	dims := c.Node.AttrInts("inputdimensions", nil)
+	dims := ops.Params[ops.FeatureVectorizerParams](c.Node, c.Opset).Inputdimensions
 	if len(dims) != len(c.In) {
 		return c.Errorf("%d inputdimensions for %d inputs", len(dims), len(c.In))
 	}
@@ -526,9 +524,7 @@ func featureVectorizerKernel(c *Call) error {
 
 // linearScores returns x·coefficientsᵀ + intercepts for each row: [n,
 // targets], with targets = len(coefficients)/cols.
-func linearScores(c *Call, v []float64, n, cols int) ([]float64, int, error) {
-	coef := c.Node.AttrFloats("coefficients", nil)
-	icpt := c.Node.AttrFloats("intercepts", nil)
+func linearScores(c *Call, coef, icpt []float32, v []float64, n, cols int) ([]float64, int, error) {
 	if cols == 0 || len(coef)%cols != 0 || len(coef) == 0 {
 		return nil, 0, c.Errorf("%d coefficients for %d features", len(coef), cols)
 	}
@@ -552,9 +548,9 @@ func linearScores(c *Call, v []float64, n, cols int) ([]float64, int, error) {
 	return out, targets, nil
 }
 
-// postTransform applies post_transform to each row of scores.
-func postTransform(c *Call, scores []float64, width int) error {
-	switch pt := c.Node.AttrString("post_transform", "NONE"); pt {
+// postTransform applies the post_transform pt to each row of scores.
+func postTransform(c *Call, pt string, scores []float64, width int) error {
+	switch pt {
 	case "NONE":
 	case "LOGISTIC":
 		for i, s := range scores {
@@ -600,14 +596,15 @@ func linearRegressorKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	s, targets, err := linearScores(c, v, n, cols)
+	p := ops.Params[ops.LinearRegressorParams](c.Node, c.Opset)
+	s, targets, err := linearScores(c, p.Coefficients, p.Intercepts, v, n, cols)
 	if err != nil {
 		return err
 	}
-	if int64(targets) != c.Node.AttrInt("targets", 1) {
-		return c.Errorf("%d coefficient rows for %d targets", targets, c.Node.AttrInt("targets", 1))
+	if int64(targets) != p.Targets {
+		return c.Errorf("%d coefficient rows for %d targets", targets, p.Targets)
 	}
-	if err := postTransform(c, s, targets); err != nil {
+	if err := postTransform(c, p.PostTransform, s, targets); err != nil {
 		return err
 	}
 	mlFloatOutput(c, 0, []int64{int64(n), int64(targets)}, s)
@@ -623,18 +620,17 @@ func linearClassifierKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	s, classes, err := linearScores(c, v, n, cols)
+	p := ops.Params[ops.LinearClassifierParams](c.Node, c.Opset)
+	s, classes, err := linearScores(c, p.Coefficients, p.Intercepts, v, n, cols)
 	if err != nil {
 		return err
 	}
-	return classify(c, s, n, classes)
+	return classify(c, p.ClasslabelsInts, p.ClasslabelsStrings, p.PostTransform, s, n, classes)
 }
 
-// classify writes a classifier's labels and scores from raw scores [n,
-// classes].
-func classify(c *Call, raw []float64, n, classes int) error {
-	ints := c.Node.AttrInts("classlabels_ints", nil)
-	strs := c.Node.AttrStrings("classlabels_strings", nil)
+// classify writes a classifier's labels (ints, else strs) and scores
+// after the post_transform pt from raw scores [n, classes].
+func classify(c *Call, ints []int64, strs []string, pt string, raw []float64, n, classes int) error {
 	labels := max(len(ints), len(strs))
 	if labels == 0 {
 		return c.Errorf("no class labels")
@@ -651,12 +647,12 @@ func classify(c *Call, raw []float64, n, classes int) error {
 			}
 			scores[2*r], scores[2*r+1] = -raw[r], raw[r]
 		}
-		if c.Node.AttrString("post_transform", "NONE") == "LOGISTIC" {
+		if pt == "LOGISTIC" {
 			for r := range n {
 				p := 1 / (1 + math.Exp(-raw[r]))
 				scores[2*r], scores[2*r+1] = 1-p, p
 			}
-		} else if err := postTransform(c, scores, width); err != nil {
+		} else if err := postTransform(c, pt, scores, width); err != nil {
 			return err
 		}
 	} else {
@@ -670,7 +666,7 @@ func classify(c *Call, raw []float64, n, classes int) error {
 				}
 			}
 		}
-		if err := postTransform(c, scores, width); err != nil {
+		if err := postTransform(c, pt, scores, width); err != nil {
 			return err
 		}
 	}

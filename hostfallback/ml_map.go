@@ -29,9 +29,10 @@ func zipMapKernel(c *Call) error {
 		return c.Errorf("input %s%v, want float [N, C] or [C]", x.DType, x.Shape)
 	}
 	var keys *graph.Tensor
-	if s := ops.Params[ops.ZipMapParams](c.Node, c.Opset).ClasslabelsStrings; s != nil {
+	p := ops.Params[ops.ZipMapParams](c.Node, c.Opset)
+	if s := p.ClasslabelsStrings; s != nil {
 		keys = &graph.Tensor{DType: graph.String, Shape: []int64{int64(len(s))}, Strings: s}
-	} else if ints := c.Node.AttrInts("classlabels_int64s", nil); ints != nil {
+	} else if ints := p.ClasslabelsInt64s; ints != nil {
 		if keys, err = graph.FromSlice(graph.Int64, []int64{int64(len(ints))}, ints); err != nil {
 			return c.Errorf("%w", err)
 		}
@@ -151,10 +152,11 @@ func dictVectorizerKernel(c *Call) error {
 		return err
 	}
 	var vocab []string
-	if s := ops.Params[ops.DictVectorizerParams](c.Node, c.Opset).StringVocabulary; s != nil {
+	p := ops.Params[ops.DictVectorizerParams](c.Node, c.Opset)
+	if s := p.StringVocabulary; s != nil {
 		vocab = s
 	} else {
-		for _, k := range c.Node.AttrInts("int64_vocabulary", nil) {
+		for _, k := range p.Int64Vocabulary {
 			vocab = append(vocab, strconv.FormatInt(k, 10))
 		}
 	}

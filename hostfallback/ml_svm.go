@@ -12,10 +12,9 @@ func init() {
 	RegisterDomain(ops.DomainML, "SVMClassifier", svmClassifierKernel)
 }
 
-// svmKernel returns the kernel function kernel_type names, with
-// kernel_params [gamma, coef0, degree].
-func svmKernel(c *Call) (func(a, b []float64) float64, error) {
-	p := c.Node.AttrFloats("kernel_params", nil)
+// svmKernel returns the kernel function kernel_type k names, with
+// kernel_params p [gamma, coef0, degree].
+func svmKernel(c *Call, k string, p []float32) (func(a, b []float64) float64, error) {
 	gamma, coef0, degree := 0.0, 0.0, 0.0
 	if len(p) > 0 {
 		gamma = float64(p[0])
@@ -33,7 +32,7 @@ func svmKernel(c *Call) (func(a, b []float64) float64, error) {
 		}
 		return s
 	}
-	switch k := c.Node.AttrString("kernel_type", "LINEAR"); k {
+	switch k {
 	case "LINEAR":
 		return dot, nil
 	case "POLY":
@@ -63,15 +62,14 @@ func svmRegressorKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	kern, err := svmKernel(c)
+	p := ops.Params[ops.SVMRegressorParams](c.Node, c.Opset)
+	kern, err := svmKernel(c, p.KernelType, p.KernelParams)
 	if err != nil {
 		return err
 	}
-	coef := c.Node.AttrFloats("coefficients", nil)
-	sv := c.Node.AttrFloats("support_vectors", nil)
-	nsv := int(c.Node.AttrInt("n_supports", 0))
+	coef, sv, nsv := p.Coefficients, p.SupportVectors, int(p.NSupports)
 	rho := 0.0
-	if r := c.Node.AttrFloats("rho", nil); len(r) > 0 {
+	if r := p.Rho; len(r) > 0 {
 		rho = float64(r[0])
 	}
 	if nsv < 0 || nsv > 0 && (len(sv) != nsv*cols || len(coef) != nsv) || nsv == 0 && len(coef) != cols {
@@ -88,7 +86,7 @@ func svmRegressorKernel(c *Call) error {
 	for i, x := range coef {
 		w[i] = float64(x)
 	}
-	oneClass := c.Node.AttrInt("one_class", 0) != 0
+	oneClass := p.OneClass != 0
 	out := make([]float64, n)
 	for r := range n {
 		x := v[r*cols : (r+1)*cols]
@@ -109,7 +107,7 @@ func svmRegressorKernel(c *Call) error {
 		}
 		out[r] = s
 	}
-	if err := postTransform(c, out, 1); err != nil {
+	if err := postTransform(c, p.PostTransform, out, 1); err != nil {
 		return err
 	}
 	mlFloatOutput(c, 0, []int64{int64(n), 1}, out)
@@ -130,14 +128,10 @@ func svmClassifierKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	nd := c.Node
-	ints := nd.AttrInts("classlabels_ints", nil)
-	strs := nd.AttrStrings("classlabels_strings", nil)
+	p := ops.Params[ops.SVMClassifierParams](c.Node, c.Opset)
+	ints, strs := p.ClasslabelsInts, p.ClasslabelsStrings
 	classes := max(len(ints), len(strs))
-	coef := nd.AttrFloats("coefficients", nil)
-	rho := nd.AttrFloats("rho", nil)
-	perClass := nd.AttrInts("vectors_per_class", nil)
-	probA, probB := nd.AttrFloats("prob_a", nil), nd.AttrFloats("prob_b", nil)
+	coef, rho, perClass, probA, probB := p.Coefficients, p.Rho, p.VectorsPerClass, p.ProbA, p.ProbB
 	if classes == 0 || len(coef) == 0 || len(rho) == 0 || len(probA) != len(probB) {
 		return c.Errorf("%d labels, %d coefficients, %d rho, %d prob_a and %d prob_b", classes, len(coef), len(rho), len(probA), len(probB))
 	}
@@ -168,11 +162,11 @@ func svmClassifierKernel(c *Call) error {
 				}
 			}
 		}
-		if err := postTransform(c, scores, width); err != nil {
+		if err := postTransform(c, p.PostTransform, scores, width); err != nil {
 			return err
 		}
 	} else {
-		if scores, width, err = svcScores(c, v, n, cols, classes, perClass, coef, rho, probA, probB, best); err != nil {
+		if scores, width, err = svcScores(c, p, v, n, cols, classes, best); err != nil {
 			return err
 		}
 	}
@@ -201,14 +195,14 @@ func svmClassifierKernel(c *Call) error {
 	return nil
 }
 
-// svcScores evaluates the one-against-one SVC: it sets best to each row's
-// most voted class and returns the scores and their width.
-func svcScores(c *Call, v []float64, n, cols, classes int, perClass []int64, coef, rho, probA, probB []float32, best []int) ([]float64, int, error) {
-	kern, err := svmKernel(c)
+// svcScores evaluates the one-against-one SVC p: it sets best to each
+// row's most voted class and returns the scores and their width.
+func svcScores(c *Call, p *ops.SVMClassifierParams, v []float64, n, cols, classes int, best []int) ([]float64, int, error) {
+	kern, err := svmKernel(c, p.KernelType, p.KernelParams)
 	if err != nil {
 		return nil, 0, err
 	}
-	sv := c.Node.AttrFloats("support_vectors", nil)
+	perClass, coef, rho, probA, probB, sv := p.VectorsPerClass, p.Coefficients, p.Rho, p.ProbA, p.ProbB, p.SupportVectors
 	start := make([]int, len(perClass))
 	total := 0
 	for i, k := range perClass {
@@ -274,7 +268,7 @@ func svcScores(c *Call, v []float64, n, cols, classes int, perClass []int64, coe
 		case pairs == 1:
 			// ONNX Runtime's two-class scores: a post_transform other
 			// than PROBIT only changes how the pair is written.
-			switch c.Node.AttrString("post_transform", "NONE") {
+			switch p.PostTransform {
 			case "NONE":
 				row[0], row[1] = -pair[0], pair[0]
 			case "PROBIT":
@@ -288,9 +282,9 @@ func svcScores(c *Call, v []float64, n, cols, classes int, perClass []int64, coe
 	}
 	if !proba && pairs == 1 {
 		// Only check the post_transform name.
-		return scores, width, postTransform(c, nil, width)
+		return scores, width, postTransform(c, p.PostTransform, nil, width)
 	}
-	return scores, width, postTransform(c, scores, width)
+	return scores, width, postTransform(c, p.PostTransform, scores, width)
 }
 
 // svcProbabilities couples the pairwise Platt probabilities

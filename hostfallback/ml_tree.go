@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"math"
 
+	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
@@ -35,26 +36,33 @@ type treeEnsemble struct {
 	roots []int
 }
 
-// parseTrees reads the nodes_* attributes and the leaf weights from the
-// attributes prefix_treeids, prefix_nodeids, prefix_ids and
-// prefix_weights (target or class).
-func parseTrees(c *Call, prefix string, outputs int) (*treeEnsemble, error) {
-	n := c.Node
-	trees := n.AttrInts("nodes_treeids", nil)
-	ids := n.AttrInts("nodes_nodeids", nil)
-	feats := n.AttrInts("nodes_featureids", nil)
-	modes := n.AttrStrings("nodes_modes", nil)
-	vals := n.AttrFloats("nodes_values", nil)
-	if t := n.AttrTensor("nodes_values_as_tensor"); t != nil {
-		v, _ := toFloat64s(t)
-		vals = make([]float32, len(v))
-		for i, x := range v {
-			vals[i] = float32(x)
-		}
+// treeFloats returns a float list attribute, or its _as_tensor form when
+// that is set.
+func treeFloats(v []float32, t *graph.Tensor) []float32 {
+	if t == nil {
+		return v
 	}
-	trues := n.AttrInts("nodes_truenodeids", nil)
-	falses := n.AttrInts("nodes_falsenodeids", nil)
-	missing := n.AttrInts("nodes_missing_value_tracks_true", nil)
+	d, _ := toFloat64s(t)
+	v = make([]float32, len(d))
+	for i, x := range d {
+		v[i] = float32(x)
+	}
+	return v
+}
+
+// treeWeights are the leaf weights of a tree ensemble (target_* of a
+// regressor, class_* of a classifier): the trees, nodes, targets and
+// values.
+type treeWeights struct {
+	trees, nodes, ids []int64
+	weights           []float32
+}
+
+// parseTrees builds the ensemble of the nodes a and the leaf weights w;
+// prefix (target or class) names the weights in errors.
+func parseTrees(c *Call, a *ops.TreeNodes, w treeWeights, prefix string, outputs int) (*treeEnsemble, error) {
+	trees, ids, feats, modes, vals := a.NodesTreeids, a.NodesNodeids, a.NodesFeatureids, a.NodesModes, treeFloats(a.NodesValues, a.NodesValuesAsTensor)
+	trues, falses, missing := a.NodesTruenodeids, a.NodesFalsenodeids, a.NodesMissingValueTracksTrue
 	cnt := len(trees)
 	if len(ids) != cnt || len(feats) != cnt || len(modes) != cnt || len(trues) != cnt || len(falses) != cnt ||
 		len(vals) != cnt || (len(missing) != 0 && len(missing) != cnt) {
@@ -90,17 +98,7 @@ func parseTrees(c *Call, prefix string, outputs int) (*treeEnsemble, error) {
 			e.roots = append(e.roots, i)
 		}
 	}
-	wt := n.AttrInts(prefix+"_treeids", nil)
-	wn := n.AttrInts(prefix+"_nodeids", nil)
-	wi := n.AttrInts(prefix+"_ids", nil)
-	ww := n.AttrFloats(prefix+"_weights", nil)
-	if t := n.AttrTensor(prefix + "_weights_as_tensor"); t != nil {
-		v, _ := toFloat64s(t)
-		ww = make([]float32, len(v))
-		for i, x := range v {
-			ww[i] = float32(x)
-		}
-	}
+	wt, wn, wi, ww := w.trees, w.nodes, w.ids, w.weights
 	if len(wn) != len(wt) || len(wi) != len(wt) || len(ww) != len(wt) {
 		return nil, c.Errorf("the %s_* attributes have different lengths", prefix)
 	}
@@ -151,9 +149,9 @@ func (e *treeEnsemble) leaf(root int, x []float64) (*treeNode, bool) {
 }
 
 // scores aggregates the leaves of every tree for each row of v: [n,
-// outputs], then adds base_values.
-func (e *treeEnsemble) scores(c *Call, v []float64, n, cols, outputs int, agg string) ([]float64, error) {
-	base := c.Node.AttrFloats("base_values", nil)
+// outputs], then adds the base values of a.
+func (e *treeEnsemble) scores(c *Call, a *ops.TreeNodes, v []float64, n, cols, outputs int, agg string) ([]float64, error) {
+	base := treeFloats(a.BaseValues, a.BaseValuesAsTensor)
 	if len(base) != 0 && len(base) != outputs {
 		return nil, c.Errorf("%d base values for %d outputs", len(base), outputs)
 	}
@@ -202,25 +200,27 @@ func treeRegressorKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	targets := int(c.Node.AttrInt("n_targets", 1))
+	p := ops.Params[ops.TreeEnsembleRegressorParams](c.Node, c.Opset)
+	targets := int(p.NTargets)
 	if targets < 1 {
 		return c.Errorf("n_targets %d", targets)
 	}
-	agg := c.Node.AttrString("aggregate_function", "SUM")
+	agg := p.AggregateFunction
 	switch agg {
 	case "SUM", "AVERAGE", "MIN", "MAX":
 	default:
 		return c.Errorf("aggregate_function %q", agg)
 	}
-	e, err := parseTrees(c, "target", targets)
+	w := treeWeights{p.TargetTreeids, p.TargetNodeids, p.TargetIds, treeFloats(p.TargetWeights, p.TargetWeightsAsTensor)}
+	e, err := parseTrees(c, &p.TreeNodes, w, "target", targets)
 	if err != nil {
 		return err
 	}
-	s, err := e.scores(c, v, n, cols, targets, agg)
+	s, err := e.scores(c, &p.TreeNodes, v, n, cols, targets, agg)
 	if err != nil {
 		return err
 	}
-	if err := postTransform(c, s, targets); err != nil {
+	if err := postTransform(c, p.PostTransform, s, targets); err != nil {
 		return err
 	}
 	mlFloatOutput(c, 0, []int64{int64(n), int64(targets)}, s)
@@ -236,20 +236,22 @@ func treeClassifierKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	labels := max(len(c.Node.AttrInts("classlabels_ints", nil)), len(c.Node.AttrStrings("classlabels_strings", nil)))
+	p := ops.Params[ops.TreeEnsembleClassifierParams](c.Node, c.Opset)
+	labels := max(len(p.ClasslabelsInt64s), len(p.ClasslabelsStrings))
 	classes := labels
-	if labels == 2 && treeAllZero(c.Node.AttrInts("class_ids", nil)) {
+	if labels == 2 && treeAllZero(p.ClassIds) {
 		classes = 1
 	}
-	e, err := parseTrees(c, "class", classes)
+	w := treeWeights{p.ClassTreeids, p.ClassNodeids, p.ClassIds, treeFloats(p.ClassWeights, p.ClassWeightsAsTensor)}
+	e, err := parseTrees(c, &p.TreeNodes, w, "class", classes)
 	if err != nil {
 		return err
 	}
-	s, err := e.scores(c, v, n, cols, classes, "SUM")
+	s, err := e.scores(c, &p.TreeNodes, v, n, cols, classes, "SUM")
 	if err != nil {
 		return err
 	}
-	return classify(c, s, n, classes)
+	return classify(c, p.ClasslabelsInt64s, p.ClasslabelsStrings, p.PostTransform, s, n, classes)
 }
 
 // treeAllZero reports whether every value is 0.

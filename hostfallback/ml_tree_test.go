@@ -47,7 +47,7 @@ func TestTreeEnsembleRegressor(t *testing.T) {
 func TestTreeEnsembleClassifier(t *testing.T) {
 	attrs := treeAttrs()
 	for k, v := range ewWith(ewInts("class_treeids", 0, 0, 1, 1), ewInts("class_nodeids", 1, 2, 1, 2),
-		ewInts("class_ids", 0, 1, 0, 1), ewFloats("class_weights", 1, 1, 0.5, 0.5), ewInts("classlabels_ints", 5, 6)) {
+		ewInts("class_ids", 0, 1, 0, 1), ewFloats("class_weights", 1, 1, 0.5, 0.5), ewInts("classlabels_int64s", 5, 6)) {
 		attrs[k] = v
 	}
 	x := ewF32(ewShape(2, 2), 1, -1, 2, -5)
@@ -56,7 +56,7 @@ func TestTreeEnsembleClassifier(t *testing.T) {
 	ewCheck(t, "scores", out[1], graph.Float, ewShape(2, 2), []float64{1.5, 0, 0.5, 1}, 0)
 	attrs["class_ids"] = ewInts("class_ids", 0, 0, 0, 0)
 	attrs["class_weights"] = ewFloats("class_weights", -1, 1, -0.5, 0.5)
-	delete(attrs, "classlabels_ints")
+	delete(attrs, "classlabels_int64s")
 	attrs["classlabels_strings"] = ewStringsAttr("classlabels_strings", "a", "b")
 	out = mlRun(t, "TreeEnsembleClassifier", 1, attrs, 2, ewF32(ewShape(1, 2), 2, 3))
 	checkStrings(t, "binary", out[0], ewShape(1), "b")

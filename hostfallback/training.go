@@ -76,15 +76,11 @@ func optimizerKernel(state int, step optimizerStep) Kernel {
 	}
 }
 
-// optimizerAttr reads a float attribute as float64.
-func optimizerAttr(c *Call, name string, def float32) float64 {
-	return float64(c.Node.AttrFloat(name, def))
-}
-
 // adagradStep: r' = r/(1+t·decay), g' = g + λx, h += g'², x -= r'·g'/(√h+ε).
 func adagradStep(c *Call, r float64, t int64, s [][]float64) error {
-	lr := r / (1 + float64(t)*optimizerAttr(c, "decay_factor", 0))
-	lambda, eps := optimizerAttr(c, "norm_coefficient", 0), optimizerAttr(c, "epsilon", 1e-6)
+	p := ops.Params[ops.AdagradParams](c.Node, c.Opset)
+	lr := r / (1 + float64(t)*float64(p.DecayFactor))
+	lambda, eps := float64(p.NormCoefficient), float64(p.Epsilon)
 	x, g, h := s[0], s[1], s[2]
 	for i := range x {
 		gr := lambda*x[i] + g[i]
@@ -97,9 +93,10 @@ func adagradStep(c *Call, r float64, t int64, s [][]float64) error {
 // adamStep: g' = g + λx, v = αv + (1−α)g', h = βh + (1−β)g'², the rate
 // bias-corrected when t > 0, x = (1−λpost)(x − r'·v/(√h+ε)).
 func adamStep(c *Call, r float64, t int64, s [][]float64) error {
-	alpha, beta := optimizerAttr(c, "alpha", 0.9), optimizerAttr(c, "beta", 0.999)
-	lambda, post := optimizerAttr(c, "norm_coefficient", 0), optimizerAttr(c, "norm_coefficient_post", 0)
-	eps := optimizerAttr(c, "epsilon", 1e-6)
+	p := ops.Params[ops.AdamParams](c.Node, c.Opset)
+	alpha, beta := float64(p.Alpha), float64(p.Beta)
+	lambda, post := float64(p.NormCoefficient), float64(p.NormCoefficientPost)
+	eps := float64(p.Epsilon)
 	lr := r
 	if t > 0 {
 		lr = r * math.Sqrt(1-math.Pow(beta, float64(t))) / (1 - math.Pow(alpha, float64(t)))
@@ -122,12 +119,13 @@ func momentumStep(c *Call, r float64, t int64, s [][]float64) error {
 			return c.Errorf("attribute %s missing", name)
 		}
 	}
-	alpha, beta, lambda := optimizerAttr(c, "alpha", 0), optimizerAttr(c, "beta", 0), optimizerAttr(c, "norm_coefficient", 0)
+	p := ops.Params[ops.MomentumParams](c.Node, c.Opset)
+	alpha, beta, lambda := float64(p.Alpha), float64(p.Beta), float64(p.NormCoefficient)
 	if t == 0 {
 		beta = 1
 	}
 	nesterov := false
-	switch m := ops.Params[ops.MomentumParams](c.Node, c.Opset).Mode; m {
+	switch m := p.Mode; m {
 	case "standard":
 	case "nesterov":
 		nesterov = true

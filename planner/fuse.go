@@ -364,7 +364,7 @@ func fuseTransposedB(pm *graph.Model, g *graph.Graph, devices []Device, uses map
 		}
 		out := n.Outputs[0]
 		t := g.TypeOf(out)
-		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || t.Shape == nil || !swapsLastTwo(n.AttrInts("perm", nil), len(t.Shape)) {
+		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || t.Shape == nil || !swapsLastTwo(ops.Params[ops.TransposeParams](n, pm.OpsetOf(n)).Perm, len(t.Shape)) {
 			continue
 		}
 		j := consumers[out][0]

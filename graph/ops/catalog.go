@@ -32,18 +32,24 @@ func registerCatalog() bool {
 }
 
 // documentDefaults gives the attributes whose default ONNX states in the
-// documentation only the default they state, in every version that has
-// them.
+// documentation only the default they state, and those whose default ONNX
+// leaves unstated the one this runtime takes, in every version that has
+// them: the catalog is their one home, kernels and rules restate none.
 func documentDefaults() {
 	for _, d := range []struct {
-		op   string
-		attr AttrSpec
+		domain, op string
+		attr       AttrSpec
 	}{
-		{"Concat", defInt("axis", 1)},                          // Concat-1: "Default value is 1."
-		{"Split", defInt("axis", 0)},                           // Split-1: "Which axis to split on (defaults to 0)"
-		{"SequenceEmpty", defInt("dtype", int64(graph.Float))}, // "The default type is 'float'."
+		{graph.DefaultDomain, "Concat", defInt("axis", 1)},                          // Concat-1: "Default value is 1."
+		{graph.DefaultDomain, "Split", defInt("axis", 0)},                           // Split-1: "Which axis to split on (defaults to 0)"
+		{graph.DefaultDomain, "SequenceEmpty", defInt("dtype", int64(graph.Float))}, // "The default type is 'float'."
+		// Unstated: an absent Scaler offset or scale is the identity, a
+		// regressor without n_targets has one.
+		{DomainML, "Scaler", defFloats("offset", 0)},
+		{DomainML, "Scaler", defFloats("scale", 1)},
+		{DomainML, "TreeEnsembleRegressor", defInt("n_targets", 1)},
 	} {
-		for _, s := range Versions(graph.DefaultDomain, d.op) {
+		for _, s := range Versions(d.domain, d.op) {
 			if a := s.Attr(d.attr.Name); a != nil && a.Default == nil && !a.Required {
 				*a = d.attr
 			}
@@ -75,6 +81,10 @@ func defString(name, v string) AttrSpec {
 
 func defInts(name string, v ...int64) AttrSpec {
 	return AttrSpec{Name: name, Type: graph.AttrInts, Default: &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}}
+}
+
+func defFloats(name string, v ...float32) AttrSpec {
+	return AttrSpec{Name: name, Type: graph.AttrFloats, Default: &graph.Attribute{Name: name, Type: graph.AttrFloats, Floats: v}}
 }
 
 func defStrings(name string, v ...string) AttrSpec {

@@ -14,9 +14,7 @@ func init() {
 	mlRule(inferMLFloat, "Normalizer", "Scaler")
 	mlRule(inferLabelEncoder, "LabelEncoder")
 	mlRule(inferCategoryMapper, "CategoryMapper")
-	mlRule(inferRegressor("targets"), "LinearRegressor")
-	mlRule(inferRegressor("n_targets"), "TreeEnsembleRegressor")
-	mlRule(inferRegressor(""), "SVMRegressor")
+	mlRule(inferRegressor, "LinearRegressor", "TreeEnsembleRegressor", "SVMRegressor")
 	mlRule(inferClassifier, "LinearClassifier", "SVMClassifier", "TreeEnsembleClassifier")
 	mlRule(inferArrayFeatureExtractor, "ArrayFeatureExtractor")
 	mlRule(inferOneHotEncoder, "OneHotEncoder")
@@ -72,26 +70,38 @@ func batchDim(c *InferContext) graph.Dim {
 	return graph.UnknownDim()
 }
 
-// inferRegressor gives float32 [N, targets], the count read from attr.
-func inferRegressor(attr string) InferFunc {
-	return func(c *InferContext) error {
-		targets := int64(1)
-		if attr != "" {
-			targets = c.attrInt(attr, 1)
-		}
-		c.setTensor(0, graph.Float, graph.Shape{batchDim(c), graph.DimOf(targets)})
-		return nil
+// inferRegressor gives float32 [N, targets]: LinearRegressor's targets,
+// TreeEnsembleRegressor's n_targets, SVMRegressor's one.
+func inferRegressor(c *InferContext) error {
+	targets := int64(1)
+	switch p := ParamsOf(c.Node, c.Opset).(type) {
+	case *LinearRegressorParams:
+		targets = p.Targets
+	case *TreeEnsembleRegressorParams:
+		targets = p.NTargets
 	}
+	c.setTensor(0, graph.Float, graph.Shape{batchDim(c), graph.DimOf(targets)})
+	return nil
 }
 
 // inferClassifier gives the labels [N] (int64 or string) and float32
 // scores [N, classes].
 func inferClassifier(c *InferContext) error {
+	var ints []int64
+	var strs []string
+	switch p := ParamsOf(c.Node, c.Opset).(type) {
+	case *LinearClassifierParams:
+		ints, strs = p.ClasslabelsInts, p.ClasslabelsStrings
+	case *SVMClassifierParams:
+		ints, strs = p.ClasslabelsInts, p.ClasslabelsStrings
+	case *TreeEnsembleClassifierParams:
+		ints, strs = p.ClasslabelsInt64s, p.ClasslabelsStrings
+	}
 	labels, classes := graph.String, graph.UnknownDim()
-	if v := c.attrInts("classlabels_ints", nil); v != nil {
-		labels, classes = graph.Int64, graph.DimOf(int64(len(v)))
-	} else if v := c.Node.AttrStrings("classlabels_strings", nil); v != nil {
-		classes = graph.DimOf(int64(len(v)))
+	if ints != nil {
+		labels, classes = graph.Int64, graph.DimOf(int64(len(ints)))
+	} else if strs != nil {
+		classes = graph.DimOf(int64(len(strs)))
 	}
 	n := batchDim(c)
 	c.setTensor(0, labels, graph.Shape{n})
@@ -117,7 +127,8 @@ func inferArrayFeatureExtractor(c *InferContext) error {
 
 // inferOneHotEncoder appends the category count to the input's shape.
 func inferOneHotEncoder(c *InferContext) error {
-	n := len(c.attrInts("cats_int64s", nil)) + len(c.Node.AttrStrings("cats_strings", nil))
+	p := Params[OneHotEncoderParams](c.Node, c.Opset)
+	n := len(p.CatsInt64s) + len(p.CatsStrings)
 	xs := c.inShape(0)
 	if xs == nil {
 		c.setTensor(0, graph.Float, nil)
@@ -130,7 +141,7 @@ func inferOneHotEncoder(c *InferContext) error {
 // inferFeatureVectorizer gives float32 [N, sum(inputdimensions)].
 func inferFeatureVectorizer(c *InferContext) error {
 	var total int64
-	for _, d := range c.attrInts("inputdimensions", nil) {
+	for _, d := range Params[FeatureVectorizerParams](c.Node, c.Opset).Inputdimensions {
 		total += d
 	}
 	c.setTensor(0, graph.Float, graph.Shape{batchDim(c), graph.DimOf(total)})

@@ -272,6 +272,49 @@ func AxisParamOf(n *graph.Node, opset int64) *AxisParam {
 	return nil
 }
 
+// TreeNodes holds the nodes and base values of a tree ensemble: the attributes base_values, base_values_as_tensor, nodes_falsenodeids, nodes_featureids, nodes_hitrates, nodes_hitrates_as_tensor, nodes_missing_value_tracks_true, nodes_modes, nodes_nodeids, nodes_treeids, nodes_truenodeids, nodes_values, nodes_values_as_tensor.
+type TreeNodes struct {
+	BaseValues                  []float32     // base_values
+	BaseValuesAsTensor          *graph.Tensor // base_values_as_tensor
+	NodesFalsenodeids           []int64       // nodes_falsenodeids
+	NodesFeatureids             []int64       // nodes_featureids
+	NodesHitrates               []float32     // nodes_hitrates
+	NodesHitratesAsTensor       *graph.Tensor // nodes_hitrates_as_tensor
+	NodesMissingValueTracksTrue []int64       // nodes_missing_value_tracks_true
+	NodesModes                  []string      // nodes_modes
+	NodesNodeids                []int64       // nodes_nodeids
+	NodesTreeids                []int64       // nodes_treeids
+	NodesTruenodeids            []int64       // nodes_truenodeids
+	NodesValues                 []float32     // nodes_values
+	NodesValuesAsTensor         *graph.Tensor // nodes_values_as_tensor
+}
+
+func (p *TreeNodes) read(r *attrReader) {
+	r.floats("base_values", &p.BaseValues)
+	r.tensor("base_values_as_tensor", &p.BaseValuesAsTensor)
+	r.ints("nodes_falsenodeids", &p.NodesFalsenodeids)
+	r.ints("nodes_featureids", &p.NodesFeatureids)
+	r.floats("nodes_hitrates", &p.NodesHitrates)
+	r.tensor("nodes_hitrates_as_tensor", &p.NodesHitratesAsTensor)
+	r.ints("nodes_missing_value_tracks_true", &p.NodesMissingValueTracksTrue)
+	r.strings("nodes_modes", &p.NodesModes)
+	r.ints("nodes_nodeids", &p.NodesNodeids)
+	r.ints("nodes_treeids", &p.NodesTreeids)
+	r.ints("nodes_truenodeids", &p.NodesTruenodeids)
+	r.floats("nodes_values", &p.NodesValues)
+	r.tensor("nodes_values_as_tensor", &p.NodesValuesAsTensor)
+}
+
+func (p *TreeNodes) treeNodes() *TreeNodes { return p }
+
+// TreeNodesOf returns the TreeNodes of n's parameters (Params), or nil when n's op has none.
+func TreeNodesOf(n *graph.Node, opset int64) *TreeNodes {
+	if p, ok := ParamsOf(n, opset).(interface{ treeNodes() *TreeNodes }); ok {
+		return p.treeNodes()
+	}
+	return nil
+}
+
 // AdagradParams are the attributes of Adagrad (ai.onnx.preview.training).
 type AdagradParams struct {
 	DecayFactor     float32 // decay_factor
@@ -2032,32 +2075,19 @@ func (p *TransposeParams) read(r *attrReader) {
 
 // TreeEnsembleClassifierParams are the attributes of TreeEnsembleClassifier (ai.onnx.ml).
 type TreeEnsembleClassifierParams struct {
-	BaseValues                  []float32     // base_values
-	BaseValuesAsTensor          *graph.Tensor // base_values_as_tensor
-	ClassIds                    []int64       // class_ids
-	ClassNodeids                []int64       // class_nodeids
-	ClassTreeids                []int64       // class_treeids
-	ClassWeights                []float32     // class_weights
-	ClassWeightsAsTensor        *graph.Tensor // class_weights_as_tensor
-	ClasslabelsInt64s           []int64       // classlabels_int64s
-	ClasslabelsStrings          []string      // classlabels_strings
-	NodesFalsenodeids           []int64       // nodes_falsenodeids
-	NodesFeatureids             []int64       // nodes_featureids
-	NodesHitrates               []float32     // nodes_hitrates
-	NodesHitratesAsTensor       *graph.Tensor // nodes_hitrates_as_tensor
-	NodesMissingValueTracksTrue []int64       // nodes_missing_value_tracks_true
-	NodesModes                  []string      // nodes_modes
-	NodesNodeids                []int64       // nodes_nodeids
-	NodesTreeids                []int64       // nodes_treeids
-	NodesTruenodeids            []int64       // nodes_truenodeids
-	NodesValues                 []float32     // nodes_values
-	NodesValuesAsTensor         *graph.Tensor // nodes_values_as_tensor
-	PostTransform               string        // post_transform
+	TreeNodes
+	ClassIds             []int64       // class_ids
+	ClassNodeids         []int64       // class_nodeids
+	ClassTreeids         []int64       // class_treeids
+	ClassWeights         []float32     // class_weights
+	ClassWeightsAsTensor *graph.Tensor // class_weights_as_tensor
+	ClasslabelsInt64s    []int64       // classlabels_int64s
+	ClasslabelsStrings   []string      // classlabels_strings
+	PostTransform        string        // post_transform
 }
 
 func (p *TreeEnsembleClassifierParams) read(r *attrReader) {
-	r.floats("base_values", &p.BaseValues)
-	r.tensor("base_values_as_tensor", &p.BaseValuesAsTensor)
+	p.TreeNodes.read(r)
 	r.ints("class_ids", &p.ClassIds)
 	r.ints("class_nodeids", &p.ClassNodeids)
 	r.ints("class_treeids", &p.ClassTreeids)
@@ -2065,61 +2095,26 @@ func (p *TreeEnsembleClassifierParams) read(r *attrReader) {
 	r.tensor("class_weights_as_tensor", &p.ClassWeightsAsTensor)
 	r.ints("classlabels_int64s", &p.ClasslabelsInt64s)
 	r.strings("classlabels_strings", &p.ClasslabelsStrings)
-	r.ints("nodes_falsenodeids", &p.NodesFalsenodeids)
-	r.ints("nodes_featureids", &p.NodesFeatureids)
-	r.floats("nodes_hitrates", &p.NodesHitrates)
-	r.tensor("nodes_hitrates_as_tensor", &p.NodesHitratesAsTensor)
-	r.ints("nodes_missing_value_tracks_true", &p.NodesMissingValueTracksTrue)
-	r.strings("nodes_modes", &p.NodesModes)
-	r.ints("nodes_nodeids", &p.NodesNodeids)
-	r.ints("nodes_treeids", &p.NodesTreeids)
-	r.ints("nodes_truenodeids", &p.NodesTruenodeids)
-	r.floats("nodes_values", &p.NodesValues)
-	r.tensor("nodes_values_as_tensor", &p.NodesValuesAsTensor)
 	r.string("post_transform", &p.PostTransform)
 }
 
 // TreeEnsembleRegressorParams are the attributes of TreeEnsembleRegressor (ai.onnx.ml).
 type TreeEnsembleRegressorParams struct {
-	AggregateFunction           string        // aggregate_function
-	BaseValues                  []float32     // base_values
-	BaseValuesAsTensor          *graph.Tensor // base_values_as_tensor
-	NTargets                    *int64        // n_targets
-	NodesFalsenodeids           []int64       // nodes_falsenodeids
-	NodesFeatureids             []int64       // nodes_featureids
-	NodesHitrates               []float32     // nodes_hitrates
-	NodesHitratesAsTensor       *graph.Tensor // nodes_hitrates_as_tensor
-	NodesMissingValueTracksTrue []int64       // nodes_missing_value_tracks_true
-	NodesModes                  []string      // nodes_modes
-	NodesNodeids                []int64       // nodes_nodeids
-	NodesTreeids                []int64       // nodes_treeids
-	NodesTruenodeids            []int64       // nodes_truenodeids
-	NodesValues                 []float32     // nodes_values
-	NodesValuesAsTensor         *graph.Tensor // nodes_values_as_tensor
-	PostTransform               string        // post_transform
-	TargetIds                   []int64       // target_ids
-	TargetNodeids               []int64       // target_nodeids
-	TargetTreeids               []int64       // target_treeids
-	TargetWeights               []float32     // target_weights
-	TargetWeightsAsTensor       *graph.Tensor // target_weights_as_tensor
+	TreeNodes
+	AggregateFunction     string        // aggregate_function
+	NTargets              int64         // n_targets
+	PostTransform         string        // post_transform
+	TargetIds             []int64       // target_ids
+	TargetNodeids         []int64       // target_nodeids
+	TargetTreeids         []int64       // target_treeids
+	TargetWeights         []float32     // target_weights
+	TargetWeightsAsTensor *graph.Tensor // target_weights_as_tensor
 }
 
 func (p *TreeEnsembleRegressorParams) read(r *attrReader) {
+	p.TreeNodes.read(r)
 	r.string("aggregate_function", &p.AggregateFunction)
-	r.floats("base_values", &p.BaseValues)
-	r.tensor("base_values_as_tensor", &p.BaseValuesAsTensor)
-	r.optInt("n_targets", &p.NTargets)
-	r.ints("nodes_falsenodeids", &p.NodesFalsenodeids)
-	r.ints("nodes_featureids", &p.NodesFeatureids)
-	r.floats("nodes_hitrates", &p.NodesHitrates)
-	r.tensor("nodes_hitrates_as_tensor", &p.NodesHitratesAsTensor)
-	r.ints("nodes_missing_value_tracks_true", &p.NodesMissingValueTracksTrue)
-	r.strings("nodes_modes", &p.NodesModes)
-	r.ints("nodes_nodeids", &p.NodesNodeids)
-	r.ints("nodes_treeids", &p.NodesTreeids)
-	r.ints("nodes_truenodeids", &p.NodesTruenodeids)
-	r.floats("nodes_values", &p.NodesValues)
-	r.tensor("nodes_values_as_tensor", &p.NodesValuesAsTensor)
+	r.int("n_targets", &p.NTargets)
 	r.string("post_transform", &p.PostTransform)
 	r.ints("target_ids", &p.TargetIds)
 	r.ints("target_nodeids", &p.TargetNodeids)

@@ -67,6 +67,12 @@ var paramGroups = []struct {
 		[]string{"[]float32", "[]float32", "[]string", "*float32", "string", "*int64", "int64"}, "the cell options of RNN, GRU and LSTM"},
 	{"ConvGroup", []string{"group"}, []string{"int64"}, "a convolution's group count"},
 	{"AxisParam", []string{"axis"}, []string{"int64"}, "an op's axis"},
+	{"TreeNodes", []string{"base_values", "base_values_as_tensor", "nodes_falsenodeids", "nodes_featureids",
+		"nodes_hitrates", "nodes_hitrates_as_tensor", "nodes_missing_value_tracks_true", "nodes_modes", "nodes_nodeids",
+		"nodes_treeids", "nodes_truenodeids", "nodes_values", "nodes_values_as_tensor"},
+		[]string{"[]float32", "*graph.Tensor", "[]int64", "[]int64", "[]float32", "*graph.Tensor", "[]int64", "[]string",
+			"[]int64", "[]int64", "[]int64", "[]float32", "*graph.Tensor"},
+		"the nodes and base values of a tree ensemble"},
 }
 
 // skippedAttrs are attributes no version gives a meaning to.

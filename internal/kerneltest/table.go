@@ -593,7 +593,7 @@ func convTransposeCases(op string, r *rand.Rand) []Case {
 		{[]int64{1, 1, 13, 1, 13}, []int64{1, 1, 3, 1, 3}, []*graph.Attribute{IntsAttr("strides", 1, 1, 2)}},
 	} {
 		n := Node(op, []string{"x", "w", "b"}, c.attrs...)
-		m := c.w[1] * max(1, n.AttrInt("group", 1))
+		m := c.w[1] * max(1, ops.ConvGroupOf(n, 11).Group)
 		args := []Arg{{T: RandFloats(r, c.x, -1, 1)}, {T: RandFloats(r, c.w, -1, 1), Const: i%2 == 0}, {T: RandFloats(r, []int64{m}, -1, 1)}}
 		if i%3 == 2 {
 			n.Inputs, args = n.Inputs[:2], args[:2]
