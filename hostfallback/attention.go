@@ -48,7 +48,7 @@ func attentionKernel(c *Call) error {
 			return err
 		}
 	}
-	g, err := ops.AttentionOf(c.Node, qt.Shape, kt.Shape, vt.Shape, shapeOf(c, 4), shapeOf(c, 5), maskShape)
+	g, err := ops.AttentionOf(c.Node, c.Opset, qt.Shape, kt.Shape, vt.Shape, shapeOf(c, 4), shapeOf(c, 5), maskShape)
 	if err != nil {
 		return c.Errorf("%w", err)
 	}

@@ -102,7 +102,7 @@ func rotaryKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	g, err := ops.RotaryOf(c.Node, x.Shape, shapeOf(c, 1), shapeOf(c, 2), shapeOf(c, 3))
+	g, err := ops.RotaryOf(c.Node, c.Opset, x.Shape, shapeOf(c, 1), shapeOf(c, 2), shapeOf(c, 3))
 	if err != nil {
 		return c.Errorf("%w", err)
 	}
@@ -162,7 +162,7 @@ func tensorScatterKernel(c *Call) error {
 	if past == nil || upd == nil {
 		return c.Errorf("inputs past_cache and update are required")
 	}
-	axis, circular, err := ops.TensorScatterAxis(c.Node, past.Rank())
+	axis, circular, err := ops.TensorScatterAxis(c.Node, c.Opset, past.Rank())
 	if err != nil {
 		return c.Errorf("%w", err)
 	}

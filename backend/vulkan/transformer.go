@@ -28,7 +28,7 @@ func lowerAttention(q *query) (*launch, bool) {
 		}
 		return nil
 	}
-	g, err := ops.AttentionOf(n, shapes[0], shapes[1], shapes[2], at(4), at(5), at(3))
+	g, err := ops.AttentionOf(n, q.opset, shapes[0], shapes[1], shapes[2], at(4), at(5), at(3))
 	if err != nil || g.SoftmaxPrecision == graph.Float16 || g.SoftmaxPrecision == graph.BFloat16 ||
 		g.PastLen > 0 && at(6) != nil {
 		return nil, false
@@ -134,7 +134,7 @@ func lowerRotary(q *query) (*launch, bool) {
 		}
 		pos, flags, bindings[3], raw = shapes[3], 4, slot{false, 3}, []int{3}
 	}
-	g, err := ops.RotaryOf(q.n, shapes[0], shapes[1], shapes[2], pos)
+	g, err := ops.RotaryOf(q.n, q.opset, shapes[0], shapes[1], shapes[2], pos)
 	if err != nil {
 		return nil, false
 	}
@@ -158,7 +158,7 @@ func lowerTensorScatter(q *query) (*launch, bool) {
 		return nil, false
 	}
 	past, upd := shapes[0], shapes[1]
-	axis, circular, err := ops.TensorScatterAxis(q.n, len(past))
+	axis, circular, err := ops.TensorScatterAxis(q.n, q.opset, len(past))
 	if err != nil {
 		return nil, false
 	}

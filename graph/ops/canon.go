@@ -277,12 +277,13 @@ func upClip(r *rewriter) bool {
 // (before version 11) to inputs 1 and 2; a value of 0 is the default and
 // stays absent. mode is kept.
 func upPad(r *rewriter) bool {
-	name := "pads"
+	p := Params[PadParams](r.n, r.version)
+	pads := p.Pads
 	if r.version < 2 {
-		name = "paddings"
+		pads = p.Paddings
 	}
-	r.setInput(1, r.initializer("pads", vector(graph.Int64, r.n.AttrInts(name, nil))))
-	if v := r.n.AttrFloat("value", 0); v != 0 {
+	r.setInput(1, r.initializer("pads", vector(graph.Int64, pads)))
+	if v := p.Value; v != 0 {
 		r.setInput(2, r.likeInput("value", v))
 	}
 	r.drop("pads", "paddings", "value")
@@ -304,7 +305,7 @@ func upSlice(r *rewriter) bool {
 // upTopK moves TopK-1's k attribute to input 1, a one-element int64
 // tensor.
 func upTopK(r *rewriter) bool {
-	r.setInput(1, r.initializer("k", vector(graph.Int64, []int64{r.n.AttrInt("k", 0)})))
+	r.setInput(1, r.initializer("k", vector(graph.Int64, []int64{Params[TopKParams](r.n, r.version).K})))
 	r.drop("k")
 	return true
 }
@@ -343,17 +344,23 @@ func upDropout(r *rewriter) bool {
 // Upsample-1's bilinear mode is linear, and Upsample has no cubic mode:
 // one asked for keeps cubic_coeff_a 0, as before.
 func upResize(r *rewriter) bool {
-	mode := r.n.AttrString("mode", "nearest")
+	var mode string
+	var up *UpsampleParams
+	if r.n.OpType == "Upsample" {
+		up = Params[UpsampleParams](r.n, r.version)
+		mode = up.Mode
+	} else {
+		mode = Params[ResizeParams](r.n, r.version).Mode
+	}
 	var scales string
 	switch {
-	case r.n.OpType == "Upsample" && r.version < 7:
-		h, w := r.n.AttrFloat("height_scale", 0), r.n.AttrFloat("width_scale", 0)
-		scales = r.initializer("scales", vector(graph.Float, []float32{1, 1, h, w}))
+	case up != nil && r.version < 7:
+		scales = r.initializer("scales", vector(graph.Float, []float32{1, 1, up.HeightScale, up.WidthScale}))
 		if mode == "bilinear" {
 			mode = "linear"
 		}
-	case r.n.OpType == "Upsample" && r.version < 9:
-		scales = r.initializer("scales", vector(graph.Float, r.n.AttrFloats("scales", nil)))
+	case up != nil && r.version < 9:
+		scales = r.initializer("scales", vector(graph.Float, up.Scales))
 	default:
 		scales = r.n.Input(1)
 	}

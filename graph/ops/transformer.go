@@ -47,13 +47,22 @@ type AttentionAttrs struct {
 	SoftmaxPrecision graph.DType
 }
 
-// AttentionAttrsOf reads and checks the attributes of Attention node n.
-func AttentionAttrsOf(n *graph.Node) (*AttentionAttrs, error) {
-	a := &AttentionAttrs{QHeads: n.AttrInt("q_num_heads", 0), KVHeads: n.AttrInt("kv_num_heads", 0),
-		Causal: n.AttrInt("is_causal", 0) != 0, Scale: float32(math.NaN()), Softcap: n.AttrFloat("softcap", 0),
-		Mode: n.AttrInt("qk_matmul_output_mode", QKRaw), SoftmaxPrecision: graph.DType(n.AttrInt("softmax_precision", 0))}
-	if n.Attr("scale") != nil {
-		a.Scale = n.AttrFloat("scale", 0)
+// AttentionAttrsOf reads and checks the attributes of Attention node n
+// of a model importing opset.
+func AttentionAttrsOf(n *graph.Node, opset int64) (*AttentionAttrs, error) {
+	p := Params[AttentionParams](n, opset)
+	a := &AttentionAttrs{Causal: p.IsCausal != 0, Scale: float32(math.NaN()), Softcap: p.Softcap, Mode: p.QkMatmulOutputMode}
+	if p.QNumHeads != nil {
+		a.QHeads = *p.QNumHeads
+	}
+	if p.KvNumHeads != nil {
+		a.KVHeads = *p.KvNumHeads
+	}
+	if p.SoftmaxPrecision != nil {
+		a.SoftmaxPrecision = graph.DType(*p.SoftmaxPrecision)
+	}
+	if p.Scale != nil {
+		a.Scale = *p.Scale
 		if !(a.Scale > 0) || math.IsInf(float64(a.Scale), 0) {
 			return nil, fmt.Errorf("scale %g must be positive and finite", a.Scale)
 		}
@@ -88,13 +97,14 @@ type AttentionGeom struct {
 	ScaleValue float32
 }
 
-// AttentionOf checks the attributes of Attention node n against the
+// AttentionOf checks the attributes of Attention node n of a model
+// importing opset against the
 // shapes of Q, K and V and of past_key and past_value (nil when absent)
 // and returns the geometry. maskShape, when not nil, is attn_mask's
 // shape, which must broadcast to [batch, q heads, q length, ≤ total
 // length] (a shorter last axis masks the keys past it).
-func AttentionOf(n *graph.Node, q, k, v, pastK, pastV, maskShape []int64) (*AttentionGeom, error) {
-	a, err := AttentionAttrsOf(n)
+func AttentionOf(n *graph.Node, opset int64, q, k, v, pastK, pastV, maskShape []int64) (*AttentionGeom, error) {
+	a, err := AttentionAttrsOf(n, opset)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +190,7 @@ func AttentionOf(n *graph.Node, q, k, v, pastK, pastV, maskShape []int64) (*Atte
 // present_value [batch, kv heads, past + kv length, head size], and
 // qk_matmul_output [batch, q heads, q length, past + kv length].
 func inferAttention(c *InferContext) error {
-	a, err := AttentionAttrsOf(c.Node)
+	a, err := AttentionAttrsOf(c.Node, c.Opset)
 	if err != nil {
 		return err
 	}
@@ -266,7 +276,7 @@ func dimDiv(d graph.Dim, k int64) graph.Dim {
 func inferRMSNorm(c *InferContext) error {
 	xs := c.inShape(0)
 	if xs != nil {
-		if _, err := normAxis(c.attrInt("axis", -1), len(xs)); err != nil {
+		if _, err := normAxis(Params[RMSNormalizationParams](c.Node, c.Opset).Axis, len(xs)); err != nil {
 			return err
 		}
 	}
@@ -289,15 +299,20 @@ type RotaryGeom struct {
 	Interleaved bool
 }
 
-// RotaryOf checks RotaryEmbedding node n against the shapes of X, of the
-// cos and sin caches and of position_ids (nil when absent).
-func RotaryOf(n *graph.Node, x, cos, sin, pos []int64) (*RotaryGeom, error) {
-	g := &RotaryGeom{Interleaved: n.AttrInt("interleaved", 0) != 0}
+// RotaryOf checks RotaryEmbedding node n of a model importing opset
+// against the shapes of X, of the cos and sin caches and of position_ids
+// (nil when absent).
+func RotaryOf(n *graph.Node, opset int64, x, cos, sin, pos []int64) (*RotaryGeom, error) {
+	p := Params[RotaryEmbeddingParams](n, opset)
+	g := &RotaryGeom{Interleaved: p.Interleaved != 0}
 	switch len(x) {
 	case 4:
 		g.Batch, g.Heads, g.Seq, g.HeadDim = int(x[0]), int(x[1]), int(x[2]), int(x[3])
 	case 3:
-		heads := n.AttrInt("num_heads", 0)
+		var heads int64
+		if p.NumHeads != nil {
+			heads = *p.NumHeads
+		}
 		if heads <= 0 || x[2]%heads != 0 {
 			return nil, fmt.Errorf("3-D input%v needs num_heads dividing its last axis (num_heads %d)", x, heads)
 		}
@@ -306,7 +321,7 @@ func RotaryOf(n *graph.Node, x, cos, sin, pos []int64) (*RotaryGeom, error) {
 	default:
 		return nil, fmt.Errorf("input%v must be 3-D or 4-D", x)
 	}
-	g.Rot = int(n.AttrInt("rotary_embedding_dim", 0))
+	g.Rot = int(p.RotaryEmbeddingDim)
 	if g.Rot == 0 {
 		g.Rot = g.HeadDim
 	}
@@ -334,25 +349,27 @@ func RotaryOf(n *graph.Node, x, cos, sin, pos []int64) (*RotaryGeom, error) {
 
 // inferRotary is RotaryEmbedding: Y like X.
 func inferRotary(c *InferContext) error {
-	if xs := c.inShape(0); len(xs) == 3 && c.attrInt("num_heads", 0) <= 0 {
+	if h := Params[RotaryEmbeddingParams](c.Node, c.Opset).NumHeads; len(c.inShape(0)) == 3 && (h == nil || *h <= 0) {
 		return fmt.Errorf("3-D input needs num_heads")
 	}
 	return passThrough(c)
 }
 
-// TensorScatterAxis returns the sequence axis of TensorScatter node n for
-// caches of the given rank and whether its mode is circular.
-func TensorScatterAxis(n *graph.Node, rank int) (axis int, circular bool, err error) {
-	switch m := n.AttrString("mode", "linear"); m {
+// TensorScatterAxis returns the sequence axis of TensorScatter node n of
+// a model importing opset for caches of the given rank and whether its
+// mode is circular.
+func TensorScatterAxis(n *graph.Node, opset int64, rank int) (axis int, circular bool, err error) {
+	p := Params[TensorScatterParams](n, opset)
+	switch m := p.Mode; m {
 	case "linear":
 	case "circular":
 		circular = true
 	default:
 		return 0, false, fmt.Errorf("mode %q is not linear or circular", m)
 	}
-	axis, err = normAxis(n.AttrInt("axis", -2), rank)
+	axis, err = normAxis(p.Axis, rank)
 	if err == nil && axis == 0 {
-		err = fmt.Errorf("axis %d is the batch axis", n.AttrInt("axis", -2))
+		err = fmt.Errorf("axis %d is the batch axis", p.Axis)
 	}
 	return axis, circular, err
 }
@@ -360,7 +377,7 @@ func TensorScatterAxis(n *graph.Node, rank int) (axis int, circular bool, err er
 // inferTensorScatter is TensorScatter: present_cache like past_cache.
 func inferTensorScatter(c *InferContext) error {
 	if ps := c.inShape(0); ps != nil {
-		if _, _, err := TensorScatterAxis(c.Node, len(ps)); err != nil {
+		if _, _, err := TensorScatterAxis(c.Node, c.Opset, len(ps)); err != nil {
 			return err
 		}
 	}
