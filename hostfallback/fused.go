@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // Kernels of the nodes that the planner's fusion passes create (domain
@@ -17,8 +18,25 @@ func init() {
 	RegisterDomainChecked(ops.FusedDomain, "FusedConv", halfVia32(fusedConvKernel), onFused)
 	RegisterDomainChecked(ops.FusedDomain, "LayerNormalization", layerNormKernel, layerNormSupport)
 	RegisterDomainChecked(ops.FusedDomain, "FusedMatMul", halfVia32(fusedMatMulKernel), onFused)
-	RegisterDomain(ops.FusedDomain, "MatMulTransB", matmulTransBKernel)
+	RegisterDomainChecked(ops.FusedDomain, "MatMulTransB", matmulTransBKernel, matmulTransBSupport)
 }
+
+// matmulTransBSupport is MatMulTransB's: A and B of one floating-point
+// type, B of rank 2 or more where its rank is known.
+var matmulTransBSupport = Support{In: onFloats.In, Check: func(q planner.Query) string {
+	if len(q.Inputs) < 2 {
+		return ""
+	}
+	a, b := q.Inputs[0], q.Inputs[1]
+	if a != nil && b != nil && a.Kind == graph.TensorKind && b.Kind == graph.TensorKind &&
+		a.Elem != graph.Undefined && b.Elem != graph.Undefined && a.Elem != b.Elem {
+		return fmt.Sprintf("A of element type %s and B of %s (the CPU kernel takes one type for both)", a.Elem, b.Elem)
+	}
+	if b != nil && b.Kind == graph.TensorKind && b.Shape != nil && len(b.Shape) < 2 {
+		return fmt.Sprintf("B of rank %d (the CPU kernel takes rank 2 or more)", len(b.Shape))
+	}
+	return ""
+}}
 
 // onFused is the support of FusedConv and FusedMatMul: float32 tensors,
 // and float16 ones, computed in float32 (the planner fuses float16 nodes

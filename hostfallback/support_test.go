@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -54,6 +55,33 @@ func TestSupportChecksAttributes(t *testing.T) {
 	require.ErrorIs(t, Lookup("", "LayerNormalization")(c), ErrUnsupported)
 
 	require.Equal(t, "no CPU kernel for NoSuchOp", Decline(planner.Query{Node: &graph.Node{OpType: "NoSuchOp"}}))
+}
+
+// TestMatMulTransBSupport checks the Support of the planner's fused
+// MatMulTransB at planning (types and B's rank) and in the kernel.
+func TestMatMulTransBSupport(t *testing.T) {
+	n := &graph.Node{Name: "mmt", Domain: ops.FusedDomain, OpType: "MatMulTransB", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
+	q := func(a, b *graph.Type) planner.Query {
+		return planner.Query{Node: n, Opset: 1, Inputs: []*graph.Type{a, b}}
+	}
+	f32 := graph.TensorType(graph.Float, graph.ShapeOf(2, 3))
+	require.Empty(t, Decline(q(f32, graph.TensorType(graph.Float, graph.ShapeOf(4, 3)))))
+	require.Empty(t, Decline(q(graph.TensorType(graph.Float16, graph.ShapeOf(5, 2, 3)), graph.TensorType(graph.Float16, graph.ShapeOf(4, 3)))))
+	require.Empty(t, Decline(q(f32, nil)), "an unknown B passes")
+	require.Equal(t, "input 0 of element type int32 (the CPU kernel takes float32, float64, float16, bfloat16)",
+		Decline(q(graph.TensorType(graph.Int32, graph.ShapeOf(2, 3)), graph.TensorType(graph.Int32, graph.ShapeOf(4, 3)))))
+	require.Equal(t, "A of element type float32 and B of float16 (the CPU kernel takes one type for both)",
+		Decline(q(f32, graph.TensorType(graph.Float16, graph.ShapeOf(4, 3)))))
+	require.Equal(t, "B of rank 1 (the CPU kernel takes rank 2 or more)", Decline(q(f32, graph.TensorType(graph.Float, graph.ShapeOf(3)))))
+
+	// Run unplanned, the kernel refuses the types planning would have.
+	a, _ := graph.FromSlice(graph.Float, []int64{2, 3}, []float32{1, 2, 3, 4, 5, 6})
+	b, _ := graph.FromSlice(graph.Float, []int64{1, 3}, []float32{1, 0, -1})
+	c := &Call{Node: n, Opset: 1, In: []graph.Value{a, b}, Out: make([]graph.Value, 1)}
+	require.NoError(t, Lookup(ops.FusedDomain, "MatMulTransB")(c))
+	require.Equal(t, []float32{-2, -2}, graph.View[float32](c.Out[0].(*graph.Tensor)))
+	c.In[1] = graph.NewTensor(graph.Int32, []int64{1, 3})
+	require.ErrorIs(t, Lookup(ops.FusedDomain, "MatMulTransB")(c), ErrUnsupported)
 }
 
 // TestSupportAgreesWithKernel checks, for single-input kernels over every
