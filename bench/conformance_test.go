@@ -83,13 +83,11 @@ func suiteDirs(t *testing.T) []string {
 	return dirs
 }
 
-// TestConformanceVulkan runs the ONNX backend tests on the first Vulkan
-// device (lavapipe in CI): every test that passes on the CPU (the committed
-// pass list) must pass, and every test on the committed Vulkan list must
-// pass with every node on the Vulkan device. A test that newly runs wholly
-// on Vulkan is reported so that it joins the list (-update adds it).
-func TestConformanceVulkan(t *testing.T) {
-	dirs := suiteDirs(t)
+// runVulkanConformance runs the conformance tests of dirs that filter
+// matches (all when nil) on the first Vulkan device with the session
+// options, skipping the test where there is no Vulkan device.
+func runVulkanConformance(t *testing.T, dirs []string, filter *regexp.Regexp, session ...onnxvk.Option) []ConformanceResult {
+	t.Helper()
 	d, err := vulkan.Open("vulkan")
 	if errors.Is(err, backend.ErrDeviceUnavailable) {
 		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
@@ -100,29 +98,49 @@ func TestConformanceVulkan(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	results, err := RunConformance(context.Background(), dirs, ConformanceOptions{Device: "vulkan", Timeout: 2 * time.Minute})
+	results, err := RunConformance(context.Background(), dirs, ConformanceOptions{Device: "vulkan", Filter: filter,
+		Timeout: 2 * time.Minute, Session: session})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return results
+}
+
+// notWholeOnVulkan returns how r, a test on the Vulkan list, failed it:
+// "" when it passed with every node on the Vulkan device.
+func notWholeOnVulkan(r ConformanceResult) string {
+	switch {
+	case r.Status != Pass:
+		return fmt.Sprintf("does not pass on Vulkan: %s %s", r.Status, r.Reason)
+	case len(r.Fallback) > 0:
+		return "ran " + strings.Join(r.Fallback, ", ") + " on the CPU"
+	}
+	return ""
+}
+
+// TestConformanceVulkan runs the ONNX backend tests on the first Vulkan
+// device (lavapipe in CI): every test that passes on the CPU (the committed
+// pass list) must pass, and every test on the committed Vulkan list must
+// pass with every node on the Vulkan device. A test that newly runs wholly
+// on Vulkan is reported so that it joins the list (-update adds it).
+func TestConformanceVulkan(t *testing.T) {
+	results := runVulkanConformance(t, suiteDirs(t), nil)
 	cpuPass := readList(t, passList, false)
 	whole := readList(t, vulkanList, false)
 	var newWhole []string
 	for _, r := range results {
 		_, onCPU := cpuPass[r.Name]
 		_, listed := whole[r.Name]
+		why := notWholeOnVulkan(r)
 		switch {
-		case r.Status == Pass && len(r.Fallback) == 0:
+		case why == "":
 			newWhole = append(newWhole, r.Name)
 			if !listed && !*update {
 				t.Errorf("%s runs wholly on %s now: add it to %s, or run with -update", r.Name, r.Device, vulkanList)
 			}
 		case listed:
 			newWhole = append(newWhole, r.Name)
-			if r.Status == Pass {
-				t.Errorf("%s is on the Vulkan list but ran %s on the CPU", r.Name, strings.Join(r.Fallback, ", "))
-			} else {
-				t.Errorf("%s is on the Vulkan list but does not pass on Vulkan: %s %s", r.Name, r.Status, r.Reason)
-			}
+			t.Errorf("%s is on the Vulkan list but %s", r.Name, why)
 		case onCPU && r.Status != Pass:
 			t.Errorf("%s passes on the CPU but not on Vulkan: %s %s", r.Name, r.Status, r.Reason)
 		}
@@ -149,16 +167,6 @@ var scheduledOps = regexp.MustCompile(`/test_(basic_conv|conv|gemm|matmul|qlinea
 // one test in four runs under each schedule, a different set each time.
 func TestConformanceVulkanSchedules(t *testing.T) {
 	dirs := suiteDirs(t)
-	d, err := vulkan.Open("vulkan")
-	if errors.Is(err, backend.ErrDeviceUnavailable) {
-		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
 	whole := readList(t, vulkanList, false)
 	var names []string
 	for _, dir := range dirs {
@@ -186,19 +194,12 @@ func TestConformanceVulkanSchedules(t *testing.T) {
 				}
 			}
 			filter := regexp.MustCompile("^(" + strings.Join(run, "|") + ")$")
-			results, err := RunConformance(context.Background(), dirs, ConformanceOptions{Device: "vulkan", Filter: filter,
-				Timeout: 2 * time.Minute, Session: []onnxvk.Option{onnxvk.WithVulkanOptions(vulkan.WithSchedule(s))}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			results := runVulkanConformance(t, dirs, filter, onnxvk.WithVulkanOptions(vulkan.WithSchedule(s)))
 			ran := map[string]bool{}
 			for _, r := range results {
 				ran[r.Name] = true
-				switch {
-				case r.Status != Pass:
-					t.Errorf("%s under %v: %s %s", r.Name, s, r.Status, r.Reason)
-				case len(r.Fallback) > 0:
-					t.Errorf("%s under %v ran %s on the CPU", r.Name, s, strings.Join(r.Fallback, ", "))
+				if why := notWholeOnVulkan(r); why != "" {
+					t.Errorf("%s under %v %s", r.Name, s, why)
 				}
 			}
 			if len(ran) != len(run) {
