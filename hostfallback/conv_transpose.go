@@ -75,11 +75,7 @@ func convTransposeKernel(c *Call) error {
 func (l *convLayout) transposedOutput(c *Call) error {
 	r := l.rank
 	p := ops.Params[ops.ConvTransposeParams](c.Node, c.Opset)
-	pad := p.OutputPadding
-	if pad == nil {
-		pad = make([]int64, r)
-	}
-	outPad, err := convInts(c, "output_padding", pad, 0)
+	outPad, err := convInts(c, "output_padding", p.OutputPaddingFor(r), 0)
 	if err != nil {
 		return err
 	}

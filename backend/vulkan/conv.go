@@ -321,10 +321,7 @@ func lowerConvTranspose(q *query) (*launch, bool) {
 	if ks := p.KernelShape; ks != nil && !slices.Equal(ks, wt[2:]) {
 		return nil, false
 	}
-	outPad := p.OutputPadding
-	if outPad == nil {
-		outPad = make([]int64, r)
-	}
+	outPad := p.OutputPaddingFor(r)
 	shape := p.OutputShape
 	if len(shape) == r+2 {
 		shape = shape[2:]

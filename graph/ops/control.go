@@ -197,13 +197,17 @@ func inferScan(c *InferContext) error {
 	if body == nil {
 		return fmt.Errorf("missing body")
 	}
-	m := int(c.attrInt("num_scan_inputs", 0))
+	p := Params[ScanParams](c.Node, c.Opset)
+	m := int(p.NumScanInputs)
 	nIn := len(c.Node.Inputs)
 	if m <= 0 || m > nIn {
 		return fmt.Errorf("num_scan_inputs %d for %d inputs", m, nIn)
 	}
 	n := nIn - m
-	inAxes := c.attrInts("scan_input_axes", make([]int64, m))
+	inAxes := p.ScanInputAxes
+	if inAxes == nil {
+		inAxes = make([]int64, m)
+	}
 	if len(inAxes) != m {
 		return fmt.Errorf("scan_input_axes %v for %d scan inputs", inAxes, m)
 	}
@@ -236,7 +240,10 @@ func inferScan(c *InferContext) error {
 		c.set(i, outs[i].Clone())
 	}
 	k := len(outs) - n
-	outAxes := c.attrInts("scan_output_axes", make([]int64, k))
+	outAxes := p.ScanOutputAxes
+	if outAxes == nil {
+		outAxes = make([]int64, k)
+	}
 	if len(outAxes) != k {
 		return fmt.Errorf("scan_output_axes %v for %d scan outputs", outAxes, k)
 	}
@@ -271,7 +278,7 @@ func (c *InferContext) innerOf(i int) *graph.Type {
 
 // inferSequenceEmpty is an empty sequence of dtype tensors.
 func inferSequenceEmpty(c *InferContext) error {
-	dt := graph.DType(c.attrInt("dtype", int64(graph.Float)))
+	dt := graph.DType(Params[SequenceEmptyParams](c.Node, c.Opset).Dtype)
 	c.set(0, seqOf(graph.TensorType(dt, nil)))
 	return nil
 }
@@ -348,13 +355,14 @@ func inferSplitToSequence(c *InferContext) error {
 		c.set(0, seqOf(graph.TensorType(dt, nil)))
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(xs))
+	p := Params[SplitToSequenceParams](c.Node, c.Opset)
+	axis, err := normAxis(p.Axis, len(xs))
 	if err != nil {
 		return err
 	}
 	elem := xs.Clone()
 	switch {
-	case !c.has(1) && c.attrInt("keepdims", 1) == 0:
+	case !c.has(1) && p.Keepdims == 0:
 		elem = append(elem[:axis], elem[axis+1:]...)
 	case !c.has(1):
 		elem[axis] = graph.DimOf(1)
@@ -386,12 +394,13 @@ func inferConcatFromSequence(c *InferContext) error {
 		c.setTensor(0, inner.Elem, nil)
 		return nil
 	}
-	newAxis := c.attrInt("new_axis", 0) != 0
+	p := Params[ConcatFromSequenceParams](c.Node, c.Opset)
+	newAxis := p.NewAxis != 0
 	r := len(inner.Shape)
 	if newAxis {
 		r++
 	}
-	axis, err := normAxis(c.attrInt("axis", 0), r)
+	axis, err := normAxis(p.Axis, r)
 	if err != nil {
 		return err
 	}

@@ -265,7 +265,7 @@ func inferBinary(op binaryOp) InferFunc {
 
 // inferMod is Mod: Python's remainder with fmod=0, C's fmod with fmod=1.
 func inferMod(c *InferContext) error {
-	fmod := c.attrInt("fmod", 0) != 0
+	fmod := Params[ModParams](c.Node, c.Opset).Fmod != 0
 	return inferBinary(func(out *nvals, k int, x *nvals, a int, y *nvals, b int) bool {
 		if out.isFloat() {
 			out.setFloat(k, math.Mod(x.float(a), y.float(b)))

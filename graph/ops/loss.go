@@ -47,7 +47,7 @@ func inferSCELoss(c *InferContext) error {
 // 2-D input in front.
 func inferTfIdf(c *InferContext) error {
 	width := int64(0)
-	for _, i := range c.attrInts("ngram_indexes", nil) {
+	for _, i := range Params[TfIdfVectorizerParams](c.Node, c.Opset).NgramIndexes {
 		width = max(width, i+1)
 	}
 	xs := c.inShape(0)
@@ -92,7 +92,7 @@ func inferSTFT(c *InferContext) error {
 	}
 	if frame > 0 {
 		bins := frame
-		if c.attrInt("onesided", 1) != 0 {
+		if Params[STFTParams](c.Node, c.Opset).Onesided != 0 {
 			bins = frame/2 + 1
 		}
 		out[2] = graph.DimOf(bins)
@@ -109,7 +109,7 @@ func inferSTFT(c *InferContext) error {
 
 // inferMelWeightMatrix is [dft_length/2 + 1, num_mel_bins].
 func inferMelWeightMatrix(c *InferContext) error {
-	dt := graph.DType(c.attrInt("output_datatype", int64(graph.Float)))
+	dt := graph.DType(Params[MelWeightMatrixParams](c.Node, c.Opset).OutputDatatype)
 	out := unknownShape(2)
 	if v, ok := c.intsIn(0); ok && len(v) == 1 {
 		out[1] = graph.DimOf(v[0])

@@ -37,13 +37,24 @@ type spatialParams struct {
 // readSpatial reads the window attributes for n spatial axes; kernel may
 // come from the weights when the attribute is absent.
 func readSpatial(c *InferContext, n int, kernel []int64) (*spatialParams, error) {
+	w := WindowOf(c.Node, c.Opset)
+	if w == nil {
+		w = &Window{}
+	}
 	p := &spatialParams{
-		kernel:    c.attrInts("kernel_shape", kernel),
-		strides:   c.attrInts("strides", nil),
-		dilations: c.attrInts("dilations", nil),
-		pads:      c.attrInts("pads", nil),
-		autoPad:   WindowOf(c.Node, c.Opset).AutoPad,
-		ceil:      c.attrInt("ceil_mode", 0) != 0,
+		kernel:    w.KernelFor(kernel),
+		strides:   w.StridesFor(n),
+		dilations: w.DilationsFor(n),
+		pads:      w.PadsFor(n),
+		autoPad:   w.AutoPad,
+	}
+	switch q := ParamsOf(c.Node, c.Opset).(type) {
+	case *AveragePoolParams:
+		p.ceil = q.CeilMode != 0
+	case *MaxPoolParams:
+		p.ceil = q.CeilMode != 0
+	case *LpPoolParams:
+		p.ceil = q.CeilMode != 0
 	}
 	if p.kernel == nil {
 		return nil, nil
@@ -51,28 +62,14 @@ func readSpatial(c *InferContext, n int, kernel []int64) (*spatialParams, error)
 	if len(p.kernel) != n {
 		return nil, fmt.Errorf("kernel_shape %v for %d spatial axes", p.kernel, n)
 	}
-	fill := func(name string, v []int64, size int, def int64) ([]int64, error) {
-		if v == nil {
-			v = make([]int64, size)
-			for i := range v {
-				v[i] = def
-			}
-			return v, nil
-		}
-		if len(v) != size {
-			return nil, fmt.Errorf("%s %v for %d spatial axes", name, v, n)
-		}
-		return v, nil
+	if len(p.strides) != n {
+		return nil, fmt.Errorf("strides %v for %d spatial axes", p.strides, n)
 	}
-	var err error
-	if p.strides, err = fill("strides", p.strides, n, 1); err != nil {
-		return nil, err
+	if len(p.dilations) != n {
+		return nil, fmt.Errorf("dilations %v for %d spatial axes", p.dilations, n)
 	}
-	if p.dilations, err = fill("dilations", p.dilations, n, 1); err != nil {
-		return nil, err
-	}
-	if p.pads, err = fill("pads", p.pads, 2*n, 0); err != nil {
-		return nil, err
+	if len(p.pads) != 2*n {
+		return nil, fmt.Errorf("pads %v for %d spatial axes", p.pads, n)
 	}
 	for i := range n {
 		if p.strides[i] <= 0 || p.dilations[i] <= 0 {
@@ -183,6 +180,14 @@ func inferQLinearConv(c *InferContext) error {
 	return convShape(c, 0, 3, dt)
 }
 
+// convGroup is the node's group count, 1 for an op without one.
+func convGroup(c *InferContext) int64 {
+	if g := ConvGroupOf(c.Node, c.Opset); g != nil {
+		return g.Group
+	}
+	return 1
+}
+
 // convShape infers a convolution's output from input x and weights w.
 func convShape(c *InferContext, x, w int, dt graph.DType) error {
 	xs, ws := c.inShape(x), c.inShape(w)
@@ -191,7 +196,11 @@ func convShape(c *InferContext, x, w int, dt graph.DType) error {
 		rank = len(ws)
 	}
 	if xs == nil && ws == nil {
-		rank = len(c.attrInts("kernel_shape", nil)) + 2
+		if w := WindowOf(c.Node, c.Opset); w != nil {
+			rank = len(w.KernelShape) + 2
+		} else {
+			rank = 2
+		}
 		if rank == 2 {
 			c.setTensor(0, dt, nil)
 			return nil
@@ -207,7 +216,7 @@ func convShape(c *InferContext, x, w int, dt graph.DType) error {
 	var kernel []int64
 	if ws != nil {
 		channels = ws[0]
-		if g := c.attrInt("group", 1); xs[1].Known() && ws[1].Known() && xs[1].Value != ws[1].Value*g {
+		if g := convGroup(c); xs[1].Known() && ws[1].Known() && xs[1].Value != ws[1].Value*g {
 			return fmt.Errorf("input channels %d do not match weights %v with group %d", xs[1].Value, ws, g)
 		}
 		if ws[2:].Known() {
@@ -250,24 +259,24 @@ func inferConvTranspose(c *InferContext) error {
 		if len(ws) != len(xs) {
 			return fmt.Errorf("weights %v for input %v", ws, xs)
 		}
-		channels = dimMul(ws[1], graph.DimOf(c.attrInt("group", 1)))
+		channels = dimMul(ws[1], graph.DimOf(convGroup(c)))
 		if ws[2:].Known() {
 			kernel = ws[2:].Ints()
 		}
 	}
-	outPad := c.attrInts("output_padding", make([]int64, n))
+	ct := Params[ConvTransposeParams](c.Node, c.Opset)
+	outPad := ct.OutputPaddingFor(n)
 	if len(outPad) != n {
 		return fmt.Errorf("output_padding %v for %d spatial axes", outPad, n)
 	}
-	ones := slices.Repeat([]int64{1}, n)
-	strides, dilations := c.attrInts("strides", ones), c.attrInts("dilations", ones)
+	strides, dilations := ct.StridesFor(n), ct.DilationsFor(n)
 	if len(strides) == n && len(dilations) == n {
 		if err := OutputPaddingFits(outPad, strides, dilations); err != nil {
 			return err
 		}
 	}
 	out := graph.Shape{xs[0], channels}
-	if os := c.attrInts("output_shape", nil); os != nil {
+	if os := ct.OutputShape; os != nil {
 		if len(os) == n+2 {
 			os = os[2:]
 		}
@@ -363,7 +372,7 @@ func inferGlobalPool(c *InferContext) error {
 // inferMaxRoiPool gives [num_rois C pooled_shape...].
 func inferMaxRoiPool(c *InferContext) error {
 	xs, rois := c.inShape(0), c.inShape(1)
-	pooled := c.attrInts("pooled_shape", nil)
+	pooled := Params[MaxRoiPoolParams](c.Node, c.Opset).PooledShape
 	s := graph.Shape{graph.UnknownDim(), graph.UnknownDim()}
 	if len(rois) == 2 {
 		s[0] = rois[0]
@@ -433,14 +442,15 @@ func inferBatchNorm(c *InferContext) error {
 // the leading axes and have size 1 from axis on, in the stash type.
 func inferLayerNorm(c *InferContext) error {
 	c.set(0, c.in(0).Clone())
-	stash := graph.DType(c.attrInt("stash_type", int64(graph.Float)))
+	p := Params[LayerNormalizationParams](c.Node, c.Opset)
+	stash := graph.DType(p.StashType)
 	xs := c.inShape(0)
 	if xs == nil {
 		c.setTensor(1, stash, nil)
 		c.setTensor(2, stash, nil)
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", -1), len(xs))
+	axis, err := normAxis(p.Axis, len(xs))
 	if err != nil {
 		return err
 	}
@@ -457,12 +467,13 @@ func inferLayerNorm(c *InferContext) error {
 func inferGemm(c *InferContext) error {
 	dt := c.inElem(0)
 	as, bs := c.inShape(0), c.inShape(1)
+	p := Params[GemmParams](c.Node, c.Opset)
 	out := graph.Shape{graph.UnknownDim(), graph.UnknownDim()}
 	if as != nil {
 		if len(as) != 2 {
 			return fmt.Errorf("matrix A of rank %d", len(as))
 		}
-		if c.attrInt("transA", 0) != 0 {
+		if p.TransA != 0 {
 			out[0] = as[1]
 		} else {
 			out[0] = as[0]
@@ -472,7 +483,7 @@ func inferGemm(c *InferContext) error {
 		if len(bs) != 2 {
 			return fmt.Errorf("matrix B of rank %d", len(bs))
 		}
-		if c.attrInt("transB", 0) != 0 {
+		if p.TransB != 0 {
 			out[1] = bs[0]
 		} else {
 			out[1] = bs[1]
@@ -480,10 +491,10 @@ func inferGemm(c *InferContext) error {
 	}
 	if as != nil && bs != nil {
 		ka, kb := as[1], bs[0]
-		if c.attrInt("transA", 0) != 0 {
+		if p.TransA != 0 {
 			ka = as[0]
 		}
-		if c.attrInt("transB", 0) != 0 {
+		if p.TransB != 0 {
 			kb = bs[1]
 		}
 		if _, err := unifyDim(ka, kb); err != nil {
@@ -582,18 +593,19 @@ func inferRNN(c *InferContext) error {
 	dt := c.inElem(0)
 	xs, ws := c.inShape(0), c.inShape(1)
 	dirs := int64(1)
-	if RecurrentOf(c.Node, c.Opset).Direction == "bidirectional" {
+	rec := RecurrentOf(c.Node, c.Opset)
+	if rec.Direction == "bidirectional" {
 		dirs = 2
 	}
 	gates := map[string]int64{"RNN": 1, "GRU": 3, "LSTM": 4}[c.Node.OpType]
 	hidden := graph.UnknownDim()
-	if h := c.attrInt("hidden_size", -1); h > 0 {
-		hidden = graph.DimOf(h)
+	if h := rec.HiddenSize; h != nil && *h > 0 {
+		hidden = graph.DimOf(*h)
 	} else if len(ws) == 3 && ws[1].Known() {
 		hidden = graph.DimOf(ws[1].Value / gates)
 	}
 	seq, batch := graph.UnknownDim(), graph.UnknownDim()
-	layout := c.attrInt("layout", 0)
+	layout := rec.Layout
 	if len(xs) == 3 {
 		seq, batch = xs[0], xs[1]
 		if layout != 0 {

@@ -297,6 +297,10 @@ func (w *Window) KernelFor(kernel []int64) []int64 {
 	return w.KernelShape
 }
 
+// OutputPaddingFor returns ConvTranspose's output_padding for r spatial
+// axes: 0 on each when the node gives none.
+func (p *ConvTransposeParams) OutputPaddingFor(r int) []int64 { return orRepeat(p.OutputPadding, r, 0) }
+
 // orRepeat returns v, or n copies of x when v is nil.
 func orRepeat(v []int64, n int, x int64) []int64 {
 	if v != nil {

@@ -13,7 +13,7 @@ func init() {
 // inferQuantize keeps the shape; the element type is output_dtype (opset
 // 21), else the zero point's, else uint8.
 func inferQuantize(c *InferContext) error {
-	dt := graph.DType(c.attrInt("output_dtype", 0))
+	dt := graph.DType(QuantizationOf(c.Node, c.Opset).OutputDtype)
 	if dt == graph.Undefined {
 		dt = c.inElem(2)
 	}

@@ -86,8 +86,8 @@ func inferReduce(f reduceFunc) InferFunc {
 	return func(c *InferContext) error {
 		dt := c.inElem(0)
 		xs := c.inShape(0)
-		keep := c.attrInt("keepdims", 1) != 0
-		noop := c.attrInt("noop_with_empty_axes", 0) != 0
+		red := ReductionOf(c.Node, c.Opset)
+		keep, noop := red.Keepdims != 0, red.NoopWithEmptyAxes != 0
 		var axes []int64
 		known := true
 		if c.has(1) {
@@ -170,13 +170,14 @@ func inferArgReduce(c *InferContext) error {
 		c.setTensor(0, graph.Int64, nil)
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(xs))
+	p := ArgReduceOf(c.Node, c.Opset)
+	axis, err := normAxis(p.Axis, len(xs))
 	if err != nil {
 		return err
 	}
 	reduced := make([]bool, len(xs))
 	reduced[axis] = true
-	c.setTensor(0, graph.Int64, reducedShape(xs, reduced, c.attrInt("keepdims", 1) != 0))
+	c.setTensor(0, graph.Int64, reducedShape(xs, reduced, p.Keepdims != 0))
 	return nil
 }
 
@@ -189,7 +190,7 @@ func inferTopK(c *InferContext) error {
 		c.setTensor(1, graph.Int64, nil)
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", -1), len(xs))
+	axis, err := normAxis(Params[TopKParams](c.Node, c.Opset).Axis, len(xs))
 	if err != nil {
 		return err
 	}

@@ -38,10 +38,11 @@ func inferShape(c *InferContext) error {
 		}
 		return min(max(v, 0), r)
 	}
-	start := clamp(c.attrInt("start", 0))
+	p := Params[ShapeParams](c.Node, c.Opset)
+	start := clamp(p.Start)
 	end := r
-	if c.Node.Attr("end") != nil {
-		end = clamp(c.attrInt("end", r))
+	if p.End != nil {
+		end = clamp(*p.End)
 	}
 	end = max(end, start)
 	dims := xs[start:end]
@@ -268,9 +269,10 @@ func reshapeDims(in graph.Shape, target []symElem, allowZero bool) (graph.Shape,
 // inferReshape is Reshape with the shape input (or, in opset 1, attribute).
 func inferReshape(c *InferContext) error {
 	dt := c.inElem(0)
+	p := Params[ReshapeParams](c.Node, c.Opset)
 	var target *symTensor
 	if c.Opset < 5 {
-		if shape := c.attrInts("shape", nil); c.Node.Attr("shape") != nil {
+		if shape := p.Shape; c.Node.Attr("shape") != nil {
 			target = &symTensor{shape: []int64{int64(len(shape))}}
 			for _, v := range shape {
 				target.elems = append(target.elems, symElem{v: v})
@@ -287,7 +289,7 @@ func inferReshape(c *InferContext) error {
 		}
 		return nil
 	}
-	s, err := reshapeDims(c.inShape(0), target.elems, c.attrInt("allowzero", 0) != 0)
+	s, err := reshapeDims(c.inShape(0), target.elems, p.Allowzero != 0)
 	if err != nil {
 		return err
 	}
@@ -319,12 +321,13 @@ func inferFlatten(c *InferContext) error {
 		c.setTensor(0, dt, unknownShape(2))
 		return nil
 	}
-	axis := c.attrInt("axis", 1)
+	given := Params[FlattenParams](c.Node, c.Opset).Axis
+	axis := given
 	if axis < 0 {
 		axis += int64(len(xs))
 	}
 	if axis < 0 || axis > int64(len(xs)) {
-		return fmt.Errorf("axis %d out of range for rank %d", c.attrInt("axis", 1), len(xs))
+		return fmt.Errorf("axis %d out of range for rank %d", given, len(xs))
 	}
 	s := graph.Shape{shapeProduct(xs[:axis]), shapeProduct(xs[axis:])}
 	c.setTensor(0, dt, s)

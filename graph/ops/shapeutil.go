@@ -86,12 +86,6 @@ func (c *InferContext) setValue(i int, v *graph.Tensor) {
 	c.OutTypes[i] = v.ValueType()
 }
 
-// attrInts returns an ints attribute or def.
-func (c *InferContext) attrInts(name string, def []int64) []int64 { return c.Node.AttrInts(name, def) }
-
-// attrInt returns an int attribute or def.
-func (c *InferContext) attrInt(name string, def int64) int64 { return c.Node.AttrInt(name, def) }
-
 // normAxis maps a possibly negative axis into [0, rank).
 func normAxis(axis int64, rank int) (int, error) {
 	r := int64(rank)

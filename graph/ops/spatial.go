@@ -77,7 +77,7 @@ func inferResize(c *InferContext) error {
 	for i := range axes {
 		axes[i] = i
 	}
-	if a := c.attrInts("axes", nil); a != nil {
+	if a := Params[ResizeParams](c.Node, c.Opset).Axes; a != nil {
 		norm, err := normAxes(a, r)
 		if err != nil {
 			return err
@@ -159,7 +159,7 @@ func inferCenterCropPad(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	axes := c.attrInts("axes", nil)
+	axes := Params[CenterCropPadParams](c.Node, c.Opset).Axes
 	if axes == nil {
 		for i := range xs {
 			axes = append(axes, int64(i))
@@ -256,8 +256,8 @@ func inferAffineGrid(c *InferContext) error {
 // inferRoiAlign is [num_rois, C, output_height, output_width].
 func inferRoiAlign(c *InferContext) error {
 	xs, rs := c.inShape(0), c.inShape(1)
-	out := graph.Shape{graph.UnknownDim(), graph.UnknownDim(),
-		graph.DimOf(c.attrInt("output_height", 1)), graph.DimOf(c.attrInt("output_width", 1))}
+	p := Params[RoiAlignParams](c.Node, c.Opset)
+	out := graph.Shape{graph.UnknownDim(), graph.UnknownDim(), graph.DimOf(p.OutputHeight), graph.DimOf(p.OutputWidth)}
 	if len(rs) == 2 {
 		out[0] = rs[0]
 	}
@@ -274,15 +274,36 @@ func inferNMS(c *InferContext) error {
 	return nil
 }
 
-// inferRandom gives the shape attribute in dtype (float32 by default).
+// inferRandom gives the shape attribute in dtype.
 func inferRandom(c *InferContext) error {
-	c.setTensor(0, graph.DType(c.attrInt("dtype", int64(graph.Float))), dimsFromInts(c.attrInts("shape", nil)))
+	var dtype int64
+	var shape []int64
+	switch p := ParamsOf(c.Node, c.Opset).(type) {
+	case *RandomNormalParams:
+		dtype, shape = p.Dtype, p.Shape
+	case *RandomUniformParams:
+		dtype, shape = p.Dtype, p.Shape
+	}
+	c.setTensor(0, graph.DType(dtype), dimsFromInts(shape))
 	return nil
 }
 
-// inferRandomLike keeps the input's shape, in dtype or the input's type.
+// inferRandomLike keeps the input's shape, in dtype or, without one, the
+// input's type.
 func inferRandomLike(c *InferContext) error {
-	dt := graph.DType(c.attrInt("dtype", int64(c.inElem(0))))
+	var dtype *int64
+	switch p := ParamsOf(c.Node, c.Opset).(type) {
+	case *RandomNormalLikeParams:
+		dtype = p.Dtype
+	case *RandomUniformLikeParams:
+		dtype = p.Dtype
+	case *BernoulliParams:
+		dtype = p.Dtype
+	}
+	dt := c.inElem(0)
+	if dtype != nil {
+		dt = graph.DType(*dtype)
+	}
 	c.setTensor(0, dt, c.inShape(0).Clone())
 	return nil
 }
@@ -293,14 +314,14 @@ func inferMultinomial(c *InferContext) error {
 	if xs := c.inShape(0); len(xs) == 2 {
 		batch = xs[0]
 	}
-	dt := graph.DType(c.attrInt("dtype", int64(graph.Int32)))
-	c.setTensor(0, dt, graph.Shape{batch, graph.DimOf(c.attrInt("sample_size", 1))})
+	p := Params[MultinomialParams](c.Node, c.Opset)
+	c.setTensor(0, graph.DType(p.Dtype), graph.Shape{batch, graph.DimOf(p.SampleSize)})
 	return nil
 }
 
 // inferWindow is a 1-D window of the length its scalar input holds.
 func inferWindow(c *InferContext) error {
-	dt := graph.DType(c.attrInt("output_datatype", int64(graph.Float)))
+	dt := graph.DType(SignalWindowOf(c.Node, c.Opset).OutputDatatype)
 	n := graph.UnknownDim()
 	if v, ok := c.intsIn(0); ok && len(v) == 1 {
 		n = graph.DimOf(v[0])
@@ -332,7 +353,8 @@ func inferDFT(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	var axis int64 = 1
+	p := Params[DFTParams](c.Node, c.Opset)
+	axis := p.Axis
 	if c.Opset >= 20 {
 		axis = -2
 		if c.has(2) {
@@ -343,8 +365,6 @@ func inferDFT(c *InferContext) error {
 			}
 			axis = v[0]
 		}
-	} else {
-		axis = c.attrInt("axis", 1)
 	}
 	a, err := normAxis(axis, len(xs)-1)
 	if err != nil {
@@ -361,7 +381,7 @@ func inferDFT(c *InferContext) error {
 		}
 		out[a] = graph.DimOf(v[0])
 	}
-	if c.attrInt("onesided", 0) != 0 && c.attrInt("inverse", 0) == 0 {
+	if p.Onesided != 0 && p.Inverse == 0 {
 		if out[a].Known() {
 			out[a] = graph.DimOf(out[a].Value/2 + 1)
 		} else {

@@ -56,7 +56,7 @@ func transposeIndex(in []int64, perm []int) ([]int64, []int) {
 func inferTranspose(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
-	perm64 := c.attrInts("perm", nil)
+	perm64 := Params[TransposeParams](c.Node, c.Opset).Perm
 	if xs == nil {
 		if perm64 != nil {
 			c.setTensor(0, dt, unknownShape(len(perm64)))
@@ -231,7 +231,7 @@ func inferConcat(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", 1), rank)
+	axis, err := normAxis(Params[ConcatParams](c.Node, c.Opset).Axis, rank)
 	if err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func inferSplit(c *InferContext) error {
 		}
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(xs))
+	axis, err := normAxis(Params[SplitParams](c.Node, c.Opset).Axis, len(xs))
 	if err != nil {
 		return err
 	}
@@ -338,8 +338,8 @@ func inferSplit(c *InferContext) error {
 			return fmt.Errorf("split %v does not add up to dimension %d", split, d.Value)
 		}
 	case d.Known():
-		if num := c.attrInt("num_outputs", int64(n)); num != int64(n) {
-			return fmt.Errorf("num_outputs %d but %d outputs", num, n)
+		if num := Params[SplitParams](c.Node, c.Opset).NumOutputs; num != nil && *num != int64(n) {
+			return fmt.Errorf("num_outputs %d but %d outputs", *num, n)
 		}
 		chunk := d.Value / int64(n)
 		if d.Value%int64(n) != 0 {
@@ -498,7 +498,7 @@ func inferGather(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(xs))
+	axis, err := normAxis(Params[GatherParams](c.Node, c.Opset).Axis, len(xs))
 	if err != nil {
 		return err
 	}
@@ -562,7 +562,7 @@ func inferGatherND(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	b, m, r := c.attrInt("batch_dims", 0), is[len(is)-1].Value, int64(len(xs))
+	b, m, r := Params[GatherNDParams](c.Node, c.Opset).BatchDims, is[len(is)-1].Value, int64(len(xs))
 	if b < 0 || b > r || m > r-b {
 		return fmt.Errorf("index depth %d with batch_dims %d for data of rank %d", m, b, len(xs))
 	}
@@ -679,7 +679,7 @@ func inferOneHot(c *InferContext) error {
 		return nil
 	}
 	r := len(is) + 1
-	axis, err := normAxis(c.attrInt("axis", -1), r)
+	axis, err := normAxis(Params[OneHotParams](c.Node, c.Opset).Axis, r)
 	if err != nil {
 		return err
 	}
@@ -702,6 +702,17 @@ func inferSpaceToDepth(c *InferContext) error {
 	return blockRearrange(c, true)
 }
 
+// blocksize is the blocksize of a DepthToSpace or SpaceToDepth node.
+func blocksize(c *InferContext) int64 {
+	switch p := ParamsOf(c.Node, c.Opset).(type) {
+	case *DepthToSpaceParams:
+		return p.Blocksize
+	case *SpaceToDepthParams:
+		return p.Blocksize
+	}
+	return 0
+}
+
 // blockRearrange moves blocks between the channel and spatial axes.
 func blockRearrange(c *InferContext, toDepth bool) error {
 	dt := c.inElem(0)
@@ -713,7 +724,7 @@ func blockRearrange(c *InferContext, toDepth bool) error {
 	if len(xs) != 4 {
 		return fmt.Errorf("input of rank %d, want 4", len(xs))
 	}
-	b := c.attrInt("blocksize", 0)
+	b := blocksize(c)
 	bb, ok := graph.MulSize(b, b)
 	if b <= 0 || !ok {
 		return fmt.Errorf("blocksize %d", b)
@@ -747,7 +758,10 @@ func blockRearrange(c *InferContext, toDepth bool) error {
 
 // inferEyeLike keeps the shape; the element type is dtype or the input's.
 func inferEyeLike(c *InferContext) error {
-	dt := graph.DType(c.attrInt("dtype", int64(c.inElem(0))))
+	dt := c.inElem(0)
+	if p := Params[EyeLikeParams](c.Node, c.Opset).Dtype; p != nil {
+		dt = graph.DType(*p)
+	}
 	c.setTensor(0, dt, c.inShape(0).Clone())
 	return nil
 }
@@ -767,7 +781,8 @@ func inferCompress(c *InferContext) error {
 		}
 		kept = graph.DimOf(n)
 	}
-	if c.Node.Attr("axis") == nil {
+	a := Params[CompressParams](c.Node, c.Opset).Axis
+	if a == nil {
 		c.setTensor(0, dt, graph.Shape{kept})
 		return nil
 	}
@@ -775,7 +790,7 @@ func inferCompress(c *InferContext) error {
 		c.setTensor(0, dt, nil)
 		return nil
 	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(xs))
+	axis, err := normAxis(*a, len(xs))
 	if err != nil {
 		return err
 	}
@@ -791,11 +806,12 @@ func inferUnique(c *InferContext) error {
 	dt := c.inElem(0)
 	xs := c.inShape(0)
 	y := graph.Shape{graph.UnknownDim()}
-	if c.Node.Attr("axis") != nil {
+	a := Params[UniqueParams](c.Node, c.Opset).Axis
+	if a != nil {
 		if xs == nil {
 			y = nil
 		} else {
-			axis, err := normAxis(c.attrInt("axis", 0), len(xs))
+			axis, err := normAxis(*a, len(xs))
 			if err != nil {
 				return err
 			}
@@ -806,10 +822,10 @@ func inferUnique(c *InferContext) error {
 	inverse := graph.Shape{graph.UnknownDim()}
 	switch {
 	case xs == nil:
-	case c.Node.Attr("axis") == nil:
+	case a == nil:
 		inverse[0] = shapeProduct(xs)
 	default:
-		axis, _ := normAxis(c.attrInt("axis", 0), len(xs))
+		axis, _ := normAxis(*a, len(xs))
 		inverse[0] = xs[axis]
 	}
 	c.setTensor(0, dt, y)
