@@ -33,9 +33,12 @@ type NodeCheck struct {
 }
 
 // Tolerance is how far an op's float outputs on a GPU may be from the CPU
-// kernel's: |got-want| <= Abs + Rel*|want|.
+// kernel's: |got-want| <= Abs + Rel*|want|; integer outputs are equal or
+// differ by at most Units (QLinearConv and QLinearMatMul, which round a
+// float32 product where the CPU kernel rounds a float64 one).
 type Tolerance struct {
 	Abs, Rel float64
+	Units    float64
 }
 
 // Verify runs the model on inputs the way Run would place it, node by node:
@@ -201,8 +204,8 @@ func (s *Session) checkNode(ctx context.Context, p *planner.Plan, st *planner.St
 
 // differ returns the largest absolute and relative differences of got
 // from want and whether every element is within tol. Tensors of other
-// shapes or element types, or non-float tensors that differ at all, give
-// infinite differences.
+// shapes or element types, or non-float tensors that differ by more than
+// tol.Units, give infinite differences.
 func differ(got, want *graph.Tensor, tol ops.Tolerance) (maxAbs, maxRel float64, ok bool) {
 	inf := math.Inf(1)
 	if got == nil || want == nil || got.DType != want.DType || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
@@ -210,11 +213,13 @@ func differ(got, want *graph.Tensor, tol ops.Tolerance) (maxAbs, maxRel float64,
 	}
 	if !got.DType.IsFloat() {
 		for i := range got.NumElements() {
-			if got.Float64At(i) != want.Float64At(i) {
+			if d := math.Abs(got.Float64At(i) - want.Float64At(i)); !(d <= tol.Units) {
 				return inf, inf, false
+			} else if d > 0 {
+				maxAbs = max(maxAbs, d)
 			}
 		}
-		return 0, 0, true
+		return maxAbs, 0, true
 	}
 	ok = true
 	for i := range got.NumElements() {

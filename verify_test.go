@@ -10,6 +10,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -78,5 +79,33 @@ func TestVerify(t *testing.T) {
 			require.InDelta(t, float64(c.skew), ck.MaxAbs, float64(c.skew)*1e-3+1e-7)
 		}
 		require.NoError(t, s.Close())
+	}
+}
+
+// TestDifferUnits checks that integer outputs agree when equal or, under
+// a tolerance's Units, within that many units, and that float tolerances
+// do not loosen them.
+func TestDifferUnits(t *testing.T) {
+	want := graph.NewTensor(graph.Uint8, []int64{3})
+	copy(want.Data, []byte{0, 128, 255})
+	near := graph.NewTensor(graph.Uint8, []int64{3})
+	copy(near.Data, []byte{1, 128, 254})
+	far := graph.NewTensor(graph.Uint8, []int64{3})
+	copy(far.Data, []byte{0, 130, 255})
+	for _, tc := range []struct {
+		got  *graph.Tensor
+		tol  ops.Tolerance
+		ok   bool
+		diff float64
+	}{
+		{want, ops.Tolerance{}, true, 0},
+		{near, ops.Tolerance{Abs: 1e-4, Rel: 1e-2}, false, math.Inf(1)},
+		{near, ops.Tolerance{Units: 1}, true, 1},
+		{far, ops.Tolerance{Units: 1}, false, math.Inf(1)},
+	} {
+		abs, _, ok := differ(tc.got, want, tc.tol)
+		if ok != tc.ok || abs != tc.diff {
+			t.Errorf("%v within %+v: %v (largest difference %v), want %v (%v)", tc.got.Data, tc.tol, ok, abs, tc.ok, tc.diff)
+		}
 	}
 }

@@ -24,9 +24,13 @@ type AttrSpec struct {
 }
 
 // Tolerance is the accepted difference between two implementations of an
-// op: |a-b| <= Abs + Rel*|b|.
+// op: |a-b| <= Abs + Rel*|b| for floating-point results; integer results
+// are equal or differ by at most Units (ops that round a float32 product
+// to an integer, where an implementation computing in float64 may round
+// the other way near a tie).
 type Tolerance struct {
 	Abs, Rel float64
+	Units    float64
 }
 
 // DefaultTolerance applies to ops that declare none.
