@@ -58,6 +58,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o qdq.spv qdq.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o reduce_f16.spv reduce.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o requant.spv requant.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o resize.spv resize.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o resize_f16.spv resize.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o rotary.spv rotary.comp

@@ -31,6 +31,8 @@ func init() {
 	register("DynamicQuantizeLinear", lowerDynamicQuantize)
 	register("ConvInteger", lowerConvInteger)
 	register("MatMulInteger", lowerMatMulInteger)
+	register("QLinearConv", lowerQLinearConv)
+	register("QLinearMatMul", lowerQLinearMatMul)
 	register("QuantizeLinear", lowerQuantize)
 	register("DequantizeLinear", lowerDequantize)
 }
@@ -162,6 +164,115 @@ func lowerMatMulInteger(q *query) (*launch, bool) {
 		l.rawInputs = slices.DeleteFunc(l.rawInputs, func(i int) bool { return i == 1 })
 	}
 	return l, true
+}
+
+// qlinearInputs are the inputs of QLinearConv and QLinearMatMul that
+// ConvInteger and MatMulInteger take as their inputs 0 to 3: a, b and
+// their zero points.
+var qlinearInputs = []int{0, 3, 2, 5}
+
+// The bits of requant.comp's OP.
+const (
+	requantSigned int32 = 1 << iota
+	requantBias
+	requantZero
+)
+
+// lowerQLinear lowers QLinearConv or QLinearMatMul to integer (the
+// lowering of ConvInteger or MatMulInteger) of its a, b and zero points,
+// writing the int32 sums to the scratch, then requant.comp. For the sums'
+// shape out, geom gives the index of element i's a_scale, (i / ad) % an,
+// and of its b_scale and bias, (i / bd) % bn; the scales are float32, of
+// one value or an (bn) values, y_scale and y_zero_point (uint8 or int8,
+// optional) single values, the bias (input 8, optional) int32 of bn
+// values.
+func lowerQLinear(q *query, integer lowerFunc, geom func(out []int64) (ad, an, bd, bn int64)) (*launch, bool) {
+	if len(q.shapes) < 8 {
+		return nil, false
+	}
+	sub := *q
+	sub.shapes, sub.elems, sub.consts = make([][]int64, 4), make([]graph.DType, 4), make([]*graph.Tensor, 4)
+	for j, k := range qlinearInputs {
+		sub.shapes[j], sub.elems[j], sub.consts[j] = q.shapes[k], q.elems[k], q.consts[k]
+	}
+	l, ok := integer(&sub)
+	if !ok {
+		return nil, false
+	}
+	out := l.outShapes[0]
+	ad, an, bd, bn := geom(out)
+	scale := func(k int, n int64) (int64, bool) {
+		if q.shapes[k] == nil || q.elems[k] != graph.Float {
+			return 0, false
+		}
+		c := graph.NumElements(q.shapes[k])
+		return c, c == 1 || c == n
+	}
+	asn, okA := scale(1, an)
+	bsn, okB := scale(4, bn)
+	_, okY := scale(6, 1)
+	if !okA || !okB || !okY {
+		return nil, false
+	}
+	for i, s := range l.bindings {
+		if !s.out && s.k >= 0 {
+			l.bindings[i].k = qlinearInputs[s.k]
+		}
+	}
+	for i, k := range l.rawInputs {
+		l.rawInputs[i] = qlinearInputs[k]
+	}
+	op, yt, zk, bk := int32(0), graph.Uint8, 0, 0
+	if q.shapes[7] != nil {
+		switch q.elems[7] {
+		case graph.Int8:
+			op, yt = requantSigned, graph.Int8
+		case graph.Uint8:
+		default:
+			return nil, false
+		}
+		if graph.NumElements(q.shapes[7]) != 1 {
+			return nil, false
+		}
+		op, zk, l.rawInputs = op|requantZero, 7, append(l.rawInputs, 7)
+	}
+	if len(q.shapes) > 8 && q.shapes[8] != nil {
+		if q.elems[8] != graph.Int32 || graph.NumElements(q.shapes[8]) != bn {
+			return nil, false
+		}
+		op, bk, l.rawInputs = op|requantBias, 8, append(l.rawInputs, 8)
+	}
+	total := graph.NumElements(out)
+	l.bindings[4], l.scratch, l.outTypes = slot{true, scratchSlot}, uint64(4*total), []graph.DType{yt}
+	l.then = []*launch{{shader: "requant", op: op, elems: total, groups: ((total+3)/4 + workgroupSize - 1) / workgroupSize,
+		bindings: []slot{{false, scratchSlot}, {false, 1}, {false, 4}, {false, 6}, {false, zk}, {false, bk}, {true, 0}},
+		push:     words(uint32(total), uint32(ad), uint32(asn), uint32(bd), uint32(bn), uint32(bsn))}}
+	return l, true
+}
+
+// lowerQLinearConv lowers QLinearConv as ConvInteger (lowerConvInteger)
+// requantized: w_scale and the bias per output channel.
+func lowerQLinearConv(q *query) (*launch, bool) {
+	return lowerQLinear(q, lowerConvInteger, func(out []int64) (ad, an, bd, bn int64) {
+		return 1, 1, graph.NumElements(out[2:]), out[1]
+	})
+}
+
+// lowerQLinearMatMul lowers QLinearMatMul as MatMulInteger
+// (lowerMatMulInteger) requantized: a_scale per row of a, b_scale per
+// column of b (as the CPU kernel takes them).
+func lowerQLinearMatMul(q *query) (*launch, bool) {
+	return lowerQLinear(q, lowerMatMulInteger, func([]int64) (ad, an, bd, bn int64) {
+		a, b := q.shapes[0], q.shapes[3]
+		m, n := int64(1), int64(1)
+		if len(a) > 1 {
+			m = a[len(a)-2]
+		}
+		if len(b) > 1 {
+			n = b[len(b)-1]
+		}
+		return n, m, 1, n
+	})
 }
 
 // packColumns returns the bytes of b, matrices [k, n] of 8-bit elements,

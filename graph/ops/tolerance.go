@@ -13,12 +13,16 @@ import (
 // accumulating is the tolerance of ops that sum many products.
 var accumulating = Tolerance{Abs: 1e-4, Rel: 1e-3}
 
+// quantized is the tolerance of ops that requantize: one quantization
+// unit.
+var quantized = Tolerance{Units: 1}
+
 // transcendental is the tolerance of elementwise math functions.
 var transcendental = Tolerance{Abs: 2e-5, Rel: 5e-4}
 
 func init() {
-	for _, name := range []string{"Conv", "ConvTranspose", "ConvInteger", "DeformConv", "QLinearConv",
-		"Gemm", "MatMul", "MatMulInteger", "QLinearMatMul", "Einsum", "AveragePool", "LpPool",
+	for _, name := range []string{"Conv", "ConvTranspose", "ConvInteger", "DeformConv",
+		"Gemm", "MatMul", "MatMulInteger", "Einsum", "AveragePool", "LpPool",
 		"GlobalAveragePool", "GlobalLpPool", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
 		"ReduceMean", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Softmax", "LogSoftmax",
 		"LayerNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization",
@@ -32,6 +36,12 @@ func init() {
 		"Erf", "Gelu", "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "HardSwish",
 		"HannWindow", "HammingWindow", "BlackmanWindow"} {
 		SetTolerance("", name, transcendental)
+	}
+	// QLinearConv and QLinearMatMul requantize their int32 sums: the CPU
+	// kernel in float64, Vulkan's requant.comp in float32 (as ONNX
+	// Runtime), which may round a product near a tie the other way.
+	for _, name := range []string{"QLinearConv", "QLinearMatMul"} {
+		SetTolerance("", name, quantized)
 	}
 }
 
@@ -56,7 +66,7 @@ const HalfWeightError = 1.0 / 2048
 // to Abs, the most the weights' rounding can move y (for random signs
 // the error itself grows as √K·|x|·|w| with the depth K).
 func (t Tolerance) HalfWeights(mag float64) Tolerance {
-	return Tolerance{Abs: t.Abs + HalfWeightError*mag, Rel: t.Rel}
+	return Tolerance{Abs: t.Abs + HalfWeightError*mag, Rel: t.Rel, Units: t.Units}
 }
 
 // Float16Error is the relative error of rounding a result to float16
@@ -77,7 +87,7 @@ const (
 // relative and 2·2^-25 absolute. A result beyond float16's range is
 // infinite (see Tolerance.WithinFloat16).
 func (t Tolerance) Float16() Tolerance {
-	return Tolerance{Abs: t.Abs + 2*Float16Tiny, Rel: t.Rel + 2*Float16Error}
+	return Tolerance{Abs: t.Abs + 2*Float16Tiny, Rel: t.Rel + 2*Float16Error, Units: t.Units}
 }
 
 // WithinFloat16 reports whether a float16 result got agrees with the fp32

@@ -471,15 +471,24 @@ func integerCase(op string, opset int64, a, b, za, zb *graph.Tensor, constB bool
 // channel, W constant or not.
 func convIntegerCases(op string, r *rand.Rand) []Case {
 	var cs []Case
+	convIntegerOperands(r, func(i, j int, c conv, x, w, zx, zw *graph.Tensor) {
+		cs = append(cs, integerCase(op, 10, x, w, zx, zw, (i+j)%2 == 0, c.attrs...))
+	})
+	return cs
+}
+
+// convIntegerOperands calls each with the operands of the ConvInteger and
+// QLinearConv cases: for convShapes[i] and integerTypes[j], x and w with
+// their zero points absent, scalar or (w) per output channel.
+func convIntegerOperands(r *rand.Rand, each func(i, j int, c conv, x, w, zx, zw *graph.Tensor)) {
 	for i, c := range convShapes {
 		for j, ty := range integerTypes {
 			zn := [][2]int64{{0, 0}, {1, 1}, {1, c.w[0]}, {0, c.w[0]}}[(i+j)%4]
 			x, zx := int8Operand(r, ty[0], c.x, zn[0])
 			w, zw := int8Operand(r, ty[1], c.w, zn[1])
-			cs = append(cs, integerCase(op, 10, x, w, zx, zw, (i+j)%2 == 0, c.attrs...))
+			each(i, j, c, x, w, zx, zw)
 		}
 	}
-	return cs
 }
 
 // matMulIntegerCases are the cases of MatMulInteger over diffMatMulPairs
@@ -488,23 +497,115 @@ func convIntegerCases(op string, r *rand.Rand) []Case {
 // types, zero points absent, scalar, per row of A and per column of B.
 func matMulIntegerCases(op string, r *rand.Rand) []Case {
 	var cs []Case
-	deep := [][2][]int64{{{64}, {64, 7}}, {{3, 1, 20}, {20, 37}}, {{2, 5, 132}, {1, 132, 9}}}
-	for i, p := range append(slices.Clone(diffMatMulPairs), deep...) {
-		a, b := p[0], p[1]
-		m, n := int64(1), b[len(b)-1]
-		if len(a) > 1 {
-			m = a[len(a)-2]
-		}
-		if len(b) == 1 {
-			n = 1
-		}
+	matMulIntegerOperands(r, func(i, j int, a, b, za, zb *graph.Tensor) {
+		cs = append(cs, integerCase(op, 10, a, b, za, zb, (i+j)%2 == 1))
+	})
+	return cs
+}
+
+// matMulIntegerOperands calls each with the operands of the MatMulInteger
+// and QLinearMatMul cases: for integerMatMulPairs()[i] and
+// integerTypes[j], a and b with their zero points absent, scalar, per row
+// of a and per column of b.
+func matMulIntegerOperands(r *rand.Rand, each func(i, j int, a, b, za, zb *graph.Tensor)) {
+	for i, p := range integerMatMulPairs() {
+		m, n := matMulRowsCols(p[0], p[1])
 		for j, ty := range integerTypes {
 			zn := [][2]int64{{0, 0}, {1, 1}, {m, n}, {0, n}, {m, 1}}[(i+j)%5]
-			x, za := int8Operand(r, ty[0], a, zn[0])
-			y, zb := int8Operand(r, ty[1], b, zn[1])
-			cs = append(cs, integerCase(op, 10, x, y, za, zb, (i+j)%2 == 1))
+			a, za := int8Operand(r, ty[0], p[0], zn[0])
+			b, zb := int8Operand(r, ty[1], p[1], zn[1])
+			each(i, j, a, b, za, zb)
 		}
 	}
+}
+
+// integerMatMulPairs are the operand shapes of the MatMulInteger and
+// QLinearMatMul cases: diffMatMulPairs (sizes 13, 127 and 2×70×33·33×65)
+// and pairs whose depth is a multiple of 4 (what the packed 4×8-bit dot
+// product takes).
+func integerMatMulPairs() [][2][]int64 {
+	deep := [][2][]int64{{{64}, {64, 7}}, {{3, 1, 20}, {20, 37}}, {{2, 5, 132}, {1, 132, 9}}}
+	return append(slices.Clone(diffMatMulPairs), deep...)
+}
+
+// matMulRowsCols returns the rows m of a's matrices and the columns n of
+// b's (1 for a vector).
+func matMulRowsCols(a, b []int64) (m, n int64) {
+	m, n = 1, 1
+	if len(a) > 1 {
+		m = a[len(a)-2]
+	}
+	if len(b) > 1 {
+		n = b[len(b)-1]
+	}
+	return m, n
+}
+
+// qlinearTypes are the output types of the QLinearConv and QLinearMatMul
+// cases, cycled through.
+var qlinearTypes = []graph.DType{graph.Uint8, graph.Int8}
+
+// qlinearCase is a case of QLinearConv or QLinearMatMul (opset 10) on a
+// and b with zero points za and zb (nil: absent, named ""), scales as and
+// bs of the counts given, and y of type yt: y_scale is set so that y
+// spreads over its type's range and beyond (saturating), for sums of
+// depth products; bias (QLinearConv, nil: absent) is input 8. Scales and
+// zero points are constant where constB is.
+func qlinearCase(r *rand.Rand, op string, a, b, za, zb *graph.Tensor, asn, bsn, depth int64, yt graph.DType, bias *graph.Tensor, constB bool,
+	attrs ...*graph.Attribute) Case {
+	scale := func(n int64) *graph.Tensor {
+		if n == 1 && r.IntN(2) == 0 {
+			return graph.Scalar(graph.Float, 0.002+0.018*r.Float32())
+		}
+		return RandFloats(r, []int64{n}, 0.002, 0.02)
+	}
+	ys := graph.Scalar(graph.Float, float32(0.03*math.Sqrt(float64(depth))))
+	yz := RandomTensor(yt, []int64{}, r.Uint64())
+	n := Node(op, []string{"a", "as", "za", "b", "bs", "zb", "ys", "yz"}, attrs...)
+	args := []Arg{{T: a}, {T: scale(asn), Const: true}, {T: za, Const: true}, {T: b, Const: constB}, {T: scale(bsn), Const: constB},
+		{T: zb, Const: constB}, {T: ys, Const: true}, {T: yz, Const: true}}
+	for _, k := range []int{2, 5} {
+		if args[k].T == nil {
+			n.Inputs[k] = ""
+		}
+	}
+	if bias != nil {
+		n.Inputs, args = append(n.Inputs, "bias"), append(args, Arg{T: bias, Const: constB})
+	}
+	return Case{n, 10, args}
+}
+
+// qlinearConvCases are the cases of QLinearConv over convShapes: each
+// pair of operand types, uint8 and int8 y, zero points absent, scalar or
+// (w) per output channel, w_scale scalar or per output channel, the bias
+// absent or present, w constant or not.
+func qlinearConvCases(op string, r *rand.Rand) []Case {
+	var cs []Case
+	convIntegerOperands(r, func(i, j int, c conv, x, w, zx, zw *graph.Tensor) {
+		var bias *graph.Tensor
+		if (i+j)%3 != 0 {
+			bias = RandomTensor(graph.Int32, c.w[:1], r.Uint64())
+			for k, v := range graph.View[int32](bias) {
+				graph.View[int32](bias)[k] = v % 40000
+			}
+		}
+		wsn := []int64{1, c.w[0]}[(i+j/2)%2]
+		cs = append(cs, qlinearCase(r, op, x, w, zx, zw, 1, wsn, graph.NumElements(c.w[1:]), qlinearTypes[(i+j)%2], bias, (i+j)%2 == 0, c.attrs...))
+	})
+	return cs
+}
+
+// qlinearMatMulCases are the cases of QLinearMatMul over
+// integerMatMulPairs: each pair of operand types, uint8 and int8 y, zero
+// points absent, scalar, per row of a and per column of b, scales scalar
+// or per row of a and per column of b.
+func qlinearMatMulCases(op string, r *rand.Rand) []Case {
+	var cs []Case
+	matMulIntegerOperands(r, func(i, j int, a, b, za, zb *graph.Tensor) {
+		m, n := matMulRowsCols(a.Shape, b.Shape)
+		sn := [][2]int64{{1, 1}, {m, n}, {1, n}, {m, 1}}[(i+j)%4]
+		cs = append(cs, qlinearCase(r, op, a, b, za, zb, sn[0], sn[1], a.Shape[a.Rank()-1], qlinearTypes[(i+j/2)%2], nil, (i+j)%2 == 1))
+	})
 	return cs
 }
 
@@ -1263,6 +1364,8 @@ var Table = []Op{
 	{"", "DynamicQuantizeLinear", dynamicQuantizeCases},
 	{"", "ConvInteger", convIntegerCases},
 	{"", "MatMulInteger", matMulIntegerCases},
+	{"", "QLinearConv", qlinearConvCases},
+	{"", "QLinearMatMul", qlinearMatMulCases},
 	{"", "QuantizeLinear", qdqCases},
 	{"", "DequantizeLinear", qdqCases},
 	{ops.FusedDomain, "FusedMatMul", fusedMatMulCases},
