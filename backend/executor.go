@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -104,7 +105,8 @@ func NewExecutor(p *planner.Plan, devices []Device) (_ *Executor, err error) {
 	}
 	e.hostReads = map[int]bool{}
 	for _, st := range p.Steps {
-		if st.Kind == planner.Compute && st.Device == planner.HostDevice {
+		// Shape and Size read the type of a Resident input as it is.
+		if st.Kind == planner.Compute && st.Device == planner.HostDevice && !ops.Has(st.Node.Domain, st.Node.OpType, ops.TypeOnly) {
 			for _, v := range append(slices.Clone(st.In), st.Captured...) {
 				e.hostReads[v] = true
 			}

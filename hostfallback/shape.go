@@ -179,11 +179,11 @@ func unsqueezeKernel(c *Call) error {
 }
 
 func shapeKernel(c *Call) error {
-	x, err := inputTensor(c, 0)
+	shape, err := inputShape(c, 0)
 	if err != nil {
 		return err
 	}
-	r := int64(x.Rank())
+	r := int64(len(shape))
 	start, end := int64(0), r
 	if c.Opset >= 15 {
 		p := ops.Params[ops.ShapeParams](c.Node, c.Opset)
@@ -195,7 +195,7 @@ func shapeKernel(c *Call) error {
 	n := max(end-start, 0)
 	out := c.Output(0, graph.Int64, []int64{n})
 	if n > 0 {
-		copy(graph.View[int64](out), x.Shape[start:end])
+		copy(graph.View[int64](out), shape[start:end])
 	}
 	return nil
 }
@@ -210,10 +210,22 @@ func clampShapeBound(v, r int64) int64 {
 }
 
 func sizeKernel(c *Call) error {
-	x, err := inputTensor(c, 0)
+	shape, err := inputShape(c, 0)
 	if err != nil {
 		return err
 	}
-	graph.View[int64](c.Output(0, graph.Int64, nil))[0] = x.NumElements()
+	graph.View[int64](c.Output(0, graph.Int64, nil))[0] = graph.NumElements(shape)
 	return nil
+}
+
+// inputShape returns the shape of input i, a tensor on the host or one a
+// device holds (a Resident value that a Run keeps there): Shape and Size
+// read no element (ops.TypeOnly).
+func inputShape(c *Call, i int) ([]int64, error) {
+	if i < len(c.In) && c.In[i] != nil {
+		if t := c.In[i].ValueType(); t != nil && t.Kind == graph.TensorKind && t.Shape.Known() {
+			return t.Shape.Ints(), nil
+		}
+	}
+	return nil, c.Errorf("input %d missing or not a tensor", i)
 }

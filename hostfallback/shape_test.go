@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func TestReshape(t *testing.T) {
@@ -180,4 +181,30 @@ func TestHostileInputs(t *testing.T) {
 		{name: "one-hot huge index", op: "OneHot", opset: 11, in: []*graph.Tensor{ints(big, math.MinInt64), mvI64(nil, 2), mvF32(mvShape(2), 0, 1)},
 			want: []*graph.Tensor{mvF32(mvShape(2, 2), 0, 0, 0, 0)}},
 	})
+}
+
+// typedValue is a tensor value whose elements the host cannot read, as a
+// tensor a device keeps: only its type.
+type typedValue struct{ t *graph.Type }
+
+func (v typedValue) ValueType() *graph.Type { return v.t }
+
+// TestShapeSizeReadTypes runs Shape and Size on a value that is no host
+// tensor: they read its type alone (ops.TypeOnly).
+func TestShapeSizeReadTypes(t *testing.T) {
+	x := typedValue{graph.TensorType(graph.Float, graph.ShapeOf(1, 8, 5, 64))}
+	for _, tc := range []struct {
+		op   string
+		want *graph.Tensor
+	}{{"Shape", mvI64(mvShape(4), 1, 8, 5, 64)}, {"Size", mvI64(nil, 2560)}} {
+		n := &graph.Node{Name: "n", OpType: tc.op, Inputs: []string{"x"}, Outputs: []string{"y"}}
+		c := &Call{Node: n, Opset: 15, In: []graph.Value{x}, Out: make([]graph.Value, 1)}
+		if err := Lookup(graph.DefaultDomain, tc.op)(c); err != nil {
+			t.Fatalf("%s: %v", tc.op, err)
+		}
+		mvCheck(t, tc.op, c.Out[0].(*graph.Tensor), tc.want, 0)
+	}
+	if !ops.Has(graph.DefaultDomain, "Shape", ops.TypeOnly) || !ops.Has(graph.DefaultDomain, "Size", ops.TypeOnly) {
+		t.Error("Shape and Size are not marked ops.TypeOnly")
+	}
 }

@@ -84,6 +84,10 @@ const (
 	// Nondeterministic: the outputs are drawn at random (in some mode), so
 	// they are computed at run time even when inference knows them.
 	Nondeterministic
+	// TypeOnly: the op reads only the types of its inputs, never their
+	// elements (Shape, Size), so a device need not bring an input's
+	// elements to the host for it.
+	TypeOnly
 )
 
 // Has reports whether s has every property of p.

@@ -20,6 +20,7 @@ func init() {
 	setRule(inferReshape, "Reshape")
 	setRule(inferFlatten, "Flatten")
 	setProps(View, "Reshape", "Flatten")
+	setProps(TypeOnly, "Shape", "Size")
 	setRule(inferExpand, "Expand")
 }
 
