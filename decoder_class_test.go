@@ -1,8 +1,11 @@
 package onnxvk_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,42 +25,108 @@ import (
 // suites) with the decoder on the CPU and on Vulkan, the past length
 // growing by one each step: the tokens are PyTorch's, at most 2 plans are
 // compiled after the first step (the first decode step's, then the class
-// plan with the past length symbolic that serves every later step), the
-// device memory in use does not change after step 10 and the resident
-// set, read after a collection that returns the free heap to the system
-// (settledRSS), grows by at most a quarter. Prompts of other lengths then compile
-// one plan more between them (the class with the prompt length symbolic).
+// plan with the past length symbolic that serves every later step), and
+// the resident set, read after a collection that returns the free heap to
+// the system (settledRSS), grows by at most a quarter after step 10. On
+// the CPU the device memory in use does not change; on Vulkan the class
+// plan runs the attention (the KV Concat, QKᵀ, mask, Softmax, ·V) on the
+// GPU, its logits equal a concrete plan's for the same inputs (in the long
+// suites, over 50 steps from the first the class plan serves; outside
+// them TestShapeClassMatchesConcretePlans compares the two on a smaller
+// model), and its device memory grows
+// only when a class program's buffer doubles: at most once per buffer
+// (arena, io) of each Vulkan segment per doubling of the past length after
+// step 10. Prompts of other lengths then compile one plan more between them
+// (the class with the prompt length symbolic).
 func TestDecoderShapeClasses(t *testing.T) {
-	steps := 12
+	steps, compareSteps := 12, 0
 	if testenv.Long() {
-		steps = 200
+		steps, compareSteps = 200, 50
 	}
 	model, prompt, want := decoderModel(t, steps)
 	for _, dev := range []string{"cpu", "vulkan"} {
 		t.Run(dev, func(t *testing.T) {
 			sess := loadDecoder(t, model, dev)
+			var ref *onnxvk.Session
+			segments := 0
+			if dev == "vulkan" {
+				segments = checkClassPlacement(t, sess)
+				if compareSteps > 0 {
+					ref = loadDecoder(t, model, dev, onnxvk.WithoutShapeClasses())
+				}
+			}
 			var first onnxvk.PlanStats
 			var mem, res []string
-			var mem10, res10, memLast, resLast int64
-			tokens, _ := generate(t, sess, prompt, steps, false, func(step int) {
-				switch step + 1 {
-				case 1:
+			var res10, memLast, resLast int64
+			changes := 0
+			var worst float64
+			d := newDecoding(t, sess, prompt, dev == "vulkan")
+			defer d.release()
+			var tokens []int64
+			var moved []int64
+			for step := range steps {
+				var wantLogits []float32
+				if ref != nil && step >= 2 && step < 2+compareSteps {
+					out, err := ref.Run(context.Background(), d.inputs())
+					require.NoError(t, err)
+					wantLogits, err = onnxvk.Data[float32](out["logits"])
+					require.NoError(t, err)
+				}
+				token, n := d.step(t)
+				tokens = append(tokens, token)
+				if step >= 3 {
+					moved = append(moved, n)
+				}
+				if wantLogits != nil {
+					got, err := onnxvk.Data[float32](d.logits)
+					require.NoError(t, err)
+					require.Len(t, got, len(wantLogits))
+					for i := range got {
+						worst = max(worst, math.Abs(float64(got[i]-wantLogits[i])))
+					}
+				}
+				switch n := step + 1; {
+				case n == 1:
 					first = sess.PlanStats()
-				case 10:
-					mem10, res10 = sess.DeviceMemoryInUse(), settledRSS()
+				case n == 10:
+					memLast, res10 = sess.DeviceMemoryInUse(), settledRSS()
+				case n > 10:
+					if m := sess.DeviceMemoryInUse(); m != memLast {
+						changes++
+						memLast = m
+					}
 				}
 				if n := step + 1; n == 10 || n == 100 || n == steps {
-					memLast, resLast = sess.DeviceMemoryInUse(), settledRSS()
+					resLast = settledRSS()
 					mem = append(mem, fmt.Sprintf("step %d: %d", n, memLast))
 					res = append(res, fmt.Sprintf("step %d: %.1f MB", n, float64(resLast)/1e6))
 				}
-			})
+			}
 			require.Equal(t, want, tokens, "tokens against PyTorch's")
+			require.LessOrEqual(t, worst, 1e-3, "largest logit difference from a concrete plan's")
 			st := sess.PlanStats()
 			require.LessOrEqual(t, st.Compiled-first.Compiled, int64(2), "plans compiled after the first step: %+v", st)
-			require.Equal(t, mem10, memLast, "device memory in use at step 10 and at the end")
+			// The past length at step 10 is len(prompt)+9, at the end
+			// len(prompt)+steps-1.
+			doublings := bits.Len(uint((len(prompt) + steps - 1) / (len(prompt) + 9)))
+			require.LessOrEqual(t, changes, 2*segments*doublings, "device memory changes after step 10 (%d Vulkan segments)", segments)
 			require.LessOrEqual(t, resLast, res10+res10/4, "resident set at step 10 and at the end")
-			t.Logf("%s: %d steps, plans %+v; device memory %s; RSS %s", dev, steps, st, strings.Join(mem, ", "), strings.Join(res, ", "))
+			if dev == "vulkan" {
+				// The cache stays on the GPU: a step moves the token id,
+				// the logits and, per layer, the hidden state out of and
+				// back into the GPU around the host's shape computations,
+				// the mask's positions (8 bytes each) and the scaled scores
+				// (8 heads, 4 bytes, both ways): 8+4096+6*(2*2048+8*(P+1)+64*(P+1))
+				// bytes at past length P, against 6*2*8*64*4 = 24 KiB per
+				// past position for the cache.
+				for i, n := range moved {
+					p := int64(len(prompt) + i + 2)
+					require.LessOrEqual(t, n, int64(8+4096+6*(2*2048+72*(p+1))+4<<10), "step %d (past length %d) moved %d bytes between host and device", i+3, p, n)
+				}
+				t.Logf("bytes between host and device per step from the third: %d..%d", slices.Min(moved), slices.Max(moved))
+			}
+			t.Logf("%s: %d steps, plans %+v; device memory %s (%d changes after step 10); RSS %s; largest logit difference from a concrete plan over %d steps: %g",
+				dev, steps, st, strings.Join(mem, ", "), changes, strings.Join(res, ", "), compareSteps, worst)
 			before := sess.PlanStats().Compiled
 			for _, n := range []int{3, 2, 1} {
 				generate(t, sess, prompt[:n], 3, false, nil)
@@ -65,6 +134,44 @@ func TestDecoderShapeClasses(t *testing.T) {
 			require.LessOrEqual(t, sess.PlanStats().Compiled-before, int64(1), "plans compiled for 3 more prompt lengths")
 		})
 	}
+}
+
+// checkClassPlacement checks that the decoder's class plan for decode
+// steps (one new token, the past length symbolic) runs each layer's
+// attention on Vulkan (the KV Concat, both products, the scaling, the
+// masking Where and the Softmax) and nothing on the host but Shape and
+// Range nodes. It returns the number of Vulkan segments
+// (runs of consecutive nodes placed there).
+func checkClassPlacement(t *testing.T, sess *onnxvk.Session) int {
+	t.Helper()
+	info, err := sess.PlanInfo(map[string][]int64{"ids": {1, 1}})
+	require.NoError(t, err)
+	attention := map[string]int{}
+	segments, last := 0, ""
+	var host []string
+	for _, n := range info.Nodes {
+		onGPU := strings.HasPrefix(n.Device, "vulkan")
+		if onGPU && last != n.Device {
+			segments++
+		}
+		last = n.Device
+		if !onGPU {
+			host = append(host, n.Op)
+			continue
+		}
+		if strings.HasPrefix(n.Name, "/blocks.") {
+			attention[n.Op]++
+		}
+	}
+	for _, op := range []string{"Concat", "MatMul", "Mul", "Where", "Softmax"} {
+		require.GreaterOrEqual(t, attention[op], 6, "%s nodes of the layers on Vulkan (on the host: %v)", op, host)
+	}
+	require.GreaterOrEqual(t, attention["Concat"], 12, "KV Concat nodes on Vulkan")
+	for _, op := range host {
+		require.Contains(t, []string{"Shape", "Range"}, op, "a node on the host other than the shape computations' Shape and Range")
+	}
+	t.Logf("class plan: %d Vulkan segments; on the host: %v", segments, host)
+	return segments
 }
 
 // TestDecoderMatchesORT generates tokens with the decoder on ONNX Runtime

@@ -27,6 +27,8 @@ type decoding struct {
 	cache []string
 	past  map[string]*onnxvk.Tensor
 	ids   *onnxvk.Tensor
+	// logits are the latest step's.
+	logits *onnxvk.Tensor
 }
 
 // newDecoding starts decoding prompt on sess.
@@ -58,14 +60,11 @@ func newDecoding(t *testing.T, sess *onnxvk.Session, prompt []int64, keep bool) 
 // moved between host and device.
 func (d *decoding) step(t *testing.T) (token, moved int64) {
 	t.Helper()
-	in := map[string]*onnxvk.Tensor{"ids": d.ids}
-	for name, v := range d.past {
-		in["past."+name] = v
-	}
 	before := d.sess.Counters()
-	out, err := d.sess.RunWith(context.Background(), in, d.opts)
+	out, err := d.sess.RunWith(context.Background(), d.inputs(), d.opts)
 	require.NoError(t, err)
 	moved = d.sess.Counters().Sub(before).HostDeviceBytes
+	d.logits = out["logits"]
 	logits, err := onnxvk.Data[float32](out["logits"])
 	require.NoError(t, err)
 	last := logits[len(logits)-1024:]
@@ -77,6 +76,15 @@ func (d *decoding) step(t *testing.T) (token, moved int64) {
 	d.ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{token})
 	require.NoError(t, err)
 	return token, moved
+}
+
+// inputs are the next step's inputs.
+func (d *decoding) inputs() map[string]*onnxvk.Tensor {
+	in := map[string]*onnxvk.Tensor{"ids": d.ids}
+	for name, v := range d.past {
+		in["past."+name] = v
+	}
+	return in
 }
 
 // release gives back the caches.
@@ -142,8 +150,8 @@ func loadDecoder(t *testing.T, model, dev string, opts ...onnxvk.Option) *onnxvk
 // TestDecoderGeneration runs greedy generation with the GPT-2-style decoder
 // exported from PyTorch (6 layers, d_model 512, 8 heads, a KV cache of
 // past and present inputs and outputs) on the CPU and on Vulkan with the
-// cache kept on the GPU, a concrete plan per step there (a class plan runs
-// the attention, whose sizes grow, on the CPU; see TestDecoderShapeClasses):
+// cache kept on the GPU, a concrete plan per step there (WithoutShapeClasses;
+// TestDecoderShapeClasses runs the class plans):
 // both give PyTorch's tokens, and a decode step
 // moves only the token id and the logits between host and device (64 KiB
 // of slack for the constants a new plan uploads). 200 tokens in the long

@@ -168,8 +168,9 @@ func WithCPUFallbackOnOOM() Option { return func(o *options) { o.cpuFallback = t
 // WithoutShapeClasses plans each distinct set of input shapes on its own,
 // as a plan with every size known, instead of one plan per shape class
 // (see README, "Plans and shape classes"): under Vulkan, a class plan runs
-// the nodes whose sizes vary on the CPU, a concrete plan runs them on the
-// GPU at the cost of planning again whenever a size changes.
+// its shape computations (Shape, Range) on the CPU between GPU submissions,
+// a concrete plan folds them and submits once per Run, at the cost of
+// planning again whenever a size changes.
 func WithoutShapeClasses() Option { return func(o *options) { o.concrete = true } }
 
 // WithPlanCacheBytes bounds the memory of the session's cached plans (host

@@ -102,6 +102,23 @@ func requireClose(t *testing.T, want, got map[string]*onnxvk.Tensor, tol float64
 	}
 }
 
+// kvSessions opens two sessions of kvModel on dev ("cpu" or "vulkan"):
+// one with shape classes, and one that plans each set of sizes on its
+// own (WithoutShapeClasses), the reference.
+func kvSessions(t *testing.T, dev string) (sess, ref *onnxvk.Session) {
+	t.Helper()
+	if dev == "vulkan" {
+		return vulkanSession(t, kvModel()), vulkanSession(t, kvModel(), onnxvk.WithoutShapeClasses())
+	}
+	sess, err := onnxvk.NewSession(kvModel(), onnxvk.WithDevice("cpu"))
+	require.NoError(t, err)
+	t.Cleanup(func() { sess.Close() })
+	ref, err = onnxvk.NewSession(kvModel(), onnxvk.WithDevice("cpu"), onnxvk.WithoutShapeClasses())
+	require.NoError(t, err)
+	t.Cleanup(func() { ref.Close() })
+	return sess, ref
+}
+
 // TestShapeClassMatchesConcretePlans runs kvModel for past lengths 0..40
 // (one new row) and then new row counts 1..12 (past 3) on one session, on
 // the CPU and on Vulkan: the outputs equal those of a concrete plan made
@@ -111,19 +128,7 @@ func requireClose(t *testing.T, want, got map[string]*onnxvk.Tensor, tol float64
 func TestShapeClassMatchesConcretePlans(t *testing.T) {
 	for _, dev := range []string{"cpu", "vulkan"} {
 		t.Run(dev, func(t *testing.T) {
-			var sess, ref *onnxvk.Session
-			if dev == "cpu" {
-				var err error
-				sess, err = onnxvk.NewSession(kvModel(), onnxvk.WithDevice("cpu"))
-				require.NoError(t, err)
-				defer sess.Close()
-				ref, err = onnxvk.NewSession(kvModel(), onnxvk.WithDevice("cpu"), onnxvk.WithoutShapeClasses())
-				require.NoError(t, err)
-				defer ref.Close()
-			} else {
-				sess = vulkanSession(t, kvModel())
-				ref = vulkanSession(t, kvModel(), onnxvk.WithoutShapeClasses())
-			}
+			sess, ref := kvSessions(t, dev)
 			ctx := context.Background()
 			check := func(p, rows int) {
 				in := kvInputs(t, p, rows, p+rows)
@@ -149,51 +154,51 @@ func TestShapeClassMatchesConcretePlans(t *testing.T) {
 
 // TestShapeClassConcurrentRuns runs kvModel from 8 goroutines at once on
 // one session, each with past lengths of its own, against the outputs of
-// concrete plans computed before (run it with -race).
+// concrete plans computed before, on the CPU and on Vulkan, where the
+// class plan's programs lower each length as its Runs come (run it with
+// -race).
 func TestShapeClassConcurrentRuns(t *testing.T) {
-	sess, err := onnxvk.NewSession(kvModel(), onnxvk.WithDevice("cpu"))
-	require.NoError(t, err)
-	defer sess.Close()
-	ref, err := onnxvk.NewSession(kvModel(), onnxvk.WithDevice("cpu"), onnxvk.WithoutShapeClasses())
-	require.NoError(t, err)
-	defer ref.Close()
-	ctx := context.Background()
-	const workers, each = 8, 12
-	want := map[int]map[string]*onnxvk.Tensor{}
-	for p := range workers * each {
-		want[p], err = ref.Run(ctx, kvInputs(t, p, 1, p))
-		require.NoError(t, err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range each {
-				p := k*workers + w
-				got, err := sess.Run(ctx, kvInputs(t, p, 1, p))
-				if err != nil {
-					errs <- err
-					return
-				}
-				wz, _ := onnxvk.Data[float32](want[p]["z"])
-				gz, _ := onnxvk.Data[float32](got["z"])
-				for i := range wz {
-					if wz[i] != gz[i] {
-						errs <- fmt.Errorf("P=%d: z[%d] is %g, the concrete plan's %g", p, i, gz[i], wz[i])
-						return
-					}
-				}
+	for _, dev := range []string{"cpu", "vulkan"} {
+		t.Run(dev, func(t *testing.T) {
+			sess, ref := kvSessions(t, dev)
+			ctx := context.Background()
+			const workers, each = 8, 12
+			want := map[int]map[string]*onnxvk.Tensor{}
+			for p := range workers * each {
+				var err error
+				want[p], err = ref.Run(ctx, kvInputs(t, p, 1, p))
+				require.NoError(t, err)
 			}
-		}()
+			var wg sync.WaitGroup
+			errs := make(chan error, workers)
+			for w := range workers {
+				wg.Go(func() {
+					for k := range each {
+						p := k*workers + w
+						got, err := sess.Run(ctx, kvInputs(t, p, 1, p))
+						if err != nil {
+							errs <- err
+							return
+						}
+						wz, _ := onnxvk.Data[float32](want[p]["z"])
+						gz, _ := onnxvk.Data[float32](got["z"])
+						for i := range wz {
+							if wz[i] != gz[i] {
+								errs <- fmt.Errorf("P=%d: z[%d] is %g, the concrete plan's %g", p, i, gz[i], wz[i])
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			require.LessOrEqual(t, sess.PlanStats().Compiled, int64(workers+1), "plans compiled")
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	require.LessOrEqual(t, sess.PlanStats().Compiled, int64(workers+1), "plans compiled")
 }
 
 // TestPlanCacheByteBudget runs kvModel on Vulkan for 12 past lengths, each

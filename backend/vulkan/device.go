@@ -80,6 +80,8 @@ type Device struct {
 	users    map[weightKey]int
 	inBlock  map[*buffer]int
 	programs []*program
+	// classes are the class programs (see classProgram).
+	classes []*classProgram
 	// cache is the pipeline cache every pipeline is created through.
 	cache pipelineCache
 
@@ -299,6 +301,9 @@ func (d *Device) Close() error {
 	for _, p := range d.programs {
 		p.destroy()
 	}
+	for _, c := range d.classes {
+		c.destroy()
+	}
 	for _, pl := range d.pipelines {
 		vk.DestroyPipeline(d.dev, pl.pipeline)
 		vk.DestroyPipelineLayout(d.dev, pl.layout)
@@ -317,7 +322,7 @@ func (d *Device) Close() error {
 	if d.cache.handle != 0 {
 		vk.DestroyPipelineCache(d.dev, d.cache.handle)
 	}
-	d.programs, d.pipelines, d.modules, d.weights, d.half.weights, d.blocks, d.users, d.inBlock = nil, nil, nil, nil, nil, nil, nil, nil
+	d.programs, d.classes, d.pipelines, d.modules, d.weights, d.half.weights, d.blocks, d.users, d.inBlock = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	vk.DestroyDevice(d.dev)
 	releaseInstance()
 	return errors.Join(errs...)

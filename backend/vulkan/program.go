@@ -18,10 +18,13 @@ import (
 )
 
 // Supports reports whether a kernel handles n with these input types: the
-// ops of the shaders in package shaders on float32 tensors of known,
-// non-empty shape that fit a storage buffer binding, with the attributes
-// and shapes each kernel's lowering accepts. A lowering that panics on
-// the node (a bug) does not accept it: the CPU runs it.
+// ops of the shaders in package shaders on float32 tensors of non-empty
+// shape that fit a storage buffer binding, with the attributes and shapes
+// each kernel's lowering accepts. A shape with unknown sizes (a class
+// plan's) is accepted when the lowering accepts it with trialSize in
+// their place: its program lowers the node again for the sizes of each
+// Run (see classProgram). A lowering that panics on the node (a bug) does
+// not accept it: the CPU runs it.
 func (d *Device) Supports(q planner.Query) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -31,7 +34,12 @@ func (d *Device) Supports(q planner.Query) (ok bool) {
 			ok = false
 		}
 	}()
-	_, ok = lower(q, d.caps())
+	if _, ok = lower(q, d.caps()); ok {
+		return true
+	}
+	if t, sym := trial(q); sym {
+		_, ok = lower(t, d.caps())
+	}
 	return ok
 }
 
@@ -99,10 +107,7 @@ type program struct {
 	// until Release (see holdWeights).
 	weights []weightKey
 
-	mu     sync.Mutex
-	closed bool
-	free   []*execContext
-	all    []*execContext
+	contexts contextPool
 	// lastNs is the device time of the latest Run in nanoseconds.
 	lastNs atomic.Int64
 }
@@ -110,10 +115,16 @@ type program struct {
 // Compile lowers every step to a dispatch and fixes where each value
 // lives: in the arena at the plan's offset, in the weights uploaded once
 // per device, or in the io buffer for values that enter or leave the
-// segment. Command buffers are recorded when a Run first needs one.
+// segment. Command buffers are recorded when a Run first needs one. A
+// segment of a class plan, where some sizes are symbolic, becomes a class
+// program instead, which does all that at Run for the sizes it is given
+// (see classProgram).
 func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program, error) {
 	if err := d.checkLost(); err != nil {
 		return nil, err
+	}
+	if sym := symbolicInputs(p, steps); sym != nil {
+		return d.newClassProgram(p, steps, sym)
 	}
 	pr, err := d.compile(p, steps)
 	if err != nil {
@@ -173,7 +184,7 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (_ *program, err
 	for i := range steps {
 		st := &steps[i]
 		at = st.Node
-		l, ok := lower(p.Query(st), d.caps())
+		l, ok := lower(queryOf(p, st), d.caps())
 		if !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
 		}
@@ -478,6 +489,9 @@ type execContext struct {
 	// timestamps, recorded by the first traced Run (see profiled).
 	profile      *commands
 	profileQuery uintptr
+	// owner is the program whose descriptor sets and command buffers the
+	// context holds (see rebind).
+	owner *program
 }
 
 // Run copies the segment's inputs into the io buffer, submits the recorded
@@ -493,16 +507,21 @@ func (pr *program) Run(ctx context.Context, f *backend.Frame) error {
 }
 
 func (pr *program) run(ctx context.Context, f *backend.Frame) error {
+	ec, err := pr.acquire()
+	if err != nil {
+		return err
+	}
+	defer pr.contexts.put(ec)
+	return pr.runIn(ctx, f, ec)
+}
+
+// runIn is Run in context ec, recorded for pr (see rebind).
+func (pr *program) runIn(ctx context.Context, f *backend.Frame, ec *execContext) error {
 	tr := backend.TraceFrom(ctx)
 	var t0 time.Duration
 	if tr != nil {
 		t0 = tr.Now()
 	}
-	ec, err := pr.acquire()
-	if err != nil {
-		return err
-	}
-	defer pr.put(ec)
 	vals := f.Values[pr.d.name]
 	var (
 		moved uint64
@@ -628,30 +647,7 @@ func (pr *program) acquire() (*execContext, error) {
 	if err := pr.d.checkLost(); err != nil {
 		return nil, err
 	}
-	pr.mu.Lock()
-	if pr.closed {
-		pr.mu.Unlock()
-		return nil, pr.released()
-	}
-	if n := len(pr.free); n > 0 {
-		ec := pr.free[n-1]
-		pr.free = pr.free[:n-1]
-		pr.mu.Unlock()
-		return ec, nil
-	}
-	pr.mu.Unlock()
-	ec, err := pr.newContext()
-	if err != nil {
-		return nil, err
-	}
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	if pr.closed {
-		ec.destroy(pr.d.dev)
-		return nil, pr.released()
-	}
-	pr.all = append(pr.all, ec)
-	return ec, nil
+	return pr.contexts.get(pr.d.dev, pr.newContext, pr.released)
 }
 
 // released is the error of a Run of a program that was released, or
@@ -660,21 +656,20 @@ func (pr *program) released() error {
 	return fmt.Errorf("vulkan: %s of %s is released (its plan was dropped or the device closed)", pr.describe(), pr.d.name)
 }
 
-func (pr *program) put(ec *execContext) {
-	pr.mu.Lock()
-	pr.free = append(pr.free, ec)
-	pr.mu.Unlock()
-}
-
 // Release frees the program's execution contexts (arena, io and staging
 // memory, command buffers, descriptor sets) and the weights no other
 // program binds. No Run of the program may be in flight, and none may
 // follow: a later one fails. Releasing twice, or after the device closed,
 // does nothing.
 func (pr *program) Release() {
+	pr.d.mu.Lock()
+	defer pr.d.mu.Unlock()
+	pr.releaseLocked()
+}
+
+// releaseLocked is Release with the device's mu held.
+func (pr *program) releaseLocked() {
 	d := pr.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	i := slices.Index(d.programs, pr)
 	if d.closed || i < 0 {
 		return
@@ -686,13 +681,81 @@ func (pr *program) Release() {
 
 // destroy frees every context. The device's mu is held and the program's
 // contexts are idle.
-func (pr *program) destroy() {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	for _, ec := range pr.all {
-		ec.destroy(pr.d.dev)
+func (pr *program) destroy() { pr.contexts.close(pr.d.dev) }
+
+// contextPool holds the execution contexts of a program, one per
+// concurrent Run: free are those idle, all every one.
+type contextPool struct {
+	mu        sync.Mutex
+	closed    bool
+	free, all []*execContext
+}
+
+// get returns an idle context, or a new one from fresh; once the pool is
+// closed, the error of released.
+func (cp *contextPool) get(dev uintptr, fresh func() (*execContext, error), released func() error) (*execContext, error) {
+	cp.mu.Lock()
+	if cp.closed {
+		cp.mu.Unlock()
+		return nil, released()
 	}
-	pr.all, pr.free, pr.closed = nil, nil, true
+	if n := len(cp.free); n > 0 {
+		ec := cp.free[n-1]
+		cp.free = cp.free[:n-1]
+		cp.mu.Unlock()
+		return ec, nil
+	}
+	cp.mu.Unlock()
+	ec, err := fresh()
+	if err != nil {
+		return nil, err
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.closed {
+		ec.destroy(dev)
+		return nil, released()
+	}
+	cp.all = append(cp.all, ec)
+	return ec, nil
+}
+
+func (cp *contextPool) put(ec *execContext) {
+	cp.mu.Lock()
+	cp.free = append(cp.free, ec)
+	cp.mu.Unlock()
+}
+
+// isClosed reports whether close was called.
+func (cp *contextPool) isClosed() bool {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.closed
+}
+
+// bytes is the device memory of the contexts' buffers.
+func (cp *contextPool) bytes() int64 {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var n uint64
+	for _, ec := range cp.all {
+		for _, b := range []*buffer{ec.arena, ec.io, ec.stage} {
+			if b != nil {
+				n += b.size
+			}
+		}
+	}
+	return int64(n)
+}
+
+// close frees every context, which must be idle; a later get fails.
+func (cp *contextPool) close(dev uintptr) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	for _, ec := range cp.all {
+		ec.destroy(dev)
+	}
+	cp.all, cp.free, cp.closed = nil, nil, true
 }
 
 func (ec *execContext) destroy(dev uintptr) {
@@ -718,45 +781,98 @@ func (ec *execContext) destroy(dev uintptr) {
 	}
 }
 
-// newContext allocates a context's memory and descriptor sets and records
-// its command buffer.
+// newContext allocates a context for pr: its memory and descriptor sets,
+// and its command buffer recorded.
 func (pr *program) newContext() (_ *execContext, err error) {
-	d := pr.d
-	ec := &execContext{}
-	defer func() {
-		if err != nil {
-			ec.destroy(d.dev)
-		}
-	}()
-	if ec.arena, err = d.newBuffer(pr.arenaSize, false); err != nil {
-		return nil, fmt.Errorf("vulkan: %s: allocating the arena (%d bytes) of %s: %w", d.name, pr.arenaSize, pr.describe(), err)
-	}
-	if ec.io, err = d.newBuffer(pr.ioSize, false); err != nil {
-		return nil, fmt.Errorf("vulkan: %s: allocating the input/output buffer (%d bytes) of %s: %w", d.name, pr.ioSize, pr.describe(), err)
-	}
-	if !mapIO(ec.io) {
-		if ec.stage, err = d.newBuffer(pr.ioSize, true); err != nil {
-			return nil, fmt.Errorf("vulkan: %s: allocating the staging buffer (%d bytes) of %s: %w", d.name, pr.ioSize, pr.describe(), err)
-		}
-	}
-	if ec.cmds, err = d.newCommands(); err != nil {
+	ec, err := pr.d.newExecContext()
+	if err != nil {
 		return nil, err
 	}
-	if len(pr.dispatches) > 0 {
-		if err := pr.bind(ec); err != nil {
-			return nil, err
-		}
+	if err := pr.rebind(ec); err != nil {
+		ec.destroy(pr.d.dev)
+		return nil, err
+	}
+	return ec, nil
+}
+
+// newExecContext allocates a context with no memory and no descriptor
+// sets yet, which rebind gives it: its command buffer and, where the
+// device has timestamps, its query pool.
+func (d *Device) newExecContext() (_ *execContext, err error) {
+	ec := &execContext{}
+	if ec.cmds, err = d.newCommands(); err != nil {
+		return nil, err
 	}
 	if d.info.Timestamps {
 		qci := &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: 2}
 		if err := vk.CreateQueryPool(d.dev, qci, &ec.query); err != nil {
+			ec.destroy(d.dev)
 			return nil, fmt.Errorf("vulkan: vkCreateQueryPool: %w", err)
 		}
 	}
-	if err := pr.record(ec, ec.cmds.cmd, ec.query, false, nil); err != nil {
-		return nil, err
-	}
 	return ec, nil
+}
+
+// rebind makes ec a context of pr: its arena, io and staging buffers hold
+// at least what pr needs (a buffer that is too small is replaced by one
+// of the size needed or twice its size, whichever is more, so that a
+// class program's contexts, which serve programs of growing sizes, are
+// reallocated a logarithmic number of times), its descriptor sets point
+// pr's dispatches at them, and its command buffer is recorded for pr. A
+// context that rebind fails on belongs to no program and may be rebound.
+func (pr *program) rebind(ec *execContext) error {
+	d := pr.d
+	ec.owner = nil
+	grow := func(b **buffer, need uint64, host bool, what string) error {
+		if *b != nil && (*b).size >= need {
+			return nil
+		}
+		size := need
+		if *b != nil {
+			size = max(need, 2*(*b).size)
+			(*b).free(d.dev)
+			*b = nil
+		}
+		nb, err := d.newBuffer(size, host)
+		if err != nil {
+			return fmt.Errorf("vulkan: %s: allocating the %s (%d bytes) of %s: %w", d.name, what, size, pr.describe(), err)
+		}
+		*b = nb
+		return nil
+	}
+	if err := grow(&ec.arena, pr.arenaSize, false, "arena"); err != nil {
+		return err
+	}
+	if err := grow(&ec.io, pr.ioSize, false, "input/output buffer"); err != nil {
+		return err
+	}
+	if !mapIO(ec.io) {
+		if err := grow(&ec.stage, ec.io.size, true, "staging buffer"); err != nil {
+			return err
+		}
+	}
+	if ec.descPool != 0 {
+		vk.DestroyDescriptorPool(d.dev, ec.descPool)
+		ec.descPool, ec.sets = 0, nil
+	}
+	if ec.profile != nil {
+		ec.profile.destroy(d.dev)
+		vk.DestroyQueryPool(d.dev, ec.profileQuery)
+		ec.profile, ec.profileQuery = nil, 0
+	}
+	if len(pr.dispatches) > 0 {
+		if err := pr.bind(ec); err != nil {
+			return err
+		}
+	}
+	if err := vk.ResetCommandPool(d.dev, ec.cmds.pool); err != nil {
+		return fmt.Errorf("vulkan: vkResetCommandPool: %w", err)
+	}
+	if err := pr.record(ec, ec.cmds.cmd, ec.query, false, nil); err != nil {
+		return err
+	}
+	ec.owner = pr
+	return nil
 }
 
 // bind allocates the descriptor sets of ec, one per dispatch, and points

@@ -38,7 +38,7 @@ func TestStagedIO(t *testing.T) {
 	}
 	staged := 0
 	for _, pr := range d.programs {
-		for _, ec := range pr.all {
+		for _, ec := range pr.contexts.all {
 			if ec.stage != nil {
 				staged++
 			}

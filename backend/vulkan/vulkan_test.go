@@ -206,7 +206,8 @@ func TestUnsupported(t *testing.T) {
 		in    []*graph.Type
 	}{
 		{&graph.Node{OpType: "Relu"}, 17, []*graph.Type{graph.TensorType(graph.Int64, graph.ShapeOf(3))}},
-		{&graph.Node{OpType: "Relu"}, 17, []*graph.Type{graph.TensorType(graph.Float, graph.Shape{graph.SymDim("N")})}},
+		{&graph.Node{OpType: "Relu"}, 17, []*graph.Type{graph.TensorType(graph.Float, nil)}},
+		{&graph.Node{OpType: "Add"}, 17, []*graph.Type{graph.TensorType(graph.Float, graph.Shape{graph.SymDim("N")}), f32(3)}},
 		{&graph.Node{OpType: "Relu"}, 17, []*graph.Type{f32(0)}},
 		{&graph.Node{OpType: "Add"}, 6, []*graph.Type{f32(3), f32(3)}},
 		{&graph.Node{OpType: "Add"}, 17, []*graph.Type{f32(3), f32(4)}},

@@ -676,9 +676,9 @@ func decoder(ctx context.Context, c *config) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A concrete plan per step keeps the attention, and so the cache, on
-	// the GPU (a class plan runs the nodes whose sizes grow on the CPU).
-	sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice(c.device), onnxvk.WithoutShapeClasses())
+	// Class plans: the past length is symbolic from the third step, and
+	// the attention and the cache stay on the GPU.
+	sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice(c.device))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,339 @@
+package vulkan
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/onnxvk/onnxvk/backend"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// trialSize is the size Supports gives the unknown dimensions of a node's
+// input types to ask the lowering whether it takes the node at all.
+const trialSize = 5
+
+// maxBindings bounds the programs a class program keeps, one per binding
+// of its sizes, the most recently used.
+const maxBindings = 4
+
+// trial returns q with trialSize in place of every unknown dimension of
+// its input tensor types, and whether there was one. A type of unknown
+// rank stays as it is (the lowering declines it).
+func trial(q planner.Query) (planner.Query, bool) {
+	sym := false
+	ins := slices.Clone(q.Inputs)
+	for k, t := range ins {
+		if t == nil || t.Kind != graph.TensorKind || t.Shape == nil || t.Shape.Known() {
+			continue
+		}
+		c := *t
+		c.Shape = slices.Clone(t.Shape)
+		for i, d := range c.Shape {
+			if !d.Known() {
+				c.Shape[i] = graph.DimOf(trialSize)
+			}
+		}
+		ins[k], sym = &c, true
+	}
+	q.Inputs = ins
+	return q, sym
+}
+
+// queryOf is p.Query(st) with the input types of p.Types: a class
+// program's copy of its plan has the sizes of one binding there.
+func queryOf(p *planner.Plan, st *planner.Step) planner.Query {
+	q := p.Query(st)
+	for k, v := range st.In {
+		if k < len(q.Inputs) && v >= 0 && q.Inputs[k] != nil {
+			q.Inputs[k] = p.Types[v]
+		}
+	}
+	return q
+}
+
+// known reports whether t is a tensor type of known shape.
+func known(t *graph.Type) bool {
+	return t != nil && t.Kind == graph.TensorKind && t.Shape != nil && t.Shape.Known()
+}
+
+// symbolicInputs returns, for a segment of a class plan where some value
+// a step reads or writes has unknown sizes, the values the segment reads
+// from outside whose sizes are unknown (possibly none, not nil); nil when
+// every size is known. A value the plan does not have is left to compile,
+// which reports it.
+func symbolicInputs(p *planner.Plan, steps []planner.Step) []int {
+	sym := false
+	made := map[int]bool{}
+	ins := []int{}
+	for _, st := range steps {
+		for _, v := range st.In {
+			if v < 0 || v >= len(p.Types) || p.Fixed(v) != nil || known(p.Types[v]) {
+				continue
+			}
+			sym = true
+			if !made[v] && !slices.Contains(ins, v) {
+				ins = append(ins, v)
+			}
+		}
+		for _, v := range st.Out {
+			if v >= 0 && v < len(p.Types) {
+				made[v] = true
+				sym = sym || !known(p.Types[v])
+			}
+		}
+	}
+	if !sym {
+		return nil
+	}
+	return ins
+}
+
+// classProgram is the program of a segment whose sizes the plan leaves
+// symbolic (a class plan, see the planner's symbolic dimensions). At
+// each Run it takes the sizes of the values entering the segment (the
+// binding), lowers the segment for them into an ordinary program (the
+// most recent maxBindings kept, so a binding seen again lowers nothing),
+// and runs that program in one of its own execution contexts, whose
+// buffers grow geometrically (see rebind) and whose command buffer is
+// recorded again only when the context last ran another binding.
+// Pipelines are the device's, shared with every program, and weights
+// stay resident while the class program lives: a new binding records
+// commands and creates no pipeline.
+type classProgram struct {
+	d     *Device
+	p     *planner.Plan
+	steps []planner.Step
+	// sym are the values entering the segment whose sizes make the
+	// binding.
+	sym []int
+	// held are the weights the class program holds for its programs (see
+	// holdWeights); the device's mu guards it.
+	held map[weightKey]bool
+
+	contexts contextPool
+	// mu guards bound, lowered and recorded.
+	mu sync.Mutex
+	// bound holds a program per binding, the least recently used first.
+	bound []binding
+	// lowered and recorded count the bindings lowered and the contexts
+	// rebound (command buffers recorded for another binding).
+	lowered, recorded int
+}
+
+// binding is the program of a class program for one binding of its sizes.
+type binding struct {
+	key string
+	pr  *program
+}
+
+func (d *Device) newClassProgram(p *planner.Plan, steps []planner.Step, sym []int) (*classProgram, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("vulkan: %s is closed", d.name)
+	}
+	for i := range steps {
+		if _, ok := lower(trialQuery(p, &steps[i]), d.caps()); !ok {
+			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", steps[i].Node)
+		}
+	}
+	c := &classProgram{d: d, p: p, steps: steps, sym: sym, held: map[weightKey]bool{}}
+	d.classes = append(d.classes, c)
+	return c, nil
+}
+
+// trialQuery is the query of st as Supports tried it (see trial).
+func trialQuery(p *planner.Plan, st *planner.Step) planner.Query {
+	q, _ := trial(p.Query(st))
+	return q
+}
+
+// Run runs the program of the Run's binding (see classProgram).
+func (c *classProgram) Run(ctx context.Context, f *backend.Frame) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return c.d.fault(c.run(ctx, f))
+}
+
+func (c *classProgram) run(ctx context.Context, f *backend.Frame) error {
+	if err := c.d.checkLost(); err != nil {
+		return err
+	}
+	pr, err := c.program(f)
+	if err != nil {
+		return err
+	}
+	ec, err := c.contexts.get(c.d.dev, c.d.newExecContext, c.released)
+	if err != nil {
+		return err
+	}
+	defer c.contexts.put(ec)
+	if ec.owner != pr {
+		if err := pr.rebind(ec); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.recorded++
+		c.mu.Unlock()
+	}
+	return pr.runIn(ctx, f, ec)
+}
+
+// program returns the program of f's binding, lowering it on first use.
+func (c *classProgram) program(f *backend.Frame) (*program, error) {
+	vals := f.Values[c.d.name]
+	types := make(map[int]*graph.Type, len(c.sym))
+	var key strings.Builder
+	for _, v := range c.sym {
+		var t *graph.Type
+		switch x := vals[v].(type) {
+		case *Tensor:
+			t = x.t.ValueType()
+		case *graph.Tensor:
+			t = x.ValueType()
+		case *DeviceTensor:
+			t = x.ValueType()
+		default:
+			return nil, fmt.Errorf("vulkan: input %q of %s is not a tensor", f.Plan.Values[v], c.describe())
+		}
+		types[v] = t
+		fmt.Fprintf(&key, "%d%v;", v, t.Shape)
+	}
+	k := key.String()
+	if c.contexts.isClosed() {
+		return nil, c.released()
+	}
+	c.mu.Lock()
+	if i := slices.IndexFunc(c.bound, func(b binding) bool { return b.key == k }); i >= 0 {
+		b := c.bound[i]
+		c.bound = append(slices.Delete(c.bound, i, i+1), b)
+		c.mu.Unlock()
+		return b.pr, nil
+	}
+	c.mu.Unlock()
+	pr, err := c.lower(types)
+	if err != nil {
+		return nil, err
+	}
+	if c.contexts.isClosed() {
+		pr.Release()
+		return nil, c.released()
+	}
+	c.mu.Lock()
+	if i := slices.IndexFunc(c.bound, func(b binding) bool { return b.key == k }); i >= 0 {
+		// Another Run lowered the same binding meanwhile.
+		b := c.bound[i]
+		c.mu.Unlock()
+		pr.Release()
+		return b.pr, nil
+	}
+	c.lowered++
+	c.bound = append(c.bound, binding{key: k, pr: pr})
+	var evicted []*program
+	for len(c.bound) > maxBindings {
+		evicted = append(evicted, c.bound[0].pr)
+		c.bound = slices.Delete(c.bound, 0, 1)
+	}
+	c.mu.Unlock()
+	// A Run may still use an evicted program: releasing it frees no
+	// context (its Runs use the class program's) and no weight (the class
+	// program holds them).
+	for _, e := range evicted {
+		e.Release()
+	}
+	return pr, nil
+}
+
+// lower compiles the segment for the sizes of types (those of c.sym): it
+// gives every value of the segment its size, from the lowering of the step
+// that writes it, in a copy of the plan, and compiles the copy.
+func (c *classProgram) lower(types map[int]*graph.Type) (*program, error) {
+	cp := *c.p
+	cp.Types = slices.Clone(c.p.Types)
+	for v, t := range types {
+		cp.Types[v] = t
+	}
+	caps := c.d.caps()
+	for i := range c.steps {
+		st := &c.steps[i]
+		q := queryOf(&cp, st)
+		l, ok := lower(q, caps)
+		if !ok {
+			return nil, fmt.Errorf("vulkan: %s: no kernel for the input types of this Run (%s)", st.Node, describeTypes(q.Inputs))
+		}
+		for k, o := range st.Out {
+			if o >= 0 && k < len(l.outShapes) && !known(cp.Types[o]) {
+				cp.Types[o] = graph.TensorType(l.outType(k), graph.ShapeOf(l.outShapes[k]...))
+			}
+		}
+	}
+	pr, err := c.d.compile(&cp, c.steps)
+	if err != nil {
+		return nil, c.d.fault(err)
+	}
+	c.d.mu.Lock()
+	defer c.d.mu.Unlock()
+	for _, k := range pr.weights {
+		if !c.held[k] {
+			c.held[k] = true
+			c.d.users[k]++
+		}
+	}
+	return pr, nil
+}
+
+// describeTypes lists types for an error.
+func describeTypes(ts []*graph.Type) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = fmt.Sprint(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// describe names the segment's nodes.
+func (c *classProgram) describe() string {
+	nodes := make([]*graph.Node, len(c.steps))
+	for i, st := range c.steps {
+		nodes[i] = st.Node
+	}
+	return describeNodes(nodes)
+}
+
+func (c *classProgram) released() error {
+	return fmt.Errorf("vulkan: %s of %s is released (its plan was dropped or the device closed)", c.describe(), c.d.name)
+}
+
+// Bytes is the device memory of the class program's contexts now
+// (backend.Sizer).
+func (c *classProgram) Bytes() int64 { return c.contexts.bytes() }
+
+// Release frees the class program's contexts and programs and the weights
+// no other program binds, as program.Release does.
+func (c *classProgram) Release() {
+	d := c.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := slices.Index(d.classes, c)
+	if d.closed || i < 0 {
+		return
+	}
+	d.classes = slices.Delete(d.classes, i, i+1)
+	c.destroy()
+	for _, b := range c.bound {
+		b.pr.releaseLocked()
+	}
+	c.bound = nil
+	d.releaseWeights(slices.Collect(maps.Keys(c.held)))
+	c.held = nil
+}
+
+// destroy frees every context. The device's mu is held and the contexts
+// are idle.
+func (c *classProgram) destroy() { c.contexts.close(c.d.dev) }
