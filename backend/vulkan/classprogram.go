@@ -112,8 +112,10 @@ type classProgram struct {
 	// binding.
 	sym []int
 	// held are the weights the class program holds for its programs (see
-	// holdWeights); the device's mu guards it.
-	held map[weightKey]bool
+	// holdWeights): of their weights, the plan's constants (constants),
+	// which every binding binds. The device's mu guards it.
+	held      map[weightKey]bool
+	constants map[*graph.Tensor]bool
 
 	contexts contextPool
 	// mu guards bound, lowered and recorded.
@@ -142,7 +144,10 @@ func (d *Device) newClassProgram(p *planner.Plan, steps []planner.Step, sym []in
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", steps[i].Node)
 		}
 	}
-	c := &classProgram{d: d, p: p, steps: steps, sym: sym, held: map[weightKey]bool{}}
+	c := &classProgram{d: d, p: p, steps: steps, sym: sym, held: map[weightKey]bool{}, constants: map[*graph.Tensor]bool{}}
+	for _, t := range p.Constants {
+		c.constants[t] = true
+	}
 	d.classes = append(d.classes, c)
 	return c, nil
 }
@@ -280,7 +285,9 @@ func (c *classProgram) lower(types map[int]*graph.Type) (*program, error) {
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	for _, k := range pr.weights {
-		if !c.held[k] {
+		// A chain's parameters are the program's own (made by each
+		// compile, with the binding's sizes): they go with it.
+		if !c.held[k] && c.constants[k.t] {
 			c.held[k] = true
 			c.d.users[k]++
 		}
