@@ -306,16 +306,7 @@ func TestAttentionMatchesCPU(t *testing.T) {
 	}
 	tol := ops.Lookup("", "MatMul", 17).Tolerance()
 	for seed := range uint64(3) {
-		r := rand.New(rand.NewPCG(seed, 9))
-		data := make([]float32, 2*5*16)
-		for i := range data {
-			data[i] = 4*r.Float32() - 2
-		}
-		x, err := onnxvk.NewTensor([]int64{2, 5, 16}, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := map[string]*onnxvk.Tensor{"x": x}
+		in := attentionInput(t, seed)
 		want, err := cpu.Run(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
@@ -337,6 +328,22 @@ func TestAttentionMatchesCPU(t *testing.T) {
 			}
 		}
 	}
+}
+
+// attentionInput is attentionModel's input x, [2,5,16], uniform in [-2,2)
+// from the seed.
+func attentionInput(t *testing.T, seed uint64) map[string]*onnxvk.Tensor {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 9))
+	data := make([]float32, 2*5*16)
+	for i := range data {
+		data[i] = 4*r.Float32() - 2
+	}
+	x, err := onnxvk.NewTensor([]int64{2, 5, 16}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*onnxvk.Tensor{"x": x}
 }
 
 // TestAttentionFloat16Folds runs attentionModel in the float16 mode
@@ -363,16 +370,7 @@ func TestAttentionFloat16Folds(t *testing.T) {
 	if p := gpu.Precision(); p.Mode != onnxvk.PrecisionFP16 {
 		testenv.Skip(t, "device without the float16 mode: "+p.String())
 	}
-	r := rand.New(rand.NewPCG(1, 9))
-	data := make([]float32, 2*5*16)
-	for i := range data {
-		data[i] = 4*r.Float32() - 2
-	}
-	x, err := onnxvk.NewTensor([]int64{2, 5, 16}, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := map[string]*onnxvk.Tensor{"x": x}
+	in := attentionInput(t, 1)
 	tr := backend.NewTrace()
 	got, err := gpu.Run(backend.WithTrace(context.Background(), tr), in)
 	if err != nil {
