@@ -365,21 +365,19 @@ func TestHTTPOverload(t *testing.T) {
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		statuses = map[int]int{}
-		maxQueue int64
 	)
 	stop := make(chan struct{})
+	maxQueued := make(chan int64)
 	go func() {
+		var most int64
 		for {
 			select {
 			case <-stop:
+				maxQueued <- most
 				return
 			default:
 			}
-			if q := s.models["slow"].queued.Load(); q > maxQueue {
-				mu.Lock()
-				maxQueue = max(maxQueue, q)
-				mu.Unlock()
-			}
+			most = max(most, s.models["slow"].queued.Load())
 			time.Sleep(100 * time.Microsecond)
 		}
 	}()
@@ -398,6 +396,7 @@ func TestHTTPOverload(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
+	maxQueue := <-maxQueued
 	assert.Equal(t, 64, statuses[200]+statuses[429], "statuses %v", statuses)
 	assert.Positive(t, statuses[429], "statuses %v", statuses)
 	assert.Positive(t, statuses[200], "statuses %v", statuses)
