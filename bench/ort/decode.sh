@@ -15,15 +15,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: decode.sh DIR}
-runs=${RUNS:-20}
-rounds=${ROUNDS:-3}
 cases=${CASES:-decode40 decode1000 prefill32 bert1 bert8}
-if [ -z "${ONNXVK:-}" ]; then
-	ONNXVK=$(mktemp -d)/onnxvk
-	(cd "$here/../.." && go build -o "$ONNXVK" ./cmd/onnxvk)
-fi
-median() { sed -n 's/.*"median_ms": *\([0-9.]*\).*/\1/p'; }
-mid() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$here/lib.sh"
 
 # feeds CASE prints the -i NAME=FILE arguments of a case.
 feeds() {
@@ -43,7 +36,7 @@ feeds() {
 	done
 }
 
-printf '%-12s %12s %12s %8s\n' case 'onnxvk ms' 'ort ms' ratio
+header case
 for c in $cases; do
 	case $c in
 	decode* | prefill*) model=$dir/decoder/model.onnx ;;
@@ -52,15 +45,6 @@ for c in $cases; do
 	if [ ! -f "$model" ]; then
 		/usr/bin/python3 "$here/export_bench.py" "$dir"
 	fi
-	f=$(feeds "$c")
-	ours='' ort=''
-	for _ in $(seq "$rounds"); do
-		# shellcheck disable=SC2086 # $f is a list of arguments
-		ours="$ours $("$ONNXVK" bench "$model" --device cpu --runs "$runs" --json $f 2>/dev/null | median)"
-		# shellcheck disable=SC2086
-		ort="$ort $(node "$here/ort_bench.js" "$model" --runs "$runs" $f | median)"
-	done
-	a=$(echo "$ours" | tr ' ' '\n' | grep . | mid)
-	b=$(echo "$ort" | tr ' ' '\n' | grep . | mid)
-	awk -v n="$c" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %12.2f %12.2f %8.2f\n", n, a, b, a / b }'
+	# shellcheck disable=SC2046 # feeds prints a list of arguments
+	timecase "$c" "$model" $(feeds "$c")
 done
