@@ -84,9 +84,11 @@ type options struct {
 	// configuration and mapping are WithConfiguration and WithDeviceMapping.
 	configuration string
 	mapping       []string
-	// concrete is WithoutShapeClasses; planBytes is WithPlanCacheBytes,
-	// planBytesSet tells it from the default.
+	// concrete is WithoutShapeClasses, concreteIf WithoutShapeClassesIf;
+	// planBytes is WithPlanCacheBytes, planBytesSet tells it from the
+	// default.
 	concrete     bool
+	concreteIf   func(inputs, outputs []ValueInfo) bool
 	planBytes    int64
 	planBytesSet bool
 }
@@ -172,6 +174,16 @@ func WithCPUFallbackOnOOM() Option { return func(o *options) { o.cpuFallback = t
 // a concrete plan folds them and submits once per Run, at the cost of
 // planning again whenever a size changes.
 func WithoutShapeClasses() Option { return func(o *options) { o.concrete = true } }
+
+// WithoutShapeClassesIf is WithoutShapeClasses where concrete, called once
+// at load with the model's inputs and outputs (as Session.Inputs and
+// Outputs give them), returns true: for a program that chooses from the
+// model's declared shapes (a server that plans each batch size on its own
+// where the batch is the only variable dimension), without loading the
+// model twice.
+func WithoutShapeClassesIf(concrete func(inputs, outputs []ValueInfo) bool) Option {
+	return func(o *options) { o.concreteIf = concrete }
+}
 
 // WithPlanCacheBytes bounds the memory of the session's cached plans (host
 // arenas and device memory, not the weights, which the plans share) at
@@ -363,6 +375,9 @@ func newSession(m *graph.Model, o options) (*Session, error) {
 	}
 	for _, out := range g.Outputs {
 		s.outputs = append(s.outputs, valueInfo(out, false))
+	}
+	if o.concreteIf != nil && o.concreteIf(s.Inputs(), s.Outputs()) {
+		s.opts.concrete = true
 	}
 	// Plan once with the declared shapes, so that a model no device can run
 	// fails at load rather than at the first Run.

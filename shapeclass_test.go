@@ -250,3 +250,46 @@ func settledRSS() int64 {
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
 }
+
+// TestWithoutShapeClassesIf loads a model whose one input has a variable
+// first dimension with WithoutShapeClassesIf: the decision sees the
+// model's inputs and outputs once, and where it says true every batch size
+// gets a concrete plan (as WithoutShapeClasses), where false the second
+// size makes a shape class that serves the third.
+func TestWithoutShapeClassesIf(t *testing.T) {
+	for _, concrete := range []bool{true, false} {
+		t.Run(fmt.Sprint(concrete), func(t *testing.T) {
+			calls := 0
+			decide := func(inputs, outputs []onnxvk.ValueInfo) bool {
+				calls++
+				require.Len(t, inputs, 1)
+				require.Equal(t, []int64{-1, 8}, inputs[0].Shape)
+				require.Len(t, outputs, 1)
+				return concrete
+			}
+			m := churnModel()
+			m.Graph.Inputs[0].Type = graph.TensorType(graph.Float, graph.Shape{graph.SymDim("N"), graph.DimOf(8)})
+			sess, err := onnxvk.NewSession(m, onnxvk.WithDevice("cpu"), onnxvk.WithoutShapeClassesIf(decide))
+			require.NoError(t, err)
+			defer sess.Close()
+			require.Equal(t, 1, calls)
+			for n := range 3 {
+				x := make([]float32, (n+1)*8)
+				for i := range x {
+					x[i] = float32(i%5) - 2
+				}
+				in, err := onnxvk.NewTensor([]int64{int64(n + 1), 8}, x)
+				require.NoError(t, err)
+				_, err = sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": in})
+				require.NoError(t, err)
+			}
+			st := sess.PlanStats()
+			if concrete {
+				require.Equal(t, onnxvk.PlanStats{Compiled: 3, Cached: 3, CachedBytes: st.CachedBytes}, st)
+			} else {
+				require.Equal(t, onnxvk.PlanStats{Compiled: 2, ClassPlans: 1, Cached: 2, CachedBytes: st.CachedBytes}, st)
+			}
+			require.Equal(t, 1, calls)
+		})
+	}
+}

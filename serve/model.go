@@ -77,10 +77,11 @@ func newModel(c ModelConfig, sess *onnxvk.Session, stats *modelMetrics, log *slo
 	for _, vi := range sess.Outputs() {
 		m.outputNames = append(m.outputNames, vi.Name)
 	}
-	m.batching = batches(c, sess)
-	if m.batching && warmable(sess) {
+	inputs, outputs := sess.Inputs(), sess.Outputs()
+	m.batching = batches(c, inputs, outputs)
+	if m.batching && warmable(inputs) {
 		sizes := []int64{1, int64(c.MaxBatchSize)}
-		if plansEachBatchSize(c, sess) {
+		if plansEachBatchSize(c, inputs, outputs) {
 			sizes = nil
 			for n := range int64(c.MaxBatchSize) {
 				sizes = append(sizes, n+1)
@@ -93,12 +94,12 @@ func newModel(c ModelConfig, sess *onnxvk.Session, stats *modelMetrics, log *slo
 	return m, nil
 }
 
-// batches reports whether requests to the model may be merged: c's
-// MaxBatchSize is above 1, and every input and output has a variable
-// first dimension.
-func batches(c ModelConfig, sess *onnxvk.Session) bool {
+// batches reports whether requests to a model of these inputs and
+// outputs may be merged: c's MaxBatchSize is above 1, and every input and
+// output has a variable first dimension.
+func batches(c ModelConfig, inputs, outputs []onnxvk.ValueInfo) bool {
 	ok := c.MaxBatchSize > 1
-	for _, vi := range append(sess.Inputs(), sess.Outputs()...) {
+	for _, vi := range append(slices.Clip(inputs), outputs...) {
 		ok = ok && len(vi.Shape) > 0 && vi.Shape[0] < 0
 	}
 	return ok
@@ -107,11 +108,12 @@ func batches(c ModelConfig, sess *onnxvk.Session) bool {
 // maxWarmElements bounds the elements of a warm-up input (see warmable).
 const maxWarmElements = 1 << 28
 
-// warmable reports whether a batching model can be warmed up on zeros:
-// no input holds strings, and every dimension of every input but the
-// first is fixed, with at most maxWarmElements elements per row.
-func warmable(sess *onnxvk.Session) bool {
-	for _, vi := range sess.Inputs() {
+// warmable reports whether a batching model of these inputs can be
+// warmed up on zeros: no input holds strings, and every dimension of
+// every input but the first is fixed, with at most maxWarmElements
+// elements per row.
+func warmable(inputs []onnxvk.ValueInfo) bool {
+	for _, vi := range inputs {
 		if vi.DType == onnxvk.String {
 			return false
 		}
@@ -130,18 +132,19 @@ func warmable(sess *onnxvk.Session) bool {
 // model plans each batch size on its own (see plansEachBatchSize).
 const maxPlannedBatch = 16
 
-// plansEachBatchSize reports whether the model's session is to plan each
-// batch size on its own (onnxvk.WithoutShapeClasses), every one of them
-// warmed at load: a batching model whose only variable dimension is the
-// first, with a max_batch_size up to maxPlannedBatch. Its merged Runs
-// then use plans with every size known, whose buffers are planned once
-// and, under Vulkan, run on the GPU, where a shape class with the batch
-// dimension symbolic allocates its intermediate tensors at each Run and,
-// under Vulkan, runs the nodes of symbolic size on the CPU. Other
+// plansEachBatchSize reports whether the session of a model of these
+// inputs and outputs is to plan each batch size on its own
+// (onnxvk.WithoutShapeClassesIf, so that the model loads once), every one
+// of them warmed at load: a batching model whose only variable dimension
+// is the first, with a max_batch_size up to maxPlannedBatch. Its merged
+// Runs then use plans with every size known, whose buffers are planned
+// once and, under Vulkan, run on the GPU, where a shape class with the
+// batch dimension symbolic allocates its intermediate tensors at each Run
+// and, under Vulkan, runs the nodes of symbolic size on the CPU. Other
 // batching models keep the session's shape classes: a plan for 1 row and
 // a class for the other sizes.
-func plansEachBatchSize(c ModelConfig, sess *onnxvk.Session) bool {
-	return c.MaxBatchSize <= maxPlannedBatch && batches(c, sess) && warmable(sess)
+func plansEachBatchSize(c ModelConfig, inputs, outputs []onnxvk.ValueInfo) bool {
+	return c.MaxBatchSize <= maxPlannedBatch && batches(c, inputs, outputs) && warmable(inputs)
 }
 
 // warm runs the model once on zeros for each batch size, so that the

@@ -98,3 +98,18 @@ func sumRowsModel() *graph.Model {
 	g.Nodes = []*graph.Node{{Name: "sum", OpType: "ReduceSum", Inputs: []string{"x", "axes"}, Outputs: []string{"y"}, Index: 0}}
 	return &graph.Model{Name: "sumrows", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
 }
+
+// wideModel is y = x @ w on x float[batch, 1024] with w a [1024, 2048]
+// weight (8 MiB): a batching model whose file is mostly its weights.
+func wideModel() *graph.Model {
+	g := graph.NewGraph("wide")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.Shape{graph.SymDim("batch"), graph.DimOf(1024)})}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, graph.Shape{graph.SymDim("batch"), graph.DimOf(2048)})}}
+	w := graph.NewTensor(graph.Float, []int64{1024, 2048})
+	for i, v := 0, graph.View[float32](w); i < len(v); i++ {
+		v[i] = float32(i%13-6) / 64
+	}
+	g.Initializers["w"] = w
+	g.Nodes = []*graph.Node{{Name: "mm", OpType: "MatMul", Inputs: []string{"x", "w"}, Outputs: []string{"y"}}}
+	return &graph.Model{Name: "wide", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+}

@@ -82,15 +82,11 @@ func (s *Server) load(c ModelConfig) error {
 	default:
 		return fmt.Errorf("serve: model %q: precision %q is not fp32, fp16 or fp16-weights", c.Name, c.Precision)
 	}
+	opts = append(opts, onnxvk.WithoutShapeClassesIf(func(inputs, outputs []onnxvk.ValueInfo) bool {
+		return plansEachBatchSize(c, inputs, outputs)
+	}))
 	start := time.Now()
 	sess, err := onnxvk.Load(c.Path, opts...)
-	if err == nil && plansEachBatchSize(c, sess) {
-		// Known only once loaded (from the inputs' shapes): loaded
-		// again, which maps the weights anew unless the options say
-		// WithoutMmap.
-		sess.Close()
-		sess, err = onnxvk.Load(c.Path, append(opts, onnxvk.WithoutShapeClasses())...)
-	}
 	if err != nil {
 		return fmt.Errorf("serve: model %q: %w", c.Name, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 // quiet is a logger that drops everything.
@@ -132,6 +135,48 @@ func TestWarmUp(t *testing.T) {
 	assert.Equal(t, 8.0, compiled("affine"), "a request planned after the warm-up")
 	assert.Equal(t, 2.0, compiled("wide"), "a request planned after the warm-up")
 	assert.Equal(t, 0.0, compiled("echo"))
+}
+
+// TestBatchingModelReadOnce loads, without mapping its file, a batching
+// model that plans each batch size on its own: its file is read once
+// (the bytes this process read, /proc/self/io's rchar, grow by its size,
+// not twice it), and its session plans every batch size at load.
+func TestBatchingModelReadOnce(t *testing.T) {
+	path := saveModel(t, t.TempDir(), wideModel())
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	if _, err := readBytes(); err != nil {
+		testenv.Skip(t, fmt.Sprint("no /proc/self/io to count the bytes read: ", err))
+	}
+	before, err := readBytes()
+	require.NoError(t, err)
+	s, err := NewServer([]ModelConfig{{Name: "wide", Path: path, Device: "cpu", MaxBatchSize: 4}},
+		Options{Logger: quiet, LoadOptions: []onnxvk.Option{onnxvk.WithoutMmap()}})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	after, err := readBytes()
+	require.NoError(t, err)
+	read := after - before
+	t.Logf("the model's file is %d bytes; loading read %d", st.Size(), read)
+	assert.GreaterOrEqual(t, read, st.Size())
+	assert.Less(t, read, st.Size()+st.Size()/2, "the model's file was read more than once")
+	assert.Equal(t, onnxvk.PlanStats{Compiled: 4, Cached: 4, CachedBytes: s.models["wide"].sess.PlanStats().CachedBytes},
+		s.models["wide"].sess.PlanStats(), "a plan for each batch size, and no class")
+}
+
+// readBytes returns the bytes this process has read through system calls
+// (rchar in /proc/self/io).
+func readBytes() (int64, error) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no rchar in /proc/self/io")
 }
 
 // TestInferBatchesMerge sends concurrent requests to a model that waits
