@@ -30,7 +30,8 @@ type ModelConfig struct {
 	// "fp16-weights" (onnxvk.WithFP16Weights).
 	Precision string `json:"precision"`
 	// MaxBatchSize is the largest batch dimension a merged Run may have;
-	// 0 or 1 turns dynamic batching off.
+	// 0 or 1 turns dynamic batching off. With batching on, a request of
+	// more rows fails with INVALID_ARGUMENT, as on Triton.
 	MaxBatchSize int `json:"max_batch_size"`
 	// MaxQueueDelay is how long the first request of a batch may wait for
 	// others to join it.

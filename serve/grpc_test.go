@@ -286,6 +286,10 @@ func TestGRPCInferErrors(t *testing.T) {
 			r.Inputs[0].Shape = []int64{1, 3}
 			r.Inputs[0].Contents.Fp32Contents = []float32{1, 2, 3}
 		}), codes.InvalidArgument, "dimension 1 is 4"},
+		{"over max_batch_size", edit(func(r *kservepb.ModelInferRequest) {
+			r.Inputs[0].Shape = []int64{9, 4}
+			r.Inputs[0].Contents.Fp32Contents = make([]float32, 36)
+		}), codes.InvalidArgument, "a batch of 9 rows (the inputs' first dimension) is over the model's max_batch_size of 8"},
 		{"too few values", edit(func(r *kservepb.ModelInferRequest) { r.Inputs[0].Shape = []int64{2, 4} }), codes.InvalidArgument, "4 values"},
 		{"unknown datatype", edit(func(r *kservepb.ModelInferRequest) { r.Inputs[0].Datatype = "FP128" }), codes.InvalidArgument, "unknown datatype"},
 		{"no contents", edit(func(r *kservepb.ModelInferRequest) { r.Inputs[0].Contents = nil }), codes.InvalidArgument, "no contents"},

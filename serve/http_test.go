@@ -248,6 +248,7 @@ func TestHTTPErrors(t *testing.T) {
 		{`{"inputs":[{"name":"x","datatype":"FP32","data":[1]}]}`, nil, 400, "no shape"},
 		{`{"inputs":[{"name":"x","shape":[1,4],"datatype":"FP9","data":[1,2,3,4]}]}`, nil, 400, "unknown datatype"},
 		{`{"inputs":[` + ok + `,` + ok + `]}`, nil, 400, "twice"},
+		{`{"inputs":[{"name":"x","shape":[9,4],"datatype":"FP32","data":[` + strings.Repeat("1,", 35) + `1]}]}`, nil, 400, "a batch of 9 rows (the inputs' first dimension) is over the model's max_batch_size of 8"},
 		{`{"inputs":[` + ok + `],"outputs":[{"name":"q"}]}`, nil, 400, `no output "q"`},
 		{`{"inputs":[` + ok + `],"parameters":{"binary_data_output":3}}`, nil, 400, "must be a bool"},
 		{binHead + "abcd", map[string]string{HeaderContentLength: strconv.Itoa(len(binHead))}, 400, "4 bytes of binary data remain"},
@@ -261,7 +262,7 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	// The errors are counted by status, under the model's name.
 	_, b, _ := httpCall(t, "GET", url+"/metrics", nil, nil)
-	assert.Regexp(t, `onnxvk_requests_total\{model="affine",status="INVALID_ARGUMENT"\} 18\n`, string(b))
+	assert.Regexp(t, `onnxvk_requests_total\{model="affine",status="INVALID_ARGUMENT"\} 19\n`, string(b))
 }
 
 func TestHTTPRepository(t *testing.T) {

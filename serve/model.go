@@ -179,7 +179,6 @@ func (m *model) warm(sizes []int64) {
 func (m *model) prepare(ctx context.Context, req *InferRequest) (*pending, error) {
 	p := &pending{ctx: ctx, inputs: map[string]*onnxvk.Tensor{}, result: make(chan result, 1)}
 	var key strings.Builder
-	batchable := m.batching
 	for i := range req.Inputs {
 		in := &req.Inputs[i]
 		vi, ok := m.inputs[in.Name]
@@ -200,13 +199,21 @@ func (m *model) prepare(ctx context.Context, req *InferRequest) (*pending, error
 			return nil, err
 		}
 		p.inputs[in.Name] = t
-		if batchable {
+		if m.batching {
 			if i == 0 {
 				p.n = in.Shape[0]
+			} else if in.Shape[0] != p.n {
+				return nil, Errorf(CodeInvalidArgument, "input %q: %d rows, but input %q has %d: model %q batches its inputs along their first dimension, which must agree",
+					in.Name, in.Shape[0], req.Inputs[0].Name, p.n, m.cfg.Name)
 			}
-			batchable = in.Shape[0] == p.n && p.n > 0
 			fmt.Fprintf(&key, "%s:%s%v;", in.Name, in.Datatype, in.Shape[1:])
 		}
+	}
+	if limit := int64(m.cfg.MaxBatchSize); m.batching && p.n > limit {
+		// As Triton does: a request is never split, and a Run of more
+		// rows would plan while serving.
+		return nil, Errorf(CodeInvalidArgument, "model %q: a batch of %d rows (the inputs' first dimension) is over the model's max_batch_size of %d",
+			m.cfg.Name, p.n, limit)
 	}
 	for _, o := range req.Outputs {
 		if !slices.Contains(m.outputNames, o.Name) {
@@ -217,7 +224,7 @@ func (m *model) prepare(ctx context.Context, req *InferRequest) (*pending, error
 		}
 	}
 	slices.Sort(p.only)
-	if batchable && len(req.Inputs) > 0 && p.n < int64(m.cfg.MaxBatchSize) {
+	if p.n > 0 && p.n < int64(m.cfg.MaxBatchSize) {
 		// Inputs sorted by name so that their order in the request does
 		// not matter.
 		parts := strings.Split(strings.TrimSuffix(key.String(), ";"), ";")

@@ -137,6 +137,50 @@ func TestWarmUp(t *testing.T) {
 	assert.Equal(t, 0.0, compiled("echo"))
 }
 
+// TestBatchLimit: a batching model refuses, with INVALID_ARGUMENT naming
+// the limit, a request of more rows than its max_batch_size (as Triton
+// does: no request is split, and none plans while serving) and one whose
+// inputs disagree in their first dimension; a request of max_batch_size
+// rows runs on the plan warmed for it.
+func TestBatchLimit(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewServer([]ModelConfig{
+		{Name: "affine", Path: saveModel(t, dir, affineModel()), Device: "cpu", MaxBatchSize: 8},
+		{Name: "echo", Path: saveModel(t, dir, echoModel()), Device: "cpu", MaxBatchSize: 4},
+	}, Options{Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	rows := func(n int) [][]float32 {
+		out := make([][]float32, n)
+		for i := range out {
+			out[i] = []float32{float32(i), -1, 0.25, 2}
+		}
+		return out
+	}
+	before := s.models["affine"].sess.PlanStats().Compiled
+	_, err = s.Infer(context.Background(), affineRequest(rows(9)))
+	require.Error(t, err)
+	assert.Equal(t, CodeInvalidArgument, CodeOf(err))
+	assert.Equal(t, `model "affine": a batch of 9 rows (the inputs' first dimension) is over the model's max_batch_size of 8`, err.Error())
+	resp, err := s.Infer(context.Background(), affineRequest(rows(8)))
+	require.NoError(t, err)
+	assert.Equal(t, affineWant(rows(8)), resp.Outputs[0].Values())
+	assert.Equal(t, before, s.models["affine"].sess.PlanStats().Compiled, "a plan compiled while serving")
+
+	req := &InferRequest{ModelName: "echo"}
+	for _, dt := range allDatatypes {
+		in := RequestTensor{Name: "in_" + dt, Datatype: dt, Shape: []int64{2, 2}, Data: datatypeValues[dt]}
+		if dt == "UINT32" {
+			in.Shape, in.Data = []int64{3, 2}, []uint64{0, 1, 2, 3, 4, 5}
+		}
+		req.Inputs = append(req.Inputs, in)
+	}
+	_, err = s.Infer(context.Background(), req)
+	require.Error(t, err)
+	assert.Equal(t, CodeInvalidArgument, CodeOf(err))
+	assert.Contains(t, err.Error(), `input "in_UINT32": 3 rows, but input "in_BOOL" has 2: model "echo" batches its inputs along their first dimension`)
+}
+
 // TestBatchingModelReadOnce loads, without mapping its file, a batching
 // model that plans each batch size on its own: its file is read once
 // (the bytes this process read, /proc/self/io's rchar, grow by its size,

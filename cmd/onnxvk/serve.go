@@ -24,7 +24,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	fp16 := addFP16Flag(fs)
 	hostMem := addHostMemoryFlag(fs)
 	name := fs.String("name", "", "the model's `NAME` in requests, for one model file or model folder (default: the file or folder name without extension)")
-	maxBatch := fs.Int("max-batch-size", 0, "merge requests equal but for the first dimension into Runs of up to `N` rows (0 or 1: no dynamic batching); a config.json's max_batch_size wins")
+	maxBatch := fs.Int("max-batch-size", 0, "merge requests equal but for the first dimension into Runs of up to `N` rows, refusing a request of more (0 or 1: no dynamic batching); a config.json's max_batch_size wins")
 	maxDelay := fs.Duration("max-queue-delay", 2*time.Millisecond, "how long the first request of a batch waits for others to join it")
 	instances := fs.Int("instances", 1, "Runs of each model in flight at once")
 	queue := fs.Int("queue", serve.DefaultQueueSize, "requests each model's queue holds; beyond them, 429 / RESOURCE_EXHAUSTED")
