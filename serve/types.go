@@ -17,7 +17,6 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/onnxvk/onnxvk"
-	"github.com/onnxvk/onnxvk/graph"
 )
 
 // Parameters are the protocol's free-form parameters of a request, a
@@ -557,65 +556,82 @@ func (t *ResponseTensor) Raw() []byte {
 // Values returns the output's elements as a slice for listed forms:
 // []bool for BOOL, []int64 for signed integers, []uint64 for unsigned
 // ones, []float64 for FP16 and BF16, []float32 for FP32, []float64 for
-// FP64, []string for BYTES.
+// FP64, []string for BYTES (those of BOOL, FP32, FP64 and BYTES shared
+// with the tensor, not copied); nil when the tensor's data cannot be read
+// (a device tensor released).
 func (t *ResponseTensor) Values() any {
 	dt := t.Tensor.DType()
-	h := t.Tensor.Graph()
 	switch {
 	case dt == onnxvk.String:
 		return t.Tensor.Strings()
 	case dt == onnxvk.Bool:
-		return graph.View[bool](h)
+		return data[bool](t.Tensor)
 	case dt == onnxvk.Float32:
-		return graph.View[float32](h)
-	case dt.IsFloat():
-		out := make([]float64, h.NumElements())
+		return data[float32](t.Tensor)
+	case dt == onnxvk.Float64:
+		return data[float64](t.Tensor)
+	case dt == onnxvk.Float16:
+		h := data[float16.Float16](t.Tensor)
+		out := make([]float64, len(h))
+		for i, v := range h {
+			out[i] = float64(v.Float32())
+		}
+		return out
+	case dt == onnxvk.BFloat16:
+		b := t.Tensor.Bytes()
+		out := make([]float64, len(b)/2)
 		for i := range out {
-			out[i] = h.Float64At(int64(i))
+			out[i] = float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16))
 		}
 		return out
 	case dt.IsSigned():
-		return signedValues(h)
+		return signedValues(t.Tensor.Bytes(), dt.Size())
 	}
-	return unsignedValues(h)
+	return unsignedValues(t.Tensor.Bytes(), dt.Size())
 }
 
-// signedValues returns the elements of a signed integer tensor, exactly
-// (Float64At rounds 64-bit values).
-func signedValues(h *graph.Tensor) []int64 {
-	size := h.DType.Size()
-	out := make([]int64, h.NumElements())
+// data returns a tensor's elements as a []T (onnxvk.Data), nil when they
+// cannot be read; the caller has checked that T is the element type.
+func data[T onnxvk.Elem](t *onnxvk.Tensor) []T {
+	v, _ := onnxvk.Data[T](t)
+	return v
+}
+
+// signedValues returns the elements of a signed integer tensor of size
+// bytes each from their bytes b, exactly.
+func signedValues(b []byte, size int) []int64 {
+	out := make([]int64, len(b)/size)
 	for i := range out {
-		b := h.Data[i*size:]
+		e := b[i*size:]
 		switch size {
 		case 1:
-			out[i] = int64(int8(b[0]))
+			out[i] = int64(int8(e[0]))
 		case 2:
-			out[i] = int64(int16(binary.LittleEndian.Uint16(b)))
+			out[i] = int64(int16(binary.LittleEndian.Uint16(e)))
 		case 4:
-			out[i] = int64(int32(binary.LittleEndian.Uint32(b)))
+			out[i] = int64(int32(binary.LittleEndian.Uint32(e)))
 		default:
-			out[i] = int64(binary.LittleEndian.Uint64(b))
+			out[i] = int64(binary.LittleEndian.Uint64(e))
 		}
 	}
 	return out
 }
 
-// unsignedValues returns the elements of an unsigned integer tensor.
-func unsignedValues(h *graph.Tensor) []uint64 {
-	size := h.DType.Size()
-	out := make([]uint64, h.NumElements())
+// unsignedValues returns the elements of an unsigned integer tensor of
+// size bytes each from their bytes b.
+func unsignedValues(b []byte, size int) []uint64 {
+	out := make([]uint64, len(b)/size)
 	for i := range out {
-		b := h.Data[i*size:]
+		e := b[i*size:]
 		switch size {
 		case 1:
-			out[i] = uint64(b[0])
+			out[i] = uint64(e[0])
 		case 2:
-			out[i] = uint64(binary.LittleEndian.Uint16(b))
+			out[i] = uint64(binary.LittleEndian.Uint16(e))
 		case 4:
-			out[i] = uint64(binary.LittleEndian.Uint32(b))
+			out[i] = uint64(binary.LittleEndian.Uint32(e))
 		default:
-			out[i] = binary.LittleEndian.Uint64(b)
+			out[i] = binary.LittleEndian.Uint64(e)
 		}
 	}
 	return out
