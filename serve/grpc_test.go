@@ -410,8 +410,10 @@ func TestGRPCDrainAndShutdown(t *testing.T) {
 		resp, err := c.ModelInfer(ctx, affineProto(rows))
 		inflight <- result{resp, err}
 	}()
-	// The request waits in its batch for 300 ms; shut down meanwhile.
-	time.Sleep(100 * time.Millisecond)
+	// The request waits in its batch for 300 ms; shut down once the
+	// server holds it (a fixed sleep could end before a loaded machine
+	// sent it, and the request would find the port closing).
+	require.Eventually(t, func() bool { return f.calls.calls.Load() == 1 }, 10*time.Second, time.Millisecond)
 	stopped := make(chan struct{})
 	go func() {
 		assert.NoError(t, f.Shutdown(ctx))
@@ -449,7 +451,9 @@ func TestGRPCShutdownDeadline(t *testing.T) {
 		_, err := c.ModelInfer(context.Background(), affineProto([][]float32{{1, 2, 3, 4}}))
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// The request waits 5 s for its batch: shut down once the server
+	// holds it.
+	require.Eventually(t, func() bool { return f.calls.calls.Load() == 1 }, 10*time.Second, time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
