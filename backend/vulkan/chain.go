@@ -133,10 +133,11 @@ func (c *chainBuilder) add(p *planner.Plan, steps []planner.Step, launches []*la
 		op[2] = math.Float32bits(imm)
 	}
 	for _, v := range inputs {
-		if !slices.Equal(p.Types[v].Shape.Ints(), c.shape) && sharesArena(p, v, st.Out[0]) {
-			// Invocations would overwrite the broadcast input that
-			// others still read: the planner gave the output the memory
-			// of a value that, unfused, was dead before it was written.
+		if sharesArena(p, v, st.Out[0]) && !inPlace(p, v, st.Out[0], c.shape) {
+			// Invocations would overwrite elements of the input that
+			// others still read: the planner gave the output memory of a
+			// value that, unfused, was dead before it was written (a
+			// broadcast input, or one placed at another offset).
 			return false
 		}
 	}
@@ -151,6 +152,14 @@ func (c *chainBuilder) add(p *planner.Plan, steps []planner.Step, launches []*la
 func sharesArena(p *planner.Plan, a, b int) bool {
 	x, y := p.Buffers[a], p.Buffers[b]
 	return x != nil && y != nil && x.Device == y.Device && x.Offset < y.Offset+y.Size && y.Offset < x.Offset+x.Size
+}
+
+// inPlace reports whether chain.comp may write its output of shape
+// shape over input v: each invocation reads v's element i and then writes
+// the output's element i, so v must have the output's shape and start at
+// the output's offset.
+func inPlace(p *planner.Plan, v, out int, shape []int64) bool {
+	return slices.Equal(p.Types[v].Shape.Ints(), shape) && p.Buffers[v].Offset == p.Buffers[out].Offset
 }
 
 // finish builds the chain's launch and the step that stands for it.

@@ -83,6 +83,27 @@ func TestChainsMatchCPU(t *testing.T) {
 		map[string]*graph.Tensor{"last": last},
 		[]*graph.Node{node("ReduceMax", []string{"x"}, "m", axes), node("Sub", []string{"x", "m"}, "a"), node("Exp", []string{"a"}, "e"),
 			node("ReduceSum", []string{"e", "last"}, "s"), node("Div", []string{"e", "s"}, "y")}, -1})
+	// Hard swish after a depthwise convolution, as paddle2onnx writes it
+	// (PP-OCR's direction classifier): the memory plan gives Div's output
+	// memory that starts before the convolution's output b, which Mul
+	// reads last. Fused, invocations would overwrite elements of b that
+	// others still read (lavapipe's result changed from run to run); so
+	// Div is a dispatch of its own and Add, Relu and Mul one chain.
+	ints := func(name string, v ...int64) *graph.Attribute {
+		return &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: v}
+	}
+	dw := make([]float32, 104*25)
+	for i := range dw {
+		dw[i] = float32(i%7-3) / 8
+	}
+	dwt, _ := graph.FromSlice(graph.Float, []int64{104, 1, 5, 5}, dw)
+	cases = append(cases, chainCase{"hardswish-after-conv", map[string]*graph.Type{"x": graph.TensorType(graph.Float, graph.ShapeOf(1, 104, 3, 96))},
+		map[string]*graph.Tensor{"w": dwt, "three": scalar(3), "six": scalar(6)},
+		[]*graph.Node{node("Div", []string{"x", "six"}, "h"),
+			node("Conv", []string{"h", "w"}, "b", ints("kernel_shape", 5, 5), ints("strides", 2, 1), ints("pads", 2, 2, 2, 2),
+				&graph.Attribute{Name: "group", Type: graph.AttrInt, I: 104}),
+			node("Add", []string{"b", "three"}, "p"), node("Relu", []string{"p"}, "q"), node("Mul", []string{"b", "q"}, "r"),
+			node("Div", []string{"r", "six"}, "s"), node("GlobalAveragePool", []string{"s"}, "y")}, 5})
 	// A chain of 20 unary ops: 16 in one dispatch, 4 in the next.
 	long := []*graph.Node{}
 	prev := "x"
