@@ -329,7 +329,7 @@ func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 	p := &Plan{Model: pm, Graph: g, ValueIndex: map[string]int{}, Constants: map[int]*graph.Tensor{},
 		Buffers: map[int]*Buffer{}, ArenaBytes: map[string]int64{}}
 	if !opts.NoFolding {
-		p.Folded = ops.FoldConstants(pm, known) + foldConstantIdentities(g)
+		p.Folded = ops.FoldConstants(pm, known) + foldConstantNodes(g)
 	}
 	if opts.Stages != nil {
 		p.Stages = opts.Stages
@@ -419,21 +419,30 @@ func selectOutputs(g *graph.Graph, names []string) error {
 	return nil
 }
 
-// foldConstantIdentities removes each Identity of a constant tensor whose
-// output is not a graph output, making the output another name for the
-// same tensor (no copy). PyTorch exports shared weights that way; folded,
-// they stay constants that a device uploads once, whatever their size
+// foldConstantNodes removes each Constant node with a tensor value and
+// each Identity of a constant tensor whose output is not a graph output,
+// making the output an initializer (for an Identity, another name for the
+// same tensor: no copy). PyTorch exports shared weights as Identities,
+// paddle2onnx every weight as a Constant node; folded, they stay
+// constants that a device uploads once, whatever their size
 // (FoldConstants folds only small values). It returns the number of
 // nodes removed.
-func foldConstantIdentities(g *graph.Graph) int {
+func foldConstantNodes(g *graph.Graph) int {
 	fixed := graphInputs(g)
 	for _, o := range g.Outputs {
 		fixed[o.Name] = true
 	}
 	nodes := g.Nodes[:0:0]
 	for _, n := range g.Nodes {
-		if n.Domain == graph.DefaultDomain && n.OpType == "Identity" && len(n.Inputs) == 1 && len(n.Outputs) == 1 && !fixed[n.Inputs[0]] && !fixed[n.Outputs[0]] {
-			if t := g.Initializers[n.Inputs[0]]; t != nil {
+		if n.Domain == graph.DefaultDomain && len(n.Outputs) == 1 && !fixed[n.Outputs[0]] {
+			var t *graph.Tensor
+			switch {
+			case n.OpType == "Identity" && len(n.Inputs) == 1 && !fixed[n.Inputs[0]]:
+				t = g.Initializers[n.Inputs[0]]
+			case n.OpType == "Constant" && len(n.Inputs) == 0:
+				t = n.AttrTensor("value")
+			}
+			if t != nil {
 				g.Initializers[n.Outputs[0]] = t
 				continue
 			}

@@ -265,17 +265,23 @@ func TestPlanSaysWhyDevicesDecline(t *testing.T) {
 	require.Contains(t, text.String(), "vulkan:1: no Reshape here")
 }
 
-// TestPlanFoldsConstantIdentities checks that an Identity of a large
-// constant becomes another name for the same tensor, while an Identity of
-// an overridable initializer or into a graph output stays a node.
-func TestPlanFoldsConstantIdentities(t *testing.T) {
+// TestPlanFoldsConstantNodes checks that an Identity of a large constant
+// becomes another name for the same tensor, and a large Constant node's
+// value an initializer (paddle2onnx writes every weight so), while an
+// Identity of an overridable initializer or into a graph output, and a
+// Constant that is a graph output, stay nodes.
+func TestPlanFoldsConstantNodes(t *testing.T) {
 	g := graph.NewGraph("ids")
 	w := graph.NewTensor(graph.Float, []int64{128, 64})
+	k := graph.NewTensor(graph.Float, []int64{128, 64})
 	g.Initializers["w"] = w
 	g.Initializers["b"] = graph.NewTensor(graph.Float, []int64{64})
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 128))},
 		{Name: "b", Type: graph.TensorType(graph.Float, graph.ShapeOf(64))}}
-	g.Outputs = []*graph.ValueInfo{{Name: "y"}, {Name: "w3"}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}, {Name: "w3"}, {Name: "z"}, {Name: "k2"}}
+	value := func(t *graph.Tensor) map[string]*graph.Attribute {
+		return map[string]*graph.Attribute{"value": {Name: "value", Type: graph.AttrTensor, T: t}}
+	}
 	g.Nodes = []*graph.Node{
 		{Name: "id1", OpType: "Identity", Inputs: []string{"w"}, Outputs: []string{"w1"}},
 		{Name: "id2", OpType: "Identity", Inputs: []string{"w1"}, Outputs: []string{"w2"}, Index: 1},
@@ -283,9 +289,12 @@ func TestPlanFoldsConstantIdentities(t *testing.T) {
 		{Name: "id3", OpType: "Identity", Inputs: []string{"w"}, Outputs: []string{"w3"}, Index: 3},
 		{Name: "mm", OpType: "MatMul", Inputs: []string{"x", "w2"}, Outputs: []string{"m"}, Index: 4},
 		{Name: "add", OpType: "Add", Inputs: []string{"m", "b1"}, Outputs: []string{"y"}, Index: 5},
+		{Name: "k", OpType: "Constant", Outputs: []string{"k"}, Attrs: value(k), Index: 6},
+		{Name: "mmk", OpType: "MatMul", Inputs: []string{"x", "k"}, Outputs: []string{"z"}, Index: 7},
+		{Name: "k2", OpType: "Constant", Outputs: []string{"k2"}, Attrs: value(k), Index: 8},
 	}
 	m := &graph.Model{Name: "ids", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", map[string]bool{"Identity": true, "MatMul": true, "Add": true}}}})
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", map[string]bool{"Identity": true, "MatMul": true, "Add": true, "Constant": true}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,13 +304,16 @@ func TestPlanFoldsConstantIdentities(t *testing.T) {
 			ops = append(ops, st.Node.Name)
 		}
 	}
-	if want := []string{"idb", "id3", "mm", "add"}; !slices.Equal(ops, want) {
+	if want := []string{"idb", "id3", "mm", "add", "mmk", "k2"}; !slices.Equal(ops, want) {
 		t.Errorf("compute steps %v, want %v", ops, want)
 	}
 	if p.Constants[p.ValueIndex["w2"]] != w {
 		t.Error("w2 is not the constant w itself")
 	}
-	if len(m.Graph.Nodes) != 6 || m.Graph.Initializers["w2"] != nil {
+	if p.Constants[p.ValueIndex["k"]] != k {
+		t.Error("k is not the Constant node's tensor itself")
+	}
+	if len(m.Graph.Nodes) != 9 || m.Graph.Initializers["w2"] != nil || m.Graph.Initializers["k"] != nil {
 		t.Error("planning changed the model")
 	}
 }

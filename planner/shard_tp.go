@@ -261,12 +261,12 @@ func (pf *pairFinder) weight(n *graph.Node, at int) (*graph.Tensor, bool) {
 }
 
 // constantTensor returns the tensor of value name when it is an
-// initializer that is not a graph input, or the output of an Identity of
-// such a value, neither value a graph output: the values that planning
-// turns into initializers whatever their size (see
-// foldConstantIdentities). It returns nil for any other value. Only nodes
-// before node before count as producers, which keeps a cyclic graph from
-// looping.
+// initializer that is not a graph input, a Constant node's tensor value,
+// or the output of an Identity of such a value, neither value a graph
+// output: the values that planning turns into initializers whatever their
+// size (see foldConstantNodes). It returns nil for any other value. Only
+// nodes before node before count as producers, which keeps a cyclic graph
+// from looping.
 func (pf *pairFinder) constantTensor(name string, before int) *graph.Tensor {
 	if pf.inputs[name] {
 		return nil
@@ -279,11 +279,16 @@ func (pf *pairFinder) constantTensor(name string, before int) *graph.Tensor {
 		return nil
 	}
 	n := pf.g.Nodes[i]
-	if n.Domain != graph.DefaultDomain || n.OpType != "Identity" || len(n.Inputs) != 1 || len(n.Outputs) != 1 ||
-		pf.outputs[name] || pf.outputs[n.Inputs[0]] {
+	if n.Domain != graph.DefaultDomain || len(n.Outputs) != 1 || pf.outputs[name] {
 		return nil
 	}
-	return pf.constantTensor(n.Inputs[0], i)
+	switch {
+	case n.OpType == "Constant":
+		return n.AttrTensor("value")
+	case n.OpType == "Identity" && len(n.Inputs) == 1 && !pf.outputs[n.Inputs[0]]:
+		return pf.constantTensor(n.Inputs[0], i)
+	}
+	return nil
 }
 
 // constant reports whether value name is a constant: an initializer that
