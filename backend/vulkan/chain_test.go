@@ -221,8 +221,9 @@ func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, c
 }
 
 // TestTransposeIntoMatMul checks products that read a Transpose's output:
-// attention's Q·Kᵀ with batch and head axes, a transposed A, and a
-// transposed operand also read elsewhere (not folded). Each must match
+// attention's Q·Kᵀ with batch and head axes, a transposed A, a transposed
+// operand also read elsewhere and one whose memory the product's output
+// takes (neither folded). Each must match
 // the CPU, in the expected number of dispatches.
 func TestTransposeIntoMatMul(t *testing.T) {
 	perm := func(p ...int64) *graph.Attribute {
@@ -239,6 +240,13 @@ func TestTransposeIntoMatMul(t *testing.T) {
 		{"read-twice", map[string]*graph.Type{"a": f32(4, 4), "b": f32(4, 4)},
 			// The Add is the product's residual (see TestProductTails).
 			[]*graph.Node{node("Transpose", []string{"a"}, "at"), node("MatMul", []string{"at", "b"}, "p"), node("Add", []string{"p", "at"}, "y")}, 2},
+		// The memory plan gives the product's output the memory of the
+		// Transpose's input, dead after the Transpose unfused (PP-OCRv4's
+		// recognizer from paddle2onnx: Kᵀ of a slice of the QKV product):
+		// folded, the product would overwrite the input it still reads.
+		{"output-over-input", map[string]*graph.Type{"q": f32(2, 3, 5, 8), "k": f32(2, 3, 7, 8)},
+			[]*graph.Node{node("Relu", []string{"k"}, "kr"), node("Transpose", []string{"kr"}, "kt", perm(0, 1, 3, 2)),
+				node("MatMul", []string{"q", "kt"}, "p"), node("Neg", []string{"p"}, "y")}, 4},
 	}
 	runDispatchCases(t, cases, nil, ops.Lookup("", "MatMul", 13).Tolerance())
 }

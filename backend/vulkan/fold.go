@@ -27,9 +27,11 @@ func readCounts(p *planner.Plan) map[int]int {
 // and which does not leave it, read the Transpose's input through permuted
 // strides instead (matmul.comp takes any strides): compiled[j] becomes a
 // copy of the product's step reading that input, launches[j] its launch,
-// compiled[i] of the Transpose nil and fusedInto[i] the product's node. It does not where a step between
-// the two writes memory that the input shares: the planner let that
-// happen, as the input was dead unfused.
+// compiled[i] of the Transpose nil and fusedInto[i] the product's node. It
+// does not where a step between the two, or the product itself, writes
+// memory that the input shares: the planner let that happen, as the input
+// was dead unfused (the product's invocations would overwrite the input
+// that others still read).
 func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	producer := map[int]int{}
 	for i, st := range steps {
@@ -55,7 +57,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 			}
 			xs, shape := p.Types[x].Shape.Ints(), p.Types[v].Shape.Ints()
 			perm := transposePerm(tn, p.Model.OpsetOf(tn), len(xs))
-			if len(shape) < 2 || len(perm) != len(xs) || overwritten(p, steps[i+1:j], x) {
+			if len(shape) < 2 || len(perm) != len(xs) || overwritten(p, steps[i+1:j+1], x) {
 				continue
 			}
 			xst := graph.Strides(xs)
