@@ -3,8 +3,9 @@
 // (in CI, ONNXVK_REQUIRE_TOOLS=1 turns every such skip into a failure so
 // that a missing install step cannot hide behind a green run), SkipShort
 // under -short, SkipLong outside the long suites, SkipUnlessEnv for
-// measurements that check nothing, and SkipDeclined for a case the device
-// under test declines. TestSkipsGoThroughTestenv fails on any other skip.
+// measurements that check nothing, SkipNotFetched for downloads a person
+// opts into, and SkipDeclined for a case the device under test declines.
+// TestSkipsGoThroughTestenv fails on any other skip.
 package testenv
 
 import (
@@ -37,6 +38,15 @@ func SkipUnlessEnv(t testing.TB, name, what string) {
 	if os.Getenv(name) != "1" {
 		t.Skip(what + ": runs with " + name + "=1")
 	}
+}
+
+// SkipNotFetched skips a test of files that a script downloads on request
+// (testdata/exporters/fetch.sh) and that are not there, saying how to
+// fetch them: data a person opts into, not a missing tool, so not a
+// failure under ONNXVK_REQUIRE_TOOLS.
+func SkipNotFetched(t testing.TB, how string) {
+	t.Helper()
+	t.Skip("not fetched: " + how)
 }
 
 // SkipDeclined skips a case that the device under test declines (reports
