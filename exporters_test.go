@@ -63,7 +63,9 @@ type exporterOutput struct {
 	Sum    float64   `json:"sum"`
 }
 
-// exporterSamples is the most elements ref/NAME.json keeps of an output.
+// exporterSamples is the most elements ref/NAME.json keeps of an output,
+// a quarter of that for the long models' 12 outputs of up to 16M
+// elements.
 const exporterSamples = 2048
 
 // exporterTolerance is the default tolerance against ONNX Runtime: the
@@ -114,7 +116,11 @@ func TestExporterModels(t *testing.T) {
 			feeds := exporterFeeds(t, m)
 			refFile := filepath.Join(exportersDir, "ref", m.Name+".json")
 			if os.Getenv("ONNXVK_EXPORTERS_REFS") == "1" {
-				writeExporterRef(t, path, feeds, refFile)
+				samples := int64(exporterSamples)
+				if m.Long {
+					samples /= 4
+				}
+				writeExporterRef(t, path, feeds, refFile, samples)
 			}
 			var want []exporterOutput
 			src, err := os.ReadFile(refFile)
@@ -219,8 +225,9 @@ func exporterFeeds(t *testing.T, m exporterModel) map[string]*onnxvk.Tensor {
 }
 
 // writeExporterRef runs the model at path on ONNX Runtime through node
-// (bench/ort/outputs.js) with feeds and writes its outputs to refFile.
-func writeExporterRef(t *testing.T, path string, feeds map[string]*onnxvk.Tensor, refFile string) {
+// (bench/ort/outputs.js) with feeds and writes its outputs to refFile,
+// each as up to samples elements.
+func writeExporterRef(t *testing.T, path string, feeds map[string]*onnxvk.Tensor, refFile string, samples int64) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -252,7 +259,7 @@ func writeExporterRef(t *testing.T, path string, feeds map[string]*onnxvk.Tensor
 			t.Fatal(err)
 		}
 		n := x.NumElements()
-		o := exporterOutput{Name: name, Shape: x.Shape, Stride: max(1, (n+exporterSamples-1)/exporterSamples)}
+		o := exporterOutput{Name: name, Shape: x.Shape, Stride: max(1, (n+samples-1)/samples)}
 		for i := range n {
 			v := x.Float64At(i)
 			o.Sum += v
