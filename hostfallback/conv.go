@@ -245,15 +245,7 @@ func convIm2col[T float32 | int32](g *convGeom, taps [][]int, x []T, cg, s0, s1 
 		o1 := min(g.out[last], o0+s1-s)
 		seg := s - s0
 		for t, off := range taps {
-			base, inside := 0, true
-			for d := range last {
-				i := oc[d]*g.stride[d] + off[d]
-				if i < 0 || i >= g.in[d] {
-					inside = false
-					break
-				}
-				base += i * inStrides[d]
-			}
+			base, inside := convLeadBase(oc, g.stride, off, g.in, inStrides)
 			of := off[last]
 			lo, hi := lastAxisRange(o0, o1, of, st, g.in[last])
 			for ch := range cg {

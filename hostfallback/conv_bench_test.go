@@ -23,3 +23,36 @@ func BenchmarkConv3x3(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConvIm2colPacked times the packing of ResNet-18's patch
+// matrices into the GEMM's panel layout, one whole convolution's tiles a
+// run: the 7×7 stride-2 stem, a 3×3 stride-1 and a 3×3 stride-2 layer.
+func BenchmarkConvIm2colPacked(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name              string
+		cg, in, k, s, pad int
+	}{{"stem", 3, 224, 7, 2, 3}, {"64x56x56", 64, 56, 3, 1, 1}, {"256x14x14", 256, 14, 3, 1, 1}, {"128x56s2", 128, 56, 3, 2, 1}} {
+		out := (c.in+2*c.pad-c.k)/c.s + 1
+		g := &convGeom{rank: 2, in: []int{c.in, c.in}, out: []int{out, out}, kernel: []int{c.k, c.k},
+			stride: []int{c.s, c.s}, dil: []int{1, 1}, padBegin: []int{c.pad, c.pad}, padEnd: []int{c.pad, c.pad}}
+		g.inSize, g.outSize, g.kernelSize = c.in*c.in, out*out, c.k*c.k
+		x := make([]float32, c.cg*g.inSize)
+		for i := range x {
+			x[i] = r.Float32()
+		}
+		rows := c.cg * g.kernelSize
+		tile := min(g.outSize, max(convIm2colBudget/rows, 16))
+		p := &convPanel{buf: make([]float32, rows*gemmCeil(tile, 16)*16), rows: rows, shift: 4}
+		taps := g.taps()
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for s0 := 0; s0 < g.outSize; s0 += tile {
+					s1 := min(s0+tile, g.outSize)
+					p.width = s1 - s0
+					convIm2colPacked(g, taps, x, c.cg, s0, s1, p)
+				}
+			}
+		})
+	}
+}

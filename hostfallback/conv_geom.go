@@ -156,6 +156,21 @@ func lastAxisRange(o0, o1, off, stride, in int) (lo, hi int) {
 	return lo, hi
 }
 
+// convLeadBase returns the offset, in row-major planes of the given sizes
+// and strides, of position pos·stride + off on every axis but the last,
+// and whether that lies inside the plane.
+func convLeadBase(pos, stride, off, sizes, strides []int) (int, bool) {
+	base := 0
+	for d := range len(sizes) - 1 {
+		i := pos[d]*stride[d] + off[d]
+		if i < 0 || i >= sizes[d] {
+			return 0, false
+		}
+		base += i * strides[d]
+	}
+	return base, true
+}
+
 // convFloorDiv is a/b rounded towards −∞ for b > 0.
 func convFloorDiv(a, b int) int {
 	q := a / b

@@ -2,6 +2,7 @@ package hostfallback
 
 import (
 	"math/bits"
+	"slices"
 	"sync/atomic"
 )
 
@@ -13,39 +14,11 @@ type convPanel struct {
 	rows, width, shift int
 }
 
-// putRow writes columns [q, q+n) of row r, strip by strip: zeros at
-// q+k for k < lo and for k ≥ hi, src[(k−lo)·st] for lo ≤ k < hi (0 ≤ lo ≤
-// hi ≤ n).
-func (p *convPanel) putRow(r, q, n, lo, hi int, src []float32, st int) {
-	nr := 1 << p.shift
-	i := gemmPanelIndex(r, q&^(nr-1), p.rows, p.width, p.shift)
-	step := min(gemmKC, p.rows-r/gemmKC*gemmKC) * nr
-	for k, lane := 0, q&(nr-1); k < n; lane = 0 {
-		c := min(n-k, nr-lane)
-		dst := p.buf[i+lane : i+lane+c]
-		// Columns k … k+c−1 of the run: dst[j] is column k+j.
-		a, b := min(max(lo-k, 0), c), min(max(hi-k, 0), c)
-		for j := 0; j < a; j++ {
-			dst[j] = 0
-		}
-		if a < b {
-			if st == 1 {
-				copy(dst[a:b], src[k+a-lo:])
-			} else {
-				part := dst[a:b]
-				s := src[(k+a-lo)*st:]
-				for j := range part {
-					part[j] = s[j*st]
-				}
-			}
-		}
-		for j := b; j < c; j++ {
-			dst[j] = 0
-		}
-		i += step
-		k += c
-	}
-}
+// convSeg is what one kernel tap puts in a run of n lanes of a strip,
+// from lane on: zl zeros, cp input values from off (the tap's offset in an
+// input plane, stride apart along the last axis), then zeros to the end of
+// the run.
+type convSeg struct{ lane, n, zl, cp, off int }
 
 // convPackedUsable reports whether convPackedF32 can run with gemmBest.
 func convPackedUsable() bool {
@@ -106,46 +79,149 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 
 // convIm2colPacked is convIm2col writing into a packed panel: row
 // (channel, tap), column s − s0 holds the input value under the tap for
-// output position s.
+// output position s. It fills the panel strip by strip, in the order of
+// memory: a strip's columns split into runs along the last axis, each
+// tap's segments of those runs are worked out once, and then every
+// channel's rows of the strip are copied with them.
 func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p *convPanel) {
 	r := g.rank
 	last := r - 1
+	nr := 1 << p.shift
 	outStrides, inStrides := convStrides(g.out), convStrides(g.in)
 	oc := make([]int, r)
 	st := g.stride[last]
-	for s := s0; s < s1; {
-		rem := s
-		for d := range r {
-			oc[d] = rem / outStrides[d]
-			rem %= outStrides[d]
+	strips := gemmCeil(p.width, nr)
+	nt := len(taps)
+	var segs []convSeg
+	var vsegs []convVecSeg
+	for j := range strips {
+		q0 := j * nr
+		lanes := min(nr, p.width-q0)
+		// The runs of the strip: np of them, nt segments each, segs[t·np+i]
+		// for tap t and run i.
+		np := 0
+		for lane := 0; lane < lanes; np++ {
+			lane += min(g.out[last]-(s0+q0+lane)%g.out[last], lanes-lane)
 		}
-		o0 := oc[last]
-		o1 := min(g.out[last], o0+s1-s)
-		seg := s - s0
-		for t, off := range taps {
-			base, inside := 0, true
-			for d := range last {
-				i := oc[d]*g.stride[d] + off[d]
-				if i < 0 || i >= g.in[d] {
-					inside = false
-					break
-				}
-				base += i * inStrides[d]
+		segs = slices.Grow(segs[:0], nt*np)[:nt*np]
+		for i, lane := 0, 0; lane < lanes; i++ {
+			rem := s0 + q0 + lane
+			for d := range r {
+				oc[d] = rem / outStrides[d]
+				rem %= outStrides[d]
 			}
-			of := off[last]
-			lo, hi := lastAxisRange(o0, o1, of, st, g.in[last])
-			if !inside {
-				lo, hi = o0, o0
-			}
-			for ch := range cg {
-				row := ch*len(taps) + t
-				if hi <= lo {
-					p.putRow(row, seg, o1-o0, 0, 0, nil, st)
-					continue
+			o0 := oc[last]
+			n := min(g.out[last]-o0, lanes-lane)
+			for t, off := range taps {
+				base, inside := convLeadBase(oc, g.stride, off, g.in, inStrides)
+				of := off[last]
+				lo, hi := lastAxisRange(o0, o0+n, of, st, g.in[last])
+				if !inside {
+					lo, hi = o0, o0
 				}
-				p.putRow(row, seg, o1-o0, lo-o0, hi-o0, x[ch*g.inSize+base+lo*st+of:], st)
+				segs[t*np+i] = convSeg{lane: lane, n: n, zl: lo - o0, cp: hi - lo, off: base + lo*st + of}
+			}
+			lane += n
+		}
+		if st == 1 && nr == 16 && convPackVec {
+			vsegs = convVecSegs(vsegs, segs)
+			for pc := 0; pc < p.rows; pc += gemmKC {
+				kcs := min(gemmKC, p.rows-pc)
+				ch := pc / nt
+				convPackStrip16(p.buf[pc*strips*nr+q0*kcs:][:kcs*nr], x[ch*g.inSize:], vsegs, np, nt, pc%nt, kcs, g.inSize, cg-ch)
+			}
+			continue
+		}
+		// One full-width segment per tap, stride 1, is a plain copy of nr
+		// values.
+		whole := np == 1 && st == 1 && lanes == nr
+		for pc := 0; pc < p.rows; pc += gemmKC {
+			kcs := min(gemmKC, p.rows-pc)
+			dst := p.buf[pc*strips*nr+q0*kcs:]
+			ch, t := pc/nt, pc%nt
+			plane := x[ch*g.inSize:]
+			for i := range kcs {
+				row := dst[i*nr : (i+1)*nr]
+				if sg := segs[t]; whole && sg.cp == nr {
+					copy(row, plane[sg.off:sg.off+nr])
+				} else {
+					for _, sg := range segs[t*np : (t+1)*np] {
+						convPutSeg(row[sg.lane:sg.lane+sg.n], sg, plane, st)
+					}
+				}
+				if t++; t == nt && i+1 < kcs {
+					t, ch = 0, ch+1
+					plane = x[ch*g.inSize:]
+				}
 			}
 		}
-		s += o1 - o0
+	}
+}
+
+// convVecSeg is a convSeg for a vector copy of a 16-wide strip: lane k
+// of the strip reads plane[off+k] where mask[k] is −1, and is zero where
+// it is 0. Off can be negative: the masked-off lanes are not read.
+type convVecSeg struct {
+	off  int
+	mask [16]int32
+}
+
+// convVecSegs returns segs (of a 16-wide strip, stride 1) as convVecSegs,
+// in buf's memory when it has room.
+func convVecSegs(buf []convVecSeg, segs []convSeg) []convVecSeg {
+	buf = slices.Grow(buf[:0], len(segs))[:len(segs)]
+	for i, sg := range segs {
+		v := &buf[i]
+		a := sg.lane + sg.zl
+		v.off = sg.off - a
+		for k := range v.mask {
+			v.mask[k] = 0
+			if k >= a && k < a+sg.cp {
+				v.mask[k] = -1
+			}
+		}
+	}
+	return buf
+}
+
+// convPackStrip16Go is convPackAVX2 in Go: it writes the kcs 16-wide rows
+// of a panel strip in dst, starting at tap t of the first of the channel
+// planes x (stride floats apart), from each tap's np segments.
+func convPackStrip16Go(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stride int) {
+	plane := 0
+	for i := range kcs {
+		row := (*[16]float32)(dst[i*16:])
+		*row = [16]float32{}
+		for _, v := range segs[t*np : (t+1)*np] {
+			for k, m := range v.mask {
+				if m != 0 {
+					row[k] = x[plane+v.off+k]
+				}
+			}
+		}
+		if t++; t == nt {
+			t, plane = 0, plane+stride
+		}
+	}
+}
+
+// convPutSeg writes segment sg of an input plane into dst, its n lanes.
+func convPutSeg(dst []float32, sg convSeg, plane []float32, st int) {
+	for k := range sg.zl {
+		dst[k] = 0
+	}
+	if sg.cp > 0 {
+		part := dst[sg.zl : sg.zl+sg.cp]
+		if st == 1 {
+			copy(part, plane[sg.off:sg.off+sg.cp])
+		} else {
+			s := plane[sg.off : sg.off+(sg.cp-1)*st+1]
+			for k := range part {
+				part[k] = s[k*st]
+			}
+		}
+	}
+	for k := sg.zl + sg.cp; k < len(dst); k++ {
+		dst[k] = 0
 	}
 }

@@ -9,8 +9,11 @@ import (
 
 // TestConvIm2colPacked checks the packed patch matrix bit for bit against
 // the row-major one of convIm2col over random geometries (rank 1 to 3, strides,
-// dilations, pads), tiles and strip widths, with NaN and infinite inputs.
+// dilations, pads), tiles and strip widths, with NaN and infinite inputs,
+// packed by the scalar copies and by convPackStrip16 (with AVX2 where the
+// CPU has it, else in Go).
 func TestConvIm2colPacked(t *testing.T) {
+	defer func(v bool) { convPackVec = v }(convPackVec)
 	r := rand.New(rand.NewPCG(31, 32))
 	for iter := range 400 {
 		rank := 1 + r.IntN(3)
@@ -45,21 +48,24 @@ func TestConvIm2colPacked(t *testing.T) {
 		shift := 4 + r.IntN(2)
 		rows := cg * g.kernelSize
 		size := rows * ((s1 - s0 + (1 << shift) - 1) &^ ((1 << shift) - 1))
-		got := &convPanel{buf: make([]float32, size), rows: rows, width: s1 - s0, shift: shift}
-		for i := range got.buf {
-			got.buf[i] = 7
-		}
 		taps := g.taps()
 		col := make([]float32, rows*(s1-s0))
 		convIm2col(g, taps, x, cg, s0, s1, col)
-		convIm2colPacked(g, taps, x, cg, s0, s1, got)
 		wb := make([]uint32, len(col))
 		for i, v := range col {
 			wb[i] = math.Float32bits(v)
 		}
-		if gb := panelBits(got); !slices.Equal(gb, wb) {
-			t.Fatalf("in %v kernel %v stride %v dil %v pads %v %v, cg %d, [%d, %d), nr %d: %s",
-				g.in, g.kernel, g.stride, g.dil, g.padBegin, g.padEnd, cg, s0, s1, 1<<shift, firstDiff(gb, wb))
+		for _, vec := range []bool{false, true} {
+			convPackVec = vec
+			got := &convPanel{buf: make([]float32, size), rows: rows, width: s1 - s0, shift: shift}
+			for i := range got.buf {
+				got.buf[i] = 7
+			}
+			convIm2colPacked(g, taps, x, cg, s0, s1, got)
+			if gb := panelBits(got); !slices.Equal(gb, wb) {
+				t.Fatalf("in %v kernel %v stride %v dil %v pads %v %v, cg %d, [%d, %d), nr %d, vector %v: %s",
+					g.in, g.kernel, g.stride, g.dil, g.padBegin, g.padEnd, cg, s0, s1, 1<<shift, vec, firstDiff(gb, wb))
+			}
 		}
 	}
 }

@@ -185,15 +185,7 @@ func convCol2im(g *convGeom, taps [][]int, col []float32, mo0, mo1, s0, s1 int, 
 		i1 := min(g.in[last], i0+s1-s)
 		seg := s - s0
 		for t, off := range taps {
-			base, inside := 0, true
-			for d := range last {
-				o := ic[d]*g.stride[d] + off[d]
-				if o < 0 || o >= g.out[d] {
-					inside = false
-					break
-				}
-				base += o * outStrides[d]
-			}
+			base, inside := convLeadBase(ic, g.stride, off, g.out, outStrides)
 			if !inside {
 				continue
 			}
