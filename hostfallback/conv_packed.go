@@ -92,43 +92,57 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 	st := g.stride[last]
 	strips := gemmCeil(p.width, nr)
 	nt := len(taps)
+	// The runs of the columns along the last axis, each tap's segment of
+	// each: runs[i·nt+t] for run i and tap t, its lane the run's first
+	// column.
+	var runs []convSeg
+	for c := 0; c < p.width; {
+		rem := s0 + c
+		for d := range r {
+			oc[d] = rem / outStrides[d]
+			rem %= outStrides[d]
+		}
+		o0 := oc[last]
+		n := min(g.out[last]-o0, p.width-c)
+		for _, off := range taps {
+			base, inside := convLeadBase(oc, g.stride, off, g.in, inStrides)
+			of := off[last]
+			lo, hi := lastAxisRange(o0, o0+n, of, st, g.in[last])
+			if !inside {
+				lo, hi = o0, o0
+			}
+			runs = append(runs, convSeg{lane: c, n: n, zl: lo - o0, cp: hi - lo, off: base + lo*st + of})
+		}
+		c += n
+	}
 	var segs []convSeg
 	var vsegs []convVecSeg
+	first := 0
 	for j := range strips {
 		q0 := j * nr
-		lanes := min(nr, p.width-q0)
-		// The runs of the strip: np of them, nt segments each, segs[t·np+i]
-		// for tap t and run i.
+		q1 := min(q0+nr, p.width)
+		// The strip's np runs, nt segments each: segs[t·np+i] for tap t
+		// and run i, cut to the strip.
+		for sg := runs[first*nt]; sg.lane+sg.n <= q0; sg = runs[first*nt] {
+			first++
+		}
 		np := 0
-		for lane := 0; lane < lanes; np++ {
-			lane += min(g.out[last]-(s0+q0+lane)%g.out[last], lanes-lane)
+		for first+np < len(runs)/nt && runs[(first+np)*nt].lane < q1 {
+			np++
 		}
 		segs = slices.Grow(segs[:0], nt*np)[:nt*np]
-		for i, lane := 0, 0; lane < lanes; i++ {
-			rem := s0 + q0 + lane
-			for d := range r {
-				oc[d] = rem / outStrides[d]
-				rem %= outStrides[d]
+		for i := range np {
+			for t, sg := range runs[(first+i)*nt : (first+i+1)*nt] {
+				segs[t*np+i] = sg.cut(q0, q1, st)
 			}
-			o0 := oc[last]
-			n := min(g.out[last]-o0, lanes-lane)
-			for t, off := range taps {
-				base, inside := convLeadBase(oc, g.stride, off, g.in, inStrides)
-				of := off[last]
-				lo, hi := lastAxisRange(o0, o0+n, of, st, g.in[last])
-				if !inside {
-					lo, hi = o0, o0
-				}
-				segs[t*np+i] = convSeg{lane: lane, n: n, zl: lo - o0, cp: hi - lo, off: base + lo*st + of}
-			}
-			lane += n
 		}
-		if st == 1 && nr == 16 && convPackVec {
-			vsegs = convVecSegs(vsegs, segs)
+		lanes := q1 - q0
+		if nr == 16 && convPackVec && st <= convPackMaxStride {
+			vsegs = convVecSegs(vsegs, segs, st)
 			for pc := 0; pc < p.rows; pc += gemmKC {
 				kcs := min(gemmKC, p.rows-pc)
 				ch := pc / nt
-				convPackStrip16(p.buf[pc*strips*nr+q0*kcs:][:kcs*nr], x[ch*g.inSize:], vsegs, np, nt, pc%nt, kcs, g.inSize, cg-ch)
+				convPackStrip16(p.buf[pc*strips*nr+q0*kcs:][:kcs*nr], x[ch*g.inSize:], vsegs, np, nt, pc%nt, kcs, g.inSize, st, cg-ch)
 			}
 			continue
 		}
@@ -158,22 +172,37 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 	}
 }
 
+// cut returns the part of sg (a segment of a run of columns, lane its
+// first) in columns [q0, q1), for input stride st, its lane counted from
+// q0.
+func (sg convSeg) cut(q0, q1, st int) convSeg {
+	a, b := max(sg.lane, q0), min(sg.lane+sg.n, q1)
+	lo := min(max(sg.lane+sg.zl, a), b)
+	hi := min(max(sg.lane+sg.zl+sg.cp, lo), b)
+	return convSeg{lane: a - q0, n: b - a, zl: lo - a, cp: hi - lo, off: sg.off + (lo-sg.lane-sg.zl)*st}
+}
+
+// convPackMaxStride bounds the input stride of convPackStrip16 (which
+// indexes a plane with int32s).
+const convPackMaxStride = 1 << 24
+
 // convVecSeg is a convSeg for a vector copy of a 16-wide strip: lane k
-// of the strip reads plane[off+k] where mask[k] is −1, and is zero where
-// it is 0. Off can be negative: the masked-off lanes are not read.
+// of the strip reads plane[off+k·st] (st the input stride) where mask[k]
+// is −1, and is zero where it is 0. Off can be negative: the masked-off
+// lanes are not read.
 type convVecSeg struct {
 	off  int
 	mask [16]int32
 }
 
-// convVecSegs returns segs (of a 16-wide strip, stride 1) as convVecSegs,
-// in buf's memory when it has room.
-func convVecSegs(buf []convVecSeg, segs []convSeg) []convVecSeg {
+// convVecSegs returns segs (of a 16-wide strip, input stride st) as
+// convVecSegs, in buf's memory when it has room.
+func convVecSegs(buf []convVecSeg, segs []convSeg, st int) []convVecSeg {
 	buf = slices.Grow(buf[:0], len(segs))[:len(segs)]
 	for i, sg := range segs {
 		v := &buf[i]
 		a := sg.lane + sg.zl
-		v.off = sg.off - a
+		v.off = sg.off - a*st
 		for k := range v.mask {
 			v.mask[k] = 0
 			if k >= a && k < a+sg.cp {
@@ -186,8 +215,9 @@ func convVecSegs(buf []convVecSeg, segs []convSeg) []convVecSeg {
 
 // convPackStrip16Go is convPackAVX2 in Go: it writes the kcs 16-wide rows
 // of a panel strip in dst, starting at tap t of the first of the channel
-// planes x (stride floats apart), from each tap's np segments.
-func convPackStrip16Go(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stride int) {
+// planes x (stride floats apart), from each tap's np segments, for input
+// stride st.
+func convPackStrip16Go(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stride, st int) {
 	plane := 0
 	for i := range kcs {
 		row := (*[16]float32)(dst[i*16:])
@@ -195,7 +225,7 @@ func convPackStrip16Go(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stri
 		for _, v := range segs[t*np : (t+1)*np] {
 			for k, m := range v.mask {
 				if m != 0 {
-					row[k] = x[plane+v.off+k]
+					row[k] = x[plane+v.off+k*st]
 				}
 			}
 		}

@@ -7,21 +7,21 @@ import "unsafe"
 // convPackAVX2 is convPackStrip16Go with AVX2, on raw pointers.
 //
 //go:noescape
-func convPackAVX2(dst, plane *float32, segs *convVecSeg, np, nt, t, rows, stride int)
+func convPackAVX2(dst, plane *float32, segs *convVecSeg, np, nt, t, rows, stride, st int)
 
 // convPackVec reports whether convIm2colPacked packs 16-wide strips of
-// stride-1 convolutions with convPackStrip16 (where it has AVX2).
+// convolutions with convPackStrip16 (where it has AVX2).
 var convPackVec = hasAVX2
 
 // convPackStrip16 is convPackStrip16Go, with AVX2 where the CPU has it;
 // the planes hold the given number of channels.
-func convPackStrip16(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stride, channels int) {
+func convPackStrip16(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stride, st, channels int) {
 	if !hasAVX2 {
-		convPackStrip16Go(dst, x, segs, np, nt, t, kcs, stride)
+		convPackStrip16Go(dst, x, segs, np, nt, t, kcs, stride, st)
 		return
 	}
-	if len(dst) < kcs*16 || len(segs) < nt*np || (t+kcs+nt-1)/nt > channels || len(x) < channels*stride || unsafe.Sizeof(convVecSeg{}) != 72 {
+	if len(dst) < kcs*16 || len(segs) < nt*np || (t+kcs+nt-1)/nt > channels || len(x) < channels*stride || st < 1 || st > convPackMaxStride || unsafe.Sizeof(convVecSeg{}) != 72 {
 		panic("hostfallback: convPackStrip16 out of bounds")
 	}
-	convPackAVX2(&dst[0], &x[0], &segs[0], np, nt, t, kcs, stride)
+	convPackAVX2(&dst[0], &x[0], &segs[0], np, nt, t, kcs, stride, st)
 }

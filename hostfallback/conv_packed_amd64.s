@@ -1,14 +1,33 @@
 //go:build !noasm
 
 // The AVX2 packing of im2col panel strips (see conv_packed_amd64.go).
-// VMASKMOVPS loads only the lanes that its mask selects and zeroes the
-// others; masked-off lanes do not fault, so a segment's base may point
-// before its plane.
+// VMASKMOVPS (stride 1) and VGATHERDPS (other strides) load only the
+// lanes that their mask selects; masked-off lanes do not fault, so a
+// segment's base may point before its plane.
 
 #include "textflag.h"
 
-// func convPackAVX2(dst, plane *float32, segs *convVecSeg, np, nt, t, rows, stride int)
-TEXT ·convPackAVX2(SB), NOSPLIT, $0-64
+// The lane numbers 0…15.
+DATA convPackLanes<>+0(SB)/4, $0
+DATA convPackLanes<>+4(SB)/4, $1
+DATA convPackLanes<>+8(SB)/4, $2
+DATA convPackLanes<>+12(SB)/4, $3
+DATA convPackLanes<>+16(SB)/4, $4
+DATA convPackLanes<>+20(SB)/4, $5
+DATA convPackLanes<>+24(SB)/4, $6
+DATA convPackLanes<>+28(SB)/4, $7
+DATA convPackLanes<>+32(SB)/4, $8
+DATA convPackLanes<>+36(SB)/4, $9
+DATA convPackLanes<>+40(SB)/4, $10
+DATA convPackLanes<>+44(SB)/4, $11
+DATA convPackLanes<>+48(SB)/4, $12
+DATA convPackLanes<>+52(SB)/4, $13
+DATA convPackLanes<>+56(SB)/4, $14
+DATA convPackLanes<>+60(SB)/4, $15
+GLOBL convPackLanes<>(SB), RODATA|NOPTR, $64
+
+// func convPackAVX2(dst, plane *float32, segs *convVecSeg, np, nt, t, rows, stride, st int)
+TEXT ·convPackAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
 	MOVQ plane+8(FP), SI
 	MOVQ segs+16(FP), R10
@@ -18,6 +37,14 @@ TEXT ·convPackAVX2(SB), NOSPLIT, $0-64
 	MOVQ rows+48(FP), CX
 	MOVQ stride+56(FP), R13
 	SHLQ $2, R13
+	MOVQ st+64(FP), R14
+	// Y6, Y7: the lane indices 0…15 times st.
+	MOVL R14, X8
+	VPBROADCASTD X8, Y8
+	VMOVDQU convPackLanes<>+0(SB), Y6
+	VMOVDQU convPackLanes<>+32(SB), Y7
+	VPMULLD Y8, Y6, Y6
+	VPMULLD Y8, Y7, Y7
 	// BX: the segments of tap t, 72 bytes each.
 	MOVQ R12, AX
 	IMULQ DX, AX
@@ -31,6 +58,9 @@ row:
 	VXORPS Y1, Y1, Y1
 	MOVQ DX, R8
 
+	CMPQ R14, $1
+	JNE gather
+
 seg:
 	MOVQ 0(BX), AX
 	LEAQ (SI)(AX*4), R9
@@ -43,7 +73,26 @@ seg:
 	ADDQ $72, BX
 	DECQ R8
 	JNZ seg
+	JMP store
 
+gather:
+	// Lane k reads plane[off+k·st]: VGATHERDPS with indices k·st (Y6,
+	// Y7), under the mask (which it clears) into zeroed registers.
+	MOVQ 0(BX), AX
+	LEAQ (SI)(AX*4), R9
+	VMOVDQU 8(BX), Y2
+	VMOVDQU 40(BX), Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VGATHERDPS Y2, (R9)(Y6*4), Y4
+	VGATHERDPS Y3, (R9)(Y7*4), Y5
+	VORPS Y4, Y0, Y0
+	VORPS Y5, Y1, Y1
+	ADDQ $72, BX
+	DECQ R8
+	JNZ gather
+
+store:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	ADDQ $64, DI
