@@ -203,15 +203,27 @@ func convVecSegs(buf []convVecSeg, segs []convSeg, st int) []convVecSeg {
 		v := &buf[i]
 		a := sg.lane + sg.zl
 		v.off = sg.off - a*st
-		for k := range v.mask {
-			v.mask[k] = 0
-			if k >= a && k < a+sg.cp {
-				v.mask[k] = -1
-			}
-		}
+		m := &convLaneMasks[a][a+sg.cp]
+		// Four moves of four lanes (one of sixteen is a call to memmove).
+		*(*[4]int32)(v.mask[0:4]) = *(*[4]int32)(m[0:4])
+		*(*[4]int32)(v.mask[4:8]) = *(*[4]int32)(m[4:8])
+		*(*[4]int32)(v.mask[8:12]) = *(*[4]int32)(m[8:12])
+		*(*[4]int32)(v.mask[12:16]) = *(*[4]int32)(m[12:16])
 	}
 	return buf
 }
+
+// convLaneMasks[a][e] is the mask of a convVecSeg that reads lanes [a, e).
+var convLaneMasks = func() (m [17][17][16]int32) {
+	for a := range m {
+		for e := a; e < len(m); e++ {
+			for k := a; k < e; k++ {
+				m[a][e][k] = -1
+			}
+		}
+	}
+	return m
+}()
 
 // convPackStrip16Go is convPackAVX2 in Go: it writes the kcs 16-wide rows
 // of a panel strip in dst, starting at tap t of the first of the channel
