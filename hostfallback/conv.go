@@ -3,13 +3,11 @@ package hostfallback
 import (
 	"sync/atomic"
 
-	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
 	RegisterChecked("Conv", convKernel, onFloats)
-	Register("ConvInteger", convIntegerKernel)
 }
 
 // convIm2colBudget bounds the im2col buffer of one tile, in elements.
@@ -269,61 +267,4 @@ func convIm2col[T float32 | int32](g *convGeom, taps [][]int, x []T, cg, s0, s1 
 		}
 		s += o1 - o0
 	}
-}
-
-// convIntegerKernel is ONNX ConvInteger: the convolution of (X −
-// x_zero_point) by (W − w_zero_point) for 8-bit X and W, accumulated in
-// int32. x_zero_point is a scalar; w_zero_point a scalar or one value per
-// output channel. Padding reads as the zero point, that is as 0 after the
-// subtraction.
-func convIntegerKernel(c *Call) error {
-	x, w := c.Tensor(0), c.Tensor(1)
-	if x == nil || w == nil {
-		return c.Errorf("inputs x and w are required")
-	}
-	l, err := convPlan(c, x.Shape, w.Shape)
-	if err != nil {
-		return err
-	}
-	xv, err := int8Values(c, x)
-	if err != nil {
-		return err
-	}
-	wv, err := int8Values(c, w)
-	if err != nil {
-		return err
-	}
-	if zp := c.Tensor(2); zp != nil {
-		z, err := int8Values(c, zp)
-		if err != nil {
-			return err
-		}
-		if len(z) != 1 {
-			return c.Errorf("x_zero_point%v must be a scalar", zp.Shape)
-		}
-		for i := range xv {
-			xv[i] -= z[0]
-		}
-	}
-	if zp := c.Tensor(3); zp != nil {
-		z, err := int8Values(c, zp)
-		if err != nil {
-			return err
-		}
-		if len(z) != 1 && len(z) != l.m {
-			return c.Errorf("w_zero_point%v must be a scalar or hold %d values", zp.Shape, l.m)
-		}
-		per := l.cg * l.kernelSize
-		for i := range wv {
-			wv[i] -= z[(i/per)%len(z)]
-		}
-	}
-	y := c.Output(0, graph.Int32, convShape([]int64{int64(l.n), int64(l.m)}, l.out))
-	if l.n == 0 || l.m == 0 || l.outSize == 0 {
-		return nil
-	}
-	convGeneral(c.Threads, l, xv, wv, graph.View[int32](y), func(_, m, n, k int, a []int32, lda int, b []int32, ldb int, c []int32, at, ldc int, _ bool) {
-		matmulLoop(false, false, m, n, k, a, lda, b, ldb, c[at:], ldc)
-	}, true)
-	return nil
 }

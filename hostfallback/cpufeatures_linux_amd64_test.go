@@ -11,8 +11,8 @@ import (
 )
 
 // TestCPUFeatures checks the CPUID probe against the flags Linux reports
-// in /proc/cpuinfo: every GEMM kernel whose features the CPU has runs (a
-// wrong probe would skip it silently), and no other.
+// in /proc/cpuinfo: every GEMM kernel, float or integer, whose features the
+// CPU has runs (a wrong probe would skip it silently), and no other.
 func TestCPUFeatures(t *testing.T) {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
@@ -29,13 +29,25 @@ func TestCPUFeatures(t *testing.T) {
 	if flags == nil {
 		t.Fatal("/proc/cpuinfo has no flags line")
 	}
+	type variant struct {
+		name  string
+		needs []string
+		runs  bool
+	}
+	var variants []variant
 	for _, v := range sgemmVariants() {
+		variants = append(variants, variant{v.kernel.name, v.needs, v.runs})
+	}
+	for _, v := range qgemmVariants() {
+		variants = append(variants, variant{v.kernel.name, v.needs, v.runs})
+	}
+	for _, v := range variants {
 		want := true
 		for _, f := range v.needs {
 			want = want && slices.Contains(flags, f)
 		}
 		if v.runs != want {
-			t.Errorf("%s runs: %v, but /proc/cpuinfo has all of %v: %v", v.kernel.name, v.runs, v.needs, want)
+			t.Errorf("%s runs: %v, but /proc/cpuinfo has all of %v: %v", v.name, v.runs, v.needs, want)
 		}
 	}
 }
