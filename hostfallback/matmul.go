@@ -54,9 +54,9 @@ type matmulShape struct {
 	// layout of gemmPacked (see gemmPackWhole), shared with every plan
 	// that packs that weight (see sharedPack).
 	packedB *packedWeight
-	// wideB, when set, is MatMulInteger's constant B widened to int32 with
-	// its constant zero point subtracted.
-	wideB []int32
+	// intB, when set, is MatMulInteger's constant B, its constant zero
+	// point subtracted, each matrix packed as qgemm's B (matmulIntegerB).
+	intB []int16
 }
 
 // matmulPlan checks and lays out numpy.matmul of shapes sa and sb: 1-D
@@ -260,7 +260,7 @@ func matmulBatched[T matmulNum](threads *Threads, p *matmulShape, a, b, y []T) {
 
 // matmulIntegerKernel is ONNX MatMulInteger: (A − a_zero_point)·(B −
 // b_zero_point) in int32 for 8-bit A and B, with per-tensor zero points or
-// per-row (A) and per-column (B) ones.
+// per-row (A) and per-column (B) ones, as integer products (qgemm).
 func matmulIntegerKernel(c *Call) error {
 	a, b := c.Tensor(0), c.Tensor(1)
 	if a == nil || b == nil {
@@ -269,7 +269,7 @@ func matmulIntegerKernel(c *Call) error {
 	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
 		p, err := matmulPlan(c, a.Shape, b.Shape)
 		if err == nil && c.Const(1) && (c.Tensor(3) == nil || c.Const(3)) {
-			p.wideB, err = int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true)
+			p.intB, err = matmulIntegerB(c, p, b)
 		}
 		return p, err
 	})
@@ -280,15 +280,65 @@ func matmulIntegerKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	bv := p.wideB
-	if bv == nil {
-		if bv, err = int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true); err != nil {
+	bp := p.intB
+	if bp == nil {
+		if bp, err = matmulIntegerB(c, p, b); err != nil {
 			return err
 		}
 	}
 	y := c.Output(0, graph.Int32, p.out)
-	matmulBatched(c.Threads, p, av, bv, graph.View[int32](y))
+	matmulIntegerRun(c.Threads, qgemmBest, p, av, bp, graph.View[int32](y))
 	return nil
+}
+
+// matmulIntegerB returns B − b_zero_point, each of its k×n matrices
+// packed as qgemm's B, one after the other.
+func matmulIntegerB(c *Call, p *matmulShape, b *graph.Tensor) ([]int16, error) {
+	bv, err := int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true)
+	if err != nil || p.k*p.n == 0 {
+		return nil, err
+	}
+	size := qgemmSizeB(p.k, p.n)
+	out := make([]int16, len(bv)/(p.k*p.n)*size)
+	for i := range len(bv) / (p.k * p.n) {
+		qpackB(out[i*size:], bv[i*p.k*p.n:], p.k, p.n, p.n)
+	}
+	return out, nil
+}
+
+// matmulIntegerRun sets y to the planned product of a (its zero point
+// subtracted) by the packed b: with a single B, A's matrices stacked and
+// split by rows across the workers; else one output matrix at a time.
+func matmulIntegerRun(threads *Threads, kern *qgemmKernel, p *matmulShape, a []int32, b []int16, y []int32) {
+	m, n, k, count := p.m, p.n, p.k, len(p.offA)
+	if m*n == 0 {
+		return
+	}
+	// rows multiplies rows [r0, r1) of the m×k matrices of A from offset
+	// at by packed B matrix bi into y from row r0 of output matrix o.
+	rows := func(at, bi, o, r0, r1 int) {
+		pa := qgemmBuf(qgemmSizeA(r1-r0, k))
+		defer qgemmBufs.Put(pa)
+		qpackA(*pa, a[at+r0*k:], r1-r0, k, k)
+		qgemm(kern, r1-r0, n, k, *pa, b[bi*qgemmSizeB(k, n):], y[(o*m+r0)*n:], n)
+	}
+	if p.foldA {
+		total := count * m
+		grain := max(1, gemmParallelWork/max(qgemmMR*n*k, 1))
+		threads.For((total+qgemmMR-1)/qgemmMR, grain, func(lo, hi int) {
+			rows(0, 0, 0, lo*qgemmMR, min(hi*qgemmMR, total))
+		})
+		return
+	}
+	threads.For(count, 1, func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			bi := 0
+			if k > 0 {
+				bi = p.offB[o] / (k * n)
+			}
+			rows(p.offA[o], bi, o, 0, m)
+		}
+	})
 }
 
 // int8Operand widens an int8 or uint8 operand of a k-deep product with n

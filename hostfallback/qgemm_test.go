@@ -238,3 +238,81 @@ func TestConvIntegerVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulIntegerVariants checks MatMulInteger, run with every integer
+// micro-kernel this CPU runs, against int64 products: stacked and
+// broadcast batches, vectors, an empty depth, odd sizes, per-tensor
+// zero points at the ends of their types, per-row and per-column ones.
+func TestMatMulIntegerVariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	cases := []struct {
+		as, bs   []int64
+		at, bt   graph.DType
+		azp, bzp []int64
+	}{
+		{as: []int64{3, 5, 7}, bs: []int64{7, 17}, at: graph.Uint8, bt: graph.Int8, azp: []int64{255}, bzp: []int64{-128}},
+		{as: []int64{2, 1, 4, 33}, bs: []int64{3, 33, 9}, at: graph.Int8, bt: graph.Uint8, azp: []int64{127}, bzp: []int64{0}},
+		{as: []int64{13}, bs: []int64{13, 20}, at: graph.Uint8, bt: graph.Uint8},
+		{as: []int64{1, 144}, bs: []int64{144, 10}, at: graph.Uint8, bt: graph.Int8, azp: []int64{0}, bzp: []int64{127}},
+		{as: []int64{6, 31}, bs: []int64{31, 18}, at: graph.Uint8, bt: graph.Uint8, azp: []int64{0, 255, 1, 128, 7, 255}, bzp: []int64{255, 0, 3, 255, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 255}},
+		{as: []int64{4, 0}, bs: []int64{0, 3}, at: graph.Uint8, bt: graph.Int8},
+		// Enough rows for the workers to share.
+		{as: []int64{3, 41, 64}, bs: []int64{64, 48}, at: graph.Uint8, bt: graph.Int8, azp: []int64{3}},
+	}
+	for ci, tc := range cases {
+		a, av := int8Tensor(rng, tc.at, tc.as)
+		b, bv := int8Tensor(rng, tc.bt, tc.bs)
+		in := []graph.Value{a, b, nil, nil}
+		if tc.azp != nil {
+			in[2] = int8Scalars(tc.at, []int64{int64(len(tc.azp))}, tc.azp)
+		}
+		if tc.bzp != nil {
+			in[3] = int8Scalars(tc.bt, []int64{int64(len(tc.bzp))}, tc.bzp)
+		}
+		for _, v := range qgemmVariants() {
+			if !v.runs {
+				continue
+			}
+			name := fmt.Sprintf("case %d %s", ci, v.kernel.name)
+			c := &Call{Node: nnAttrs{}.node("MatMulInteger", len(in), []string{"y"}), Opset: 10, In: in, Out: make([]graph.Value, 1)}
+			p, err := matmulPlan(c, a.Shape, b.Shape)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			ai, err := int8Operand(c, a, c.Tensor(2), "a_zero_point", p.k, p.n, false)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			bp, err := matmulIntegerB(c, p, b)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			y := make([]int32, int(graph.NumElements(p.out)))
+			for i := range y {
+				y[i] = -3
+			}
+			matmulIntegerRun(c.Threads, v.kernel, p, ai, bp, y)
+			m, n, k := p.m, p.n, p.k
+			for o := range p.offA {
+				for i := range m {
+					for j := range n {
+						var want int64
+						for q := range k {
+							x, w := av[p.offA[o]+i*k+q], bv[p.offB[o]+q*n+j]
+							if tc.azp != nil {
+								x -= tc.azp[i%len(tc.azp)]
+							}
+							if tc.bzp != nil {
+								w -= tc.bzp[j%len(tc.bzp)]
+							}
+							want += x * w
+						}
+						if got := y[(o*m+i)*n+j]; int64(got) != want {
+							t.Fatalf("%s: matrix %d y[%d,%d] = %d, want %d", name, o, i, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
