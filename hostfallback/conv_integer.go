@@ -125,16 +125,17 @@ func convIntegerRun(threads *Threads, kern *qgemmKernel, l *convLayout, x []int3
 	taps := l.taps()
 	per := qgemmSizeA(l.mg, rows)
 	threads.For(l.n*l.group*tiles, 1, func(lo, hi int) {
-		col := make([]int32, rows*tile)
-		packed := qgemmBuf(qgemmSizeB(rows, tile))
-		defer qgemmBufs.Put(packed)
+		col := qgemmBuf[int32](&qgemmBufs.b, rows*tile)
+		defer qgemmBufs.b.Put(col)
+		packed := qgemmBuf[int32](&qgemmBufs.b, qgemmSizeB(rows, tile))
+		defer qgemmBufs.b.Put(packed)
 		for u := lo; u < hi; u++ {
 			ng, t := u/tiles, u%tiles
 			n, grp := ng/l.group, ng%l.group
 			s0 := t * tile
 			s1 := min(s0+tile, S)
-			convIm2col(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, col)
-			qpackB(*packed, col, rows, s1-s0, s1-s0)
+			convIm2col(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, *col)
+			qpackB(*packed, *col, rows, s1-s0, s1-s0)
 			qgemm(kern, l.mg, s1-s0, rows, w[grp*per:], *packed, y[(n*l.m+grp*l.mg)*S+s0:], S)
 		}
 	})

@@ -56,7 +56,7 @@ type matmulShape struct {
 	packedB *packedWeight
 	// intB, when set, is MatMulInteger's constant B, its constant zero
 	// point subtracted, each matrix packed as qgemm's B (matmulIntegerB).
-	intB []int16
+	intB []int32
 }
 
 // matmulPlan checks and lays out numpy.matmul of shapes sa and sb: 1-D
@@ -293,13 +293,13 @@ func matmulIntegerKernel(c *Call) error {
 
 // matmulIntegerB returns B − b_zero_point, each of its k×n matrices
 // packed as qgemm's B, one after the other.
-func matmulIntegerB(c *Call, p *matmulShape, b *graph.Tensor) ([]int16, error) {
+func matmulIntegerB(c *Call, p *matmulShape, b *graph.Tensor) ([]int32, error) {
 	bv, err := int8Operand(c, b, c.Tensor(3), "b_zero_point", p.k, p.n, true)
 	if err != nil || p.k*p.n == 0 {
 		return nil, err
 	}
 	size := qgemmSizeB(p.k, p.n)
-	out := make([]int16, len(bv)/(p.k*p.n)*size)
+	out := make([]int32, len(bv)/(p.k*p.n)*size)
 	for i := range len(bv) / (p.k * p.n) {
 		qpackB(out[i*size:], bv[i*p.k*p.n:], p.k, p.n, p.n)
 	}
@@ -309,7 +309,7 @@ func matmulIntegerB(c *Call, p *matmulShape, b *graph.Tensor) ([]int16, error) {
 // matmulIntegerRun sets y to the planned product of a (its zero point
 // subtracted) by the packed b: with a single B, A's matrices stacked and
 // split by rows across the workers; else one output matrix at a time.
-func matmulIntegerRun(threads *Threads, kern *qgemmKernel, p *matmulShape, a []int32, b []int16, y []int32) {
+func matmulIntegerRun(threads *Threads, kern *qgemmKernel, p *matmulShape, a []int32, b, y []int32) {
 	m, n, k, count := p.m, p.n, p.k, len(p.offA)
 	if m*n == 0 {
 		return
@@ -317,8 +317,8 @@ func matmulIntegerRun(threads *Threads, kern *qgemmKernel, p *matmulShape, a []i
 	// rows multiplies rows [r0, r1) of the m×k matrices of A from offset
 	// at by packed B matrix bi into y from row r0 of output matrix o.
 	rows := func(at, bi, o, r0, r1 int) {
-		pa := qgemmBuf(qgemmSizeA(r1-r0, k))
-		defer qgemmBufs.Put(pa)
+		pa := qgemmBuf[int16](&qgemmBufs.a, qgemmSizeA(r1-r0, k))
+		defer qgemmBufs.a.Put(pa)
 		qpackA(*pa, a[at+r0*k:], r1-r0, k, k)
 		qgemm(kern, r1-r0, n, k, *pa, b[bi*qgemmSizeB(k, n):], y[(o*m+r0)*n:], n)
 	}

@@ -11,8 +11,10 @@ import "sync"
 //
 // A is packed row by row, each row of 2·pairs int16s (k rounded up to
 // even, pairs = ⌈k/2⌉), the rows rounded up to a multiple of qgemmMR; B in
-// panels of qgemmNR columns, each holding, pair by pair of k rows, the two
-// values of every column side by side. The padding is zero.
+// panels of qgemmNR columns, each holding, pair by pair of k rows, an
+// int32 per column whose low half is the pair's first value and whose high
+// half is its second (two int16s side by side in memory). The padding is
+// zero.
 
 const qgemmMR, qgemmNR = 4, 16
 
@@ -22,7 +24,7 @@ type qgemmKernel struct {
 	// tile sets the qgemmMR×qgemmNR tile c (rows ldc apart) to the product
 	// of qgemmMR packed rows of A (lda int16s apart) and a packed B panel,
 	// over pairs ≥ 1 pairs of k.
-	tile func(pairs int, a []int16, lda int, b []int16, c []int32, ldc int)
+	tile func(pairs int, a []int16, lda int, b []int32, c []int32, ldc int)
 }
 
 // qgemmVariant is a micro-kernel, the CPU features it needs (as
@@ -47,15 +49,14 @@ var qgemmBest = func() *qgemmKernel {
 }()
 
 // qgemmTileGo is the portable tile.
-func qgemmTileGo(pairs int, a []int16, lda int, b []int16, c []int32, ldc int) {
+func qgemmTileGo(pairs int, a []int16, lda int, b []int32, c []int32, ldc int) {
 	for r := range qgemmMR {
 		var acc [qgemmNR]int32
 		ar := a[r*lda : r*lda+2*pairs]
 		for p := range pairs {
 			a0, a1 := int32(ar[2*p]), int32(ar[2*p+1])
-			bp := b[p*2*qgemmNR : (p+1)*2*qgemmNR]
-			for j := range acc {
-				acc[j] += a0*int32(bp[2*j]) + a1*int32(bp[2*j+1])
+			for j, v := range b[p*qgemmNR : (p+1)*qgemmNR] {
+				acc[j] += a0*int32(int16(v)) + a1*(v>>16)
 			}
 		}
 		copy(c[r*ldc:r*ldc+qgemmNR], acc[:])
@@ -72,12 +73,12 @@ func qgemmSizeA(m, k int) int {
 
 // qgemmSizeB is the length of the packed form of a k×n B.
 func qgemmSizeB(k, n int) int {
-	return (n + qgemmNR - 1) / qgemmNR * qgemmNR * 2 * qgemmPairs(k)
+	return (n + qgemmNR - 1) / qgemmNR * qgemmNR * qgemmPairs(k)
 }
 
 // qgemm sets C (m×n, rows ldc apart) to the product of packed A (m×k) and
 // packed B (k×n) with micro-kernel kern.
-func qgemm(kern *qgemmKernel, m, n, k int, a, b []int16, c []int32, ldc int) {
+func qgemm(kern *qgemmKernel, m, n, k int, a []int16, b, c []int32, ldc int) {
 	pairs := qgemmPairs(k)
 	if pairs == 0 {
 		for i := range m {
@@ -85,7 +86,7 @@ func qgemm(kern *qgemmKernel, m, n, k int, a, b []int16, c []int32, ldc int) {
 		}
 		return
 	}
-	lda, panel := 2*pairs, 2*pairs*qgemmNR
+	lda, panel := 2*pairs, pairs*qgemmNR
 	var tmp [qgemmMR * qgemmNR]int32
 	for j := 0; j < n; j += qgemmNR {
 		bp := b[j/qgemmNR*panel : (j/qgemmNR+1)*panel]
@@ -121,40 +122,46 @@ func qpackA(dst []int16, src []int32, m, k, lda int) {
 
 // qpackB packs the k×n matrix src (rows ldb apart, values in int16's
 // range) as qgemm's B into dst, which must hold qgemmSizeB(k, n) values.
-func qpackB(dst []int16, src []int32, k, n, ldb int) {
+func qpackB(dst, src []int32, k, n, ldb int) {
 	pairs := qgemmPairs(k)
-	panel := 2 * pairs * qgemmNR
+	panel := pairs * qgemmNR
 	for j := 0; j < n; j += qgemmNR {
 		w := min(qgemmNR, n-j)
 		d := dst[j/qgemmNR*panel : (j/qgemmNR+1)*panel]
 		for p := range pairs {
-			chunk := d[p*2*qgemmNR : (p+1)*2*qgemmNR]
+			chunk := d[p*qgemmNR : (p+1)*qgemmNR]
 			r0 := src[2*p*ldb+j : 2*p*ldb+j+w]
-			if 2*p+1 < k {
-				r1 := src[(2*p+1)*ldb+j : (2*p+1)*ldb+j+w]
+			if 2*p+1 == k {
 				for c, v := range r0 {
-					chunk[2*c], chunk[2*c+1] = int16(v), int16(r1[c])
+					chunk[c] = int32(uint16(v))
 				}
 			} else {
-				for c, v := range r0 {
-					chunk[2*c], chunk[2*c+1] = int16(v), 0
-				}
+				qgemmPairRows(chunk[:w], r0, src[(2*p+1)*ldb+j:(2*p+1)*ldb+j+w])
 			}
-			clear(chunk[2*w:])
+			clear(chunk[w:])
 		}
 	}
 }
 
-// qgemmBufs pools the packing buffers of activations.
-var qgemmBufs sync.Pool
+// qgemmPairRowsGo sets dst[c] to the pair of r0[c] (low half) and r1[c]
+// (high half), int16s.
+func qgemmPairRowsGo(dst, r0, r1 []int32) {
+	r0, r1 = r0[:len(dst)], r1[:len(dst)]
+	for c, v := range r0 {
+		dst[c] = int32(uint16(v)) | r1[c]<<16
+	}
+}
 
-// qgemmBuf returns a buffer of n int16s (of any content) from the pool;
-// give it back with qgemmBufs.Put.
-func qgemmBuf(n int) *[]int16 {
-	if p, ok := qgemmBufs.Get().(*[]int16); ok && cap(*p) >= n {
+// qgemmBufs pools the packing buffers of activations, by element type.
+var qgemmBufs struct{ a, b sync.Pool }
+
+// qgemmBuf returns a buffer of n Ts (of any content) from pool; give it
+// back with pool.Put.
+func qgemmBuf[T int16 | int32](pool *sync.Pool, n int) *[]T {
+	if p, ok := pool.Get().(*[]T); ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
-	b := make([]int16, n)
+	b := make([]T, n)
 	return &b
 }

@@ -5,15 +5,34 @@ package hostfallback
 // qgemmAVX2Tile is the 4×16 AVX2 tile (see qgemm_amd64.s).
 //
 //go:noescape
-func qgemmAVX2Tile(pairs int, a *int16, lda int, b *int16, c *int32, ldc int)
+func qgemmAVX2Tile(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)
 
 // qgemmTileAVX2 checks the extent of the operands, which the assembly
 // reads and writes unchecked, and runs qgemmAVX2Tile.
-func qgemmTileAVX2(pairs int, a []int16, lda int, b []int16, c []int32, ldc int) {
+func qgemmTileAVX2(pairs int, a []int16, lda int, b []int32, c []int32, ldc int) {
 	_ = a[(qgemmMR-1)*lda+2*pairs-1]
-	_ = b[2*qgemmNR*pairs-1]
+	_ = b[qgemmNR*pairs-1]
 	_ = c[(qgemmMR-1)*ldc+qgemmNR-1]
 	qgemmAVX2Tile(pairs, &a[0], lda, &b[0], &c[0], ldc)
+}
+
+// qgemmPairRowsAVX2 is qgemmPairRowsGo over n values, n a positive
+// multiple of 8.
+//
+//go:noescape
+func qgemmPairRowsAVX2(dst, r0, r1 *int32, n int)
+
+// qgemmPairRows sets dst[c] to the pair of r0[c] (low half) and r1[c]
+// (high half), int16s: eight at a time with AVX2 where the CPU has it.
+func qgemmPairRows(dst, r0, r1 []int32) {
+	r0, r1 = r0[:len(dst)], r1[:len(dst)]
+	n := 0
+	if hasAVX2 {
+		if n = len(dst) &^ 7; n > 0 {
+			qgemmPairRowsAVX2(&dst[0], &r0[0], &r1[0], n)
+		}
+	}
+	qgemmPairRowsGo(dst[n:], r0[n:], r1[n:])
 }
 
 // qgemmVariants lists the integer micro-kernels of amd64, fastest first;

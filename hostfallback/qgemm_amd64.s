@@ -9,7 +9,7 @@
 
 #include "textflag.h"
 
-// func qgemmAVX2Tile(pairs int, a *int16, lda int, b *int16, c *int32, ldc int)
+// func qgemmAVX2Tile(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)
 TEXT ·qgemmAVX2Tile(SB), NOSPLIT, $0-48
 	MOVQ pairs+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -68,5 +68,29 @@ qgemmpair:
 	ADDQ R9, DX
 	VMOVDQU Y6, 0(DX)
 	VMOVDQU Y7, 32(DX)
+	VZEROUPPER
+	RET
+
+// func qgemmPairRowsAVX2(dst, r0, r1 *int32, n int)
+TEXT ·qgemmPairRowsAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	VPCMPEQD Y2, Y2, Y2
+	VPSRLD $16, Y2, Y2
+
+qgemmpairrow:
+	VPAND 0(SI), Y2, Y0
+	VMOVDQU 0(DX), Y1
+	VPSLLD $16, Y1, Y1
+	VPOR Y1, Y0, Y0
+	VMOVDQU Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ qgemmpairrow
 	VZEROUPPER
 	RET

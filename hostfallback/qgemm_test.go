@@ -60,9 +60,12 @@ func TestQgemmVariants(t *testing.T) {
 							b[i] = -255
 						}
 					}
-					pa, pb := make([]int16, qgemmSizeA(m, k)), make([]int16, qgemmSizeB(k, n))
+					pa, pb := make([]int16, qgemmSizeA(m, k)), make([]int32, qgemmSizeB(k, n))
 					for i := range pa {
 						pa[i] = 1 // the packing must overwrite the padding
+					}
+					for i := range pb {
+						pb[i] = 1
 					}
 					qpackA(pa, a, m, k, k)
 					qpackB(pb, b, k, n, n)
@@ -85,6 +88,23 @@ func TestQgemmVariants(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestQgemmPairRows checks the vector pairing of B's rows against the
+// portable one over lengths around the vector's.
+func TestQgemmPairRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for n := range 40 {
+		r0, r1 := qgemmValues(rng, n), qgemmValues(rng, n)
+		got, want := make([]int32, n), make([]int32, n)
+		qgemmPairRows(got, r0, r1)
+		qgemmPairRowsGo(want, r0, r1)
+		for c := range n {
+			if got[c] != want[c] || int16(want[c]) != int16(r0[c]) || want[c]>>16 != r1[c] {
+				t.Fatalf("n=%d: pair %d = %#x (portable %#x) of %d and %d", n, c, got[c], want[c], r0[c], r1[c])
 			}
 		}
 	}
