@@ -264,23 +264,13 @@ func dynamicQuantizeKernel(c *Call) error {
 		return c.Unsupported("input of type %s", x.DType)
 	}
 	xv := graph.View[float32](x)[:x.NumElements()]
-	lo, hi := float32(0), float32(0)
-	for _, v := range xv {
-		lo, hi = min(lo, v), max(hi, v)
-	}
+	lo, hi := dynQuantRange(xv)
 	scale := (hi - lo) / 255
 	zp := float32(0)
 	if scale != 0 {
 		zp = float32(min(max(math.RoundToEven(float64(-lo/scale)), 0), 255))
 	}
-	y := c.Output(0, graph.Uint8, x.Shape)
-	for i, v := range xv {
-		q := float64(zp)
-		if scale != 0 {
-			q += math.RoundToEven(float64(v / scale))
-		}
-		y.Data[i] = uint8(min(max(q, 0), 255))
-	}
+	dynQuantize(c.Output(0, graph.Uint8, x.Shape).Data, xv, scale, zp)
 	if len(c.Out) > 1 {
 		graph.View[float32](c.Output(1, graph.Float, nil))[0] = scale
 	}
@@ -288,6 +278,27 @@ func dynamicQuantizeKernel(c *Call) error {
 		c.Output(2, graph.Uint8, nil).Data[0] = uint8(zp)
 	}
 	return nil
+}
+
+// dynQuantRangeGo returns the least and greatest of x and 0 (NaN when x
+// holds one).
+func dynQuantRangeGo(x []float32) (lo, hi float32) {
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
+}
+
+// dynQuantizeGo sets y = saturate(round(x / scale) + zp) in uint8, with
+// ties to even; zp when scale is 0.
+func dynQuantizeGo(y []uint8, x []float32, scale, zp float32) {
+	for i, v := range x {
+		q := float64(zp)
+		if scale != 0 {
+			q += math.RoundToEven(float64(v / scale))
+		}
+		y[i] = uint8(min(max(q, 0), 255))
+	}
 }
 
 // integerSum runs the registered kernel op (MatMulInteger or ConvInteger)
