@@ -302,13 +302,24 @@ func dynQuantizeGo(y []uint8, x []float32, scale, zp float32) {
 }
 
 // integerSum runs the registered kernel op (MatMulInteger or ConvInteger)
-// on the inputs and returns its int32 output.
-func integerSum(c *Call, op string, in ...graph.Value) (*graph.Tensor, error) {
+// on c's inputs at indices (a, b and their zero points) and returns its
+// int32 output. The kernel gets c's threads and its step's plan cache (so
+// that it packs a constant weight once), which the QLinear kernels do not
+// use themselves.
+func integerSum(c *Call, op string, indices ...int) (*graph.Tensor, error) {
 	k := Lookup(graph.DefaultDomain, op)
 	if k == nil {
 		return nil, c.Unsupported("no %s kernel", op)
 	}
-	sc := &Call{Node: c.Node, Opset: 10, In: in, Out: make([]graph.Value, 1)}
+	sc := &Call{Node: c.Node, Opset: 10, Out: make([]graph.Value, 1), Threads: c.Threads, memo: c.memo}
+	for _, i := range indices {
+		if t := c.Tensor(i); t != nil {
+			sc.In = append(sc.In, t)
+		} else {
+			sc.In = append(sc.In, nil)
+		}
+		sc.consts = append(sc.consts, c.Const(i))
+	}
 	if err := k(sc); err != nil {
 		return nil, err
 	}
@@ -333,8 +344,10 @@ func scaleValues(c *Call, i int, want int) ([]float64, error) {
 }
 
 // requantize stores acc·scale(i) / y_scale + y_zero_point into output 0 in
-// the type of the zero point at input yzp (uint8 when absent).
-func requantize(c *Call, acc *graph.Tensor, scale func(i int) float64, ys, yzp int) error {
+// the type of the zero point at input yzp (uint8 when absent); scale is
+// the same over each aligned block of inner elements (inner ≥ 1 divides
+// acc's size).
+func requantize(c *Call, acc *graph.Tensor, scale func(i int) float64, inner, ys, yzp int) error {
 	yScale, err := scaleValues(c, ys, 1)
 	if err != nil {
 		return err
@@ -351,6 +364,14 @@ func requantize(c *Call, acc *graph.Tensor, scale func(i int) float64, ys, yzp i
 		dt, zp = zt.DType, z[0]
 	}
 	a := graph.View[int32](acc)[:acc.NumElements()]
+	switch dt {
+	case graph.Uint8:
+		requantize8(c.Threads, c.Output(0, dt, acc.Shape).Data, a, scale, inner, yScale[0], zp, 0, math.MaxUint8)
+		return nil
+	case graph.Int8:
+		requantize8(c.Threads, graph.View[int8](c.Output(0, dt, acc.Shape)), a, scale, inner, yScale[0], zp, math.MinInt8, math.MaxInt8)
+		return nil
+	}
 	out := make([]float64, len(a))
 	for i, v := range a {
 		q := float64(v) * scale(i) / yScale[0]
@@ -360,6 +381,30 @@ func requantize(c *Call, acc *graph.Tensor, scale func(i int) float64, ys, yzp i
 		out[i] = q + zp
 	}
 	return storeQuantized(c, c.Output(0, dt, acc.Shape), out, true)
+}
+
+// requantize8 is requantize's arithmetic and saturation (storeQuantized's)
+// for an 8-bit y, stored directly, taking scale once per block of inner
+// elements.
+func requantize8[T int8 | uint8](threads *Threads, y []T, acc []int32, scale func(i int) float64, inner int, ys, zp float64, lo, hi T) {
+	threads.For(len(acc)/inner, max(1, parallelGrain/inner), func(b0, b1 int) {
+		for b := b0; b < b1; b++ {
+			s := scale(b * inner)
+			for i := b * inner; i < (b+1)*inner; i++ {
+				q := math.RoundToEven(float64(acc[i])*s/ys) + zp
+				switch {
+				case q != q:
+					y[i] = 0
+				case q <= float64(lo):
+					y[i] = lo
+				case q >= float64(hi):
+					y[i] = hi
+				default:
+					y[i] = T(q)
+				}
+			}
+		}
+	})
 }
 
 // qlinearMatMulKernel is QLinearMatMul: the matrix product of the
@@ -374,7 +419,7 @@ func qlinearMatMulKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
-	acc, err := integerSum(c, "MatMulInteger", a, b, c.Tensor(2), c.Tensor(5))
+	acc, err := integerSum(c, "MatMulInteger", 0, 3, 2, 5)
 	if err != nil {
 		return err
 	}
@@ -393,24 +438,26 @@ func qlinearMatMulKernel(c *Call) error {
 	if err != nil {
 		return err
 	}
+	inner := 1
+	if len(bs) == 1 {
+		inner = max(n, 1)
+	}
 	return requantize(c, acc, func(i int) float64 {
 		return as[(i/n)%m%len(as)] * bs[i%n%len(bs)]
-	}, 6, 7)
+	}, inner, 6, 7)
 }
 
 // qlinearConvKernel is QLinearConv: the convolution of the dequantized x
 // and w (w_scale per tensor or per output channel) plus the int32 bias B
 // (scale x_scale·w_scale), quantized with y_scale and y_zero_point.
 func qlinearConvKernel(c *Call) error {
-	x, err := inputTensor(c, 0)
-	if err != nil {
+	if _, err := inputTensor(c, 0); err != nil {
 		return err
 	}
-	w, err := inputTensor(c, 3)
-	if err != nil {
+	if _, err := inputTensor(c, 3); err != nil {
 		return err
 	}
-	acc, err := integerSum(c, "ConvInteger", x, w, c.Tensor(2), c.Tensor(5))
+	acc, err := integerSum(c, "ConvInteger", 0, 3, 2, 5)
 	if err != nil {
 		return err
 	}
@@ -439,7 +486,7 @@ func qlinearConvKernel(c *Call) error {
 	}
 	return requantize(c, acc, func(i int) float64 {
 		return xs[0] * ws[(i/spatial)%m%len(ws)]
-	}, 6, 7)
+	}, max(spatial, 1), 6, 7)
 }
 
 // quantAxis returns the geometry of a per-tensor or per-axis float32
