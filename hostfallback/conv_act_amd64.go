@@ -37,3 +37,22 @@ func sigmoidF32(y []float32, swish bool) {
 	}
 	sigmoidF32Go(y[n:], swish)
 }
+
+// hardSigmoidAVX2 is hardSigmoidF32Go over n elements, n a positive
+// multiple of 8.
+//
+//go:noescape
+func hardSigmoidAVX2(d, s *float32, n int, alpha, beta float32, swish bool)
+
+// hardSigmoidF32 sets d[i] to max(0, min(1, alpha·s[i] + beta)) or, with
+// swish, to that times s[i]; d and s are the same slice or do not overlap.
+func hardSigmoidF32(d, s []float32, alpha, beta float32, swish bool) {
+	s = s[:len(d)]
+	n := 0
+	if hasAVX2 {
+		if n = len(d) &^ 7; n > 0 {
+			hardSigmoidAVX2(&d[0], &s[0], n, alpha, beta, swish)
+		}
+	}
+	hardSigmoidF32Go(d[n:], s[n:], alpha, beta, swish)
+}

@@ -1,6 +1,6 @@
 //go:build !noasm
 
-// Vectorised clamp, sigmoid and exp of fused activations and Softmax (see
+// Vectorised clamp, sigmoid, hard sigmoid and exp of fused activations and Softmax (see
 // conv_act_amd64.go and exp_amd64.go). AVX2 and FMA.
 // VMAXPS and VMINPS return their second source (Intel order) when either
 // is NaN: with the element there, NaN stays NaN.
@@ -176,4 +176,35 @@ exploop:
 	VHADDPS X0, X0, X0
 	VZEROUPPER
 	MOVSS X0, ret+32(FP)
+	RET
+
+// func hardSigmoidAVX2(d, s *float32, n int, alpha, beta float32, swish bool)
+TEXT ·hardSigmoidAVX2(SB), NOSPLIT, $0-33
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Y0
+	VBROADCASTSS beta+28(FP), Y1
+	MOVBLZX swish+32(FP), DX
+	VXORPS Y2, Y2, Y2
+	VBROADCASTSS actConst<>+44(SB), Y3
+	SHRQ $3, CX
+
+hsloop:
+	VMOVUPS (SI), Y4
+	VMULPS Y4, Y0, Y5
+	VADDPS Y1, Y5, Y5
+	VMINPS Y5, Y3, Y5
+	VMAXPS Y5, Y2, Y5
+	TESTQ DX, DX
+	JZ hsstore
+	VMULPS Y4, Y5, Y5
+
+hsstore:
+	VMOVUPS Y5, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ hsloop
+	VZEROUPPER
 	RET

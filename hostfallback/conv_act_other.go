@@ -9,3 +9,9 @@ func clampF32(y []float32, lo, hi float32) { clampF32Go(y, lo, hi) }
 // sigmoidF32 sets each element v of y to σ(v) = 1/(1+e⁻ᵛ) or, with swish,
 // to v·σ(v), in place.
 func sigmoidF32(y []float32, swish bool) { sigmoidF32Go(y, swish) }
+
+// hardSigmoidF32 sets d[i] to max(0, min(1, alpha·s[i] + beta)) or, with
+// swish, to that times s[i]; d and s are the same slice or do not overlap.
+func hardSigmoidF32(d, s []float32, alpha, beta float32, swish bool) {
+	hardSigmoidF32Go(d, s, alpha, beta, swish)
+}

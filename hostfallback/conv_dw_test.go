@@ -123,3 +123,46 @@ func TestSigmoidF32(t *testing.T) {
 		}
 	}
 }
+
+// TestHardSigmoidF32 checks the fused hard sigmoid and hard swish against
+// float64 over lengths around the vector width, in place and into another
+// slice, with values on and past both bends, ±Inf and NaN.
+func TestHardSigmoidF32(t *testing.T) {
+	tol := opTol("HardSwish")
+	r := rand.New(rand.NewPCG(15, 16))
+	special := []float32{0, -3, 3, -2.5, 2.5, 1e30, -1e30, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	params := [][2]float32{{1.0 / 6, 0.5}, {0.2, 0.5}, {-0.75, 0.25}}
+	for _, swish := range []bool{false, true} {
+		for _, p := range params {
+			for n := range 70 {
+				s := make([]float32, n)
+				for i := range s {
+					s[i] = float32(r.NormFloat64() * 4)
+					if r.IntN(4) == 0 {
+						s[i] = special[r.IntN(len(special))]
+					}
+				}
+				want := make([]float32, n)
+				for i, v := range s {
+					h := float64(p[0])*float64(v) + float64(p[1])
+					if !math.IsNaN(h) {
+						h = max(0, min(1, h))
+					}
+					if swish {
+						h *= float64(v)
+					}
+					want[i] = float32(h)
+				}
+				got := make([]float32, n)
+				hardSigmoidF32(got, s, p[0], p[1], swish)
+				if i := nnClose(got, want, tol.Abs, tol.Rel); i >= 0 {
+					t.Fatalf("swish %v %v n %d: d[%d] = %v, want %v", swish, p, n, i, got[i], want[i])
+				}
+				hardSigmoidF32(s, s, p[0], p[1], swish)
+				if i := nnClose(s, got, 0, 0); i >= 0 {
+					t.Fatalf("swish %v %v n %d in place: d[%d] = %v, want %v", swish, p, n, i, s[i], got[i])
+				}
+			}
+		}
+	}
+}

@@ -123,7 +123,8 @@ type convAct struct {
 	// name is the activation, "" for none.
 	name string
 	// lo and hi are Clip's bounds (Relu: 0 and +Inf); p holds LeakyRelu's
-	// slope in alpha.
+	// slope in alpha, HardSigmoid's and HardSwish's slope and offset in
+	// alpha and beta.
 	lo, hi float32
 	p      unaryParams
 	// sum, when not nil, holds a value for each output element, in the
@@ -144,6 +145,10 @@ func fusedActivation(c *Call) (*convAct, error) {
 		a.lo, a.hi = alpha, beta
 	case ops.ActLeakyRelu:
 		a.p.alpha = float64(alpha)
+	case ops.ActHardSigmoid:
+		a.p.alpha, a.p.beta = float64(alpha), float64(beta)
+	case ops.ActHardSwish:
+		a.p = hardSwishParams(nil)
 	default:
 		return nil, c.Unsupported("fused activation %q", a.name)
 	}
@@ -174,6 +179,8 @@ func (a *convAct) apply(y []float32, at, rows, cols, ld int) {
 			leakyReluLoop(row, row, &a.p)
 		case ops.ActSigmoid, ops.ActSwish:
 			sigmoidF32(row, a.name == ops.ActSwish)
+		case ops.ActHardSigmoid, ops.ActHardSwish:
+			hardSigmoidF32(row, row, float32(a.p.alpha), float32(a.p.beta), a.name == ops.ActHardSwish)
 		}
 	}
 }
@@ -186,6 +193,19 @@ func sigmoidF32Go(y []float32, swish bool) {
 			s *= v
 		}
 		y[i] = s
+	}
+}
+
+// hardSigmoidF32Go is the portable hardSigmoidF32. The explicit
+// conversion rounds the product before the sum, as the vector kernels do
+// (Go may otherwise fuse them).
+func hardSigmoidF32Go(d, s []float32, alpha, beta float32, swish bool) {
+	for i, v := range s[:len(d)] {
+		h := max(0, min(1, float32(alpha*v)+beta))
+		if swish {
+			h *= v
+		}
+		d[i] = h
 	}
 }
 

@@ -50,6 +50,8 @@ func TestFusedConv(t *testing.T) {
 		{op: "Clip", alpha: 0, beta: 6, extra: []graph.Value{ewT(graph.Float, nil, float32(0)), ewT(graph.Float, nil, float32(6))}, unfusedOpset: 13},
 		{op: "LeakyRelu", alpha: 0.1, attrs: ewWith(ewFloat("alpha", 0.1)), unfusedOpset: 16},
 		{op: "Sigmoid", unfusedOpset: 13},
+		{op: "HardSigmoid", alpha: 0.3, beta: 0.4, attrs: ewWith(ewFloat("alpha", 0.3), ewFloat("beta", 0.4)), unfusedOpset: 6},
+		{op: "HardSwish", unfusedOpset: 14},
 	}
 	for _, cv := range convs {
 		x, w, b := random(cv.x...), random(cv.w...), random(cv.w[0])
@@ -133,7 +135,7 @@ func TestFusedConvSum(t *testing.T) {
 		conv := ewRun(t, "Conv", 11, attrs, x, w, b)
 		sum := random(conv.Shape...)
 		added := ewRun(t, "Add", 14, nil, conv, sum)
-		for _, act := range []string{"", ops.ActRelu, ops.ActSigmoid, ops.ActSwish} {
+		for _, act := range []string{"", ops.ActRelu, ops.ActSigmoid, ops.ActSwish, ops.ActHardSwish} {
 			want := added
 			switch act {
 			case "":

@@ -21,11 +21,12 @@ func fusableActivation(a *graph.Node) bool {
 // runs the fused node too, and the values fused away have no other
 // reader (another node, a subgraph, the graph's outputs):
 //
-//   - a float32 Conv followed by Relu, Clip (constant bounds), LeakyRelu
-//     or Sigmoid becomes one FusedConv of ops.FusedDomain;
+//   - a float32 Conv followed by Relu, Clip (constant bounds), LeakyRelu,
+//     Sigmoid, HardSigmoid or HardSwish becomes one FusedConv of
+//     ops.FusedDomain;
 //   - a float32 Conv followed by the Add of another value of the same
-//     shape (a residual connection), and by Relu, Clip, LeakyRelu or
-//     Sigmoid after the Add where there is one, becomes one FusedConv with
+//     shape (a residual connection), and by one of those activations
+//     after the Add where there is one, becomes one FusedConv with
 //     that value as its Sum input;
 //   - a float32 Conv whose output x is read only by Sigmoid and by the Mul
 //     of x and that Sigmoid (SiLU, as PyTorch exports it) becomes one
@@ -122,13 +123,16 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 }
 
 // activationParams returns the alpha and beta attributes of the fused node
-// for activation a: Clip's bounds (constant scalar inputs) and LeakyRelu's
-// slope. ok is false when a bound is
+// for activation a: Clip's bounds (constant scalar inputs), LeakyRelu's
+// slope and HardSigmoid's slope and offset. ok is false when a bound is
 // not a constant float32 scalar.
 func activationParams(g *graph.Graph, a *graph.Node, opset int64, overridable map[string]bool) (alpha, beta float32, ok bool) {
 	switch a.OpType {
 	case "LeakyRelu":
 		return ops.Params[ops.LeakyReluParams](a, opset).Alpha, 0, true
+	case "HardSigmoid":
+		p := ops.Params[ops.HardSigmoidParams](a, opset)
+		return p.Alpha, p.Beta, true
 	case "Clip":
 	default:
 		return 0, 0, true

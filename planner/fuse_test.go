@@ -299,3 +299,30 @@ func TestPlanFusesConvSwish(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, p.Fused)
 }
+
+// TestPlanFusesConvHardSigmoid checks that HardSigmoid and HardSwish fold
+// into the Conv before them, HardSigmoid's slope and offset with it.
+func TestPlanFusesConvHardSigmoid(t *testing.T) {
+	g := graph.NewGraph("hard")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 2, 4, 4))}}
+	g.Initializers["w"] = graph.NewTensor(graph.Float, []int64{2, 2, 1, 1})
+	g.Nodes = []*graph.Node{
+		{Name: "c1", OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"a"}},
+		{Name: "hs", OpType: "HardSigmoid", Inputs: []string{"a"}, Outputs: []string{"b"}, Index: 1,
+			Attrs: map[string]*graph.Attribute{"alpha": {Name: "alpha", Type: graph.AttrFloat, F: 0.25}}},
+		{Name: "c2", OpType: "Conv", Inputs: []string{"b", "w"}, Outputs: []string{"c"}, Index: 2},
+		{Name: "hw", OpType: "HardSwish", Inputs: []string{"c"}, Outputs: []string{"y"}, Index: 3},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	m := &graph.Model{Name: "hard", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+	dev := fakeDevice{"cpu", map[string]bool{"Conv": true, "HardSigmoid": true, "HardSwish": true, "FusedConv": true}}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 2, p.Fused)
+	require.Len(t, p.Steps, 2)
+	f := p.Steps[0].Node
+	require.Equal(t, ops.ActHardSigmoid, f.AttrString("activation", ""))
+	require.Equal(t, float32(0.25), f.AttrFloat("alpha", -1))
+	require.Equal(t, float32(0.5), f.AttrFloat("beta", -1))
+	require.Equal(t, ops.ActHardSwish, p.Steps[1].Node.AttrString("activation", ""))
+}

@@ -65,7 +65,7 @@ func init() {
 		"GreaterOrEqual", "Less", "LessOrEqual", "Mod", "Mul", "Or", "Pow", "PRelu", "Sub", "Where", "Xor",
 		"Max", "Mean", "Min", "Sum")
 	setProps(View, "Identity")
-	setProps(FusableActivation, "Clip", "LeakyRelu", "Relu", "Sigmoid")
+	setProps(FusableActivation, "Clip", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Sigmoid")
 	setProps(Nondeterministic, "Dropout")
 }
 

@@ -14,15 +14,18 @@ const FusedDomain = "onnxvk"
 // Fused activations: the values of a fused node's "activation" attribute,
 // each the ONNX op of that name applied to the node's output. Clip's
 // bounds are the "alpha" (min) and "beta" (max) attributes, LeakyRelu's
-// slope is "alpha". Swish is x·Sigmoid(x) (SiLU), which models spell as
-// Sigmoid and Mul: the Swish op with alpha 1 (the fused node's alpha is
-// not read).
+// slope is "alpha", HardSigmoid's slope and offset are "alpha" and "beta"
+// (HardSwish's are fixed, 1/6 and 0.5, and not read). Swish is
+// x·Sigmoid(x) (SiLU), which models spell as Sigmoid and Mul: the Swish op
+// with alpha 1 (the fused node's alpha is not read).
 const (
-	ActRelu      = "Relu"
-	ActClip      = "Clip"
-	ActLeakyRelu = "LeakyRelu"
-	ActSigmoid   = "Sigmoid"
-	ActSwish     = "Swish"
+	ActRelu        = "Relu"
+	ActClip        = "Clip"
+	ActLeakyRelu   = "LeakyRelu"
+	ActSigmoid     = "Sigmoid"
+	ActSwish       = "Swish"
+	ActHardSigmoid = "HardSigmoid"
+	ActHardSwish   = "HardSwish"
 )
 
 func init() {

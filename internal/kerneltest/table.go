@@ -374,7 +374,8 @@ func convDiffCases(op string, r *rand.Rand) []Case {
 		opset = 1
 		acts = [][]*graph.Attribute{{StringAttr("activation", ops.ActRelu)}, {StringAttr("activation", ops.ActSigmoid)},
 			{StringAttr("activation", ops.ActLeakyRelu), FloatAttr("alpha", 0.2)},
-			{StringAttr("activation", ops.ActClip), FloatAttr("alpha", -0.5), FloatAttr("beta", 0.75)}, {StringAttr("activation", ops.ActSwish)}}
+			{StringAttr("activation", ops.ActClip), FloatAttr("alpha", -0.5), FloatAttr("beta", 0.75)}, {StringAttr("activation", ops.ActSwish)},
+			{StringAttr("activation", ops.ActHardSigmoid), FloatAttr("alpha", 0.3), FloatAttr("beta", 0.4)}, {StringAttr("activation", ops.ActHardSwish)}}
 	}
 	var cs []Case
 	for i, c := range convShapes {
