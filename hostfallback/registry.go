@@ -95,13 +95,20 @@ func (c *Call) Check(dt graph.DType, shape []int64) error {
 	if err != nil {
 		return c.Errorf("output of %s: %w", dt, err)
 	}
+	if !c.over(n) {
+		return nil // without formatting the name: a Sprintf costs more than many small kernels
+	}
 	return c.CheckBytes(n, fmt.Sprintf("%s%v", dt, shape))
 }
+
+// over reports whether n bytes beside the plan's exceed the host memory
+// limit.
+func (c *Call) over(n int64) bool { return c.limit > 0 && n > c.limit-c.planned }
 
 // CheckBytes is Check for n bytes made of several tensors (a sequence,
 // the iterations of a scan output); what names them in the error.
 func (c *Call) CheckBytes(n int64, what string) error {
-	if c.limit > 0 && n > c.limit-c.planned {
+	if c.over(n) {
 		return c.Errorf("%s needs %d bytes, over the host memory limit of %d bytes (the plan takes %d): %w",
 			what, n, c.limit, c.planned, backend.ErrOutOfMemory)
 	}
