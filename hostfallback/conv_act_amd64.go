@@ -56,3 +56,21 @@ func hardSigmoidF32(d, s []float32, alpha, beta float32, swish bool) {
 	}
 	hardSigmoidF32Go(d[n:], s[n:], alpha, beta, swish)
 }
+
+// affineAVX2 is affineF32Go over n elements, n a positive multiple of 8.
+//
+//go:noescape
+func affineAVX2(d, s *float32, n int, a, b float32)
+
+// affineF32 sets d[i] to s[i]·a + b (the product rounded, then the sum);
+// d and s are the same slice or do not overlap.
+func affineF32(d, s []float32, a, b float32) {
+	s = s[:len(d)]
+	n := 0
+	if hasAVX2 {
+		if n = len(d) &^ 7; n > 0 {
+			affineAVX2(&d[0], &s[0], n, a, b)
+		}
+	}
+	affineF32Go(d[n:], s[n:], a, b)
+}

@@ -1,6 +1,6 @@
 //go:build !noasm
 
-// Vectorised clamp, sigmoid, hard sigmoid and exp of fused activations and Softmax (see
+// Vectorised clamp, sigmoid, hard sigmoid, affine and exp of fused activations, BatchNormalization and Softmax (see
 // conv_act_amd64.go and exp_amd64.go). AVX2 and FMA.
 // VMAXPS and VMINPS return their second source (Intel order) when either
 // is NaN: with the element there, NaN stays NaN.
@@ -206,5 +206,48 @@ hsstore:
 	ADDQ $32, DI
 	DECQ CX
 	JNZ hsloop
+	VZEROUPPER
+	RET
+
+// func affineAVX2(d, s *float32, n int, a, b float32)
+TEXT ·affineAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), Y0
+	VBROADCASTSS b+28(FP), Y1
+
+afwide:
+	CMPQ CX, $32
+	JLT afnarrow
+	VMULPS 0(SI), Y0, Y2
+	VMULPS 32(SI), Y0, Y3
+	VMULPS 64(SI), Y0, Y4
+	VMULPS 96(SI), Y0, Y5
+	VADDPS Y1, Y2, Y2
+	VADDPS Y1, Y3, Y3
+	VADDPS Y1, Y4, Y4
+	VADDPS Y1, Y5, Y5
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 32(DI)
+	VMOVUPS Y4, 64(DI)
+	VMOVUPS Y5, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP afwide
+
+afnarrow:
+	TESTQ CX, CX
+	JZ afdone
+	VMULPS 0(SI), Y0, Y2
+	VADDPS Y1, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP afnarrow
+
+afdone:
 	VZEROUPPER
 	RET

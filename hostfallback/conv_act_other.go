@@ -15,3 +15,7 @@ func sigmoidF32(y []float32, swish bool) { sigmoidF32Go(y, swish) }
 func hardSigmoidF32(d, s []float32, alpha, beta float32, swish bool) {
 	hardSigmoidF32Go(d, s, alpha, beta, swish)
 }
+
+// affineF32 sets d[i] to s[i]·a + b (the product rounded, then the sum);
+// d and s are the same slice or do not overlap.
+func affineF32(d, s []float32, a, b float32) { affineF32Go(d, s, a, b) }

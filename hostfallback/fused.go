@@ -16,6 +16,7 @@ import (
 
 func init() {
 	RegisterDomainChecked(ops.FusedDomain, "FusedConv", halfVia32(fusedConvKernel), onFused)
+	RegisterDomainChecked(ops.FusedDomain, "FusedBatchNorm", halfVia32(fusedBatchNormKernel), onFused)
 	RegisterDomainChecked(ops.FusedDomain, "LayerNormalization", layerNormKernel, layerNormSupport)
 	RegisterDomainChecked(ops.FusedDomain, "FusedMatMul", halfVia32(fusedMatMulKernel), onFused)
 	RegisterDomainChecked(ops.FusedDomain, "MatMulTransB", matmulTransBKernel, matmulTransBSupport)
@@ -38,7 +39,7 @@ var matmulTransBSupport = Support{In: onFloats.In, Check: func(q planner.Query) 
 	return ""
 }}
 
-// onFused is the support of FusedConv and FusedMatMul: float32 tensors,
+// onFused is the support of FusedConv, FusedBatchNorm and FusedMatMul: float32 tensors,
 // and float16 ones, computed in float32 (the planner fuses float16 nodes
 // for a GPU's float16 kernels; the CPU runs them when it checks them).
 var onFused = Support{In: []Types{{graph.Float, graph.Float16}}}
@@ -132,9 +133,10 @@ type convAct struct {
 	sum []float32
 }
 
-// fusedActivation reads a fused node's activation attributes.
+// fusedActivation reads a fused node's activation attributes (FusedConv's
+// or FusedBatchNorm's).
 func fusedActivation(c *Call) (*convAct, error) {
-	name, alpha, beta, err := ops.FusedConvActivation(c.Node, c.Opset)
+	name, alpha, beta, err := ops.FusedActivation(c.Node, c.Opset)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrUnsupported)
 	}
@@ -206,6 +208,13 @@ func hardSigmoidF32Go(d, s []float32, alpha, beta float32, swish bool) {
 			h *= v
 		}
 		d[i] = h
+	}
+}
+
+// affineF32Go is the portable affineF32.
+func affineF32Go(d, s []float32, a, b float32) {
+	for i, v := range s[:len(d)] {
+		d[i] = float32(v*a) + b
 	}
 }
 

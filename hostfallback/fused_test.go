@@ -10,6 +10,16 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
+// nanAlloc allocates outputs filled with NaN, so that a kernel must write
+// every element.
+func nanAlloc(_ int, dt graph.DType, shape []int64) *graph.Tensor {
+	y := graph.NewTensor(dt, shape)
+	for i := range graph.View[float32](y) {
+		graph.View[float32](y)[i] = float32(math.NaN())
+	}
+	return y
+}
+
 // TestFusedConv checks FusedConv against Conv followed by the activation
 // kernel, on depthwise, pointwise and general convolutions, with output
 // storage that starts as NaN so that every element must be written.
@@ -21,13 +31,6 @@ func TestFusedConv(t *testing.T) {
 			graph.View[float32](x)[i] = float32(rng.NormFloat64() * 4)
 		}
 		return x
-	}
-	nanAlloc := func(_ int, dt graph.DType, shape []int64) *graph.Tensor {
-		y := graph.NewTensor(dt, shape)
-		for i := range graph.View[float32](y) {
-			graph.View[float32](y)[i] = float32(math.NaN())
-		}
-		return y
 	}
 	convs := []struct {
 		name  string
@@ -111,13 +114,6 @@ func TestFusedConvSum(t *testing.T) {
 			graph.View[float32](x)[i] = float32(rng.NormFloat64() * 4)
 		}
 		return x
-	}
-	nanAlloc := func(_ int, dt graph.DType, shape []int64) *graph.Tensor {
-		y := graph.NewTensor(dt, shape)
-		for i := range graph.View[float32](y) {
-			graph.View[float32](y)[i] = float32(math.NaN())
-		}
-		return y
 	}
 	convs := []struct {
 		name  string
@@ -203,6 +199,82 @@ func TestMatMulTransB(t *testing.T) {
 		c := &Call{Node: n, Opset: 1, In: []graph.Value{bad[0], bad[1]}, Out: make([]graph.Value, 1)}
 		if err := matmulTransBKernel(c); err == nil {
 			t.Errorf("%s%v·%s%vᵀ: no error", bad[0].DType, bad[0].Shape, bad[1].DType, bad[1].Shape)
+		}
+	}
+}
+
+// TestFusedBatchNorm checks FusedBatchNorm against BatchNormalization
+// followed by the activation kernel, on planes of sizes around the vector
+// width (1×1 included), with output storage that starts as NaN so that
+// every element must be written.
+func TestFusedBatchNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	random := func(lo, hi float64, shape ...int64) *graph.Tensor {
+		x := graph.NewTensor(graph.Float, shape)
+		for i := range graph.View[float32](x) {
+			graph.View[float32](x)[i] = float32(lo + (hi-lo)*rng.Float64())
+		}
+		return x
+	}
+	acts := []struct {
+		op          string
+		alpha, beta float32
+		attrs       ewAttrs
+		extra       []graph.Value
+		opset       int64
+	}{
+		{op: "", opset: 0},
+		{op: "Relu", opset: 14},
+		{op: "Clip", alpha: -0.5, beta: 0.5, extra: []graph.Value{ewT(graph.Float, nil, float32(-0.5)), ewT(graph.Float, nil, float32(0.5))}, opset: 13},
+		{op: "HardSwish", opset: 14},
+	}
+	for _, shape := range [][]int64{{1, 3, 1, 1}, {2, 5, 3, 3}, {1, 4, 8}, {1, 7, 13, 11}} {
+		ch := shape[1]
+		x := random(-4, 4, shape...)
+		params := []graph.Value{random(0.5, 2, ch), random(-1, 1, ch), random(-1, 1, ch), random(0.1, 3, ch)}
+		bnAttrs := ewWith(ewFloat("epsilon", 1e-3))
+		bn := ewRun(t, "BatchNormalization", 15, bnAttrs, append([]graph.Value{x}, params...)...)
+		for _, a := range acts {
+			want := bn
+			if a.op != "" {
+				want = ewRun(t, a.op, a.opset, a.attrs, append([]graph.Value{bn}, a.extra...)...)
+			}
+			n := &graph.Node{Name: "f", OpType: "FusedBatchNorm", Domain: ops.FusedDomain, Outputs: []string{"y"},
+				Attrs: ewWith(ewFloat("epsilon", 1e-3), ewString("activation", a.op), ewFloat("alpha", a.alpha), ewFloat("beta", a.beta))}
+			c := &Call{Node: n, Opset: 1, In: append([]graph.Value{x}, params...), Out: make([]graph.Value, 1), Alloc: nanAlloc}
+			if err := Lookup(ops.FusedDomain, "FusedBatchNorm")(c); err != nil {
+				t.Fatalf("%v+%q: %v", shape, a.op, err)
+			}
+			got := graph.View[float32](c.Out[0].(*graph.Tensor))
+			for i, v := range graph.View[float32](want) {
+				if got[i] != v {
+					t.Fatalf("%v+%q: element %d is %g, want %g", shape, a.op, i, got[i], v)
+				}
+			}
+		}
+	}
+}
+
+// TestAffineF32 checks the vector affine map against the portable loop,
+// bit for bit, over lengths around the vector widths, in place and into
+// another slice.
+func TestAffineF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for n := range 140 {
+		s := nnRandFloats(r, n)
+		if n > 0 {
+			s[r.IntN(n)] = float32(math.NaN())
+		}
+		want := make([]float32, n)
+		affineF32Go(want, s, 1.75, -0.3)
+		got := make([]float32, n)
+		affineF32(got, s, 1.75, -0.3)
+		if i := nnClose(got, want, 0, 0); i >= 0 {
+			t.Fatalf("n %d: d[%d] = %v, want %v", n, i, got[i], want[i])
+		}
+		affineF32(s, s, 1.75, -0.3)
+		if i := nnClose(s, want, 0, 0); i >= 0 {
+			t.Fatalf("n %d in place: d[%d] = %v, want %v", n, i, s[i], want[i])
 		}
 	}
 }

@@ -113,6 +113,52 @@ func normApply(threads *Threads, x, y []float32, n, parts int, mean, inv []float
 // batch statistics are used and the running ones updated with momentum.
 // The parameters hold one value per channel, or, for the non-spatial
 // mode of opsets 1–8, one per activation (C·D1·…·Dn).
+// batchNormApply sets each run r of inner values of y to those of x
+// times a + b, with a = scale/√(variance+eps) and b = bias − mean·a of
+// feature r mod features (in float64, then rounded), then applies act
+// (nil: none) to it.
+func batchNormApply(threads *Threads, x, y []float32, features, inner int, scale, bias []float32, mean, variance []float64, eps float64, act *convAct) {
+	threads.For(len(y)/max(inner, 1), max(1, 8192/max(inner, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			f := r % features
+			a := float64(scale[f]) / math.Sqrt(variance[f]+eps)
+			affineF32(y[r*inner:(r+1)*inner], x[r*inner:(r+1)*inner], float32(a), float32(float64(bias[f])-mean[f]*a))
+			act.apply(y, r*inner, 1, inner, inner)
+		}
+	})
+}
+
+// fusedBatchNormKernel is FusedBatchNorm: BatchNormalization in
+// inference mode, then the node's activation on each channel's values
+// while they are in cache.
+func fusedBatchNormKernel(c *Call) error {
+	act, err := fusedActivation(c)
+	if err != nil {
+		return err
+	}
+	x := c.Tensor(0)
+	if x == nil || x.Rank() < 2 {
+		return c.Errorf("X must have rank ≥ 2")
+	}
+	ch := int(x.Shape[1])
+	var params [4][]float32
+	for i, name := range []string{"scale", "B", "mean", "var"} {
+		if params[i], err = normFloats(c, i+1, name, ch); err != nil {
+			return err
+		}
+	}
+	m, vr := make([]float64, ch), make([]float64, ch)
+	for f := range ch {
+		m[f], vr[f] = float64(params[2][f]), float64(params[3][f])
+	}
+	y := c.OutputUninit(0, x.DType, x.Shape)
+	out := f32Target(y)
+	eps := float64(ops.Params[ops.FusedBatchNormParams](c.Node, c.Opset).Epsilon)
+	batchNormApply(c.Threads, f32Data(x), out, ch, int(graph.NumElements(x.Shape[2:])), params[0], params[1], m, vr, eps, act)
+	f32Commit(y, out)
+	return nil
+}
+
 func batchNormKernel(c *Call) error {
 	x := c.Tensor(0)
 	if x == nil {
@@ -147,7 +193,7 @@ func batchNormKernel(c *Call) error {
 	if wantsStats && !training {
 		return c.Errorf("statistics outputs need training mode")
 	}
-	y := c.Output(0, x.DType, x.Shape)
+	y := c.OutputUninit(0, x.DType, x.Shape)
 	out := f32Target(y)
 	xv := f32Data(x)
 	m, vr := make([]float64, features), make([]float64, features)
@@ -158,17 +204,7 @@ func batchNormKernel(c *Call) error {
 			m[f], vr[f] = float64(mean[f]), float64(variance[f])
 		}
 	}
-	c.Threads.For(n*features, max(1, 8192/max(inner, 1)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			f := r % features
-			a := float64(scale[f]) / math.Sqrt(vr[f]+eps)
-			fa, fb := float32(a), float32(float64(bias[f])-m[f]*a)
-			dst := out[r*inner : (r+1)*inner]
-			for i, v := range xv[r*inner : (r+1)*inner] {
-				dst[i] = v*fa + fb
-			}
-		}
-	})
+	batchNormApply(c.Threads, xv, out, features, inner, scale, bias, m, vr, eps, nil)
 	f32Commit(y, out)
 	if !training {
 		return nil

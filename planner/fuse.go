@@ -31,6 +31,8 @@ func fusableActivation(a *graph.Node) bool {
 //   - a float32 Conv whose output x is read only by Sigmoid and by the Mul
 //     of x and that Sigmoid (SiLU, as PyTorch exports it) becomes one
 //     FusedConv with the Swish activation;
+//   - a float32 BatchNormalization in inference form followed by one of
+//     those activations becomes one FusedBatchNorm;
 //   - a float32 MatMul followed by the Add of a constant vector along the
 //     product's last dimension becomes one FusedMatMul;
 //   - a float32 Transpose that swaps the last two axes and is read only
@@ -69,6 +71,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	fused += foldBatchNorms(pm, g, uses, consumers, overridable, gone)
 	fused += fuseConvAdds(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseConvSwish(pm, g, devices, uses, consumers, gone)
+	fused += fuseBatchNormActivations(pm, g, devices, uses, consumers, overridable, gone)
 	for i, n := range g.Nodes {
 		if gone[i] || n.Domain != "" || n.OpType != "Conv" || len(n.Outputs) != 1 || uses[n.Outputs[0]] != 1 {
 			continue

@@ -98,3 +98,51 @@ func foldBatchNorms(pm *graph.Model, g *graph.Graph, uses map[string]int, consum
 	}
 	return removed
 }
+
+// fuseBatchNormActivations replaces each float32 BatchNormalization in
+// inference form (one output) whose output only an activation that a
+// FusedConv could take reads (the pre-activation BatchNormalization and
+// Relu of DenseNet's layers, which follow a Concat, not a Conv) by one
+// FusedBatchNorm of ops.FusedDomain at the normalization's place, writing
+// the activation's output, where the device that runs the normalization
+// runs the fused node too. It returns the number of nodes removed.
+func fuseBatchNormActivations(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
+	removed := 0
+	for i, bn := range g.Nodes {
+		if gone[i] || bn.Domain != "" || bn.OpType != "BatchNormalization" || len(bn.Inputs) != 5 || len(bn.Outputs) != 1 || uses[bn.Outputs[0]] != 1 {
+			continue
+		}
+		opset := pm.OpsetOf(bn)
+		p := ops.Params[ops.BatchNormalizationParams](bn, opset)
+		if p.TrainingMode != 0 || opset < 9 {
+			continue
+		}
+		if t := g.TypeOf(bn.Inputs[0]); t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float {
+			continue
+		}
+		j := consumers[bn.Outputs[0]][0]
+		a := g.Nodes[j]
+		if gone[j] || !fusableActivation(a) || len(a.Inputs) == 0 || a.Inputs[0] != bn.Outputs[0] || len(a.Outputs) != 1 {
+			continue
+		}
+		alpha, beta, ok := activationParams(g, a, pm.OpsetOf(a), overridable)
+		if !ok {
+			continue
+		}
+		f := &graph.Node{Name: bn.Name, OpType: "FusedBatchNorm", Domain: ops.FusedDomain, Inputs: bn.Inputs, Outputs: a.Outputs,
+			Attrs: map[string]*graph.Attribute{
+				"epsilon":    {Name: "epsilon", Type: graph.AttrFloat, F: p.Epsilon},
+				"activation": {Name: "activation", Type: graph.AttrString, S: []byte(a.OpType)},
+				"alpha":      {Name: "alpha", Type: graph.AttrFloat, F: alpha},
+				"beta":       {Name: "beta", Type: graph.AttrFloat, F: beta},
+			},
+			Doc: bn.Doc, Metadata: bn.Metadata, DeviceConfigs: bn.DeviceConfigs, Index: bn.Index}
+		if !sameDevice(pm, g, bn, f, devices) || ops.SetParams(f, 1) != nil {
+			continue
+		}
+		g.Nodes[i] = f
+		gone[j] = true
+		removed++
+	}
+	return removed
+}

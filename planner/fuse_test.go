@@ -326,3 +326,39 @@ func TestPlanFusesConvHardSigmoid(t *testing.T) {
 	require.Equal(t, float32(0.5), f.AttrFloat("beta", -1))
 	require.Equal(t, ops.ActHardSwish, p.Steps[1].Node.AttrString("activation", ""))
 }
+
+// TestPlanFusesBatchNormActivation checks that an inference
+// BatchNormalization read only by a Relu becomes one FusedBatchNorm with
+// its epsilon, and that one in training mode stays apart.
+func TestPlanFusesBatchNormActivation(t *testing.T) {
+	build := func(training int64) *graph.Model {
+		g := graph.NewGraph("bn")
+		g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 2, 4, 4))}}
+		for _, name := range []string{"s", "b", "m", "v"} {
+			g.Initializers[name] = graph.NewTensor(graph.Float, []int64{2})
+		}
+		g.Nodes = []*graph.Node{
+			{Name: "bn", OpType: "BatchNormalization", Inputs: []string{"x", "s", "b", "m", "v"}, Outputs: []string{"a"},
+				Attrs: map[string]*graph.Attribute{
+					"epsilon":       {Name: "epsilon", Type: graph.AttrFloat, F: 0.25},
+					"training_mode": {Name: "training_mode", Type: graph.AttrInt, I: training}}},
+			{Name: "relu", OpType: "Relu", Inputs: []string{"a"}, Outputs: []string{"y"}, Index: 1},
+		}
+		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+		return &graph.Model{Name: "bn", IRVersion: 8, Opsets: map[string]int64{"": 15}, Graph: g}
+	}
+	dev := fakeDevice{"cpu", map[string]bool{"BatchNormalization": true, "Relu": true, "FusedBatchNorm": true}}
+	p, err := planner.New(build(0), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 1)
+	f := p.Steps[0].Node
+	require.Equal(t, "FusedBatchNorm", f.OpType)
+	require.Equal(t, []string{"y"}, f.Outputs)
+	require.Equal(t, ops.ActRelu, f.AttrString("activation", ""))
+	require.Equal(t, float32(0.25), f.AttrFloat("epsilon", -1))
+
+	p, err = planner.New(build(1), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}

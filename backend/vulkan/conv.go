@@ -118,7 +118,7 @@ func lowerConv(q *query) (*launch, bool) {
 	var act int32
 	var alpha, beta float32
 	if n.Domain == ops.FusedDomain {
-		name, a, b, err := ops.FusedConvActivation(n, q.opset)
+		name, a, b, err := ops.FusedActivation(n, q.opset)
 		code, ok := convActs[name]
 		if err != nil || !ok && name != "" {
 			return nil, false

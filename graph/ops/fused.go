@@ -37,6 +37,11 @@ func init() {
 			opt("kernel_shape", graph.AttrInts), opt("pads", graph.AttrInts), opt("strides", graph.AttrInts),
 			defString("activation", ""), defFloat("alpha", 0), defFloat("beta", 0)},
 		Infer: inferConv, Tol: accumulating})
+	// FusedBatchNorm is BatchNormalization in inference mode (X, scale, B,
+	// input_mean, input_var) followed by an activation, as FusedConv's.
+	Register(&Schema{Domain: FusedDomain, Name: "FusedBatchNorm", Since: 1, MinInputs: 5, MaxInputs: 5, MinOutputs: 1, MaxOutputs: 1,
+		Attrs: []AttrSpec{defFloat("epsilon", 1e-05), defString("activation", ""), defFloat("alpha", 0), defFloat("beta", 0)},
+		Infer: inferBatchNorm, Tol: accumulating})
 	// FusedMatMul is MatMul(A, B) + Bias, Bias a vector along the last
 	// dimension of the product.
 	Register(&Schema{Domain: FusedDomain, Name: "FusedMatMul", Since: 1, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
@@ -53,14 +58,21 @@ func init() {
 		Infer: inferLayerNorm, Tol: accumulating})
 }
 
-// FusedConvActivation reads a FusedConv node's activation: its name ("" for
-// none) and its parameters, LeakyRelu's slope in alpha or Clip's bounds in
-// alpha and beta. Clip's bounds have no default (the planner writes both), so
-// a fused Clip that lacks one is refused rather than clipped to [0, 0].
-func FusedConvActivation(n *graph.Node, opset int64) (name string, alpha, beta float32, err error) {
-	p := Params[FusedConvParams](n, opset)
-	if p.Activation == ActClip && (n.Attr("alpha") == nil || n.Attr("beta") == nil) {
+// FusedActivation reads the activation of a FusedConv or FusedBatchNorm
+// node: its name ("" for none) and its parameters, LeakyRelu's slope in
+// alpha, Clip's bounds or HardSigmoid's slope and offset in alpha and beta.
+// Clip's bounds have no default (the planner writes both), so a fused Clip
+// that lacks one is refused rather than clipped to [0, 0].
+func FusedActivation(n *graph.Node, opset int64) (name string, alpha, beta float32, err error) {
+	if n.OpType == "FusedBatchNorm" {
+		p := Params[FusedBatchNormParams](n, opset)
+		name, alpha, beta = p.Activation, p.Alpha, p.Beta
+	} else {
+		p := Params[FusedConvParams](n, opset)
+		name, alpha, beta = p.Activation, p.Alpha, p.Beta
+	}
+	if name == ActClip && (n.Attr("alpha") == nil || n.Attr("beta") == nil) {
 		return "", 0, 0, fmt.Errorf("%s: fused Clip without both bounds (alpha and beta)", n)
 	}
-	return p.Activation, p.Alpha, p.Beta, nil
+	return name, alpha, beta, nil
 }

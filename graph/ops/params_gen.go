@@ -819,6 +819,21 @@ func (p *FlattenParams) read(r *attrReader) {
 	p.AxisParam.read(r)
 }
 
+// FusedBatchNormParams are the attributes of FusedBatchNorm (onnxvk).
+type FusedBatchNormParams struct {
+	Activation string  // activation
+	Alpha      float32 // alpha
+	Beta       float32 // beta
+	Epsilon    float32 // epsilon
+}
+
+func (p *FusedBatchNormParams) read(r *attrReader) {
+	r.string("activation", &p.Activation)
+	r.float("alpha", &p.Alpha)
+	r.float("beta", &p.Beta)
+	r.float("epsilon", &p.Epsilon)
+}
+
 // FusedConvParams are the attributes of FusedConv (onnxvk).
 type FusedConvParams struct {
 	Window
@@ -2233,6 +2248,7 @@ var paramTypes = map[key]func() paramSet{
 	{"", "EyeLike"}:                          func() paramSet { return new(EyeLikeParams) },
 	{"ai.onnx.ml", "FeatureVectorizer"}:      func() paramSet { return new(FeatureVectorizerParams) },
 	{"", "Flatten"}:                          func() paramSet { return new(FlattenParams) },
+	{"onnxvk", "FusedBatchNorm"}:             func() paramSet { return new(FusedBatchNormParams) },
 	{"onnxvk", "FusedConv"}:                  func() paramSet { return new(FusedConvParams) },
 	{"", "GRU"}:                              func() paramSet { return new(GRUParams) },
 	{"", "Gather"}:                           func() paramSet { return new(GatherParams) },

@@ -70,11 +70,11 @@ func TestFusedClipNeedsBothBounds(t *testing.T) {
 	}
 	n := &graph.Node{Name: "fc", Domain: FusedDomain, OpType: "FusedConv", Attrs: map[string]*graph.Attribute{
 		"activation": {Name: "activation", Type: graph.AttrString, S: []byte(ActClip)}, "alpha": attr("alpha", -1)}}
-	if _, _, _, err := FusedConvActivation(n, 1); err == nil || !strings.Contains(err.Error(), `"fc"`) {
+	if _, _, _, err := FusedActivation(n, 1); err == nil || !strings.Contains(err.Error(), `"fc"`) {
 		t.Errorf("fused Clip without beta: error %v, want one naming node fc", err)
 	}
 	n.Attrs["beta"] = attr("beta", 6)
-	name, lo, hi, err := FusedConvActivation(n, 1)
+	name, lo, hi, err := FusedActivation(n, 1)
 	if err != nil || name != ActClip || lo != -1 || hi != 6 {
 		t.Errorf("fused Clip [-1, 6] read as %q [%v, %v], %v", name, lo, hi, err)
 	}
