@@ -458,13 +458,16 @@ func globalMaxPoolKernel(c *Call) error {
 
 // globalAveragePoolKernel is ONNX GlobalAveragePool.
 func globalAveragePoolKernel(c *Call) error {
-	return globalPool(c, func(v []float32) float32 {
-		var sum float64
-		for _, x := range v {
-			sum += float64(x)
-		}
-		return float32(sum / float64(len(v)))
-	})
+	return globalPool(c, func(v []float32) float32 { return float32(sumF64(v) / float64(len(v))) })
+}
+
+// sumF64Go is the portable sumF64.
+func sumF64Go(x []float32) float64 {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v)
+	}
+	return sum
 }
 
 // globalLpPoolKernel is ONNX GlobalLpPool.

@@ -21,3 +21,22 @@ func maxRows(dst, src []float32, offs []int) {
 	}
 	maxRowsAVX2(&dst[0], &src[0], &offs[0], len(offs), len(dst))
 }
+
+// sumF64AVX2 is the float64 sum of x[:n], n a positive multiple of 8,
+// in four interleaved vector partial sums.
+//
+//go:noescape
+func sumF64AVX2(x *float32, n int) float64
+
+// sumF64 returns the sum of x accumulated in float64 (in an order that
+// depends on the CPU's vector width).
+func sumF64(x []float32) float64 {
+	n := 0
+	var s float64
+	if hasAVX2 {
+		if n = len(x) &^ 7; n > 0 {
+			s = sumF64AVX2(&x[0], n)
+		}
+	}
+	return s + sumF64Go(x[n:])
+}

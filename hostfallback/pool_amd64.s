@@ -1,9 +1,9 @@
 //go:build !noasm
 
-// Vectorised max pooling (see pool_amd64.go). maxRowsAVX2: dst[i] = the
-// fold over the taps t of src[offs[t]+i] with best = v where v > best or
-// best is NaN, 32 outputs at a time, then 8, then a masked vector for the
-// rest. VMAXPS v, best (Intel order) gives v > best ? v : best, best when
+// Vectorised max pooling and the float64 sum of GlobalAveragePool (see
+// pool_amd64.go). maxRowsAVX2: dst[i] = the fold over the taps t of
+// src[offs[t]+i] with best = v where v > best or best is NaN, 32 outputs
+// at a time, then 8, then a masked vector for the rest. VMAXPS v, best (Intel order) gives v > best ? v : best, best when
 // either is NaN; VBLENDVPS then takes v where best is NaN. AVX2.
 
 #include "textflag.h"
@@ -124,4 +124,47 @@ partialstore:
 
 done:
 	VZEROUPPER
+	RET
+
+// func sumF64AVX2(x *float32, n int) float64
+TEXT ·sumF64AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sum16:
+	CMPQ CX, $16
+	JLT sum8
+	VCVTPS2PD 0(SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VADDPD Y4, Y0, Y0
+	VADDPD Y5, Y1, Y1
+	VADDPD Y6, Y2, Y2
+	VADDPD Y7, Y3, Y3
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP sum16
+
+sum8:
+	TESTQ CX, CX
+	JZ sumdone
+	VCVTPS2PD 0(SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VADDPD Y4, Y0, Y0
+	VADDPD Y5, Y1, Y1
+
+sumdone:
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	VZEROUPPER
+	MOVSD X0, ret+16(FP)
 	RET

@@ -118,3 +118,33 @@ func BenchmarkMaxPool(b *testing.B) {
 		}
 	}
 }
+
+// TestSumF64 checks the float64 sum of GlobalAveragePool against the
+// portable loop over lengths around the vector widths: the orders differ,
+// so within a few float64 roundings of the sum of magnitudes, and equal
+// for NaN and infinities.
+func TestSumF64(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for n := range 150 {
+		x := make([]float32, n)
+		var mag float64
+		for i := range x {
+			x[i] = r.Float32()*200 - 100
+			mag += math.Abs(float64(x[i]))
+		}
+		got, want := sumF64(x), sumF64Go(x)
+		if math.Abs(got-want) > 1e-14*mag {
+			t.Fatalf("n %d: sum %v, want %v", n, got, want)
+		}
+		if n > 0 {
+			x[r.IntN(n)] = float32(math.Inf(1))
+			if got, want := sumF64(x), sumF64Go(x); got != want {
+				t.Fatalf("n %d with +Inf: sum %v, want %v", n, got, want)
+			}
+			x[r.IntN(n)] = float32(math.NaN())
+			if got := sumF64(x); !math.IsNaN(got) {
+				t.Fatalf("n %d with NaN: sum %v, want NaN", n, got)
+			}
+		}
+	}
+}

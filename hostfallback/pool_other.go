@@ -7,3 +7,6 @@ package hostfallback
 // greater or when the running value is NaN. offs must not be empty, and
 // 0 ≤ offs[t] ≤ len(src)−len(dst) for every t.
 func maxRows(dst, src []float32, offs []int) { maxRowsGo(dst, src, offs) }
+
+// sumF64 returns the sum of x accumulated in float64.
+func sumF64(x []float32) float64 { return sumF64Go(x) }
