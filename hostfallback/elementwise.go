@@ -154,10 +154,16 @@ func arithTyped[T realNumber](c *Call, op binaryOp, p *broadcastPlan, y, a, b *g
 	switch op {
 	case opAdd:
 		k = addLoop[T]
+		if f, ok := any(func(d, a, b []float32, m runMode) { arithF32(d, a, b, m, false) }).(func(d, a, b []T, m runMode)); ok {
+			k = f
+		}
 	case opSub:
 		k = subLoop[T]
 	case opMul:
 		k = mulLoop[T]
+		if f, ok := any(func(d, a, b []float32, m runMode) { arithF32(d, a, b, m, true) }).(func(d, a, b []T, m runMode)); ok {
+			k = f
+		}
 	case opDiv:
 		if isIntegerType[T]() && p.n > 0 && slices.Contains(z, 0) {
 			return c.Errorf("integer division by zero")

@@ -269,3 +269,28 @@ func TestBitwise(t *testing.T) {
 	ewFails(t, "BitShift", 11, nil, x, n)
 	ewFails(t, "BitShift", 11, ewWith(ewString("direction", "LEFT")), s, s)
 }
+
+// TestArithF32 checks the float32 Add and Mul loops against the generic
+// ones, bit for bit, over lengths around the vector width, in each run
+// mode, NaN and infinities included.
+func TestArithF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, mul := range []bool{false, true} {
+		for _, m := range []runMode{runVV, runVS, runSV} {
+			for n := 1; n < 70; n++ {
+				a, b := nnRandFloats(r, n), nnRandFloats(r, n)
+				a[r.IntN(n)], b[r.IntN(n)] = float32(math.NaN()), float32(math.Inf(-1))
+				want, got := make([]float32, n), make([]float32, n)
+				if mul {
+					mulLoop(want, a, b, m)
+				} else {
+					addLoop(want, a, b, m)
+				}
+				arithF32(got, a, b, m, mul)
+				if i := nnClose(got, want, 0, 0); i >= 0 {
+					t.Fatalf("mul %v mode %d n %d: d[%d] = %v, want %v", mul, m, n, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
