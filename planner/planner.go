@@ -635,6 +635,37 @@ func (p *Plan) byteSize(v int) int64 {
 	return n
 }
 
+// keepTransposedOperands keeps the input of a Transpose alive until the
+// product that alone reads the Transpose's output, where both run on the
+// same device other than the host: such a device may read the input
+// through permuted strides instead of running the Transpose (the Vulkan
+// device does, at compile time), which it cannot where the product's
+// output was given the input's memory, dead once the Transpose ran. On
+// the host the planner fuses the pairs it can (MatMulTransB) itself.
+func (p *Plan) keepTransposedOperands(last []int) {
+	reads := map[int][]int{}
+	for s, st := range p.Steps {
+		for _, v := range append(append([]int{}, st.In...), st.Captured...) {
+			if v >= 0 {
+				reads[v] = append(reads[v], s)
+			}
+		}
+	}
+	for _, st := range p.Steps {
+		n := st.Node
+		if st.Kind != Compute || st.Device == HostDevice || n.Domain != graph.DefaultDomain || n.OpType != "Transpose" ||
+			len(st.In) == 0 || st.In[0] < 0 || len(st.Out) != 1 || st.Out[0] < 0 || len(reads[st.Out[0]]) != 1 {
+			continue
+		}
+		j := reads[st.Out[0]][0]
+		pr := p.Steps[j]
+		if pr.Kind == Compute && pr.Device == st.Device &&
+			(pr.Node.Domain == graph.DefaultDomain && pr.Node.OpType == "MatMul" || pr.Node.Domain == ops.FusedDomain && pr.Node.OpType == "FusedMatMul") {
+			last[st.In[0]] = max(last[st.In[0]], j)
+		}
+	}
+}
+
 // lifetimes computes, for every value, the last step that uses it, fills
 // Step.Release, and creates arena buffers for intermediate tensors of known
 // size.
@@ -683,6 +714,7 @@ func (p *Plan) lifetimes() {
 			}
 		}
 	}
+	p.keepTransposedOperands(last)
 	// A view extends its root's lifetime; a root whose view is a graph
 	// output must not live in the arena at all.
 	for v := range p.Values {

@@ -330,3 +330,35 @@ func TestPanicWhilePlanning(t *testing.T) {
 	_, err := planner.New(chain(2, 4), planner.Options{Devices: []planner.Device{panicDevice{}, cpu}})
 	require.ErrorContains(t, err, "panic while planning: device bug")
 }
+
+// TestTransposedOperandOutlivesProduct plans Relu → Transpose → MatMul →
+// Neg on a device other than the host: the Transpose's input stays alive
+// until the product (a device may fold the Transpose into the product's
+// strides, reading the input there), so the product's output never takes
+// its memory, though the input is dead after the Transpose unfused.
+func TestTransposedOperandOutlivesProduct(t *testing.T) {
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	g := graph.NewGraph("attention")
+	g.Inputs = []*graph.ValueInfo{{Name: "q", Type: f32(2, 3, 5, 8)}, {Name: "k", Type: f32(2, 3, 7, 8)}}
+	perm := map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}
+	g.Nodes = []*graph.Node{
+		{Name: "relu", OpType: "Relu", Inputs: []string{"k"}, Outputs: []string{"kr"}, Index: 0},
+		{Name: "transpose", OpType: "Transpose", Inputs: []string{"kr"}, Outputs: []string{"kt"}, Attrs: perm, Index: 1},
+		{Name: "product", OpType: "MatMul", Inputs: []string{"q", "kt"}, Outputs: []string{"p"}, Index: 2},
+		{Name: "neg", OpType: "Neg", Inputs: []string{"p"}, Outputs: []string{"y"}, Index: 3},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	m := &graph.Model{Name: "attention", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+	ops := map[string]bool{"Relu": true, "Transpose": true, "MatMul": true, "Neg": true}
+	for _, dev := range []string{"gpu", "cpu"} {
+		p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{dev, ops}}})
+		require.NoError(t, err)
+		checkNoOverlap(t, p)
+		kr, prod := p.Buffers[p.ValueIndex["kr"]], p.Buffers[p.ValueIndex["p"]]
+		require.NotNil(t, kr)
+		require.NotNil(t, prod)
+		overlap := kr.Offset < prod.Offset+prod.Size && prod.Offset < kr.Offset+kr.Size
+		// On the host the input's memory is reused as before.
+		require.Equal(t, dev == "cpu", overlap, "%s: the product's output at [%d, +%d), the Transpose's input at [%d, +%d)", dev, prod.Offset, prod.Size, kr.Offset, kr.Size)
+	}
+}
