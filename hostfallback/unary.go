@@ -365,34 +365,6 @@ func erfLoop[T floating](d, s []T, _ *unaryParams) {
 	}
 }
 
-// erfLoopF32 is Erf in float32 arithmetic (erfF32).
-func erfLoopF32(d, s []float32, _ *unaryParams) {
-	for i, v := range s[:len(d)] {
-		d[i] = erfF32(v)
-	}
-}
-
-// erfF32 is erf in float32 arithmetic, as Eigen's and XNNPACK's
-// vectorised kernels compute it: the argument clamped to [−4, 4] (beyond,
-// erf rounds to ±1 in float32; NaN stays NaN), then an odd degree-13
-// polynomial over an even degree-8 one in x. The error is a few ulp, a
-// tenth of the float64 math.Erf's cost (GELU's Erf in a BERT encoder).
-func erfF32(x float32) float32 {
-	x = min(max(x, -4), 4)
-	x2 := x * x
-	p := x2*-2.72614225801306e-10 + 2.77068142495902e-08
-	p = x2*p + -2.10102402082508e-06
-	p = x2*p + -5.69250639462346e-05
-	p = x2*p + -7.34990630326855e-04
-	p = x2*p + -2.95459980854025e-03
-	p = x2*p + -1.60960333262415e-02
-	q := x2*-1.45660718464996e-05 + -2.13374055278905e-04
-	q = x2*q + -1.68282697438203e-03
-	q = x2*q + -7.37332916720468e-03
-	q = x2*q + -1.42647390514189e-02
-	return x * p / q
-}
-
 // isNaNKernel is IsNaN: a bool tensor, true where the input is NaN.
 func isNaNKernel(c *Call) error {
 	x, err := inputTensor(c, 0)

@@ -41,7 +41,10 @@ func fusableActivation(a *graph.Node) bool {
 //   - LayerNormalization over the last axis written out in nine nodes (as
 //     PyTorch exports it before opset 17: ReduceMean, Sub, Pow 2,
 //     ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β) becomes one
-//     LayerNormalization of ops.FusedDomain.
+//     LayerNormalization of ops.FusedDomain;
+//   - the exact GELU written out in five nodes (as PyTorch exports F.gelu
+//     before opset 20: Div by √2, Erf, Add 1, Mul by x, Mul by ½) becomes
+//     one Gelu of ops.FusedDomain (see fuseGelus).
 //
 // It returns the number of nodes removed. A model that imports
 // ops.FusedDomain itself is left alone.
@@ -66,6 +69,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	overridable := graphInputs(g)
 	gone := map[int]bool{}
 	fused := fuseLayerNorms(pm, g, devices, uses, consumers, overridable, gone)
+	fused += fuseGelus(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseMatMulBias(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseTransposedB(pm, g, devices, uses, consumers, gone)
 	fused += foldBatchNorms(pm, g, uses, consumers, overridable, gone)
@@ -177,23 +181,8 @@ func sameDevice(pm *graph.Model, g *graph.Graph, n, f *graph.Node, devices []Dev
 // by one node at the place of its last node, marks the other eight gone
 // and returns how many nodes it removed.
 func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
-	producer := map[string]int{}
-	for i, n := range g.Nodes {
-		for _, name := range n.Outputs {
-			producer[name] = i
-		}
-	}
-	// only returns the node that alone reads value name, and its index.
-	only := func(name, op string) (*graph.Node, int) {
-		if uses[name] != 1 {
-			return nil, -1
-		}
-		j := consumers[name][0]
-		if n := g.Nodes[j]; !gone[j] && n.Domain == "" && n.OpType == op && len(n.Outputs) == 1 {
-			return n, j
-		}
-		return nil, -1
-	}
+	producer := producers(g)
+	only := func(name, op string) (*graph.Node, int) { return soleReader(g, uses, consumers, gone, name, op) }
 	constant := func(name string) *graph.Tensor {
 		if t := g.Initializers[name]; t != nil && !overridable[name] && t.DType == graph.Float {
 			return t
@@ -293,6 +282,31 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		removed += 8
 	}
 	return removed
+}
+
+// producers maps each value that a node of g makes to that node's index.
+func producers(g *graph.Graph) map[string]int {
+	producer := map[string]int{}
+	for i, n := range g.Nodes {
+		for _, name := range n.Outputs {
+			producer[name] = i
+		}
+	}
+	return producer
+}
+
+// soleReader returns the node, of op in the default domain with one output
+// and not gone, that alone reads value name, and its index; nil and -1
+// when there is none.
+func soleReader(g *graph.Graph, uses map[string]int, consumers map[string][]int, gone map[int]bool, name, op string) (*graph.Node, int) {
+	if uses[name] != 1 {
+		return nil, -1
+	}
+	j := consumers[name][0]
+	if n := g.Nodes[j]; !gone[j] && n.Domain == "" && n.OpType == op && len(n.Outputs) == 1 {
+		return n, j
+	}
+	return nil, -1
 }
 
 // lastAxisMean reports whether n is a ReduceMean of x over its last axis

@@ -51,6 +51,11 @@ func init() {
 	// a Transpose that only it reads (attention's Q·Kᵀ).
 	Register(&Schema{Domain: FusedDomain, Name: "MatMulTransB", Since: 1, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Infer: inferMatMulTransB, Tol: accumulating})
+	// Gelu is ONNX Gelu-20 with approximate "none", x·(1 + erf(x/√2))·½,
+	// for models that import an older opset and spell it out in
+	// elementwise ops.
+	Register(&Schema{Domain: FusedDomain, Name: "Gelu", Since: 1, MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1,
+		Infer: passThrough, Tol: transcendental, Props: Elementwise})
 	// LayerNormalization is ONNX LayerNormalization-17, for models that
 	// import an older opset and spell it out in elementwise ops.
 	Register(&Schema{Domain: FusedDomain, Name: "LayerNormalization", Since: 1, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
