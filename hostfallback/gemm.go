@@ -69,7 +69,17 @@ func gemmKernel(c *Call) error {
 				}
 			}
 		}
-		sgemm(c.Threads, transA, transB, m, n, k, alpha, f32Data(a), lda, f32Data(b), ldb, beta, out, n)
+		if a.DType == graph.Float && c.Const(1) && alpha != 0 && matmulPrepacks(m, n, k) {
+			// A constant B (a layer's weight) is packed once, shared
+			// with every plan that multiplies by it.
+			pw, err := Memo(c, c.ShapeKey(), func() (*packedWeight, error) { return sharedPack(b, transB, k, n), nil })
+			if err != nil {
+				return err
+			}
+			gemmPrepacked(c.Threads, transA, m, n, k, alpha, f32Data(a), lda, pw.data, beta, out, n)
+		} else {
+			sgemm(c.Threads, transA, transB, m, n, k, alpha, f32Data(a), lda, f32Data(b), ldb, beta, out, n)
+		}
 		f32Commit(y, out)
 	case a.DType == graph.Int32:
 		gemmOther(graph.View[int32](a), graph.View[int32](b), gemmBiasView[int32](ct), graph.View[int32](y), transA, transB, m, n, k, lda, ldb, rowStride, colStride, alpha, beta)

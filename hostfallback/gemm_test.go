@@ -214,11 +214,16 @@ func TestGemmTypes(t *testing.T) {
 	}
 }
 
+// TestGemmRandom checks float32 Gemm against naiveGemm over transposes,
+// scalings and shapes, with B an input and with B a constant weight, which
+// takes the packed-once paths (gemvPacked for a few rows, unscaled).
 func TestGemmRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, s := range [][3]int{{1, 1, 1}, {13, 1, 127}, {127, 13, 1}, {33, 65, 129}} {
+	scales := [][2]float32{{0.75, -0.5}, {1, 1}, {1, 0}}
+	for si, s := range [][3]int{{1, 1, 1}, {13, 1, 127}, {127, 13, 1}, {33, 65, 129}, {3, 40, 50}, {1, 33, 300}, {70, 50, 260}} {
 		m, n, k := s[0], s[1], s[2]
-		for _, tr := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+		for ti, tr := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+			alpha, beta := scales[(si+ti)%len(scales)][0], scales[(si+ti)%len(scales)][1]
 			sa, sb := []int64{int64(m), int64(k)}, []int64{int64(k), int64(n)}
 			if tr[0] == 1 {
 				sa = []int64{int64(k), int64(m)}
@@ -227,10 +232,7 @@ func TestGemmRandom(t *testing.T) {
 				sb = []int64{int64(n), int64(k)}
 			}
 			a, b, cc := nnRand(r, sa...), nnRand(r, sb...), nnRand(r, int64(m), 1)
-			y, err := nnRun("Gemm", 13, nnAttrs{"transA": tr[0], "transB": tr[1], "alpha": 0.75, "beta": -0.5}, a, b, cc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			attrs := nnAttrs{"transA": tr[0], "transB": tr[1], "alpha": alpha, "beta": beta}
 			want := make([]float32, m*n)
 			cv := graph.View[float32](cc)
 			for i := range m {
@@ -239,9 +241,21 @@ func TestGemmRandom(t *testing.T) {
 				}
 			}
 			lda, ldb := int(sa[1]), int(sb[1])
-			naiveGemm(tr[0] == 1, tr[1] == 1, m, n, k, 0.75, graph.View[float32](a), lda, graph.View[float32](b), ldb, -0.5, want, n)
+			naiveGemm(tr[0] == 1, tr[1] == 1, m, n, k, alpha, graph.View[float32](a), lda, graph.View[float32](b), ldb, beta, want, n)
 			tol := opTol("Gemm")
-			nnCheck(t, fmt.Sprint(s, tr), y, []int64{int64(m), int64(n)}, want, tol.Abs, tol.Rel)
+			y, err := nnRun("Gemm", 13, attrs, a, b, cc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nnCheck(t, fmt.Sprint(s, tr, alpha, beta), y, []int64{int64(m), int64(n)}, want, tol.Abs, tol.Rel)
+			c := &Call{Node: attrs.node("Gemm", 3, []string{"y"}), Opset: 13, In: []graph.Value{a, b, cc}, Out: make([]graph.Value, 1),
+				memo: new(stepMemo), consts: []bool{false, true, false}}
+			for range 2 { // the second run reuses the packed weight
+				if err := Lookup("", "Gemm")(c); err != nil {
+					t.Fatal(err)
+				}
+				nnCheck(t, fmt.Sprint("constant B ", s, tr, alpha, beta), c.Out[0].(*graph.Tensor), []int64{int64(m), int64(n)}, want, tol.Abs, tol.Rel)
+			}
 		}
 	}
 }

@@ -46,7 +46,7 @@ func TestGemvPacked(t *testing.T) {
 				m := 1 + (k+n)%gemvMaxRows
 				lda, ldc := k+1, n+2
 				a, b, c := nnRandFloats(r, m*lda), nnRandFloats(r, k*n), nnRandFloats(r, m*ldc)
-				packed := gemmPackWhole(b, k, n, nr)
+				packed := gemmPackWhole(false, b, k, n, nr)
 				for _, add := range []bool{false, true} {
 					want := append([]float32{}, c...)
 					beta := float32(0)

@@ -150,7 +150,7 @@ func matmulBias(c *Call, bias *graph.Tensor) error {
 	p, err := Memo(c, c.ShapeKey(), func() (*matmulShape, error) {
 		p, err := matmulPlan(c, a.Shape, b.Shape)
 		if err == nil && p.foldA && c.Const(1) && b.DType == graph.Float && matmulPrepacks(len(p.offA)*p.m, p.n, p.k) {
-			p.packedB = sharedPack(b, p.k, p.n)
+			p.packedB = sharedPack(b, false, p.k, p.n)
 		}
 		return p, err
 	})
@@ -208,15 +208,7 @@ func matmulF32(threads *Threads, p *matmulShape, transB bool, a, b, y []float32,
 		ldb = k
 	}
 	if p.packedB != nil {
-		if count*m <= gemvMaxRows {
-			gemvPacked(threads, count*m, n, k, a, k, p.packedB.data, gemmBest.nr, beta == 1, y, n)
-			return
-		}
-		workers := threads.Workers()
-		if count*m*n*k < gemmParallelWork {
-			workers = 1
-		}
-		gemmPacked(threads, gemmBest, false, false, count*m, n, k, 1, a, k, nil, n, p.packedB.data, beta, nil, y, n, workers)
+		gemmPrepacked(threads, false, count*m, n, k, 1, a, k, p.packedB.data, beta, y, n)
 		return
 	}
 	if p.foldA {
@@ -237,6 +229,22 @@ func matmulF32(threads *Threads, p *matmulShape, transB bool, a, b, y []float32,
 	for o := range count {
 		sgemm(threads, false, transB, m, n, k, 1, a[p.offA[o]:], k, b[p.offB[o]:], ldb, beta, y[o*m*n:], n)
 	}
+}
+
+// gemmPrepacked sets C (m×n, row stride ldc) to alpha·op(A)·B + beta·C
+// for a k×n B packed whole (gemmPackWhole): a few rows of A, unscaled and
+// untransposed, with gemvPacked, the rest with gemmPacked. When beta is 0,
+// C is overwritten and need not hold numbers.
+func gemmPrepacked(threads *Threads, transA bool, m, n, k int, alpha float32, a []float32, lda int, bPre []float32, beta float32, c []float32, ldc int) {
+	if m <= gemvMaxRows && !transA && alpha == 1 && (beta == 0 || beta == 1) {
+		gemvPacked(threads, m, n, k, a, lda, bPre, gemmBest.nr, beta == 1, c, ldc)
+		return
+	}
+	workers := threads.Workers()
+	if m*n*k < gemmParallelWork {
+		workers = 1
+	}
+	gemmPacked(threads, gemmBest, transA, false, m, n, k, alpha, a, lda, nil, n, bPre, beta, nil, c, ldc, workers)
 }
 
 // matmulPrepacks reports whether an m×k by k×n product takes gemmPacked

@@ -16,10 +16,12 @@ type packedWeight struct {
 
 // packKey names a packing: the weight tensor (weakly: the cache does not
 // keep it alive, and a tensor made later at the same address is another
-// key) and the product's depth and width.
+// key), whether the product reads it transposed, and the product's depth
+// and width.
 type packKey struct {
-	t    weak.Pointer[graph.Tensor]
-	k, n int
+	t      weak.Pointer[graph.Tensor]
+	transB bool
+	k, n   int
 }
 
 // packed holds every packed weight of the process that some plan still
@@ -33,10 +35,11 @@ var packed struct {
 	m  map[packKey]weak.Pointer[packedWeight]
 }
 
-// sharedPack returns constant weight t, a k×n float32 matrix, packed whole,
-// packing it only when no plan holds that packing.
-func sharedPack(t *graph.Tensor, k, n int) *packedWeight {
-	key := packKey{t: weak.Make(t), k: k, n: n}
+// sharedPack returns constant weight t, a k×n float32 matrix (n×k read
+// transposed when transB is set), packed whole, packing it only when no
+// plan holds that packing.
+func sharedPack(t *graph.Tensor, transB bool, k, n int) *packedWeight {
+	key := packKey{t: weak.Make(t), transB: transB, k: k, n: n}
 	packed.mu.Lock()
 	defer packed.mu.Unlock()
 	if p := packed.m[key].Value(); p != nil {
@@ -45,7 +48,7 @@ func sharedPack(t *graph.Tensor, k, n int) *packedWeight {
 	if packed.m == nil {
 		packed.m = map[packKey]weak.Pointer[packedWeight]{}
 	}
-	p := &packedWeight{data: gemmPackWhole(graph.View[float32](t), k, n, gemmBest.nr)}
+	p := &packedWeight{data: gemmPackWhole(transB, graph.View[float32](t), k, n, gemmBest.nr)}
 	packed.m[key] = weak.Make(p)
 	runtime.AddCleanup(p, forgetPack, key)
 	return p
@@ -63,9 +66,9 @@ func forgetPack(key packKey) {
 
 // packHeld reports whether the cache has an entry for weight t packed
 // for a k×n product, for tests.
-func packHeld(t *graph.Tensor, k, n int) bool {
+func packHeld(t *graph.Tensor, transB bool, k, n int) bool {
 	packed.mu.Lock()
 	defer packed.mu.Unlock()
-	_, ok := packed.m[packKey{t: weak.Make(t), k: k, n: n}]
+	_, ok := packed.m[packKey{t: weak.Make(t), transB: transB, k: k, n: n}]
 	return ok
 }

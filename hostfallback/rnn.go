@@ -253,7 +253,7 @@ func newRNNWeight(r []float32, g0, g1, k, m int) rnnWeight {
 	}
 	w := rnnWeight{k: k, n: n, data: t}
 	if matmulPrepacks(m, n, k) {
-		w.packed, w.data = true, gemmPackWhole(t, k, n, gemmBest.nr)
+		w.packed, w.data = true, gemmPackWhole(false, t, k, n, gemmBest.nr)
 	}
 	return w
 }

@@ -473,17 +473,22 @@ func gemmPanelIndex(p, q, k, n, shift int) int {
 	return pc*gemmCeil(n, nr)*nr + (q>>shift)*kcs*nr + (p-pc)*nr + q&(nr-1)
 }
 
-// gemmPackWhole packs a row-major k×n B whole in nr-wide strips, in the
-// layout gemmPacked reads as bPre with a kernel of that nr (ku 1, nr a
-// power of two; see convPackedUsable).
-func gemmPackWhole(b []float32, k, n, nr int) []float32 {
+// gemmPackWhole packs a k×n op(B) whole in nr-wide strips, in the layout
+// gemmPacked reads as bPre with a kernel of that nr (ku 1, nr a power of
+// two; see convPackedUsable): B is row-major k×n, or n×k when transB is
+// set.
+func gemmPackWhole(transB bool, b []float32, k, n, nr int) []float32 {
+	ldb := n
+	if transB {
+		ldb = k
+	}
 	strips := gemmCeil(n, nr)
 	dst := make([]float32, k*strips*nr)
 	for pc := 0; pc < k; pc += gemmKC {
 		kc := min(gemmKC, k-pc)
 		slab := dst[pc*strips*nr:]
 		for t := range strips {
-			gemmPackB(false, b, n, pc, kc, t*nr, min(nr, n-t*nr), nr, slab[t*kc*nr:(t+1)*kc*nr])
+			gemmPackB(transB, b, ldb, pc, kc, t*nr, min(nr, n-t*nr), nr, slab[t*kc*nr:(t+1)*kc*nr])
 		}
 	}
 	return dst
