@@ -1,9 +1,12 @@
-// A chain of elementwise fp32 ops in one dispatch: y[i] is a program of up
-// to MAX_OPS unary and binary ops (the ops of unary.glsl and binary.glsl)
-// applied in order to a running value, each op reading the running value,
-// an input (up to four, numpy-broadcast to y's shape) or an immediate
-// (a scalar constant of the model). GELU, SiLU, a bias and an activation,
-// a scale and a mask: the intermediate values never reach memory.
+// A chain of elementwise fp32 ops (fp16 storage with HALF, see half.glsl)
+// in one dispatch: y[i] is a program of up to MAX_OPS unary and binary ops
+// (the ops of unary.glsl and binary.glsl) applied in order to a running
+// value, each op reading the running value, an input (up to four,
+// numpy-broadcast to y's shape) or an immediate (a scalar constant of the
+// model). GELU, SiLU, a bias and an activation, a scale and a mask: the
+// intermediate values never reach memory. With HALF the inputs are
+// widened to fp32 as read and the running value stays fp32 from op to op,
+// rounded to fp16 once, at the store.
 //
 // The program is in the params buffer (words):
 //   [0] number of ops, [1] rank of y, [2..9] y's dims,
@@ -20,6 +23,7 @@ layout(local_size_x = 256) in;
 
 #include "unary.glsl"
 #include "binary.glsl"
+#include "half.glsl"
 
 const uint MAX_OPS = 16u;
 const uint HEADER = 42u;
@@ -27,11 +31,11 @@ const uint BINARY = 64u;
 const uint RUNNING = 4u;
 const uint IMMEDIATE = 5u;
 
-layout(std430, set = 0, binding = 0) readonly buffer X0 { float x0[]; };
-layout(std430, set = 0, binding = 1) readonly buffer X1 { float x1[]; };
-layout(std430, set = 0, binding = 2) readonly buffer X2 { float x2[]; };
-layout(std430, set = 0, binding = 3) readonly buffer X3 { float x3[]; };
-layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 0) readonly buffer X0 { DATA x0[]; };
+layout(std430, set = 0, binding = 1) readonly buffer X1 { DATA x1[]; };
+layout(std430, set = 0, binding = 2) readonly buffer X2 { DATA x2[]; };
+layout(std430, set = 0, binding = 3) readonly buffer X3 { DATA x3[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Y { DATA y[]; };
 layout(std430, set = 0, binding = 5) readonly buffer Params { uint prog[]; };
 
 layout(push_constant) uniform Push {
@@ -42,11 +46,11 @@ layout(push_constant) uniform Push {
 
 float load(uint k, uint at) {
     switch (k) {
-    case 0u: return x0[at];
-    case 1u: return x1[at];
-    case 2u: return x2[at];
+    case 0u: return float(x0[at]);
+    case 1u: return float(x1[at]);
+    case 2u: return float(x2[at]);
     }
-    return x3[at];
+    return float(x3[at]);
 }
 
 void main() {
@@ -84,6 +88,6 @@ void main() {
                 v = binaryOp(int(code - BINARY), a, b);
             }
         }
-        y[i] = v;
+        y[i] = DATA(v);
     }
 }

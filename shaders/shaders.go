@@ -24,6 +24,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o binary_f16.spv binary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cast.spv cast.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o chain.spv chain.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o chain_f16.spv chain.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o clip.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o clip_f16.spv clip.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o conv.spv conv.comp

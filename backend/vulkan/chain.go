@@ -32,7 +32,8 @@ type chain struct {
 
 // findChains returns the chains of two or more steps among steps, lowered
 // to launches: runs of unary.comp and binary.comp launches of one output
-// shape in which every step after the first reads the output of the step
+// shape and float type (float32, or float16 on their HALF variants, which
+// chain.comp's HALF variant runs) in which every step after the first reads the output of the step
 // before it, a value no other step reads and that does not leave the
 // segment, with at most maxChainInputs distinct inputs that are not
 // scalar constants (those become immediates) and maxChainOps steps, and
@@ -63,15 +64,18 @@ func findChains(p *planner.Plan, steps []planner.Step, launches []*launch, escap
 // chainBuilder collects a chain's inputs and program.
 type chainBuilder struct {
 	chain
-	shape  []int64
+	shape []int64
+	// float is the element type of the chain's tensors, float32 or
+	// float16 (see launch.floatType).
+	float  graph.DType
 	inputs []int
 	prog   []uint32
 }
 
 // elementwise tells the launches chain.comp can run: one dispatch of
-// unary.comp or binary.comp.
+// unary.comp or binary.comp, or of their HALF variants.
 func elementwise(l *launch) bool {
-	return l != nil && len(l.then) == 0 && (l.shader == "unary" || l.shader == "binary")
+	return l != nil && len(l.then) == 0 && (l.runs("unary") || l.runs("binary"))
 }
 
 // newChain starts a chain at step i.
@@ -80,7 +84,7 @@ func newChain(p *planner.Plan, steps []planner.Step, launches []*launch, i int) 
 	if !elementwise(l) || len(l.outShapes[0]) > maxRank || len(steps[i].Out) != 1 {
 		return nil, false
 	}
-	c := &chainBuilder{chain: chain{first: i, last: i - 1}, shape: l.outShapes[0]}
+	c := &chainBuilder{chain: chain{first: i, last: i - 1}, shape: l.outShapes[0], float: l.floatType()}
 	return c, c.add(p, steps, launches, i)
 }
 
@@ -88,7 +92,7 @@ func newChain(p *planner.Plan, steps []planner.Step, launches []*launch, i int) 
 // it was, when the step does not fit.
 func (c *chainBuilder) add(p *planner.Plan, steps []planner.Step, launches []*launch, j int) bool {
 	l, st := launches[j], &steps[j]
-	if !elementwise(l) || !slices.Equal(l.outShapes[0], c.shape) || len(st.Out) != 1 {
+	if !elementwise(l) || !slices.Equal(l.outShapes[0], c.shape) || l.floatType() != c.float || len(st.Out) != 1 {
 		return false
 	}
 	inputs := slices.Clone(c.inputs)
@@ -98,8 +102,8 @@ func (c *chainBuilder) add(p *planner.Plan, steps []planner.Step, launches []*la
 		if j > c.first && v == steps[j-1].Out[0] {
 			return srcRunning, true
 		}
-		if t := p.Fixed(v); t != nil && t.DType == graph.Float && len(t.Data) == 4 {
-			imm = graph.View[float32](t)[0]
+		if f, ok := floatScalar(p.Fixed(v), c.float); ok {
+			imm = f
 			return srcImmediate, true
 		}
 		if at := slices.Index(inputs, v); at >= 0 {
@@ -116,7 +120,7 @@ func (c *chainBuilder) add(p *planner.Plan, steps []planner.Step, launches []*la
 	if !ok {
 		return false
 	}
-	if l.shader == "unary" {
+	if l.runs("unary") {
 		if a == srcImmediate {
 			return false
 		}
@@ -190,6 +194,10 @@ func (c *chainBuilder) finish(p *planner.Plan, steps []planner.Step) {
 	words32 := append(params, c.prog...)
 	t := graph.NewTensor(graph.Uint32, []int64{int64(len(words32))})
 	copy(graph.View[uint32](t), words32)
-	c.l = &launch{shader: "chain", bindings: bindings, push: words(uint32(n), uint32(len(c.inputs))), elems: n,
-		outShapes: [][]int64{c.shape}, params: t}
+	shader := "chain"
+	if c.float == graph.Float16 {
+		shader += halfSuffix
+	}
+	c.l = &launch{shader: shader, bindings: bindings, push: words(uint32(n), uint32(len(c.inputs))), elems: n,
+		outShapes: [][]int64{c.shape}, outTypes: []graph.DType{c.float}, params: t}
 }

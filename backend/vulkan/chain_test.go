@@ -41,11 +41,10 @@ type chainCase struct {
 	dispatches int64
 }
 
-// TestChainsMatchCPU runs chains of elementwise ops as models exporters
-// write them and requires each to be the expected number of dispatches on
-// Vulkan (chain.comp) and to match the unfused CPU ops within the loosest
-// tolerance of the ops involved.
-func TestChainsMatchCPU(t *testing.T) {
+// chainCases are chains of elementwise ops as models exporters write
+// them, over float32 tensors, each with the dispatches a Run of it takes
+// on Vulkan (chain.comp).
+func chainCases() []chainCase {
 	x := graph.TensorType(graph.Float, graph.ShapeOf(2, 3, 8, 8))
 	cases := []chainCase{
 		{"gelu-erf", map[string]*graph.Type{"x": x}, map[string]*graph.Tensor{"s2": scalar(1.4142135), "one": scalar(1), "half": scalar(0.5)},
@@ -116,16 +115,26 @@ func TestChainsMatchCPU(t *testing.T) {
 		long = append(long, node(op, []string{prev}, out))
 		prev = out
 	}
-	cases = append(cases, chainCase{"long", map[string]*graph.Type{"x": x}, nil, long, 2})
+	return append(cases, chainCase{"long", map[string]*graph.Type{"x": x}, nil, long, 2})
+}
 
-	for _, c := range cases {
+// chainTolerance is the loosest tolerance of the ops of nodes at opset.
+func chainTolerance(nodes []*graph.Node, opset int64) ops.Tolerance {
+	tol := ops.Tolerance{}
+	for _, n := range nodes {
+		nt := ops.Lookup("", n.OpType, opset).Tolerance()
+		tol.Abs, tol.Rel = max(tol.Abs, nt.Abs), max(tol.Rel, nt.Rel)
+	}
+	return tol
+}
+
+// TestChainsMatchCPU requires each of chainCases to be the expected
+// number of dispatches on Vulkan and to match the unfused CPU ops within
+// the loosest tolerance of the ops involved.
+func TestChainsMatchCPU(t *testing.T) {
+	for _, c := range chainCases() {
 		t.Run(c.name, func(t *testing.T) {
-			tol := ops.Tolerance{}
-			for _, n := range c.nodes {
-				nt := ops.Lookup("", n.OpType, 17).Tolerance()
-				tol.Abs, tol.Rel = max(tol.Abs, nt.Abs), max(tol.Rel, nt.Rel)
-			}
-			checkDispatches(t, c.name, c.inputs, c.consts, c.nodes, c.dispatches, tol)
+			checkDispatches(t, c.name, c.inputs, c.consts, c.nodes, c.dispatches, chainTolerance(c.nodes, 17))
 		})
 	}
 }
@@ -156,31 +165,8 @@ func runDispatchCases(t *testing.T, cases []dispatchCase, consts map[string]*gra
 // opts.
 func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, consts map[string]*graph.Tensor, nodes []*graph.Node, dispatches int64, tol ops.Tolerance, opts ...vulkan.OpenOption) {
 	t.Helper()
-	build := func() *graph.Model {
-		g := graph.NewGraph(name)
-		for _, in := range slices.Sorted(maps.Keys(inputs)) {
-			g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: in, Type: inputs[in]})
-		}
-		maps.Copy(g.Initializers, consts)
-		// Each model gets its own nodes: loading brings them to their
-		// canonical forms in place.
-		for i, n := range nodes {
-			c := *n
-			c.Index = i
-			g.Nodes = append(g.Nodes, &c)
-		}
-		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
-		return &graph.Model{Name: name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
-	}
-	gpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("vulkan"), onnxvk.WithVulkanOptions(opts...))
-	if errors.Is(err, backend.ErrDeviceUnavailable) {
-		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gpu.Close()
-	cpu, err := onnxvk.NewSession(build(), onnxvk.WithDevice("cpu"))
+	gpu := openGPU(t, testModel(name, 17, inputs, consts, nodes), opts...)
+	cpu, err := onnxvk.NewSession(testModel(name, 17, inputs, consts, nodes), onnxvk.WithDevice("cpu"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,17 +181,7 @@ func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, c
 		}
 		in[name], _ = onnxvk.NewTensor(shape, vs)
 	}
-	if _, err := gpu.Run(context.Background(), in); err != nil {
-		t.Fatal(err)
-	}
-	before := gpu.Counters()
-	got, err := gpu.Run(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := gpu.Counters().Sub(before).Dispatches; dispatches >= 0 && n != dispatches {
-		t.Errorf("%d dispatches, want %d", n, dispatches)
-	}
+	got := runCounted(t, gpu, in, dispatches)
 	want, err := cpu.Run(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +194,58 @@ func checkDispatches(t *testing.T, name string, inputs map[string]*graph.Type, c
 			t.Fatalf("y[%d] = %v, the CPU's %v (tolerance %+v)", i, g[i], w[i], tol)
 		}
 	}
+}
+
+// testModel returns a model of nodes over inputs and consts at opset,
+// with output y.
+func testModel(name string, opset int64, inputs map[string]*graph.Type, consts map[string]*graph.Tensor, nodes []*graph.Node) *graph.Model {
+	g := graph.NewGraph(name)
+	for _, in := range slices.Sorted(maps.Keys(inputs)) {
+		g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: in, Type: inputs[in]})
+	}
+	maps.Copy(g.Initializers, consts)
+	// Each model gets its own nodes: loading brings them to their
+	// canonical forms in place.
+	for i, n := range nodes {
+		c := *n
+		c.Index = i
+		g.Nodes = append(g.Nodes, &c)
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	return &graph.Model{Name: name, IRVersion: 8, Opsets: map[string]int64{"": opset}, Graph: g}
+}
+
+// openGPU opens m on Vulkan, with opts, closed when the test ends; it
+// skips the test where there is no Vulkan device.
+func openGPU(t *testing.T, m *graph.Model, opts ...vulkan.OpenOption) *onnxvk.Session {
+	t.Helper()
+	gpu, err := onnxvk.NewSession(m, onnxvk.WithDevice("vulkan"), onnxvk.WithVulkanOptions(opts...))
+	if errors.Is(err, backend.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gpu.Close() })
+	return gpu
+}
+
+// runCounted runs gpu on in twice and returns the outputs of the second
+// Run, which must take dispatches dispatches (any number when negative).
+func runCounted(t *testing.T, gpu *onnxvk.Session, in map[string]*onnxvk.Tensor, dispatches int64) map[string]*onnxvk.Tensor {
+	t.Helper()
+	if _, err := gpu.Run(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	before := gpu.Counters()
+	got, err := gpu.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := gpu.Counters().Sub(before).Dispatches; dispatches >= 0 && n != dispatches {
+		t.Errorf("%d dispatches, want %d", n, dispatches)
+	}
+	return got
 }
 
 // TestTransposeIntoMatMul checks products that read a Transpose's output:
@@ -387,10 +415,11 @@ func TestSplitIntoTransposes(t *testing.T) {
 	}
 }
 
-// TestMaskedSoftmax checks attention's mask folded into Softmax and
-// LogSoftmax: Where(causal, -inf, x) and Where(keep, x, -1e9) of a
-// constant bool mask, and a mask computed at run time (not folded).
-func TestMaskedSoftmax(t *testing.T) {
+// maskedSoftmaxCases are attention's masks before Softmax and
+// LogSoftmax, over float32 tensors: Where(causal, -inf, x) and Where(keep,
+// x, -1e9) of a constant bool mask, folded into the Softmax, and a mask
+// computed at run time (not folded); with their constants.
+func maskedSoftmaxCases() ([]dispatchCase, map[string]*graph.Tensor) {
 	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
 	causal := graph.NewTensor(graph.Bool, []int64{1, 1, 4, 6})
 	keep := graph.NewTensor(graph.Bool, []int64{1, 1, 4, 6})
@@ -413,5 +442,11 @@ func TestMaskedSoftmax(t *testing.T) {
 		{"runtime-mask", map[string]*graph.Type{"x": f32(2, 3, 4, 6), "z": f32(1, 1, 4, 6)},
 			[]*graph.Node{node("Greater", []string{"z", "low"}, "c"), node("Where", []string{"c", "ninf", "x"}, "m"), node("Softmax", []string{"m"}, "y", axis)}, 3},
 	}
+	return cases, consts
+}
+
+// TestMaskedSoftmax checks maskedSoftmaxCases.
+func TestMaskedSoftmax(t *testing.T) {
+	cases, consts := maskedSoftmaxCases()
 	runDispatchCases(t, cases, consts, ops.Lookup("", "Softmax", 13).Tolerance())
 }

@@ -375,13 +375,15 @@ func restride(from, st, to []int64) ([]int64, bool) {
 // reads, alone, the step right before it, a Where of a constant bool cond
 // between x and a scalar constant fill (attention's mask: Where(cond,
 // -inf, x)), read x instead and pick fill where cond says (softmax.comp's
-// mask): the same values, one dispatch less. x must have the output's
-// shape and not share memory with the Softmax's output, which other
-// workgroups write while one reads.
+// mask): the same values, one dispatch less. x and fill are of the
+// Softmax's float type: float32, or float16 on softmax.comp's HALF
+// variant, which widens fill exactly as the unfused Where's output would
+// be. x must have the output's shape and not share memory with the
+// Softmax's output, which other workgroups write while one reads.
 func foldMaskedSoftmax(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	for s := 1; s < len(steps); s++ {
 		st, w := &steps[s], &steps[s-1]
-		if compiled[s] == nil || compiled[s-1] == nil || launches[s].shader != "softmax" || launches[s].params != nil ||
+		if compiled[s] == nil || compiled[s-1] == nil || !launches[s].runs("softmax") || launches[s].params != nil ||
 			w.Node.Domain != graph.DefaultDomain || w.Node.OpType != "Where" || len(w.In) != 3 || len(w.Out) != 1 {
 			continue
 		}
@@ -397,9 +399,10 @@ func foldMaskedSoftmax(p *planner.Plan, steps []planner.Step, launches []*launch
 		if fill == nil {
 			x, fill, fillWhen = w.In[1], p.Fixed(w.In[2]), false
 		}
-		shape := launches[s].outShapes[0]
-		if fill == nil || fill.DType != graph.Float || len(fill.Data) != 4 || x < 0 || p.Types[x] == nil ||
-			p.Types[x].Elem != graph.Float || !slices.Equal(p.Types[x].Shape.Ints(), shape) || sharesArena(p, x, st.Out[0]) {
+		shape, float := launches[s].outShapes[0], launches[s].floatType()
+		f, ok := floatScalar(fill, float)
+		if !ok || x < 0 || p.Types[x] == nil || p.Types[x].Elem != float || !slices.Equal(p.Types[x].Shape.Ints(), shape) ||
+			sharesArena(p, x, st.Out[0]) {
 			continue
 		}
 		if _, ok := broadcast(cond.Shape, shape); !ok || len(shape) > maxRank {
@@ -407,7 +410,7 @@ func foldMaskedSoftmax(p *planner.Plan, steps []planner.Step, launches []*launch
 		}
 		folded, l := *st, *launches[s]
 		folded.In = []int{x}
-		l.masked(shape, cond, graph.View[float32](fill)[0], fillWhen)
+		l.masked(shape, cond, f, fillWhen)
 		compiled[s], launches[s] = &folded, &l
 		compiled[s-1], fusedInto[s-1] = nil, st.Node
 	}
