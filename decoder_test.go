@@ -56,14 +56,14 @@ func newDecoding(t *testing.T, sess *onnxvk.Session, prompt []int64, keep bool) 
 	return d
 }
 
-// step runs one step and returns its token and the bytes the session
-// moved between host and device.
-func (d *decoding) step(t *testing.T) (token, moved int64) {
+// step runs one step and returns its token and what the session's
+// devices did for it.
+func (d *decoding) step(t *testing.T) (token int64, did onnxvk.Counters) {
 	t.Helper()
 	before := d.sess.Counters()
 	out, err := d.sess.RunWith(context.Background(), d.inputs(), d.opts)
 	require.NoError(t, err)
-	moved = d.sess.Counters().Sub(before).HostDeviceBytes
+	did = d.sess.Counters().Sub(before)
 	d.logits = out["logits"]
 	logits, err := onnxvk.Data[float32](out["logits"])
 	require.NoError(t, err)
@@ -75,7 +75,7 @@ func (d *decoding) step(t *testing.T) (token, moved int64) {
 	}
 	d.ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{token})
 	require.NoError(t, err)
-	return token, moved
+	return token, did
 }
 
 // inputs are the next step's inputs.
@@ -103,10 +103,10 @@ func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, kee
 	d := newDecoding(t, sess, prompt, keep)
 	defer d.release()
 	for step := range steps {
-		token, n := d.step(t)
+		token, did := d.step(t)
 		tokens = append(tokens, token)
 		if step >= 2 {
-			moved = append(moved, n)
+			moved = append(moved, did.HostDeviceBytes)
 		}
 		if each != nil {
 			each(step)

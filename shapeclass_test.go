@@ -124,7 +124,9 @@ func kvSessions(t *testing.T, dev string) (sess, ref *onnxvk.Session) {
 // the CPU and on Vulkan: the outputs equal those of a concrete plan made
 // for each size on its own (WithoutShapeClasses), and the session compiles
 // three plans in all: one for the first sizes, then one per variable size
-// that changed alone (P, then T).
+// that changed alone (P, then T). On Vulkan every Run is one submission,
+// the class plans' too: their Shape → Gather → Range chains are computed
+// on the host once per binding, and feed the GPU program as constants.
 func TestShapeClassMatchesConcretePlans(t *testing.T) {
 	for _, dev := range []string{"cpu", "vulkan"} {
 		t.Run(dev, func(t *testing.T) {
@@ -134,9 +136,13 @@ func TestShapeClassMatchesConcretePlans(t *testing.T) {
 				in := kvInputs(t, p, rows, p+rows)
 				want, err := ref.Run(ctx, in)
 				require.NoError(t, err)
+				before := sess.Counters()
 				got, err := sess.Run(ctx, in)
 				require.NoError(t, err)
 				requireClose(t, want, got, 1e-6, fmt.Sprintf("P=%d T=%d", p, rows))
+				if dev == "vulkan" {
+					require.Equal(t, int64(1), sess.Counters().Sub(before).Submits, "submissions of the Run at P=%d T=%d", p, rows)
+				}
 			}
 			for p := range 41 {
 				check(p, 1)

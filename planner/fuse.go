@@ -168,10 +168,10 @@ func fusable(e graph.DType) bool { return e == graph.Float || e == graph.Float16
 // device.
 func sameDevice(pm *graph.Model, g *graph.Graph, n, f *graph.Node, devices []Device) bool {
 	overridable := graphInputs(g)
-	q := query(g, n, pm.OpsetOf(n), overridable)
+	q := query(g, n, pm.OpsetOf(n), overridable, nil)
 	for _, d := range devices {
 		if d.Supports(q) {
-			return d.Supports(query(g, f, 1, overridable))
+			return d.Supports(query(g, f, 1, overridable, nil))
 		}
 	}
 	return false

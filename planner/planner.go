@@ -111,11 +111,16 @@ type Query struct {
 	// elsewhere: what a kernel may read while it is compiled, such as
 	// Reshape's shape or Slice's starts.
 	Consts []*graph.Tensor
+	// ShapeOnly marks the inputs whose values depend on the graph inputs
+	// through their types only (see Plan.ShapeOnly): in a class plan,
+	// fixed by the sizes each Run binds. Nil when there is none.
+	ShapeOnly []bool
 }
 
 // query describes node n of g, imported at opset, for Device.Supports;
-// overridable names the initializers that are also graph inputs.
-func query(g *graph.Graph, n *graph.Node, opset int64, overridable map[string]bool) Query {
+// overridable names the initializers that are also graph inputs, and
+// shapeOnly the values that depend on the graph inputs' types only.
+func query(g *graph.Graph, n *graph.Node, opset int64, overridable, shapeOnly map[string]bool) Query {
 	q := Query{Node: n, Opset: opset, Inputs: make([]*graph.Type, len(n.Inputs)), Consts: make([]*graph.Tensor, len(n.Inputs))}
 	for k, name := range n.Inputs {
 		if name == "" {
@@ -125,6 +130,12 @@ func query(g *graph.Graph, n *graph.Node, opset int64, overridable map[string]bo
 		if !overridable[name] {
 			q.Consts[k] = g.Initializers[name]
 		}
+		if shapeOnly[name] {
+			if q.ShapeOnly == nil {
+				q.ShapeOnly = make([]bool, len(n.Inputs))
+			}
+			q.ShapeOnly[k] = true
+		}
 	}
 	return q
 }
@@ -132,7 +143,42 @@ func query(g *graph.Graph, n *graph.Node, opset int64, overridable map[string]bo
 // Query describes compute step st as Supports saw it when the plan placed
 // it.
 func (p *Plan) Query(st *Step) Query {
-	return query(p.Graph, st.Node, st.Opset, graphInputs(p.Graph))
+	return query(p.Graph, st.Node, st.Opset, graphInputs(p.Graph), p.shapeOnly)
+}
+
+// ShapeOnly reports whether value v depends on the graph inputs through
+// their types only: the output of a Shape or Size node (ops.TypeOnly), or
+// of a deterministic node without subgraphs whose inputs are all such
+// values or constants that no Run replaces, at least one of them such a
+// value (a Range up to a dimension, a mask compared from two Ranges).
+// Constant folding leaves these in a class plan only, where they are
+// fixed by the sizes each Run binds: a device may compute them once per
+// binding (with Plan.Evaluate) instead of once per Run.
+func (p *Plan) ShapeOnly(v int) bool { return v >= 0 && v < len(p.Values) && p.shapeOnly[p.Values[v]] }
+
+// shapeOnlyValues returns the names of g's values that Plan.ShapeOnly
+// reports.
+func shapeOnlyValues(g *graph.Graph) map[string]bool {
+	overridable := graphInputs(g)
+	only := map[string]bool{}
+	for _, n := range g.Nodes {
+		derived := ops.Has(n.Domain, n.OpType, ops.TypeOnly)
+		if !derived && !ops.Has(n.Domain, n.OpType, ops.Nondeterministic) && len(graph.NodeSubgraphs(n)) == 0 {
+			derived = slices.ContainsFunc(n.Inputs, func(in string) bool { return only[in] }) &&
+				!slices.ContainsFunc(n.Inputs, func(in string) bool {
+					return in != "" && !only[in] && (g.Initializers[in] == nil || overridable[in])
+				})
+		}
+		if !derived {
+			continue
+		}
+		for _, out := range n.Outputs {
+			if out != "" {
+				only[out] = true
+			}
+		}
+	}
+	return only
 }
 
 // Fixed returns the value of constant v when no Run can replace it (an
@@ -292,9 +338,16 @@ type Plan struct {
 	// host tensors of known size allocated on their own.
 	HostMemoryLimit, HostBytes int64
 
+	// Evaluate is the Folder's (see Folder) that constant folding used,
+	// nil without one: a device computes the values Plan.ShapeOnly
+	// reports with it.
+	Evaluate ops.Evaluator
+
 	// hoisted counts the transfers of graph inputs and constants that
 	// place put before every compute step.
 	hoisted int
+	// shapeOnly names the values ShapeOnly reports.
+	shapeOnly map[string]bool
 }
 
 // New plans m. It never modifies m except for recording inferred types of
@@ -322,12 +375,13 @@ func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 		}
 	}
 	pm, g := cloneModel(m)
-	known, err := ops.InferModel(pm, opts.Inputs, evaluator(opts.Devices))
+	eval := evaluator(opts.Devices)
+	known, err := ops.InferModel(pm, opts.Inputs, eval)
 	if err != nil {
 		return nil, fmt.Errorf("planner: model %q: %w", m.Name, err)
 	}
 	p := &Plan{Model: pm, Graph: g, ValueIndex: map[string]int{}, Constants: map[int]*graph.Tensor{},
-		Buffers: map[int]*Buffer{}, ArenaBytes: map[string]int64{}}
+		Buffers: map[int]*Buffer{}, ArenaBytes: map[string]int64{}, Evaluate: eval}
 	if !opts.NoFolding {
 		p.Folded = ops.FoldConstants(pm, known) + foldConstantNodes(g)
 	}
@@ -347,6 +401,7 @@ func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 	if opts.Float16 != nil {
 		p.Half = toHalf(pm, g, opts.Float16)
 	}
+	p.shapeOnly = shapeOnlyValues(g)
 	for name, t := range g.Initializers {
 		p.Constants[p.index(name)] = t
 	}
@@ -521,7 +576,7 @@ func (p *Plan) place(devices []Device, st *Stages) error {
 	overridable := graphInputs(g)
 	for _, n := range g.Nodes {
 		opset := p.Model.OpsetOf(n)
-		q := query(g, n, opset, overridable)
+		q := query(g, n, opset, overridable, p.shapeOnly)
 		var dev, logical string
 		var declined []Declined
 		if sp != nil {

@@ -22,10 +22,25 @@ const trialSize = 5
 const maxBindings = 4
 
 // trial returns q with trialSize in place of every unknown dimension of
-// its input tensor types, and whether there was one. A type of unknown
-// rank stays as it is (the lowering declines it).
+// its input tensor types, and a Reshape's shape that is a shape-only value
+// (planner.Plan.ShapeOnly, computed for each binding) as [-1, 1, ...],
+// and whether there was either. A type of unknown rank stays as it is
+// (the lowering declines it).
 func trial(q planner.Query) (planner.Query, bool) {
 	sym := false
+	n := q.Node
+	if n.Domain == graph.DefaultDomain && n.OpType == "Reshape" && len(q.Inputs) > 1 && len(q.ShapeOnly) > 1 && q.ShapeOnly[1] && q.Consts[1] == nil {
+		if t := q.Inputs[1]; known(t) && len(t.Shape) == 1 && t.Shape[0].Value > 0 {
+			shape := make([]int64, t.Shape[0].Value)
+			for i := range shape {
+				shape[i] = 1
+			}
+			shape[0] = -1
+			q.Consts = slices.Clone(q.Consts)
+			q.Consts[1], _ = graph.FromSlice(graph.Int64, []int64{int64(len(shape))}, shape)
+			sym = true
+		}
+	}
 	ins := slices.Clone(q.Inputs)
 	for k, t := range ins {
 		if t == nil || t.Kind != graph.TensorKind || t.Shape == nil || t.Shape.Known() {
@@ -44,12 +59,19 @@ func trial(q planner.Query) (planner.Query, bool) {
 	return q, sym
 }
 
-// queryOf is p.Query(st) with the input types of p.Types: a class
-// program's copy of its plan has the sizes of one binding there.
+// queryOf is p.Query(st) with the input types of p.Types and the
+// constants of p: a class program's copy of its plan has the sizes of one
+// binding there, and the shape values computed for it (see
+// evaluateShapes).
 func queryOf(p *planner.Plan, st *planner.Step) planner.Query {
 	q := p.Query(st)
 	for k, v := range st.In {
-		if k < len(q.Inputs) && v >= 0 && q.Inputs[k] != nil {
+		if k >= len(q.Inputs) || v < 0 {
+			continue
+		}
+		if c := p.Fixed(v); c != nil {
+			q.Inputs[k], q.Consts[k] = c.ValueType(), c
+		} else if q.Inputs[k] != nil && v < len(p.Types) {
 			q.Inputs[k] = p.Types[v]
 		}
 	}
@@ -63,16 +85,18 @@ func known(t *graph.Type) bool {
 
 // symbolicInputs returns, for a segment of a class plan where some value
 // a step reads or writes has unknown sizes, the values the segment reads
-// from outside whose sizes are unknown (possibly none, not nil); nil when
-// every size is known. A value the plan does not have is left to compile,
-// which reports it.
+// from outside whose sizes are unknown or which are shape-only
+// (planner.Plan.ShapeOnly: their values are part of the binding; possibly
+// none, not nil); nil when every size is known and no shape-only value
+// enters. A value the plan does not have is left to compile, which
+// reports it.
 func symbolicInputs(p *planner.Plan, steps []planner.Step) []int {
 	sym := false
 	made := map[int]bool{}
 	ins := []int{}
 	for _, st := range steps {
 		for _, v := range st.In {
-			if v < 0 || v >= len(p.Types) || p.Fixed(v) != nil || known(p.Types[v]) {
+			if v < 0 || v >= len(p.Types) || p.Fixed(v) != nil || known(p.Types[v]) && (made[v] || !p.ShapeOnly(v)) {
 				continue
 			}
 			sym = true
@@ -118,10 +142,14 @@ type classProgram struct {
 	constants map[*graph.Tensor]bool
 
 	contexts contextPool
-	// mu guards bound, lowered and recorded.
+	// mu guards bound, using, lowered and recorded.
 	mu sync.Mutex
 	// bound holds a program per binding, the least recently used first.
 	bound []binding
+	// using counts the Runs of each program in flight: a program that
+	// leaves bound is released once none uses it (its constants, such as
+	// the values computed from its sizes, are its own).
+	using map[*program]int
 	// lowered and recorded count the bindings lowered and the contexts
 	// rebound (command buffers recorded for another binding).
 	lowered, recorded int
@@ -140,11 +168,15 @@ func (d *Device) newClassProgram(p *planner.Plan, steps []planner.Step, sym []in
 		return nil, fmt.Errorf("vulkan: %s is closed", d.name)
 	}
 	for i := range steps {
-		if _, ok := lower(trialQuery(p, &steps[i]), d.caps()); !ok {
+		q := trialQuery(p, &steps[i])
+		if shapeOnly(q) {
+			continue
+		}
+		if _, ok := lower(q, d.caps()); !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", steps[i].Node)
 		}
 	}
-	c := &classProgram{d: d, p: p, steps: steps, sym: sym, held: map[weightKey]bool{}, constants: map[*graph.Tensor]bool{}}
+	c := &classProgram{d: d, p: p, steps: steps, sym: sym, held: map[weightKey]bool{}, constants: map[*graph.Tensor]bool{}, using: map[*program]int{}}
 	for _, t := range p.Constants {
 		c.constants[t] = true
 	}
@@ -174,6 +206,7 @@ func (c *classProgram) run(ctx context.Context, f *backend.Frame) error {
 	if err != nil {
 		return err
 	}
+	defer c.done(pr)
 	ec, err := c.contexts.get(c.d.dev, c.d.newExecContext, c.released)
 	if err != nil {
 		return err
@@ -190,18 +223,36 @@ func (c *classProgram) run(ctx context.Context, f *backend.Frame) error {
 	return pr.runIn(ctx, f, ec)
 }
 
-// program returns the program of f's binding, lowering it on first use.
+// done ends a Run's use of pr (see classProgram.program), releasing pr
+// when it left bound meanwhile and no other Run uses it.
+func (c *classProgram) done(pr *program) {
+	c.mu.Lock()
+	c.using[pr]--
+	free := c.using[pr] == 0 && !slices.ContainsFunc(c.bound, func(b binding) bool { return b.pr == pr })
+	if c.using[pr] == 0 {
+		delete(c.using, pr)
+	}
+	c.mu.Unlock()
+	if free {
+		pr.Release()
+	}
+}
+
+// program returns the program of f's binding, lowering it on first use,
+// counted in use until done.
 func (c *classProgram) program(f *backend.Frame) (*program, error) {
 	vals := f.Values[c.d.name]
 	types := make(map[int]*graph.Type, len(c.sym))
+	values := map[int]*graph.Tensor{}
 	var key strings.Builder
 	for _, v := range c.sym {
 		var t *graph.Type
+		var h *graph.Tensor
 		switch x := vals[v].(type) {
 		case *Tensor:
-			t = x.t.ValueType()
+			t, h = x.t.ValueType(), x.t
 		case *graph.Tensor:
-			t = x.ValueType()
+			t, h = x.ValueType(), x
 		case *DeviceTensor:
 			t = x.ValueType()
 		default:
@@ -209,6 +260,16 @@ func (c *classProgram) program(f *backend.Frame) (*program, error) {
 		}
 		types[v] = t
 		fmt.Fprintf(&key, "%d%v;", v, t.Shape)
+		if c.p.ShapeOnly(v) {
+			if h == nil {
+				var err error
+				if h, err = vals[v].(*DeviceTensor).Read(); err != nil {
+					return nil, err
+				}
+			}
+			values[v] = h
+			fmt.Fprintf(&key, "=%x;", h.Data)
+		}
 	}
 	k := key.String()
 	if c.contexts.isClosed() {
@@ -218,11 +279,12 @@ func (c *classProgram) program(f *backend.Frame) (*program, error) {
 	if i := slices.IndexFunc(c.bound, func(b binding) bool { return b.key == k }); i >= 0 {
 		b := c.bound[i]
 		c.bound = append(slices.Delete(c.bound, i, i+1), b)
+		c.using[b.pr]++
 		c.mu.Unlock()
 		return b.pr, nil
 	}
 	c.mu.Unlock()
-	pr, err := c.lower(types)
+	pr, err := c.lower(types, values)
 	if err != nil {
 		return nil, err
 	}
@@ -234,51 +296,59 @@ func (c *classProgram) program(f *backend.Frame) (*program, error) {
 	if i := slices.IndexFunc(c.bound, func(b binding) bool { return b.key == k }); i >= 0 {
 		// Another Run lowered the same binding meanwhile.
 		b := c.bound[i]
+		c.using[b.pr]++
 		c.mu.Unlock()
 		pr.Release()
 		return b.pr, nil
 	}
 	c.lowered++
 	c.bound = append(c.bound, binding{key: k, pr: pr})
+	c.using[pr]++
 	var evicted []*program
 	for len(c.bound) > maxBindings {
-		evicted = append(evicted, c.bound[0].pr)
+		if e := c.bound[0].pr; c.using[e] == 0 {
+			evicted = append(evicted, e)
+		}
 		c.bound = slices.Delete(c.bound, 0, 1)
 	}
 	c.mu.Unlock()
-	// A Run may still use an evicted program: releasing it frees no
-	// context (its Runs use the class program's) and no weight (the class
-	// program holds them).
+	// Releasing a program frees no context (its Runs use the class
+	// program's) and none of the plan's weights (the class program holds
+	// them); a program a Run still uses is released by done.
 	for _, e := range evicted {
 		e.Release()
 	}
 	return pr, nil
 }
 
-// lower compiles the segment for the sizes of types (those of c.sym): it
-// gives every value of the segment its size, from the lowering of the step
-// that writes it, in a copy of the plan, and compiles the copy.
-func (c *classProgram) lower(types map[int]*graph.Type) (*program, error) {
-	cp := *c.p
-	cp.Types = slices.Clone(c.p.Types)
+// lower compiles the segment for the sizes of types (those of c.sym)
+// and the shape-only values entering it: it computes the shape values of
+// those sizes (see evaluateShapes), gives every other value of the
+// segment its size, from the lowering of the step that writes it, in a
+// copy of the plan, and compiles the copy.
+func (c *classProgram) lower(types map[int]*graph.Type, values map[int]*graph.Tensor) (*program, error) {
+	bound := *c.p
+	bound.Types = slices.Clone(c.p.Types)
 	for v, t := range types {
-		cp.Types[v] = t
+		bound.Types[v] = t
 	}
 	caps := c.d.caps()
-	for i := range c.steps {
-		st := &c.steps[i]
-		q := queryOf(&cp, st)
+	e, err := evaluateShapes(&bound, c.steps, values, func(cp *planner.Plan, st *planner.Step, q planner.Query) error {
 		l, ok := lower(q, caps)
 		if !ok {
-			return nil, fmt.Errorf("vulkan: %s: no kernel for the input types of this Run (%s)", st.Node, describeTypes(q.Inputs))
+			return fmt.Errorf("vulkan: %s: no kernel for the input types of this Run (%s)", st.Node, describeTypes(q.Inputs))
 		}
 		for k, o := range st.Out {
 			if o >= 0 && k < len(l.outShapes) && !known(cp.Types[o]) {
 				cp.Types[o] = graph.TensorType(l.outType(k), graph.ShapeOf(l.outShapes[k]...))
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	pr, err := c.d.compile(&cp, c.steps)
+	pr, err := c.d.compile(e)
 	if err != nil {
 		return nil, c.d.fault(err)
 	}

@@ -34,6 +34,9 @@ func (d *Device) Supports(q planner.Query) (ok bool) {
 			ok = false
 		}
 	}()
+	if shapeOnly(q) {
+		return true
+	}
 	if _, ok = lower(q, d.caps()); ok {
 		return true
 	}
@@ -106,6 +109,10 @@ type program struct {
 	// weights are the resident weights the program binds, which it holds
 	// until Release (see holdWeights).
 	weights []weightKey
+	// known are the values computed on the host from the sizes (see
+	// evaluateShapes) that later steps or the caller read: a Run hands
+	// them over as host tensors.
+	known map[int]*graph.Tensor
 
 	contexts contextPool
 	// lastNs is the device time of the latest Run in nanoseconds.
@@ -126,14 +133,20 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 	if sym := symbolicInputs(p, steps); sym != nil {
 		return d.newClassProgram(p, steps, sym)
 	}
-	pr, err := d.compile(p, steps)
+	e, err := evaluateShapes(p, steps, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := d.compile(e)
 	if err != nil {
 		return nil, d.fault(err)
 	}
 	return pr, nil
 }
 
-func (d *Device) compile(p *planner.Plan, steps []planner.Step) (_ *program, err error) {
+// compile compiles the steps of e, which evaluateShapes made.
+func (d *Device) compile(e *evaluated) (_ *program, err error) {
+	p, steps := e.plan, e.steps
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -239,14 +252,14 @@ func (d *Device) compile(p *planner.Plan, steps []planner.Step) (_ *program, err
 		}
 	}
 	keys = uniqueKeys(keys)
-	err = d.makeResident(keys)
+	err = d.makeResident(keys, e.computed)
 	held = d.holdWeights(keys)
 	if err != nil {
 		return nil, fmt.Errorf("vulkan: %s: uploading weights: %w", d.name, err)
 	}
 	align := d.bindAlign()
 	inside, inPlace := concatsInPlace(p, steps, compiled, escapes, reads, align)
-	pr := &program{d: d, weights: held}
+	pr := &program{d: d, weights: held, known: e.escaping}
 	// scratch is the most scratch a node asks for (see launch.scratch);
 	// scratchAt holds the dispatch and binding index of each scratch
 	// binding.
@@ -606,6 +619,9 @@ func (pr *program) runIn(ctx context.Context, f *backend.Frame, ec *execContext)
 		moved += out.size
 	}
 	pr.d.counters.hostDeviceBytes.Add(int64(moved))
+	for v, t := range pr.known {
+		vals[v] = &Tensor{t: t.Clone()}
+	}
 	for _, v := range pr.release {
 		vals[v] = nil
 	}

@@ -58,44 +58,52 @@ func (d *Device) resident(k weightKey) weightRef { return d.table(k)[k.t] }
 // weightBlockBytes (one allocation and one buffer each, carved at the
 // storage-buffer offset alignment), and each block is filled through its
 // mapping on unified memory, else through one staging buffer and one
-// submission. d.mu must be held.
-func (d *Device) makeResident(keys []weightKey) error {
+// submission. The weights of keys whose tensor is in mapped (the values a
+// program computed from its sizes, uploaded anew for each binding) go to
+// host-visible blocks instead, filled through their mapping on any device:
+// they cost no submission. d.mu must be held.
+func (d *Device) makeResident(keys []weightKey, mapped map[*graph.Tensor]bool) error {
 	align := d.bindAlign()
-	var (
-		todo []weightKey
-		offs []uint64
-		end  uint64
-	)
-	flush := func() error {
-		if len(todo) == 0 {
-			return nil
-		}
-		err := d.uploadBlock(todo, offs, end)
-		todo, offs, end = todo[:0], offs[:0], 0
-		return err
-	}
-	queued := map[weightKey]bool{}
-	for _, k := range keys {
-		if _, ok := d.table(k)[k.t]; ok || queued[k] {
-			continue
-		}
-		queued[k] = true
-		off := (end + align - 1) / align * align
-		if len(todo) > 0 && off+k.size() > weightBlockBytes {
-			if err := flush(); err != nil {
-				return err
+	for _, host := range []bool{false, true} {
+		var (
+			todo []weightKey
+			offs []uint64
+			end  uint64
+		)
+		flush := func() error {
+			if len(todo) == 0 {
+				return nil
 			}
-			off = 0
+			err := d.uploadBlock(todo, offs, end, host)
+			todo, offs, end = todo[:0], offs[:0], 0
+			return err
 		}
-		todo, offs, end = append(todo, k), append(offs, off), off+k.size()
+		queued := map[weightKey]bool{}
+		for _, k := range keys {
+			if _, ok := d.table(k)[k.t]; ok || queued[k] || mapped[k.t] != host {
+				continue
+			}
+			queued[k] = true
+			off := (end + align - 1) / align * align
+			if len(todo) > 0 && off+k.size() > weightBlockBytes {
+				if err := flush(); err != nil {
+					return err
+				}
+				off = 0
+			}
+			todo, offs, end = append(todo, k), append(offs, off), off+k.size()
+		}
+		if err := flush(); err != nil {
+			return err
+		}
 	}
-	return flush()
+	return nil
 }
 
-// uploadBlock allocates one device-local block of size bytes and fills
-// it with keys[i] at offs[i].
-func (d *Device) uploadBlock(keys []weightKey, offs []uint64, size uint64) error {
-	b, err := d.newBuffer(size, false)
+// uploadBlock allocates one block of size bytes, device-local or, with
+// host set, host-visible, and fills it with keys[i] at offs[i].
+func (d *Device) uploadBlock(keys []weightKey, offs []uint64, size uint64, host bool) error {
+	b, err := d.newBuffer(size, host)
 	if err != nil {
 		return fmt.Errorf("allocating %d bytes for %d weights: %w", size, len(keys), err)
 	}
