@@ -113,6 +113,10 @@ type program struct {
 	// evaluateShapes) that later steps or the caller read: a Run hands
 	// them over as host tensors.
 	known map[int]*graph.Tensor
+	// onDevice marks the outputs that only later segments of the device
+	// read: a Run hands them over as DeviceTensors, which the segment
+	// that reads them last releases (see keep).
+	onDevice map[int]bool
 
 	contexts contextPool
 	// lastNs is the device time of the latest Run in nanoseconds.
@@ -180,14 +184,21 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 	for i := range steps {
 		inSegment[&steps[i]] = true
 	}
-	escapes := map[int]bool{}
+	// escapes holds the values read after the segment; of those, elsewhere
+	// the ones that a host step, a transfer or the caller reads, which a
+	// Run must bring back to the host. The others pass to later segments
+	// of this device as DeviceTensors (see program.keep).
+	escapes, elsewhere := map[int]bool{}, map[int]bool{}
 	for _, v := range p.Outputs {
-		escapes[v] = true
+		escapes[v], elsewhere[v] = true, true
 	}
 	for i := range p.Steps {
-		if !inSegment[&p.Steps[i]] {
-			for _, v := range append(append([]int{}, p.Steps[i].In...), p.Steps[i].Captured...) {
+		if st := &p.Steps[i]; !inSegment[st] {
+			for _, v := range slices.Concat(st.In, st.Captured) {
 				escapes[v] = true
+				if st.Kind != planner.Compute || st.Device != d.name {
+					elsewhere[v] = true
+				}
 			}
 		}
 	}
@@ -407,6 +418,14 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		pr.notes = append(pr.notes, "")
 	}
 	at = nil
+	for _, out := range pr.outs {
+		if !elsewhere[out.v] {
+			if pr.onDevice == nil {
+				pr.onDevice = map[int]bool{}
+			}
+			pr.onDevice[out.v] = true
+		}
+	}
 	if scratch > 0 {
 		// One scratch region past the values serves every node: the
 		// barriers order one node's uses after another's.
@@ -623,6 +642,9 @@ func (pr *program) runIn(ctx context.Context, f *backend.Frame, ec *execContext)
 		vals[v] = &Tensor{t: t.Clone()}
 	}
 	for _, v := range pr.release {
+		if t, ok := vals[v].(*DeviceTensor); ok && t.passing {
+			t.Release()
+		}
 		vals[v] = nil
 	}
 	switch {
@@ -1099,11 +1121,13 @@ func slots(cs []devCopy) map[uint64]bool {
 }
 
 // keep allocates a DeviceTensor for each output of the segment that the
-// Run keeps on the device (Frame.Keep), and adds its copy to mv.
+// Run keeps on the device (Frame.Keep), and for each that only later
+// segments of the device read (onDevice: a transient one, which the
+// segment that reads it last releases), and adds its copy to mv.
 func (pr *program) keep(f *backend.Frame, mv *moves) (map[int]*DeviceTensor, error) {
 	var kept map[int]*DeviceTensor
 	for _, out := range pr.outs {
-		if !f.Keep[out.v] || kept[out.v] != nil {
+		if !f.Keep[out.v] && !pr.onDevice[out.v] || kept[out.v] != nil {
 			continue
 		}
 		b, err := pr.d.tensorBuffer(out.size)
@@ -1114,7 +1138,11 @@ func (pr *program) keep(f *backend.Frame, mv *moves) (map[int]*DeviceTensor, err
 		if kept == nil {
 			kept = map[int]*DeviceTensor{}
 		}
-		kept[out.v] = &DeviceTensor{d: pr.d, typ: graph.TensorType(out.dtype, graph.ShapeOf(out.shape...)), size: out.size, buf: b}
+		t := &DeviceTensor{d: pr.d, typ: graph.TensorType(out.dtype, graph.ShapeOf(out.shape...)), size: out.size, buf: b}
+		if !f.Keep[out.v] {
+			t.transient()
+		}
+		kept[out.v] = t
 		mv.out = append(mv.out, devCopy{b: b, off: out.off, size: out.size})
 	}
 	return kept, nil

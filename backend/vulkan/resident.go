@@ -3,6 +3,7 @@ package vulkan
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -18,9 +19,22 @@ type DeviceTensor struct {
 	d    *Device
 	typ  *graph.Type
 	size uint64
+	// passing is set on a tensor that passes a value from one segment of
+	// a Run to a later one on the same device: the step that reads it last
+	// releases it, and the garbage collector, through cleanup, where the
+	// Run failed before.
+	passing bool
+	cleanup runtime.Cleanup
 
 	mu  sync.Mutex
 	buf *buffer
+}
+
+// transient marks t as passing a value within a Run (see passing).
+func (t *DeviceTensor) transient() {
+	t.passing = true
+	p := &t.d.tensors
+	t.cleanup = runtime.AddCleanup(t, p.put, t.buf)
 }
 
 var _ backend.Resident = (*DeviceTensor)(nil)
@@ -55,6 +69,9 @@ func (t *DeviceTensor) Release() {
 	b := t.buf
 	t.buf = nil
 	t.mu.Unlock()
+	if t.passing {
+		t.cleanup.Stop()
+	}
 	if b != nil {
 		t.d.tensors.put(b)
 	}
