@@ -91,6 +91,8 @@ type options struct {
 	concreteIf   func(inputs, outputs []ValueInfo) bool
 	planBytes    int64
 	planBytesSet bool
+	// dimMax is WithDimMax.
+	dimMax map[string]int64
 }
 
 // WithDevice chooses where the model runs: "auto" (the default: the best
@@ -169,10 +171,11 @@ func WithCPUFallbackOnOOM() Option { return func(o *options) { o.cpuFallback = t
 
 // WithoutShapeClasses plans each distinct set of input shapes on its own,
 // as a plan with every size known, instead of one plan per shape class
-// (see README, "Plans and shape classes"): under Vulkan, a class plan runs
-// its shape computations (Shape, Range) on the CPU between GPU submissions,
-// a concrete plan folds them and submits once per Run, at the cost of
-// planning again whenever a size changes.
+// (see README, "Plans and shape classes"): a concrete plan folds its shape
+// computations (Shape, Range) at planning and its GPU programs are lowered
+// once, at the cost of planning again whenever a size changes; a class
+// plan's GPU programs compute them once per set of sizes and lower their
+// nodes again for each new set.
 func WithoutShapeClasses() Option { return func(o *options) { o.concrete = true } }
 
 // WithoutShapeClassesIf is WithoutShapeClasses where concrete, called once
@@ -183,6 +186,21 @@ func WithoutShapeClasses() Option { return func(o *options) { o.concrete = true 
 // model twice.
 func WithoutShapeClassesIf(concrete func(inputs, outputs []ValueInfo) bool) Option {
 	return func(o *options) { o.concreteIf = concrete }
+}
+
+// WithDimMax gives the largest size the symbolic dimension name (an
+// input's dim_param, such as a decoder's past length) takes in this
+// session's Runs, as an optimisation profile's maximum does: a class plan
+// that leaves the dimension symbolic sizes its GPU buffers for that size
+// at its first Run, so that GPU memory stays flat while the size grows up
+// to it. A larger size still runs, growing the buffers as without it.
+func WithDimMax(name string, max int64) Option {
+	return func(o *options) {
+		if o.dimMax == nil {
+			o.dimMax = map[string]int64{}
+		}
+		o.dimMax[name] = max
+	}
 }
 
 // WithPlanCacheBytes bounds the memory of the session's cached plans (host
@@ -458,7 +476,7 @@ func (s *Session) planOptions(types map[string]*graph.Type, cpuOnly bool) (plann
 	for i, d := range devices {
 		pdevs[i] = d
 	}
-	opts := planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages,
+	opts := planner.Options{Devices: pdevs, Inputs: types, NoFolding: s.opts.noFolding, Stages: stages, DimMax: s.opts.dimMax,
 		HostMemoryLimit: s.HostMemoryLimit()}
 	if !cpuOnly {
 		opts.Float16 = s.half
@@ -648,9 +666,12 @@ func runOn[T any](s *Session, call *callShape, only []string, do func(*backend.E
 // runExecutor is runOn without the catching of faults.
 func runExecutor[T any](s *Session, call *callShape, only []string, do func(*backend.Executor) (T, error)) (T, error) {
 	var zero T
-	out, err := useExecutor(s, call, only, false, do)
+	out, err := useExecutor(s, call, only, false, false, do)
+	if err != nil && errors.Is(err, backend.ErrSizesRefused) {
+		out, err = useExecutor(s, call, only, false, true, do)
+	}
 	if err != nil && s.opts.cpuFallback && errors.Is(err, ErrOutOfMemory) {
-		out, err = useExecutor(s, call, only, true, do)
+		out, err = useExecutor(s, call, only, true, false, do)
 	}
 	if err != nil {
 		return zero, fmt.Errorf("onnxvk: model %q: %w", s.model.Name, err)
@@ -660,8 +681,8 @@ func runExecutor[T any](s *Session, call *callShape, only []string, do func(*bac
 
 // useExecutor runs do on the cached executor (see Session.executor),
 // which stays in use, and so keeps its device memory, until do returns.
-func useExecutor[T any](s *Session, call *callShape, only []string, cpuOnly bool, do func(*backend.Executor) (T, error)) (T, error) {
-	e, err := s.executor(call, only, cpuOnly)
+func useExecutor[T any](s *Session, call *callShape, only []string, cpuOnly, concrete bool, do func(*backend.Executor) (T, error)) (T, error) {
+	e, err := s.executor(call, only, cpuOnly, concrete)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -787,18 +808,27 @@ func matchType(want, got *graph.Type, symbols map[string]int64) error {
 // the call in one variable size (planCache.class), and falls back to a
 // concrete plan when planning the class fails. With cpuOnly set, or when
 // compiling for the GPU runs out of memory under WithCPUFallbackOnOOM, it
-// plans for the CPU alone and caches that plan instead.
-func (s *Session) executor(call *callShape, only []string, cpuOnly bool) (*cachedPlan, error) {
+// plans for the CPU alone and caches that plan instead. With concrete set
+// (a class plan's device refused the call's sizes), it serves the call
+// with a concrete plan, which places each node for those sizes and which
+// later calls of those sizes then get.
+func (s *Session) executor(call *callShape, only []string, cpuOnly, concrete bool) (*cachedPlan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var sym []string
-	if e := s.plans.find(call); e != nil {
+	e := s.plans.find(call)
+	if e != nil && concrete && len(e.sym) > 0 {
+		s.plans.done(e)
+		e = nil
+	}
+	switch {
+	case e != nil:
 		if !cpuOnly {
 			return e, nil
 		}
 		sym = e.sym
 		s.plans.done(e)
-	} else {
+	case !concrete:
 		sym = s.plans.class(call)
 	}
 	ex, err := s.compileFallback(call.classTypes(sym), only, cpuOnly)

@@ -216,6 +216,13 @@ func (c *planCache) add(call *callShape, sym []string, ex *backend.Executor) *ca
 	if len(sym) > 0 {
 		c.stats.ClassPlans++
 	}
+	c.trim(e)
+	return e
+}
+
+// trim drops the least recently used plans but e while the cache holds
+// more than maxPlans plans or more than its budget of bytes.
+func (c *planCache) trim(e *cachedPlan) {
 	for len(c.plans) > maxPlans || c.budget > 0 && c.bytes > c.budget && len(c.plans) > 1 {
 		var (
 			lruKey string
@@ -229,7 +236,6 @@ func (c *planCache) add(call *callShape, sym []string, ex *backend.Executor) *ca
 		c.drop(lruKey, lru)
 		c.stats.Evicted++
 	}
-	return e
 }
 
 // drop removes e, cached for key, and releases it unless a Run uses it.
@@ -243,11 +249,20 @@ func (c *planCache) drop(key string, e *cachedPlan) {
 }
 
 // done ends a use of e; the last use of a plan that left the cache
-// releases it.
+// releases it. A plan still cached counts the bytes it holds now (a class
+// plan's GPU programs grow their buffers as sizes grow), and the cache
+// drops others while it holds more than its budget.
 func (c *planCache) done(e *cachedPlan) {
 	if e.users--; e.users == 0 && e.gone {
 		e.ex.Release()
 	}
+	if e.gone {
+		return
+	}
+	n := e.ex.Bytes()
+	c.bytes += n - e.bytes
+	e.bytes = n
+	c.trim(e)
 }
 
 // clear drops every plan; no Run may be in progress.

@@ -73,7 +73,7 @@ func TestEvictedPlanInUse(t *testing.T) {
 	in, key := vectorInput(t, s, 1000)
 	call, err := s.checkInputs(in)
 	require.NoError(t, err)
-	held, err := s.executor(call, nil, false)
+	held, err := s.executor(call, nil, false, false)
 	require.NoError(t, err)
 	for n := range int64(maxPlans) {
 		in, _ := vectorInput(t, s, n+1)

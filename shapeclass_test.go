@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -298,4 +299,79 @@ func TestWithoutShapeClassesIf(t *testing.T) {
 			require.Equal(t, 1, calls)
 		})
 	}
+}
+
+// TestPlanCacheSeesClassGrowth runs kvModel on Vulkan for past lengths 0
+// to 100: the first length gets a concrete plan, the others the class
+// plan, whose GPU program grows its buffers as the past grows. The plan
+// cache counts that growth (CachedBytes after the last Run exceeds what it
+// was after the class plan's first), and under a budget of what both
+// plans held after that first Run, the growth evicts the concrete plan.
+func TestPlanCacheSeesClassGrowth(t *testing.T) {
+	run := func(sess *onnxvk.Session, from, to int) {
+		for p := from; p <= to; p++ {
+			_, err := sess.Run(context.Background(), kvInputs(t, p, 1, p))
+			require.NoError(t, err)
+		}
+	}
+	sess := vulkanSession(t, kvModel())
+	run(sess, 0, 1)
+	first := sess.PlanStats()
+	require.Equal(t, int64(1), first.ClassPlans, "class plans: %+v", first)
+	run(sess, 2, 100)
+	last := sess.PlanStats()
+	require.Greater(t, last.CachedBytes, first.CachedBytes, "cached bytes after the class plan's first Run and after its Run at past length 100")
+	require.Zero(t, last.Evicted, "plans evicted without a budget")
+
+	bounded := vulkanSession(t, kvModel(), onnxvk.WithPlanCacheBytes(first.CachedBytes))
+	run(bounded, 0, 1)
+	require.Equal(t, first.CachedBytes, bounded.PlanStats().CachedBytes, "cached bytes of a second session after the same Runs")
+	run(bounded, 2, 100)
+	st := bounded.PlanStats()
+	require.Equal(t, int64(1), st.Evicted, "plans evicted under a budget of %d bytes: %+v", first.CachedBytes, st)
+	require.Equal(t, 1, st.Cached, "plans cached: %+v", st)
+	t.Logf("cached bytes: %d after the class plan's first Run, %d at past length 100", first.CachedBytes, last.CachedBytes)
+}
+
+// TestShapeClassRefusedSizes runs y = Relu(x)·2 on Vulkan for x of 3, 4
+// and then 0 elements: the class plan that serves the sizes after the
+// first lowers its nodes with a trial size, but the Vulkan kernels take
+// no empty tensor, so the Run of 0 elements gets a concrete plan, which
+// places the nodes on the CPU, instead of failing; the Run after it, of
+// 5 elements, runs on the class plan again.
+func TestShapeClassRefusedSizes(t *testing.T) {
+	g := graph.NewGraph("relu2")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.Shape{graph.SymDim("N")})}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	g.Initializers["two"], _ = graph.FromSlice(graph.Float, nil, []float32{2})
+	g.Nodes = []*graph.Node{
+		{Name: "relu", OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"r"}, Index: 0},
+		{Name: "mul", OpType: "Mul", Inputs: []string{"r", "two"}, Outputs: []string{"y"}, Index: 1},
+	}
+	sess := vulkanSession(t, &graph.Model{Name: "relu2", IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g})
+	for _, n := range []int{3, 4, 0, 5} {
+		data := make([]float32, n)
+		want := make([]float32, n)
+		for i := range data {
+			data[i] = float32(i) - 1.5
+			want[i] = 2 * max(data[i], 0)
+		}
+		x, err := onnxvk.NewTensor([]int64{int64(n)}, data)
+		require.NoError(t, err)
+		before := sess.PlanStats()
+		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"x": x})
+		require.NoError(t, err, "N=%d", n)
+		got, err := onnxvk.Data[float32](out["y"])
+		require.NoError(t, err)
+		require.True(t, slices.Equal(want, got), "N=%d: y is %v, want %v", n, got, want)
+		compiled := sess.PlanStats().Compiled - before.Compiled
+		switch n {
+		case 0:
+			require.Equal(t, int64(1), compiled, "plans compiled for N=0 (a concrete one)")
+		case 5:
+			require.Zero(t, compiled, "plans compiled for N=5 (the class plan serves it)")
+		}
+	}
+	st := sess.PlanStats()
+	require.Equal(t, int64(1), st.ClassPlans, "class plans: %+v", st)
 }

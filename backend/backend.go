@@ -33,6 +33,13 @@ func (e *unavailableError) Is(target error) bool { return target == ErrDeviceUna
 // that needs less may succeed.
 var ErrOutOfMemory = planner.ErrOutOfMemory
 
+// ErrSizesRefused is wrapped when a device's program for a class plan
+// cannot run the sizes a Run binds: a node its lowering accepted with trial
+// sizes refuses these (an empty tensor, a buffer past the device's storage
+// buffer range). A session then runs that Run, and later Runs of those
+// sizes, on a concrete plan, which places each node for them.
+var ErrSizesRefused = errors.New("the device refuses these sizes")
+
 // ErrDeviceLost is wrapped when a device stopped working (a driver reset,
 // VK_ERROR_DEVICE_LOST); every later Run on it fails.
 var ErrDeviceLost = errors.New("device lost")

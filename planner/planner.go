@@ -237,6 +237,9 @@ type Options struct {
 	// and float16 copies of their float32 constants, kept in Float16 for
 	// every plan of the model (see toHalf).
 	Float16 *HalfConstants
+	// DimMax gives, by name, the largest size of symbolic input
+	// dimensions (Plan.DimMax).
+	DimMax map[string]int64
 }
 
 // StepKind tells compute steps from transfers.
@@ -338,6 +341,9 @@ type Plan struct {
 	// host tensors of known size allocated on their own.
 	HostMemoryLimit, HostBytes int64
 
+	// DimMax is Options.DimMax: a device may size the memory of a class
+	// plan's steps for those sizes of its symbolic dimensions at once.
+	DimMax map[string]int64
 	// Evaluate is the Folder's (see Folder) that constant folding used,
 	// nil without one: a device computes the values Plan.ShapeOnly
 	// reports with it.
@@ -381,7 +387,7 @@ func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 		return nil, fmt.Errorf("planner: model %q: %w", m.Name, err)
 	}
 	p := &Plan{Model: pm, Graph: g, ValueIndex: map[string]int{}, Constants: map[int]*graph.Tensor{},
-		Buffers: map[int]*Buffer{}, ArenaBytes: map[string]int64{}, Evaluate: eval}
+		Buffers: map[int]*Buffer{}, ArenaBytes: map[string]int64{}, Evaluate: eval, DimMax: opts.DimMax}
 	if !opts.NoFolding {
 		p.Folded = ops.FoldConstants(pm, known) + foldConstantNodes(g)
 	}

@@ -142,6 +142,14 @@ type classProgram struct {
 	constants map[*graph.Tensor]bool
 
 	contexts contextPool
+	// largest are the types of sym at the sizes planner.Plan.DimMax gives
+	// (nil where it does not give every one): the first Run lowers the
+	// segment for them once, to size every context's buffers (reserve)
+	// and the outputs it keeps on the device (reserveOut) for them.
+	largest    map[int]*graph.Type
+	sized      sync.Once
+	reserve    [2]uint64
+	reserveOut map[int]uint64
 	// mu guards bound, using, lowered and recorded.
 	mu sync.Mutex
 	// bound holds a program per binding, the least recently used first.
@@ -180,6 +188,7 @@ func (d *Device) newClassProgram(p *planner.Plan, steps []planner.Step, sym []in
 	for _, t := range p.Constants {
 		c.constants[t] = true
 	}
+	c.largest = largestTypes(p, sym)
 	d.classes = append(d.classes, c)
 	return c, nil
 }
@@ -202,12 +211,13 @@ func (c *classProgram) run(ctx context.Context, f *backend.Frame) error {
 	if err := c.d.checkLost(); err != nil {
 		return err
 	}
+	c.sized.Do(c.size)
 	pr, err := c.program(f)
 	if err != nil {
 		return err
 	}
 	defer c.done(pr)
-	ec, err := c.contexts.get(c.d.dev, c.d.newExecContext, c.released)
+	ec, err := c.contexts.get(c.d.dev, c.newContext, c.released)
 	if err != nil {
 		return err
 	}
@@ -221,6 +231,75 @@ func (c *classProgram) run(ctx context.Context, f *backend.Frame) error {
 		c.mu.Unlock()
 	}
 	return pr.runIn(ctx, f, ec)
+}
+
+// largestTypes returns the types of the values sym of p with each unknown
+// dimension at the size p.DimMax gives its name, nil unless it gives one
+// for each and no value of sym is shape-only (a binding by value).
+func largestTypes(p *planner.Plan, sym []int) map[int]*graph.Type {
+	if len(p.DimMax) == 0 {
+		return nil
+	}
+	types := map[int]*graph.Type{}
+	for _, v := range sym {
+		t := p.Types[v]
+		if t == nil || t.Kind != graph.TensorKind || t.Shape == nil || p.ShapeOnly(v) {
+			return nil
+		}
+		shape := slices.Clone(t.Shape)
+		for i, d := range shape {
+			if d.Known() {
+				continue
+			}
+			n, ok := p.DimMax[d.Param]
+			if d.Param == "" || !ok || n < 1 {
+				return nil
+			}
+			shape[i] = graph.DimOf(n)
+		}
+		types[v] = graph.TensorType(t.Elem, shape)
+	}
+	return types
+}
+
+// size lowers the segment for the largest sizes (see largest), once, and
+// keeps what its buffers and kept outputs need. Where that fails, the
+// contexts grow as the Runs need.
+func (c *classProgram) size() {
+	if c.largest == nil {
+		return
+	}
+	pr, err := c.lower(c.largest, nil)
+	if err != nil {
+		return
+	}
+	defer pr.Release()
+	c.reserve = [2]uint64{pr.arenaSize, pr.ioSize}
+	c.reserveOut = map[int]uint64{}
+	for _, out := range pr.outs {
+		c.reserveOut[out.v] = out.size
+	}
+}
+
+// newContext is a new context with the buffers of the largest sizes, when
+// known (see size).
+func (c *classProgram) newContext() (*execContext, error) {
+	ec, err := c.d.newExecContext()
+	if err != nil || c.reserve == [2]uint64{} {
+		return ec, err
+	}
+	ec.arena, err = c.d.newBuffer(c.reserve[0], false)
+	if err == nil {
+		ec.io, err = c.d.newBuffer(c.reserve[1], false)
+	}
+	if err == nil && !mapIO(ec.io) {
+		ec.stage, err = c.d.newBuffer(ec.io.size, true)
+	}
+	if err != nil {
+		ec.destroy(c.d.dev)
+		return nil, fmt.Errorf("vulkan: %s: allocating the buffers of %s for the largest sizes: %w", c.d.name, c.describe(), err)
+	}
+	return ec, nil
 }
 
 // done ends a Run's use of pr (see classProgram.program), releasing pr
@@ -336,7 +415,7 @@ func (c *classProgram) lower(types map[int]*graph.Type, values map[int]*graph.Te
 	e, err := evaluateShapes(&bound, c.steps, values, func(cp *planner.Plan, st *planner.Step, q planner.Query) error {
 		l, ok := lower(q, caps)
 		if !ok {
-			return fmt.Errorf("vulkan: %s: no kernel for the input types of this Run (%s)", st.Node, describeTypes(q.Inputs))
+			return fmt.Errorf("vulkan: %s: no kernel for the input types of this Run (%s): %w", st.Node, describeTypes(q.Inputs), backend.ErrSizesRefused)
 		}
 		for k, o := range st.Out {
 			if o >= 0 && k < len(l.outShapes) && !known(cp.Types[o]) {
@@ -352,6 +431,7 @@ func (c *classProgram) lower(types map[int]*graph.Type, values map[int]*graph.Te
 	if err != nil {
 		return nil, c.d.fault(err)
 	}
+	pr.reserveOut = c.reserveOut
 	c.d.mu.Lock()
 	defer c.d.mu.Unlock()
 	for _, k := range pr.weights {

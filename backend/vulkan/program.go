@@ -117,6 +117,10 @@ type program struct {
 	// read: a Run hands them over as DeviceTensors, which the segment
 	// that reads them last releases (see keep).
 	onDevice map[int]bool
+	// reserveOut gives, by value, the bytes to allocate for an output kept
+	// on the device when more than its own: a class program's for the
+	// largest sizes (see classProgram.size).
+	reserveOut map[int]uint64
 
 	contexts contextPool
 	// lastNs is the device time of the latest Run in nanoseconds.
@@ -1130,7 +1134,7 @@ func (pr *program) keep(f *backend.Frame, mv *moves) (map[int]*DeviceTensor, err
 		if !f.Keep[out.v] && !pr.onDevice[out.v] || kept[out.v] != nil {
 			continue
 		}
-		b, err := pr.d.tensorBuffer(out.size)
+		b, err := pr.d.tensorBuffer(max(out.size, pr.reserveOut[out.v]))
 		if err != nil {
 			releaseAll(kept)
 			return nil, fmt.Errorf("vulkan: %s: keeping output %q (%d bytes) on the device: %w", pr.d.name, f.Plan.Values[out.v], out.size, err)
