@@ -137,11 +137,13 @@ func TestDecoderShapeClasses(t *testing.T) {
 				// logits out, and uploads what the program of its binding
 				// computed on the host from the sizes and binds as
 				// constants: per layer, the mask's row (P+1 bytes) and
-				// the parameters of its elementwise chains, under 1 KiB.
+				// the parameters of its elementwise chains, about 1 KiB
+				// (bounded here at 2 KiB: the point is that the cache,
+				// 24 KiB per past position, does not cross).
 				for i, n := range moved {
 					p := int64(len(prompt) + i + 2)
 					require.Equal(t, int64(1), submits[i], "submissions of step %d", i+3)
-					require.LessOrEqual(t, n, int64(8+4096+6*(p+1)+6<<10), "step %d (past length %d) moved %d bytes between host and device", i+3, p, n)
+					require.LessOrEqual(t, n, int64(8+4096+6*(p+1)+12<<10), "step %d (past length %d) moved %d bytes between host and device", i+3, p, n)
 				}
 				t.Logf("per step from the third: %d..%d submissions, %d..%d bytes between host and device", slices.Min(submits), slices.Max(submits), slices.Min(moved), slices.Max(moved))
 			}
