@@ -26,6 +26,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/hostmem"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
 )
@@ -162,7 +163,7 @@ func WithHostMemoryLimit(bytes int64) Option {
 // address space limit, RLIMIT_AS or RLIMIT_DATA, leaves beside what it
 // maps already, where that is smaller); 0 (no limit) where that memory is
 // unknown.
-func DefaultHostMemoryLimit() int64 { return physicalMemory() / 4 * 3 }
+func DefaultHostMemoryLimit() int64 { return hostmem.Physical() / 4 * 3 }
 
 // WithCPUFallbackOnOOM makes a Run whose plan cannot get the GPU memory it
 // needs (ErrOutOfMemory) run that plan on the CPU instead, then and in

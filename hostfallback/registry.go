@@ -16,6 +16,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/hostmem"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -70,14 +71,14 @@ type outOfMemory struct{ error }
 // and an output of type dt and the given shape does not fit in the host
 // memory limit beside the plan and what the run holds (see Check).
 func (c *Call) mustFit(dt graph.DType, shape []int64) {
-	if !c.sub || c.limit <= 0 {
+	if !c.sub {
 		return
 	}
 	n, err := graph.Bytes(dt, shape)
 	if err != nil {
 		err = c.Errorf("output of %s: %w", dt, err)
-	} else {
-		err = c.CheckBytes(c.held+n, fmt.Sprintf("output %s%v beside the %d bytes its subgraph run holds", dt, shape, c.held))
+	} else if err = c.mappable(n, fmt.Sprintf("output %s%v", dt, shape)); err == nil {
+		err = c.overLimit(c.held+n, fmt.Sprintf("output %s%v beside the %d bytes its subgraph run holds", dt, shape, c.held))
 	}
 	if err != nil {
 		panic(outOfMemory{err})
@@ -102,17 +103,53 @@ func (c *Call) Check(dt graph.DType, shape []int64) error {
 }
 
 // over reports whether n bytes beside the plan's exceed the host memory
-// limit.
-func (c *Call) over(n int64) bool { return c.limit > 0 && n > c.limit-c.planned }
+// limit, or are a block too large for the address space left (see
+// mappable).
+func (c *Call) over(n int64) bool {
+	return c.limit > 0 && n > c.limit-c.planned || n >= mappableFrom && c.mappable(n, "") != nil
+}
 
 // CheckBytes is Check for n bytes made of several tensors (a sequence,
 // the iterations of a scan output); what names them in the error.
 func (c *Call) CheckBytes(n int64, what string) error {
-	if c.over(n) {
+	if err := c.overLimit(n, what); err != nil {
+		return err
+	}
+	return c.mappable(n, what)
+}
+
+// overLimit returns an error when n bytes beside the plan's exceed the
+// host memory limit.
+func (c *Call) overLimit(n int64, what string) error {
+	if c.limit > 0 && n > c.limit-c.planned {
 		return c.Errorf("%s needs %d bytes, over the host memory limit of %d bytes (the plan takes %d): %w",
 			what, n, c.limit, c.planned, backend.ErrOutOfMemory)
 	}
 	return nil
+}
+
+// mappableFrom is the smallest block mappable checks: a smaller one costs
+// less than reading the process's status.
+const mappableFrom = 8 << 20
+
+// mappable returns an error when the process runs under an address space
+// limit (prlimit --as) and a new block of n bytes, from mappableFrom up,
+// takes more than half of what the limit leaves now: the host memory limit
+// is fixed at load from what the limit left then, but threads started
+// since, the collector's garbage and the heap's fragments (Go keeps the
+// address space it maps, and a large block needs a fresh contiguous range)
+// take more of it during a Run, and mapping past the limit kills the
+// process instead of failing the Run.
+func (c *Call) mappable(n int64, what string) error {
+	if n < mappableFrom {
+		return nil
+	}
+	left, ok := hostmem.AddressSpaceLeft()
+	if !ok || n <= left/2 {
+		return nil
+	}
+	return c.Errorf("%s needs %d bytes, over half of the %d bytes the address space limit leaves: %w",
+		what, n, left, backend.ErrOutOfMemory)
 }
 
 // Tensor returns input i as a tensor, or nil when it is absent.

@@ -230,7 +230,10 @@ func hostileCLI(t *testing.T) (prlimit, bin string, env []string) {
 // GiB, and Go's soft memory limit follows it, so the Run fails with a
 // clean error instead of the process dying of out of memory (the
 // default, three quarters of the machine's memory, ignored the limit;
-// found by the hostile sweep).
+// found by the hostile sweep). Which refusal comes first depends on the
+// load: on a busy machine more threads and garbage take the address
+// space, and a block over half of what is left is refused before the
+// host memory limit is reached (the process died there before).
 func TestHostMemoryFollowsAddressSpaceLimit(t *testing.T) {
 	prlimit, bin, env := hostileCLI(t)
 	m, _ := hostileLoopOf(1 << 62)
@@ -244,8 +247,11 @@ func TestHostMemoryFollowsAddressSpaceLimit(t *testing.T) {
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "%s", out)
 	require.Equal(t, 1, exit.ExitCode(), "%s", out)
-	require.Contains(t, string(out), "over the host memory limit of ")
-	_, after, _ := strings.Cut(string(out), "over the host memory limit of ")
+	_, after, found := strings.Cut(string(out), "over the host memory limit of ")
+	if !found {
+		require.Contains(t, string(out), "the address space limit leaves: out of memory")
+		return
+	}
 	var limit int64
 	_, err = fmt.Sscanf(after, "%d bytes", &limit)
 	require.NoError(t, err, "%s", out)

@@ -1,4 +1,6 @@
-package onnxvk
+// Package hostmem tells how much memory the process may use: the
+// machine's, its cgroup's, and what an address space limit leaves.
+package hostmem
 
 import (
 	"math"
@@ -8,11 +10,11 @@ import (
 	"syscall"
 )
 
-// physicalMemory is the memory the process may use: the machine's RAM
+// Physical is the memory the process may use: the machine's RAM
 // (sysinfo), or its cgroup's memory.max, or what its address space limit
 // (RLIMIT_AS, RLIMIT_DATA: prlimit --as) leaves beside what the process
 // maps already, where that is smaller; 0 when none is known.
-func physicalMemory() int64 {
+func Physical() int64 {
 	var si syscall.Sysinfo_t
 	var n int64
 	if syscall.Sysinfo(&si) == nil {
@@ -23,6 +25,17 @@ func physicalMemory() int64 {
 			n = m
 		}
 	}
+	if free, ok := AddressSpaceLeft(); ok && (n == 0 || free < n) {
+		n = max(free, 1)
+	}
+	return n
+}
+
+// AddressSpaceLeft is what the process's address space limits (RLIMIT_AS
+// against VmSize, RLIMIT_DATA against VmData) leave now, the smaller of
+// the two; ok is false when neither is set. The Go heap keeps the address
+// space it maps, so this only shrinks while the process lives.
+func AddressSpaceLeft() (left int64, ok bool) {
 	for _, l := range []struct {
 		res  int
 		used string
@@ -31,11 +44,11 @@ func physicalMemory() int64 {
 		if syscall.Getrlimit(l.res, &lim) != nil || lim.Cur == ^uint64(0) || lim.Cur > math.MaxInt64 {
 			continue
 		}
-		if free := int64(lim.Cur) - procStatusBytes(l.used); n == 0 || free < n {
-			n = max(free, 1)
+		if free := int64(lim.Cur) - procStatusBytes(l.used); !ok || free < left {
+			left, ok = free, true
 		}
 	}
-	return n
+	return left, ok
 }
 
 // procStatusBytes is the size /proc/self/status gives for key (VmSize:,
