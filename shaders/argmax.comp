@@ -1,7 +1,8 @@
 // ArgMax (OP 0) and ArgMin (OP 1) on fp32 along one axis, int64 output.
 // The input is read as [outer, len, inner]: row r = o * inner + i holds
 // the len elements at o * len * inner + i + j * inner. One workgroup
-// reduces a row at a time in shared memory. Ties go to the first index,
+// reduces a row at a time in shared memory, or, with serial set (short
+// rows), each invocation a row of its own. Ties go to the first index,
 // or the last when last is set; NaN counts as the extreme value, as in
 // numpy.
 #version 450
@@ -21,6 +22,7 @@ layout(push_constant) uniform Params {
     uint len;
     uint inner;
     uint last;
+    uint serial;
 } p;
 
 shared float pv[256];
@@ -39,6 +41,23 @@ bool beats(float v, uint i, float w, uint j) {
 
 void main() {
     uint lid = gl_LocalInvocationID.x;
+    if (p.serial != 0u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+            uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
+            float best = float(x[base]);
+            uint bi = 0u;
+            for (uint j = 1u; j < p.len; j++) {
+                float v = float(x[base + j * p.inner]);
+                if (beats(v, j, best, bi)) {
+                    best = v;
+                    bi = j;
+                }
+            }
+            y[2u * r] = bi;
+            y[2u * r + 1u] = 0u;
+        }
+        return;
+    }
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
         uint bi = min(lid, p.len - 1u);

@@ -3,8 +3,9 @@
 // variance), then scaled and shifted elementwise by scale and bias, which
 // repeat every sn and bn elements. The mean and the inverse standard
 // deviation of each row are optional outputs. One workgroup normalizes a
-// row at a time, reducing in shared memory. With flag bit 3 the row is
-// not centred: RMSNormalization, x / sqrt(mean(x²) + epsilon) · scale.
+// row at a time, reducing in shared memory, or, with flag bit 4 (short
+// rows), each invocation a row of its own. With flag bit 3 the row is not
+// centred: RMSNormalization, x / sqrt(mean(x²) + epsilon) · scale.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -24,7 +25,7 @@ layout(push_constant) uniform Params {
     uint len;
     float epsilon;
     // flags: bit 0, bias is bound; bit 1, write omean; bit 2, write oinv;
-    // bit 3, RMS (mean taken as 0).
+    // bit 3, RMS (mean taken as 0); bit 4, a row per invocation.
     uint flags;
     uint sn;
     uint bn;
@@ -48,8 +49,51 @@ float sum(float v) {
     return r;
 }
 
+// normalize writes row r, at base, from its mean and inverse standard
+// deviation: its elements from the first, each step-th.
+void normalize(uint r, uint base, float mean, float inv, uint first, uint step) {
+    if (first == 0u && (p.flags & 2u) != 0u) {
+        omean[r] = mean;
+    }
+    if (first == 0u && (p.flags & 4u) != 0u) {
+        oinv[r] = inv;
+    }
+    for (uint j = first; j < p.len; j += step) {
+        float v = (float(x[base + j]) - mean) * inv * float(scale[j % p.sn]);
+        if ((p.flags & 1u) != 0u) {
+            v += float(bias[j % p.bn]);
+        }
+        y[base + j] = DATA(v);
+    }
+}
+
+// serialRow normalizes row r in the calling invocation alone.
+void serialRow(uint r) {
+    uint base = r * p.len;
+    float mean = 0.0;
+    if ((p.flags & 8u) == 0u) {
+        float s = 0.0;
+        for (uint j = 0u; j < p.len; j++) {
+            s += float(x[base + j]);
+        }
+        mean = s / float(p.len);
+    }
+    float q = 0.0;
+    for (uint j = 0u; j < p.len; j++) {
+        float d = float(x[base + j]) - mean;
+        q += d * d;
+    }
+    normalize(r, base, mean, 1.0 / sqrt(q / float(p.len) + p.epsilon), 0u, 1u);
+}
+
 void main() {
     uint lid = gl_LocalInvocationID.x;
+    if ((p.flags & 16u) != 0u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+            serialRow(r);
+        }
+        return;
+    }
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = r * p.len;
         float mean = 0.0;
@@ -65,19 +109,6 @@ void main() {
             float d = float(x[base + j]) - mean;
             q += d * d;
         }
-        float inv = 1.0 / sqrt(sum(q) / float(p.len) + p.epsilon);
-        if (lid == 0u && (p.flags & 2u) != 0u) {
-            omean[r] = mean;
-        }
-        if (lid == 0u && (p.flags & 4u) != 0u) {
-            oinv[r] = inv;
-        }
-        for (uint j = lid; j < p.len; j += 256u) {
-            float v = (float(x[base + j]) - mean) * inv * float(scale[j % p.sn]);
-            if ((p.flags & 1u) != 0u) {
-                v += float(bias[j % p.bn]);
-            }
-            y[base + j] = DATA(v);
-        }
+        normalize(r, base, mean, 1.0 / sqrt(sum(q) / float(p.len) + p.epsilon), lid, 256u);
     }
 }

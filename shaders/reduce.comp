@@ -3,7 +3,8 @@
 // ReduceProd (8) and ReduceSumSquare (9) on fp32 over one run of adjacent
 // axes. The input is read as [outer, len, inner] and y[o * inner + i]
 // reduces the len elements at o * len * inner + i + j * inner. One
-// workgroup reduces a row at a time in shared memory; ReduceLogSumExp
+// workgroup reduces a row at a time in shared memory, or, with serial set
+// (short rows), each invocation a row of its own; ReduceLogSumExp
 // reduces each row twice, first to its maximum, then to the sum of
 // exponentials shifted by it.
 #version 450
@@ -33,6 +34,7 @@ layout(push_constant) uniform Params {
     uint rows;
     uint len;
     uint inner;
+    uint serial;
 } p;
 
 shared float part[256];
@@ -57,11 +59,27 @@ float term(int op, float e, float shift) {
     return e;
 }
 
+// first is where a reduction by op starts.
+float first(int op) {
+    return op == MAX ? -1.0 / 0.0 : op == MIN ? 1.0 / 0.0 : op == PROD ? 1.0 : 0.0;
+}
+
+// serialRow combines the terms of the row at base by op in the calling
+// invocation alone.
+float serialRow(int op, uint base, float shift) {
+    float v = first(op);
+    for (uint j = 0u; j < p.len; j++) {
+        float e = term(op, float(x[base + j * p.inner]), shift);
+        v = isnan(e) ? e : combine(op, v, e);
+    }
+    return v;
+}
+
 // reduceRow combines the terms of the row at base by op and returns the
 // result to every invocation.
 float reduceRow(int op, uint base, float shift) {
     uint lid = gl_LocalInvocationID.x;
-    float v = op == MAX ? -1.0 / 0.0 : op == MIN ? 1.0 / 0.0 : op == PROD ? 1.0 : 0.0;
+    float v = first(op);
     for (uint j = lid; j < p.len; j += 256u) {
         float e = term(op, float(x[base + j * p.inner]), shift);
         // max and min propagate NaN, as the CPU kernels do.
@@ -82,23 +100,35 @@ float reduceRow(int op, uint base, float shift) {
     return r;
 }
 
+// finish turns the combined terms v of a row into the reduction's value.
+float finish(float v, float shift) {
+    switch (OP) {
+    case MEAN: return v / float(p.len);
+    case L2: return sqrt(v);
+    case LOGSUM: return log(v);
+    case LOGSUMEXP: return log(v) + shift;
+    }
+    return v;
+}
+
+// usable is the shift ReduceLogSumExp subtracts, given the row's maximum.
+float usable(float shift) {
+    return isinf(shift) || isnan(shift) ? 0.0 : shift;
+}
+
 void main() {
+    if (p.serial != 0u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+            uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
+            float shift = OP == LOGSUMEXP ? usable(serialRow(MAX, base, 0.0)) : 0.0;
+            y[r] = DATA(finish(serialRow(OP, base, shift), shift));
+        }
+        return;
+    }
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
-        float shift = 0.0;
-        if (OP == LOGSUMEXP) {
-            shift = reduceRow(MAX, base, 0.0);
-            if (isinf(shift) || isnan(shift)) {
-                shift = 0.0;
-            }
-        }
-        float v = reduceRow(OP, base, shift);
-        switch (OP) {
-        case MEAN: v /= float(p.len); break;
-        case L2: v = sqrt(v); break;
-        case LOGSUM: v = log(v); break;
-        case LOGSUMEXP: v = log(v) + shift; break;
-        }
+        float shift = OP == LOGSUMEXP ? usable(reduceRow(MAX, base, 0.0)) : 0.0;
+        float v = finish(reduceRow(OP, base, shift), shift);
         if (gl_LocalInvocationID.x == 0u) {
             y[r] = DATA(v);
         }

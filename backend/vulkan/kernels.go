@@ -23,6 +23,24 @@ const maxGroups = 65535
 // workgroupSize is local_size_x of every shader.
 const workgroupSize = 256
 
+// serialRowLen is the longest row that the row kernels (argmax.comp,
+// reduce.comp, layernorm.comp) give one invocation rather than a
+// workgroup: a workgroup's 256 invocations and its shared-memory tree
+// would mostly idle on it, and a tensor of many short rows ([70000, 2]
+// reduced along its last axis) would take as many workgroups.
+const serialRowLen = 32
+
+// rowGroups returns the workgroups a row kernel dispatches for rows rows
+// of length elements each, and its serial flag: 1 where each invocation
+// reduces a row of its own (length up to serialRowLen), 0 where each
+// workgroup does.
+func rowGroups(rows, length int64) (groups int64, serial uint32) {
+	if length <= serialRowLen {
+		return (rows + workgroupSize - 1) / workgroupSize, 1
+	}
+	return rows, 0
+}
+
 // maxRank is the highest rank binary.comp broadcasts over.
 const maxRank = 8
 

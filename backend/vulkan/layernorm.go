@@ -60,7 +60,7 @@ func lowerLayerNorm(q *query) (*launch, bool) {
 		if bn, ok = period(shapes[2]); !ok {
 			return nil, false
 		}
-		bindings[2], flags = slot{false, 2}, 1
+		bindings[2], flags = slot{false, 2}, flags|1
 	}
 	stat := append([]int64{}, x[:axis]...)
 	for range norm {
@@ -71,8 +71,9 @@ func lowerLayerNorm(q *query) (*launch, bool) {
 			bindings[3+k], flags = slot{true, k}, flags|1<<k
 		}
 	}
-	rows := graph.NumElements(x[:axis])
+	rows, length := graph.NumElements(x[:axis]), graph.NumElements(norm)
+	groups, serial := rowGroups(rows, length)
 	return &launch{shader: "layernorm", bindings: bindings,
-		push:  words(uint32(rows), uint32(graph.NumElements(norm)), math.Float32bits(p.Epsilon), flags, uint32(sn), uint32(bn)),
-		elems: graph.NumElements(x), outShapes: [][]int64{x, stat, stat}, groups: rows}, true
+		push:  words(uint32(rows), uint32(length), math.Float32bits(p.Epsilon), flags|serial<<4, uint32(sn), uint32(bn)),
+		elems: graph.NumElements(x), outShapes: [][]int64{x, stat, stat}, groups: groups}, true
 }

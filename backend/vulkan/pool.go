@@ -76,9 +76,10 @@ func lowerGlobalAveragePool(q *query) (*launch, bool) {
 	for range x[2:] {
 		out = append(out, 1)
 	}
-	rows := x[0] * x[1]
+	rows, length := x[0]*x[1], graph.NumElements(x[2:])
+	groups, serial := rowGroups(rows, length)
 	return &launch{shader: "reduce", op: reduceOps["ReduceMean"], bindings: []slot{{false, 0}, {true, 0}},
-		push: words(uint32(rows), uint32(graph.NumElements(x[2:])), 1), elems: rows, outShapes: [][]int64{out}, groups: rows}, true
+		push: words(uint32(rows), uint32(length), 1, serial), elems: rows, outShapes: [][]int64{out}, groups: groups}, true
 }
 
 // poolLaunch returns the dispatch of pool.comp for the window sweep w

@@ -15,6 +15,7 @@ import (
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
+	"github.com/stretchr/testify/require"
 )
 
 // rowShapes are inputs of the row-wise kernels: rank 1 to 6, odd sizes,
@@ -226,4 +227,47 @@ func TestLayerNormStatsMatchCPU(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRowKernelsBothWays checks each row kernel on rows just short
+// enough for an invocation each (serialRowLen) and just too long (one
+// workgroup each), along the last axis and along an inner one, as the
+// sampled sweeps above may miss either way.
+func TestRowKernelsBothWays(t *testing.T) {
+	d := openTest(t)
+	for _, length := range []int64{serialRowLen, serialRowLen + 1} {
+		for _, shape := range [][]int64{{300, length}, {7, length, 5}} {
+			for _, op := range slices.Sorted(maps.Keys(argOps)) {
+				n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
+					Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", 1)}}
+				checkRandom(t, d, n, 13, []input{{shape: shape}}, fmt.Sprintf("%s %v axis 1", op, shape))
+			}
+			for _, op := range slices.Sorted(maps.Keys(reduceOps)) {
+				n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
+					Attrs: map[string]*graph.Attribute{"axes": {Name: "axes", Type: graph.AttrInts, Ints: []int64{1}}}}
+				checkRandom(t, d, n, 11, []input{{shape: shape}}, fmt.Sprintf("%s %v axes [1]", op, shape))
+			}
+			n := &graph.Node{OpType: "LayerNormalization", Inputs: []string{"x", "scale", "b"}, Outputs: []string{"y"},
+				Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", 1)}}
+			norm := shape[1:]
+			checkRandom(t, d, n, 17, []input{{shape: shape}, {shape: norm, weight: true}, {shape: norm}}, fmt.Sprintf("LayerNormalization %v axis 1", shape))
+		}
+		n := &graph.Node{OpType: "GlobalAveragePool", Inputs: []string{"x"}, Outputs: []string{"y"}}
+		checkRandom(t, d, n, 13, []input{{shape: []int64{3, 40, 1, length}}}, fmt.Sprintf("GlobalAveragePool [3 40 1 %d]", length))
+	}
+}
+
+// checkRandom runs n as runRandom does and compares the outputs within
+// the op's tolerance.
+func checkRandom(t *testing.T, d *Device, n *graph.Node, opset int64, ins []input, what string) {
+	t.Helper()
+	gpu, cpu, ok := runRandom(t, d, n, opset, ins, uniform(-3, 3), 1)
+	if !ok {
+		t.Fatalf("%s unsupported", what)
+	}
+	if gpu.DType == graph.Int64 {
+		require.Equal(t, graph.View[int64](cpu), graph.View[int64](gpu), what)
+		return
+	}
+	kerneltest.CompareFloats(t, what, gpu, cpu, ops.Lookup("", n.OpType, opset).Tolerance())
 }
