@@ -2,7 +2,8 @@
 // is read as [outer, len, inner]: row r = o * inner + i holds the len
 // elements at o * len * inner + i + j * inner. One workgroup normalizes a
 // row at a time, reducing its maximum and its sum of exponentials in
-// shared memory.
+// shared memory, or, with serial set (short rows), each invocation a row
+// of its own.
 //
 // With masked set, the input is Where(cond, fill, x) (or Where(cond, x,
 // fill)) of x, folded in: element e reads fill where cond, broadcast to
@@ -27,6 +28,7 @@ layout(push_constant) uniform Params {
     uint len;
     uint inner;
     uint masked;
+    uint serial;
 } p;
 
 const uint MASK_HEADER = 19u;
@@ -67,8 +69,33 @@ float reduce(float v, int op) {
     return r;
 }
 
+// write stores the row at base, from its maximum mx and sum of
+// exponentials: its elements from the first, each step-th.
+void write(uint base, float mx, float sum, uint first, uint step) {
+    float lsum = log(sum);
+    for (uint j = first; j < p.len; j += step) {
+        float d = load(base + j * p.inner) - mx;
+        y[base + j * p.inner] = DATA(OP == 0 ? exp(d) / sum : d - lsum);
+    }
+}
+
 void main() {
     uint lid = gl_LocalInvocationID.x;
+    if (p.serial != 0u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+            uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
+            float mx = -1.0 / 0.0;
+            for (uint j = 0u; j < p.len; j++) {
+                mx = max(mx, load(base + j * p.inner));
+            }
+            float sum = 0.0;
+            for (uint j = 0u; j < p.len; j++) {
+                sum += exp(load(base + j * p.inner) - mx);
+            }
+            write(base, mx, sum, 0u, 1u);
+        }
+        return;
+    }
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
         float mx = -1.0 / 0.0;
@@ -80,11 +107,6 @@ void main() {
         for (uint j = lid; j < p.len; j += 256u) {
             sum += exp(load(base + j * p.inner) - mx);
         }
-        sum = reduce(sum, 1);
-        float lsum = log(sum);
-        for (uint j = lid; j < p.len; j += 256u) {
-            float d = load(base + j * p.inner) - mx;
-            y[base + j * p.inner] = DATA(OP == 0 ? exp(d) / sum : d - lsum);
-        }
+        write(base, mx, reduce(sum, 1), lid, 256u);
     }
 }

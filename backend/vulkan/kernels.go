@@ -24,7 +24,7 @@ const maxGroups = 65535
 const workgroupSize = 256
 
 // serialRowLen is the longest row that the row kernels (argmax.comp,
-// reduce.comp, layernorm.comp) give one invocation rather than a
+// reduce.comp, layernorm.comp, softmax.comp) give one invocation rather than a
 // workgroup: a workgroup's 256 invocations and its shared-memory tree
 // would mostly idle on it, and a tensor of many short rows ([70000, 2]
 // reduced along its last axis) would take as many workgroups.

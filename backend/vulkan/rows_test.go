@@ -247,6 +247,11 @@ func TestRowKernelsBothWays(t *testing.T) {
 					Attrs: map[string]*graph.Attribute{"axes": {Name: "axes", Type: graph.AttrInts, Ints: []int64{1}}}}
 				checkRandom(t, d, n, 11, []input{{shape: shape}}, fmt.Sprintf("%s %v axes [1]", op, shape))
 			}
+			for _, op := range slices.Sorted(maps.Keys(softmaxOps)) {
+				n := &graph.Node{OpType: op, Inputs: []string{"x"}, Outputs: []string{"y"},
+					Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", 1)}}
+				checkRandom(t, d, n, 13, []input{{shape: shape}}, fmt.Sprintf("%s %v axis 1", op, shape))
+			}
 			n := &graph.Node{OpType: "LayerNormalization", Inputs: []string{"x", "scale", "b"}, Outputs: []string{"y"},
 				Attrs: map[string]*graph.Attribute{"axis": kerneltest.IntAttr("axis", 1)}}
 			norm := shape[1:]

@@ -38,8 +38,9 @@ func lowerSoftmax(n *graph.Node, opset int64, shapes [][]int64, code int32) (*la
 		length, inner = length*inner, 1
 	}
 	rows := outer * inner
+	groups, serial := rowGroups(rows, length)
 	return &launch{shader: "softmax", op: code, bindings: []slot{{false, 0}, {true, 0}, {false, 0}},
-		push: words(uint32(rows), uint32(length), uint32(inner), 0), elems: graph.NumElements(x), outShapes: [][]int64{x}, groups: rows}, true
+		push: words(uint32(rows), uint32(length), uint32(inner), 0, serial), elems: graph.NumElements(x), outShapes: [][]int64{x}, groups: groups}, true
 }
 
 // softmaxMaskHeader is the number of words before cond's elements in
