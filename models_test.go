@@ -26,6 +26,10 @@ import (
 // PyTorch's output and the CPU path's.
 const torchTolerance = 1e-4
 
+// The models this package's default tests export, exported in one run of
+// the export script by whichever test needs one first.
+var _ = torchmodels.Want(append([]string{"decoder", "transformer_fp16", "transformer_mixed", "transformer_keepio"}, torchmodels.Defaults...)...)
+
 // TestTorchModels runs models exported from PyTorch on the CPU, loaded from
 // their files as the CLI loads them, and compares their outputs with
 // PyTorch's.

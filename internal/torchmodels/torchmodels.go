@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,10 +65,25 @@ func files(name string) []string {
 // noTorch matches Python's error for a missing torch or torchvision.
 var noTorch = regexp.MustCompile(`No module named '(torch|torchvision)'`)
 
-// Export makes sure every named model has been exported into cache,
-// running the export script (root is the module's root folder) for the
-// missing ones only; it skips (testenv.Skip) where PyTorch is missing.
-func Export(t *testing.T, root, cache string, names []string) {
+// exporting serializes Export, and wanted holds the names Want declared.
+var (
+	exporting sync.Mutex
+	wanted    []string
+)
+
+// Want declares models that the test binary's default tests export: the
+// first Export that has to start the export script exports the missing
+// ones among them too, in the same run, as each start of PyTorch costs
+// seconds. It returns true, for a package-level blank variable.
+func Want(names ...string) bool {
+	exporting.Lock()
+	defer exporting.Unlock()
+	wanted = append(wanted, names...)
+	return true
+}
+
+// missingIn returns the names of names not exported into cache.
+func missingIn(cache string, names []string) []string {
 	var missing []string
 	for _, name := range names {
 		for _, f := range files(name) {
@@ -76,9 +93,20 @@ func Export(t *testing.T, root, cache string, names []string) {
 			}
 		}
 	}
-	if len(missing) == 0 {
+	return missing
+}
+
+// Export makes sure every named model has been exported into cache,
+// running the export script (root is the module's root folder) for the
+// missing ones only, with the missing ones Want declared; it skips
+// (testenv.Skip) where PyTorch is missing.
+func Export(t *testing.T, root, cache string, names []string) {
+	exporting.Lock()
+	defer exporting.Unlock()
+	if len(missingIn(cache, names)) == 0 {
 		return
 	}
+	missing := missingIn(cache, slices.Compact(slices.Sorted(slices.Values(slices.Concat(names, wanted)))))
 	start := time.Now()
 	args := append([]string{filepath.Join(root, script), "--out", cache}, missing...)
 	out, err := exec.Command(python, args...).CombinedOutput()
