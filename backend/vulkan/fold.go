@@ -31,7 +31,8 @@ func readCounts(p *planner.Plan) map[int]int {
 // does not where a step between the two, or the product itself, writes
 // memory that the input shares: the planner let that happen, as the input
 // was dead unfused (the product's invocations would overwrite the input
-// that others still read).
+// that others still read). A product whose batch became rows of a
+// (matmulGeom.foldBatch) reads a contiguously: its a stays unfolded.
 func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	producer := map[int]int{}
 	for i, st := range steps {
@@ -47,7 +48,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 		for k := range 2 {
 			v := st.In[k]
 			i, ok := producer[v]
-			if !ok || compiled[i] == nil || reads[v] != 1 || escapes[v] || l.halfInput(k) {
+			if !ok || compiled[i] == nil || reads[v] != 1 || escapes[v] || l.halfInput(k) || k == 0 && l.rowsOfBatch {
 				continue
 			}
 			tn := steps[i].Node

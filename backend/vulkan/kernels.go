@@ -104,6 +104,9 @@ func (s slot) isScratch() bool { return s.k == scratchSlot }
 // launch is one node lowered to a shader dispatch.
 type launch struct {
 	shader string
+	// rowsOfBatch marks a matmul.comp product whose batch is rows of its
+	// a (matmulGeom.foldBatch).
+	rowsOfBatch bool
 	// op is the shader's specialization constant 0.
 	op       int32
 	bindings []slot

@@ -34,6 +34,22 @@ type matmulGeom struct {
 	bias     bool
 	scm, scn int64
 	outShape []int64
+	// rowsOfBatch tells that foldBatch made the batch rows of a.
+	rowsOfBatch bool
+}
+
+// foldBatch makes the product one matrix product where b is the same
+// matrix for every batch and a holds a matrix of its own for each, one
+// after the other: a's batch then stacks into m rows, as y's does, so
+// that [70000, 1, 1] × [1, 1] is one 70000-row product instead of 70000
+// one-row ones, and a Linear layer over [B, T, D] tiles B·T rows.
+func (g *matmulGeom) foldBatch(a, b []int64) {
+	batches := graph.NumElements(g.batch)
+	if batches == 1 || len(a) < 3 || graph.NumElements(a[:len(a)-2]) != batches || len(b) > 2 && graph.NumElements(b[:len(b)-2]) != 1 {
+		return
+	}
+	g.m *= batches
+	g.batch, g.bsa, g.bsb, g.rowsOfBatch = nil, nil, nil, true
 }
 
 // lowerMatMul lowers MatMul with numpy semantics: 1-D operands are
@@ -47,6 +63,7 @@ func lowerMatMul(q *query) (*launch, bool) {
 	if !ok {
 		return nil, false
 	}
+	g.foldBatch(q.shapes[0], q.shapes[1])
 	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}, {false, 0}}), true
 }
 
@@ -62,6 +79,7 @@ func lowerFusedMatMul(q *query) (*launch, bool) {
 	if !ok || shapes[2][0] != g.n {
 		return nil, false
 	}
+	g.foldBatch(shapes[0], shapes[1])
 	g.bias, g.beta, g.scm, g.scn = true, 1, 0, 1
 	return g.launch(q.caps, []slot{{false, 0}, {false, 1}, {false, 2}, {true, 0}, {false, 0}}), true
 }
@@ -156,7 +174,8 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 		dims[i], sa[i], sb[i] = uint32(d), uint32(g.bsa[i]), uint32(g.bsb[i])
 	}
 	vals = append(append(append(vals, dims...), sa...), sb...)
-	l := &launch{shader: "matmul", bindings: bindings, push: words(vals...), elems: batches * g.m * g.n, outShapes: [][]int64{g.outShape}}
+	l := &launch{shader: "matmul", bindings: bindings, push: words(vals...), elems: batches * g.m * g.n, outShapes: [][]int64{g.outShape},
+		rowsOfBatch: g.rowsOfBatch}
 	switch c.matmulSchedule(g.m) {
 	case scheduleGEMV:
 		cols := gemvColumns(batches*((g.m+3)/4), g.n, g.k)
