@@ -61,23 +61,28 @@ func TestSPIRVUpToDate(t *testing.T) {
 			t.Errorf("line %q has no -o", strings.TrimSpace(line))
 			continue
 		}
-		if msg, err := exec.Command(glslc, args...).CombinedOutput(); err != nil {
-			t.Fatalf("glslc %s: %v\n%s", name, err, msg)
-		}
-		fresh, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		committed, err := os.ReadFile(name + ".spv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(fresh, committed) {
-			t.Errorf("%s.spv is stale: run go generate ./shaders", name)
-		}
-		if words, err := SPIRV(name); err != nil || len(words) == 0 || words[0] != 0x07230203 {
-			t.Errorf("SPIRV(%q): no SPIR-V magic number (%v)", name, err)
-		}
+		// glslc runs take most of the test: as many at once as go test
+		// runs parallel tests.
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if msg, err := exec.Command(glslc, args...).CombinedOutput(); err != nil {
+				t.Fatalf("glslc %s: %v\n%s", name, err, msg)
+			}
+			fresh, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			committed, err := os.ReadFile(name + ".spv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fresh, committed) {
+				t.Errorf("%s.spv is stale: run go generate ./shaders", name)
+			}
+			if words, err := SPIRV(name); err != nil || len(words) == 0 || words[0] != 0x07230203 {
+				t.Errorf("SPIRV(%q): no SPIR-V magic number (%v)", name, err)
+			}
+		})
 	}
 	if variants == 0 {
 		t.Error("shaders.go has no variant lines")
