@@ -83,6 +83,22 @@ func suiteDirs(t *testing.T) []string {
 	return dirs
 }
 
+// conformanceNames returns the names of the conformance tests in dirs,
+// in order.
+func conformanceNames(t *testing.T, dirs []string) []string {
+	var names []string
+	for _, dir := range dirs {
+		tests, err := FindConformanceTests(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, test := range tests {
+			names = append(names, ConformanceTestName(test))
+		}
+	}
+	return names
+}
+
 // runVulkanConformance runs the conformance tests of dirs that filter
 // matches (all when nil) on the first Vulkan device with the session
 // options, skipping the test where there is no Vulkan device.
@@ -130,15 +146,9 @@ func TestConformanceVulkan(t *testing.T) {
 	if !testenv.Long() && !*update {
 		sampler := testenv.NewSampler(2)
 		var run []string
-		for _, dir := range dirs {
-			tests, err := FindConformanceTests(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, test := range tests {
-				if sampler.Take() {
-					run = append(run, regexp.QuoteMeta(ConformanceTestName(test)))
-				}
+		for _, name := range conformanceNames(t, dirs) {
+			if sampler.Take() {
+				run = append(run, regexp.QuoteMeta(name))
 			}
 		}
 		filter = regexp.MustCompile("^(" + strings.Join(run, "|") + ")$")
@@ -188,16 +198,9 @@ func TestConformanceVulkanSchedules(t *testing.T) {
 	dirs := suiteDirs(t)
 	whole := readList(t, vulkanList, false)
 	var names []string
-	for _, dir := range dirs {
-		tests, err := FindConformanceTests(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, test := range tests {
-			name := ConformanceTestName(test)
-			if _, ok := whole[name]; ok && scheduledOps.MatchString(name) {
-				names = append(names, name)
-			}
+	for _, name := range conformanceNames(t, dirs) {
+		if _, ok := whole[name]; ok && scheduledOps.MatchString(name) {
+			names = append(names, name)
 		}
 	}
 	if len(names) == 0 {
