@@ -84,21 +84,22 @@ func TestRunBatchPipelineCPU(t *testing.T) {
 	require.ErrorContains(t, err, "request 1")
 }
 
-// TestPipelineOverlapVulkan pipelines 8 requests through 2 stages on 2
+// TestPipelineOverlapVulkan pipelines 4 requests through 2 stages on 2
 // logical devices sharing vulkan:0 (lavapipe in CI) under a trace: the
 // results equal separate Runs, every request has events on both logical
 // devices' tracks, and the stages overlap. Lavapipe runs both VkDevices
 // on one CPU thread pool, so only a positive overlap is required.
 func TestPipelineOverlapVulkan(t *testing.T) {
-	sess := vulkanSession(t, widePipeline(192, 3), onnxvk.WithDeviceMapping([]string{"vulkan:0", "vulkan:0"}))
+	const n = 128
+	sess := vulkanSession(t, widePipeline(n, 3), onnxvk.WithDeviceMapping([]string{"vulkan:0", "vulkan:0"}))
 	var inputs []*onnxvk.Tensor
-	for i := range 8 {
-		data := make([]float32, 192*192)
+	for i := range 4 {
+		data := make([]float32, n*n)
 		rng := rand.New(rand.NewPCG(uint64(i), 1))
 		for k := range data {
 			data[k] = rng.Float32()
 		}
-		x, err := onnxvk.NewTensor([]int64{192, 192}, data)
+		x, err := onnxvk.NewTensor([]int64{n, n}, data)
 		require.NoError(t, err)
 		inputs = append(inputs, x)
 	}
