@@ -40,8 +40,9 @@ func fusableActivation(a *graph.Node) bool {
 //     the Transpose's input (attention's Q·Kᵀ without copying K);
 //   - LayerNormalization over the last axis written out in nine nodes (as
 //     PyTorch exports it before opset 17: ReduceMean, Sub, Pow 2,
-//     ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β) becomes one
-//     LayerNormalization of ops.FusedDomain;
+//     ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β), in float32 or float16,
+//     becomes one LayerNormalization of ops.FusedDomain (which computes a
+//     float16 one in float32, as ONNX Runtime's fusion does);
 //   - the exact GELU written out in five nodes (as PyTorch exports F.gelu
 //     before opset 20: Div by √2, Erf, Add 1, Mul by x, Mul by ½) becomes
 //     one Gelu of ops.FusedDomain (see fuseGelus).
@@ -183,14 +184,17 @@ func sameDevice(pm *graph.Model, g *graph.Graph, n, f *graph.Node, devices []Dev
 func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
 	producer := producers(g)
 	only := func(name, op string) (*graph.Node, int) { return soleReader(g, uses, consumers, gone, name, op) }
+	// elem is the element type of the normalization at hand: float32 or
+	// float16, which its constants share.
+	var elem graph.DType
 	constant := func(name string) *graph.Tensor {
-		if t := g.Initializers[name]; t != nil && !overridable[name] && t.DType == graph.Float {
+		if t := g.Initializers[name]; t != nil && !overridable[name] && t.DType == elem {
 			return t
 		}
 		return nil
 	}
-	// operand returns n's input other than name when it is a float32
-	// constant.
+	// operand returns n's input other than name when it is a constant of
+	// the normalization's element type.
 	operand := func(n *graph.Node, name string) (string, *graph.Tensor) {
 		if len(n.Inputs) != 2 {
 			return "", nil
@@ -211,9 +215,10 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		x, d := sub.Inputs[0], sub.Outputs[0]
 		t := g.TypeOf(x)
-		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || t.Shape == nil || len(t.Shape) == 0 || !t.Shape[len(t.Shape)-1].Known() {
+		if t == nil || t.Kind != graph.TensorKind || !fusable(t.Elem) || t.Shape == nil || len(t.Shape) == 0 || !t.Shape[len(t.Shape)-1].Known() {
 			continue
 		}
+		elem = t.Elem
 		rank, last := len(t.Shape), t.Shape[len(t.Shape)-1].Value
 		mi, ok := producer[sub.Inputs[1]]
 		if !ok || uses[sub.Inputs[1]] != 1 || !lastAxisMean(g, g.Nodes[mi], pm.OpsetOf(g.Nodes[mi]), x, rank, overridable) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/x448/float16"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -57,15 +58,26 @@ func TestPlanFusesConvActivation(t *testing.T) {
 }
 
 // layerNormChain builds PyTorch's opset-13 LayerNormalization over the last
-// axis of x[2, 4]: nine nodes from x to y.
-func layerNormChain() *graph.Model {
+// axis of x[2, 4], of element type dt (float32 or float16): nine nodes
+// from x to y.
+func layerNormChain(dt graph.DType) *graph.Model {
 	g := graph.NewGraph("ln")
-	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 4))}}
-	for name, v := range map[string][]float32{"two": {2}, "eps": {1e-5}} {
-		g.Initializers[name], _ = graph.FromSlice(graph.Float, nil, v)
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(dt, graph.ShapeOf(2, 4))}}
+	constant := func(shape []int64, v ...float32) *graph.Tensor {
+		if dt == graph.Float16 {
+			h := make([]uint16, len(v))
+			for i, f := range v {
+				h[i] = float16.Fromfloat32(f).Bits()
+			}
+			t, _ := graph.FromSlice(dt, shape, h)
+			return t
+		}
+		t, _ := graph.FromSlice(dt, shape, v)
+		return t
 	}
-	g.Initializers["gamma"], _ = graph.FromSlice(graph.Float, []int64{4}, []float32{1, 2, 3, 4})
-	g.Initializers["beta"], _ = graph.FromSlice(graph.Float, []int64{4}, []float32{0, 1, 0, 1})
+	g.Initializers["two"], g.Initializers["eps"] = constant(nil, 2), constant(nil, 1e-5)
+	g.Initializers["gamma"] = constant([]int64{4}, 1, 2, 3, 4)
+	g.Initializers["beta"] = constant([]int64{4}, 0, 1, 0, 1)
 	last := map[string]*graph.Attribute{"axes": {Name: "axes", Type: graph.AttrInts, Ints: []int64{-1}}}
 	node := func(op string, in []string, out string) *graph.Node {
 		n := &graph.Node{Name: out, OpType: op, Inputs: in, Outputs: []string{out}}
@@ -99,23 +111,25 @@ func TestPlanFusesLayerNorm(t *testing.T) {
 	for op := range ops9 {
 		withLN[op] = true
 	}
-	m := layerNormChain()
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", withLN}}})
-	require.NoError(t, err)
-	require.Equal(t, 8, p.Fused)
-	require.Len(t, p.Steps, 1)
-	f := p.Steps[0].Node
-	require.Equal(t, ops.FusedDomain, f.Domain)
-	require.Equal(t, "LayerNormalization", f.OpType)
-	require.Equal(t, []string{"x", "gamma", "beta"}, f.Inputs)
-	require.Equal(t, []string{"y"}, f.Outputs)
-	require.Equal(t, float32(1e-5), f.AttrFloat("epsilon", 0))
-	require.Len(t, m.Graph.Nodes, 9)
+	for _, dt := range []graph.DType{graph.Float, graph.Float16} {
+		m := layerNormChain(dt)
+		p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", withLN}}})
+		require.NoError(t, err)
+		require.Equal(t, 8, p.Fused, dt)
+		require.Len(t, p.Steps, 1)
+		f := p.Steps[0].Node
+		require.Equal(t, ops.FusedDomain, f.Domain)
+		require.Equal(t, "LayerNormalization", f.OpType)
+		require.Equal(t, []string{"x", "gamma", "beta"}, f.Inputs)
+		require.Equal(t, []string{"y"}, f.Outputs)
+		require.InDelta(t, 1e-5, f.AttrFloat("epsilon", 0), 1e-7)
+		require.Len(t, m.Graph.Nodes, 9)
+	}
 
 	// The centred value read elsewhere too keeps the nodes apart.
-	m = layerNormChain()
+	m := layerNormChain(graph.Float)
 	m.Graph.Outputs = append(m.Graph.Outputs, &graph.ValueInfo{Name: "d"})
-	p, err = planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", withLN}}})
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{fakeDevice{"cpu", withLN}}})
 	require.NoError(t, err)
 	require.Zero(t, p.Fused)
 	require.Len(t, p.Steps, 9)
