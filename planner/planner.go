@@ -720,8 +720,7 @@ func (p *Plan) keepTransposedOperands(last []int) {
 		}
 		j := reads[st.Out[0]][0]
 		pr := p.Steps[j]
-		if pr.Kind == Compute && pr.Device == st.Device &&
-			(pr.Node.Domain == graph.DefaultDomain && pr.Node.OpType == "MatMul" || pr.Node.Domain == ops.FusedDomain && pr.Node.OpType == "FusedMatMul") {
+		if pr.Kind == Compute && pr.Device == st.Device && ops.StridedProduct(pr.Node) {
 			last[st.In[0]] = max(last[st.In[0]], j)
 		}
 	}

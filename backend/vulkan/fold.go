@@ -42,7 +42,7 @@ func foldTransposes(p *planner.Plan, steps []planner.Step, launches []*launch, c
 	}
 	for j, st := range steps {
 		n, l := st.Node, launches[j]
-		if !product(n) || compiled[j] == nil || !l.runs("matmul") || len(l.then) > 0 {
+		if !ops.StridedProduct(n) || compiled[j] == nil || !l.runs("matmul") || len(l.then) > 0 {
 			continue
 		}
 		for k := range 2 {
@@ -119,11 +119,6 @@ func floatScalar(c *graph.Tensor, dt graph.DType) (float32, bool) {
 	return 0, false
 }
 
-// product tells the nodes lowered to matmul.comp that folds may change.
-func product(n *graph.Node) bool {
-	return n.Domain == graph.DefaultDomain && n.OpType == "MatMul" || n.Domain == ops.FusedDomain && n.OpType == "FusedMatMul"
-}
-
 // foldProductTails lets each MatMul and FusedMatMul of the segment absorb
 // the steps right after it that scale its result by a scalar constant
 // (Mul) or add a value of the result's shape (Add, a residual):
@@ -134,7 +129,7 @@ func product(n *graph.Node) bool {
 // after a residual is not folded (it would scale the residual too).
 func foldProductTails(p *planner.Plan, steps []planner.Step, launches []*launch, compiled []*planner.Step, fusedInto []*graph.Node, escapes map[int]bool, reads map[int]int) {
 	for j := range steps {
-		if !product(steps[j].Node) || compiled[j] == nil || !launches[j].runs("matmul") {
+		if !ops.StridedProduct(steps[j].Node) || compiled[j] == nil || !launches[j].runs("matmul") {
 			continue
 		}
 		for cur := j; cur+1 < len(steps) && compiled[cur+1] != nil; cur++ {

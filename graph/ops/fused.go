@@ -81,3 +81,11 @@ func FusedActivation(n *graph.Node, opset int64) (name string, alpha, beta float
 	}
 	return name, alpha, beta, nil
 }
+
+// StridedProduct reports whether n is a matrix product whose operands a
+// device may read through strides, so that a Transpose before it folds
+// into it: MatMul and FusedMatMul (MatMul plus a bias). The planner keeps
+// a Transpose's input alive for such a fold; the Vulkan device folds.
+func StridedProduct(n *graph.Node) bool {
+	return n.Domain == graph.DefaultDomain && n.OpType == "MatMul" || n.Domain == FusedDomain && n.OpType == "FusedMatMul"
+}
