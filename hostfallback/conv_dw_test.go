@@ -166,3 +166,37 @@ func TestHardSigmoidF32(t *testing.T) {
 		}
 	}
 }
+
+// TestDepthwiseEdges checks depthwise convolutions against the naive
+// reference over random draws of 1×1 to 7×7 kernels, strides 1 and 2 on
+// either axis, dilations, padding on every side (none, asymmetric, wider
+// than the kernel), channel multipliers 1 and 2, and planes from 1×1 to
+// wide enough that the middle columns are read in place while the edges
+// go through the padded copy.
+func TestDepthwiseEdges(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	sizes := [][2]int64{{1, 1}, {5, 7}, {9, 23}, {14, 14}, {17, 40}, {3, 61}}
+	for range 300 {
+		k := [2]int64{1 + r.Int64N(7), 1 + r.Int64N(7)}
+		if r.IntN(2) == 0 {
+			k[1] = k[0]
+		}
+		hw := sizes[r.IntN(len(sizes))]
+		tc := convCase{
+			x: []int64{1 + r.Int64N(2), 1 + r.Int64N(3), hw[0], hw[1]}, group: 0,
+			stride: []int64{1 + r.Int64N(2), 1 + r.Int64N(2)},
+			dil:    []int64{1 + r.Int64N(2)*r.Int64N(3), 1 + r.Int64N(2)*r.Int64N(3)},
+			bias:   r.IntN(2) == 0,
+		}
+		tc.pads = make([]int64, 4)
+		for i := range tc.pads {
+			tc.pads[i] = r.Int64N(k[i%2] + 1 + r.Int64N(2))
+		}
+		tc.group = int(tc.x[1])
+		tc.w = []int64{tc.x[1] * (1 + r.Int64N(2)), 1, k[0], k[1]}
+		if (hw[0]+tc.pads[0]+tc.pads[2]-(k[0]-1)*tc.dil[0]-1) < 0 || (hw[1]+tc.pads[1]+tc.pads[3]-(k[1]-1)*tc.dil[1]-1) < 0 {
+			continue
+		}
+		convExpect(t, r, tc)
+	}
+}
