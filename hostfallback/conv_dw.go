@@ -37,7 +37,9 @@ func (l *convLayout) depthwise2D(threads *Threads, x, w, b, y []float32, act *co
 		buf := gemmBuf(p.size)
 		defer gemmBufs.Put(buf)
 		src := *buf
-		clear(src[p.filled():])
+		// Every plane's fill writes the same positions: the padding,
+		// cleared here, stays zero.
+		clear(src)
 		for r := int(next.Add(1) - 1); r < runs; r = int(next.Add(1) - 1) {
 			for u := r * run; u < min((r+1)*run, planes); u++ {
 				n, m := u/l.m, u%l.m
@@ -104,50 +106,35 @@ func (l *convLayout) dwFits() bool {
 func (p *dwPoly) filled() int { return p.sh * p.sw * p.hq * p.wq }
 
 // fill writes the input plane x (h×w) into buf[:p.filled()] in the
-// polyphase layout.
+// polyphase layout. It writes the positions of x's values only, the same
+// ones for every plane: the padding in buf must be zero already.
 func (p *dwPoly) fill(buf, x []float32) {
 	sub := p.hq * p.wq
-	for rp := range p.sh {
-		for a := range p.hq {
-			row := func(cp int) []float32 {
-				at := (rp*p.sw+cp)*sub + a*p.wq
-				return buf[at : at+p.wq]
+	// Input column c lands in sub-plane column (c+padLeft) mod sw, at
+	// index ⌊(c+padLeft)/sw⌋; the columns from wq on are not read.
+	for ih := range min(p.h, p.hq*p.sh-p.padTop) {
+		pr := ih + p.padTop
+		at := pr%p.sh*p.sw*sub + pr/p.sh*p.wq
+		src := x[ih*p.w : (ih+1)*p.w]
+		switch p.sw {
+		case 1:
+			copy(buf[at+min(p.padLeft, p.wq):at+p.wq], src)
+		case 2:
+			e, o := p.padLeft, p.padLeft+1
+			even := buf[at+e%2*sub+min(e/2, p.wq) : at+e%2*sub+p.wq]
+			odd := buf[at+o%2*sub+min(o/2, p.wq) : at+o%2*sub+p.wq]
+			n := dwSplit2(even, odd, src)
+			for i := n; i < len(even) && 2*i < len(src); i++ {
+				even[i] = src[2*i]
 			}
-			ih := a*p.sh + rp - p.padTop
-			if ih < 0 || ih >= p.h {
-				for cp := range p.sw {
-					clear(row(cp))
-				}
-				continue
+			for i := n; i < len(odd) && 2*i+1 < len(src); i++ {
+				odd[i] = src[2*i+1]
 			}
-			src := x[ih*p.w : (ih+1)*p.w]
-			if p.sw == 1 {
-				dst := row(0)
-				lo := min(p.padLeft, len(dst))
-				n := copy(dst[lo:], src)
-				clear(dst[:lo])
-				clear(dst[lo+n:])
-				continue
-			}
-			// Input column c goes to sub-plane column (c+padLeft) mod sw,
-			// at index ⌊(c+padLeft)/sw⌋; the columns past wq are not read.
-			for cp := range p.sw {
-				clear(row(cp))
-			}
-			if p.sw == 2 {
-				e, o := p.padLeft, p.padLeft+1
-				done := 2 * dwSplit2(row(e % 2)[e/2:], row(o % 2)[o/2:], src)
-				for c := done; c < p.w; c++ {
-					if pc := c + p.padLeft; pc>>1 < p.wq {
-						row(pc & 1)[pc>>1] = src[c]
-					}
-				}
-				continue
-			}
-			for c, v := range src {
+		default:
+			for c := range p.w {
 				pc := c + p.padLeft
 				if j := pc / p.sw; j < p.wq {
-					row(pc % p.sw)[j] = v
+					buf[at+pc%p.sw*sub+j] = src[c]
 				}
 			}
 		}

@@ -168,9 +168,9 @@ func TestHardSigmoidF32(t *testing.T) {
 }
 
 // TestDepthwiseEdges checks depthwise convolutions against the naive
-// reference over random draws of 1×1 to 7×7 kernels, strides 1 and 2 on
+// reference over random draws of 1×1 to 7×7 kernels, strides 1 to 3 on
 // either axis, dilations, padding on every side (none, asymmetric, wider
-// than the kernel), channel multipliers 1 and 2, and planes from 1×1 to
+// than the kernel and than the polyphase rows), channel multipliers 1 and 2, and planes from 1×1 to
 // wide enough that the middle columns are read in place while the edges
 // go through the padded copy.
 func TestDepthwiseEdges(t *testing.T) {
@@ -184,13 +184,13 @@ func TestDepthwiseEdges(t *testing.T) {
 		hw := sizes[r.IntN(len(sizes))]
 		tc := convCase{
 			x: []int64{1 + r.Int64N(2), 1 + r.Int64N(3), hw[0], hw[1]}, group: 0,
-			stride: []int64{1 + r.Int64N(2), 1 + r.Int64N(2)},
+			stride: []int64{1 + r.Int64N(2) + r.Int64N(2)*r.Int64N(2), 1 + r.Int64N(2) + r.Int64N(2)*r.Int64N(2)},
 			dil:    []int64{1 + r.Int64N(2)*r.Int64N(3), 1 + r.Int64N(2)*r.Int64N(3)},
 			bias:   r.IntN(2) == 0,
 		}
 		tc.pads = make([]int64, 4)
 		for i := range tc.pads {
-			tc.pads[i] = r.Int64N(k[i%2] + 1 + r.Int64N(2))
+			tc.pads[i] = r.Int64N(k[i%2] + 1 + r.Int64N(4))
 		}
 		tc.group = int(tc.x[1])
 		tc.w = []int64{tc.x[1] * (1 + r.Int64N(2)), 1, k[0], k[1]}
