@@ -1,13 +1,27 @@
 //go:build !noasm
 
 // Vectorised depthwise convolution (see conv_dw_amd64.go). dwRowsAVX2:
-// dst[r·ow+i] = clamp(bias + Σₜ w[t]·src[offs[t]+r·wq+i], lo, hi) for
-// each row r, 32 outputs at a time, then 8, then a masked vector for the
-// rest of the row. AVX2 and FMA. VMAXPS and VMINPS return their second
+// dst[r·ow+i] = clamp(bias + Σₜ w[t]·src[offs[t]+r·wq+i], lo, hi). Rows
+// under 32 outputs go four at a time, 16 outputs of each at once, then 8,
+// then a masked vector for the rest of the rows: eight or four sums in
+// flight, where a row alone of a narrow plane (7 or 14 outputs) would
+// wait on one sum's chain of FMAs. Wider rows, and the rows left over, go
+// one at a time, 32 outputs at once, then 8, then a masked vector. AVX2 and FMA. VMAXPS and VMINPS return their second
 // source (Intel order) when either is NaN: with the sum there, NaN stays
 // NaN.
 
 #include "textflag.h"
+
+// DWCLAMP clamps the sums in r to [lo, hi] (Y13, Y14), NaN kept.
+#define DWCLAMP(r) VMAXPS r, Y13, r; VMINPS r, Y14, r
+#define DWCLAMP4(a, b, c, d) DWCLAMP(a); DWCLAMP(b); DWCLAMP(c); DWCLAMP(d)
+
+// DWBIAS4 starts four sums at the bias (Y12).
+#define DWBIAS4(a, b, c, d) VMOVAPS Y12, a; VMOVAPS Y12, b; VMOVAPS Y12, c; VMOVAPS Y12, d
+
+// DWTAP loads tap R9's weight into Y4 and the address of its first input
+// in the row at AX into R10.
+#define DWTAP MOVQ (BX)(R9*8), R10; VBROADCASTSS (DX)(R9*4), Y4; LEAQ (AX)(R10*4), R10
 
 // dwMask<>+4·(8−n) is the mask of a vector's first n lanes.
 DATA dwMask<>+0(SB)/4, $0xffffffff
@@ -42,6 +56,104 @@ TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-76
 	VBROADCASTSS bias+64(FP), Y12
 	VBROADCASTSS lo+68(FP), Y13
 	VBROADCASTSS hi+72(FP), Y14
+	LEAQ (R13)(R13*2), R14
+	// Rows of 32 outputs or more keep four sums in flight alone.
+	CMPQ R12, $32
+	JGE rest
+
+group:
+	CMPQ R11, $4
+	JLT rest
+	MOVQ R12, CX
+	MOVQ SI, AX
+
+g16:
+	CMPQ CX, $16
+	JLT g8
+	DWBIAS4(Y0, Y1, Y2, Y3)
+	DWBIAS4(Y5, Y6, Y7, Y8)
+	XORQ R9, R9
+
+g16tap:
+	DWTAP
+	VFMADD231PS (R10), Y4, Y0
+	VFMADD231PS 32(R10), Y4, Y5
+	VFMADD231PS (R10)(R13*1), Y4, Y1
+	VFMADD231PS 32(R10)(R13*1), Y4, Y6
+	VFMADD231PS (R10)(R13*2), Y4, Y2
+	VFMADD231PS 32(R10)(R13*2), Y4, Y7
+	VFMADD231PS (R10)(R14*1), Y4, Y3
+	VFMADD231PS 32(R10)(R14*1), Y4, Y8
+	INCQ R9
+	CMPQ R9, R8
+	JLT g16tap
+	DWCLAMP4(Y0, Y1, Y2, Y3)
+	DWCLAMP4(Y5, Y6, Y7, Y8)
+	LEAQ (DI)(R12*8), R10
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y5, 32(DI)
+	VMOVUPS Y1, 0(DI)(R12*4)
+	VMOVUPS Y6, 32(DI)(R12*4)
+	VMOVUPS Y2, 0(R10)
+	VMOVUPS Y7, 32(R10)
+	VMOVUPS Y3, 0(R10)(R12*4)
+	VMOVUPS Y8, 32(R10)(R12*4)
+	ADDQ $64, AX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP g16
+
+g8:
+	TESTQ CX, CX
+	JZ gnext
+	DWBIAS4(Y0, Y1, Y2, Y3)
+	XORQ R9, R9
+
+g8tap:
+	DWTAP
+	VFMADD231PS (R10), Y4, Y0
+	VFMADD231PS (R10)(R13*1), Y4, Y1
+	VFMADD231PS (R10)(R13*2), Y4, Y2
+	VFMADD231PS (R10)(R14*1), Y4, Y3
+	INCQ R9
+	CMPQ R9, R8
+	JLT g8tap
+	DWCLAMP4(Y0, Y1, Y2, Y3)
+	LEAQ (DI)(R12*8), R10
+	CMPQ CX, $8
+	JLT gpartial
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 0(DI)(R12*4)
+	VMOVUPS Y2, 0(R10)
+	VMOVUPS Y3, 0(R10)(R12*4)
+	ADDQ $32, AX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP g8
+
+gpartial:
+	SHLQ $2, CX
+	MOVQ R10, R9
+	LEAQ dwMask<>+32(SB), R10
+	SUBQ CX, R10
+	VMOVDQU (R10), Y5
+	VMASKMOVPS Y0, Y5, (DI)
+	VMASKMOVPS Y1, Y5, (DI)(R12*4)
+	VMASKMOVPS Y2, Y5, (R9)
+	VMASKMOVPS Y3, Y5, (R9)(R12*4)
+	ADDQ CX, DI
+
+gnext:
+	// DI is one row on from the group's first; three more.
+	LEAQ (DI)(R12*8), DI
+	LEAQ (DI)(R12*4), DI
+	LEAQ (SI)(R13*4), SI
+	SUBQ $4, R11
+	JMP group
+
+rest:
+	TESTQ R11, R11
+	JZ done
 
 row:
 	MOVQ R12, CX
@@ -66,14 +178,7 @@ widetap:
 	INCQ R9
 	CMPQ R9, R8
 	JLT widetap
-	VMAXPS Y0, Y13, Y0
-	VMAXPS Y1, Y13, Y1
-	VMAXPS Y2, Y13, Y2
-	VMAXPS Y3, Y13, Y3
-	VMINPS Y0, Y14, Y0
-	VMINPS Y1, Y14, Y1
-	VMINPS Y2, Y14, Y2
-	VMINPS Y3, Y14, Y3
+	DWCLAMP4(Y0, Y1, Y2, Y3)
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
@@ -96,8 +201,7 @@ narrowtap:
 	INCQ R9
 	CMPQ R9, R8
 	JLT narrowtap
-	VMAXPS Y0, Y13, Y0
-	VMINPS Y0, Y14, Y0
+	DWCLAMP(Y0)
 	CMPQ CX, $8
 	JLT partial
 	VMOVUPS Y0, 0(DI)
@@ -118,6 +222,8 @@ nextrow:
 	ADDQ R13, SI
 	DECQ R11
 	JNZ row
+
+done:
 	VZEROUPPER
 	RET
 

@@ -7,7 +7,8 @@ import (
 )
 
 // TestDwRows checks the depthwise row kernel against a plain sum over
-// the taps, for row widths around the vector widths, one to 25 taps, and
+// the taps, for row widths around the vector widths, one to nine rows
+// (groups of four and the rows left over), one to 25 taps, and
 // clamps that cut both ends, none, or meet NaN; the values after the rows
 // must stay untouched.
 func TestDwRows(t *testing.T) {
@@ -16,7 +17,7 @@ func TestDwRows(t *testing.T) {
 	inf := float32(math.Inf(1))
 	for _, taps := range []int{1, 3, 9, 25} {
 		for ow := 1; ow <= 75; ow++ {
-			rows, wq := 1+r.IntN(3), ow+r.IntN(4)
+			rows, wq := 1+r.IntN(9), ow+r.IntN(4)
 			span := (rows-1)*wq + (ow+7)&^7
 			src := nnRandFloats(r, span+40)
 			src[r.IntN(len(src))] = float32(math.NaN())
