@@ -2,7 +2,7 @@
 
 // Vectorised depthwise convolution (see conv_dw_amd64.go). dwRowsAVX2:
 // dst[r·ow+i] = clamp(bias + Σₜ w[t]·src[offs[t]+r·wq+i], lo, hi). Rows
-// under 32 outputs go four at a time, 16 outputs of each at once, then 8,
+// under 64 outputs go four at a time, 16 outputs of each at once, then 8,
 // then a masked vector for the rest of the rows: eight or four sums in
 // flight, where a row alone of a narrow plane (7 or 14 outputs) would
 // wait on one sum's chain of FMAs. Wider rows, and the rows left over, go
@@ -57,8 +57,8 @@ TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-76
 	VBROADCASTSS lo+68(FP), Y13
 	VBROADCASTSS hi+72(FP), Y14
 	LEAQ (R13)(R13*2), R14
-	// Rows of 32 outputs or more keep four sums in flight alone.
-	CMPQ R12, $32
+	// Rows of 64 outputs or more keep four sums in flight alone.
+	CMPQ R12, $64
 	JGE rest
 
 group:
