@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 // BenchmarkConv3x3 times the 3×3, stride-1, padded convolutions of
@@ -71,6 +74,26 @@ func BenchmarkDepthwise(b *testing.B) {
 		b.Run(fmt.Sprintf("%dx%dx%d_k%ds%d", c.ch, c.hw, c.hw, c.k, c.s), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := nnRun("Conv", 13, attrs, x, w, bias); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPointwiseSwish times the 1×1 expansions of EfficientNet-B0
+// with their fused Swish (batch 1), on the planes of one column tile or
+// two.
+func BenchmarkPointwiseSwish(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct{ cin, cout, hw int64 }{{40, 240, 28}, {80, 480, 14}, {112, 672, 14}, {192, 1152, 7}} {
+		x, w, bias := nnRand(r, 1, c.cin, c.hw, c.hw), nnRand(r, c.cout, c.cin, 1, 1), nnRand(r, c.cout)
+		n := &graph.Node{Name: "f", OpType: "FusedConv", Domain: ops.FusedDomain, Outputs: []string{"y"},
+			Attrs: ewWith(ewString("activation", ops.ActSwish))}
+		b.Run(fmt.Sprintf("%dto%dx%dx%d", c.cin, c.cout, c.hw, c.hw), func(b *testing.B) {
+			for b.Loop() {
+				call := &Call{Node: n, Opset: 1, In: []graph.Value{x, w, bias}, Out: make([]graph.Value, 1)}
+				if err := Lookup(ops.FusedDomain, "FusedConv")(call); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -7,6 +7,11 @@ import (
 // pointwiseCols is the width of the column tiles of pointwiseF32.
 const pointwiseCols = 512
 
+// pointwiseActGrain is the least output a worker takes of a costly
+// activation (see convAct.heavy) that pointwiseF32 spreads over the
+// workers after a GEMM that it did not hand out whole.
+const pointwiseActGrain = 8192
+
 // pointwiseF32 is the 1×…×1 convolution: per image and group, the product
 // of the filters (mg×cg) by the input planes (cg×S), plus the bias b in
 // the GEMM's store, then act (nil: none) on each block of output. The
@@ -28,7 +33,14 @@ func (l *convLayout) pointwiseF32(threads *Threads, x, w, b, y []float32, act *c
 		c := min(cols, S-j0)
 		at := (n*l.m+grp*l.mg)*S + j0
 		sgemmBias(threads, serial, l.mg, c, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S+j0:], S, b[grp*l.mg:], y[at:], S)
-		act.apply(y, at, l.mg, c, S)
+		if serial || workers == 1 || !act.heavy() || l.mg*c < 2*pointwiseActGrain {
+			act.apply(y, at, l.mg, c, S)
+			return
+		}
+		// The GEMM went parallel inside; so does a costly activation.
+		threads.For(l.mg, gemmCeil(pointwiseActGrain, c), func(r0, r1 int) {
+			act.apply(y, at+r0*S, r1-r0, c, S)
+		})
 	}
 	if workers == 1 || units < 2*workers {
 		for u := range units {

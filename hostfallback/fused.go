@@ -187,6 +187,13 @@ func (a *convAct) apply(y []float32, at, rows, cols, ld int) {
 	}
 }
 
+// heavy reports whether a costs enough a value (an exp: Sigmoid, Swish)
+// that a kernel spreads it over the workers where it would run it on
+// one.
+func (a *convAct) heavy() bool {
+	return a != nil && (a.name == ops.ActSigmoid || a.name == ops.ActSwish)
+}
+
 // sigmoidF32Go is the portable sigmoidF32.
 func sigmoidF32Go(y []float32, swish bool) {
 	for i, v := range y {
