@@ -5,8 +5,10 @@
 // under 64 outputs go four at a time, 16 outputs of each at once, then 8,
 // then a masked vector for the rest of the rows: eight or four sums in
 // flight, where a row alone of a narrow plane (7 or 14 outputs) would
-// wait on one sum's chain of FMAs. Wider rows, and the rows left over, go
-// one at a time, 32 outputs at once, then 8, then a masked vector. AVX2 and FMA. VMAXPS and VMINPS return their second
+// wait on one sum's chain of FMAs; one to three rows left over go as the
+// last four rows (some computed twice). Wider rows, and calls of under
+// four rows, go one at a time, 32 outputs at once, then 8, then a masked
+// vector. AVX2 and FMA. VMAXPS and VMINPS return their second
 // source (Intel order) when either is NaN: with the sum there, NaN stays
 // NaN.
 
@@ -63,7 +65,25 @@ TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-76
 
 group:
 	CMPQ R11, $4
+	JGE gbody
+	TESTQ R11, R11
+	JZ done
+	MOVQ rows+40(FP), R9
+	CMPQ R9, $4
 	JLT rest
+	// One to three rows left of four or more: the group of the last
+	// four, whose first rows are written again with the same values.
+	MOVQ $4, R9
+	SUBQ R11, R9
+	MOVQ R9, R10
+	IMULQ R13, R9
+	SUBQ R9, SI
+	IMULQ R12, R10
+	SHLQ $2, R10
+	SUBQ R10, DI
+	MOVQ $4, R11
+
+gbody:
 	MOVQ R12, CX
 	MOVQ SI, AX
 
