@@ -331,33 +331,21 @@ func gemmPacked(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k 
 		}
 		beta = 1
 	}
+	if bPre != nil {
+		gemmPackedPre(threads, kn, transA, direct, m, n, k, alpha, a, lda, bPre, beta == 1, bias, c, ldc, workers)
+		return
+	}
 	kcMax := gemmCeil(min(gemmKC, k), kn.ku) * kn.ku
 	aStrips := gemmCeil(m, mr)
 	bufA := gemmBuf(aStrips * mr * kcMax)
 	defer gemmBufs.Put(bufA)
-	ncBlock := gemmNC
-	var bp []float32
-	if bPre == nil {
-		bufB := gemmBuf(gemmCeil(min(gemmNC, n), nr) * nr * kcMax)
-		defer gemmBufs.Put(bufB)
-		bp = *bufB
-	} else {
-		ncBlock = n
-	}
-
-	// Row blocks of at most mc rows, in a count that the workers share
-	// evenly where the strips allow.
-	per := kn.mc / mr
-	mBlocks := gemmCeil(aStrips, per)
-	if workers > 1 {
-		mBlocks = min(gemmCeil(mBlocks, workers)*workers, aStrips)
-	}
-	per = gemmCeil(aStrips, mBlocks)
-	mBlocks = gemmCeil(aStrips, per)
+	bufB := gemmBuf(gemmCeil(min(gemmNC, n), nr) * nr * kcMax)
+	defer gemmBufs.Put(bufB)
+	per, mBlocks := gemmRowBlocks(kn, aStrips, workers)
 	g := gemmJob{kn: kn, transA: transA, transB: transB, direct: direct, m: m, aStrips: aStrips, per: per,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, ap: *bufA, c: c, ldc: ldc}
-	for jc := 0; jc < n; jc += ncBlock {
-		nc := min(ncBlock, n-jc)
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, ap: *bufA, bp: *bufB, c: c, ldc: ldc}
+	for jc := 0; jc < n; jc += gemmNC {
+		nc := min(gemmNC, n-jc)
 		bStrips := gemmCeil(nc, nr)
 		// Split the columns too when there are too few row blocks to
 		// balance the workers dynamically, into a tile count that they
@@ -376,15 +364,6 @@ func gemmPacked(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k 
 		for pc := 0; pc < k; pc += gemmKC {
 			g.pc, g.kc = pc, min(gemmKC, k-pc)
 			g.kcs = gemmCeil(g.kc, kn.ku) * kn.ku
-			packs := aStrips + bStrips
-			g.bp = bp
-			if bPre != nil {
-				packs = aStrips
-				g.bp = bPre[pc*bStrips*nr:]
-				if direct && m%mr == 0 {
-					packs = 0 // nothing to pack
-				}
-			}
 			g.add = pc > 0 || beta == 1
 			g.rowBias = nil
 			if !g.add {
@@ -392,17 +371,103 @@ func gemmPacked(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k 
 			}
 			g.next = 0
 			if workers == 1 {
-				g.pack(0, packs)
+				g.pack(0, aStrips+bStrips)
 				g.run()
 				continue
 			}
 			// The workers get a copy, so that g itself stays on the stack.
 			shared := new(gemmJob)
 			*shared = g
-			threads.For(packs, 4, shared.pack)
+			threads.For(aStrips+bStrips, 4, shared.pack)
 			threads.For(workers, 1, func(_, _ int) { shared.run() })
 		}
 	}
+}
+
+// gemmRowBlocks splits aStrips strips of A into row blocks of at most
+// kn.mc rows, in a count that workers share evenly where the strips allow:
+// per strips a block, mBlocks blocks.
+func gemmRowBlocks(kn *sgemmKernel, aStrips, workers int) (per, mBlocks int) {
+	per = kn.mc / kn.mr
+	mBlocks = gemmCeil(aStrips, per)
+	if workers > 1 {
+		mBlocks = min(gemmCeil(mBlocks, workers)*workers, aStrips)
+	}
+	per = gemmCeil(aStrips, mBlocks)
+	return per, gemmCeil(aStrips, per)
+}
+
+// gemmPreStrips is the width in B strips of a tile of gemmPackedPre.
+const gemmPreStrips = 8
+
+// gemmPackedPre is gemmPacked for a B packed whole (bPre), plus bias[i] on
+// each row i when bias is not nil and add is not set. Where gemmPacked
+// packs a k slab of both operands and then multiplies it, meeting its
+// workers twice a slab, here op(A) is packed once for the whole depth
+// (with a direct kernel, only its last, partial strip) and the workers
+// then claim tiles of C, a row block by gemmPreStrips B strips, and run
+// each through every k slab: they meet once in all, a worker that starts
+// late or is held back by the OS takes fewer tiles instead of holding up
+// every slab, and the tile's block of C stays in cache from one slab to
+// the next.
+func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n, k int, alpha float32, a []float32, lda int, bPre []float32, add bool, bias, c []float32, ldc int, workers int) {
+	mr := kn.mr
+	aStrips := gemmCeil(m, mr)
+	// ap holds the packed strips from ra on, slab after slab: strip s of
+	// the slab at depth pc at (pc·packed + (s-ra)·kc)·mr.
+	ra := 0
+	if direct {
+		ra = m / mr
+	}
+	packed := aStrips - ra
+	bufA := gemmBuf(packed * mr * k)
+	defer gemmBufs.Put(bufA)
+	ap := *bufA
+	pack := func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			pc, s := u/packed*gemmKC, ra+u%packed
+			kc := min(gemmKC, k-pc)
+			i := s * mr
+			at := (pc*packed + (s-ra)*kc) * mr
+			gemmPackA(transA, a, lda, i, min(mr, m-i), mr, pc, kc, alpha, ap[at:at+mr*kc])
+		}
+	}
+	per, mBlocks := gemmRowBlocks(kn, aStrips, workers)
+	bStrips := gemmCeil(n, kn.nr)
+	perTile := min(gemmPreStrips, bStrips)
+	nSplit := gemmCeil(bStrips, perTile)
+	tiles := mBlocks * nSplit
+	var next atomic.Int64
+	run := func() {
+		buf := gemmBuf(gemmMaxTile + gemmMaxMR)
+		defer gemmBufs.Put(buf)
+		tmp := *buf
+		for t := int(next.Add(1) - 1); t < tiles; t = int(next.Add(1) - 1) {
+			ib, jb := t/nSplit, t%nSplit
+			r0, s0 := ib*per, jb*perTile
+			r1, s1 := min(r0+per, aStrips), min(s0+perTile, bStrips)
+			for pc := 0; pc < k; pc += gemmKC {
+				kc := min(gemmKC, k-pc)
+				var da []float32
+				if direct {
+					da = a[pc:]
+				}
+				var rowBias []float32
+				if pc == 0 && !add {
+					rowBias = bias
+				}
+				gemmMacro(kn, ap[pc*packed*mr:], ra, da, lda, bPre[pc*bStrips*kn.nr:], kc, m, r0, r1, 0, n, s0, s1, pc > 0 || add, rowBias, c, ldc, tmp)
+			}
+		}
+	}
+	units := gemmCeil(k, gemmKC) * packed
+	if workers == 1 {
+		pack(0, units)
+		run()
+		return
+	}
+	threads.For(units, 4, pack)
+	threads.For(workers, 1, func(_, _ int) { run() })
 }
 
 // gemmJob is one k-slab of a column block of gemmPacked: the operands, the
@@ -459,7 +524,7 @@ func (g *gemmJob) run() {
 		}
 		ib, jb := t/g.nSplit, t%g.nSplit
 		r0, s0 := ib*g.per, jb*g.perTile
-		gemmMacro(g.kn, g.ap, da, g.lda, g.bp, g.kcs, g.m, r0, min(r0+g.per, g.aStrips), g.jc, g.nc, s0, min(s0+g.perTile, g.bStrips), g.add, g.rowBias, g.c, g.ldc, tmp)
+		gemmMacro(g.kn, g.ap, 0, da, g.lda, g.bp, g.kcs, g.m, r0, min(r0+g.per, g.aStrips), g.jc, g.nc, s0, min(s0+g.perTile, g.bStrips), g.add, g.rowBias, g.c, g.ldc, tmp)
 	}
 }
 
@@ -547,14 +612,14 @@ func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []flo
 	}
 }
 
-// gemmMacro multiplies the packed A strips [r0, r1) by the packed B strips
-// [s0, s1) of the slab starting at column jc (nc columns wide), kcs
-// k-steps each, and stores the product into C or, with add, adds it. When
+// gemmMacro multiplies the A strips [r0, r1), packed in ap from strip ra
+// on, by the packed B strips [s0, s1) of the slab starting at column jc
+// (nc columns wide), kcs k-steps each, and stores the product into C or, with add, adds it. When
 // da is set, the full strips of A are read from it (the k-slab's first
 // column of op(A), rows lda apart) by kn.direct. Storing, it adds bias[i]
 // to row i unless bias is nil. Edge tiles go through tmp, gemmMaxTile
 // values, and the bias of a partial strip through the gemmMaxMR after them.
-func gemmMacro(kn *sgemmKernel, ap, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32) {
+func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32) {
 	mr, nr := kn.mr, kn.nr
 	padded := tmp[gemmMaxTile : gemmMaxTile+gemmMaxMR]
 	tmp = tmp[:gemmMaxTile]
@@ -589,7 +654,7 @@ func gemmMacro(kn *sgemmKernel, ap, da []float32, lda int, bp []float32, kcs, m,
 				gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
 				continue
 			}
-			as := &ap[r*mr*kcs : (r+1)*mr*kcs][0]
+			as := &ap[(r-ra)*mr*kcs : (r-ra+1)*mr*kcs][0]
 			if rows == mr && cols == nr {
 				// The kernel writes unchecked: check the tile's last
 				// element.
