@@ -51,6 +51,11 @@ type sgemmKernel struct {
 	// lda floats apart, for ku = 1 and alpha = 1. It spares packing A, whose
 	// rows are read only once a B strip in any case.
 	direct func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+	// halfTile and halfDirect, when set, are tile and direct computing
+	// only the first nr/2 columns of the tile, for an edge strip of at
+	// most that many columns (N of 49 or 196 leaves one of 1 or 4).
+	halfTile   func(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
+	halfDirect func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
 }
 
 // gemmGo is the portable kernel, in pure Go.
@@ -650,7 +655,11 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 					kn.direct(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
 					continue
 				}
-				kn.direct(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
+				direct := kn.direct
+				if cols <= nr/2 && kn.halfDirect != nil {
+					direct = kn.halfDirect
+				}
+				direct(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
 				gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
 				continue
 			}
@@ -662,7 +671,11 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 				kn.tile(kcs, as, bs, &c[i*ldc+j], ldc, add, bi)
 				continue
 			}
-			kn.tile(kcs, as, bs, &tmp[0], nr, false, bi)
+			tile := kn.tile
+			if cols <= nr/2 && kn.halfTile != nil {
+				tile = kn.halfTile
+			}
+			tile(kcs, as, bs, &tmp[0], nr, false, bi)
 			gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
 		}
 	}

@@ -308,7 +308,7 @@ func TestSgemmPrepacked(t *testing.T) {
 	packedA := *gemmBest
 	packedA.direct = nil
 	r := rand.New(rand.NewPCG(5, 6))
-	shapes := [][3]int{{2, 4, 1}, {6, 16, 1}, {5, 17, 3}, {7, 33, 257}, {12, 49, 300}, {95, 16, 513}, {97, 130, 256}, {193, 196, 40}, {32, 512, 769}}
+	shapes := [][3]int{{2, 4, 1}, {6, 16, 1}, {5, 17, 3}, {13, 24, 31}, {7, 25, 2}, {7, 33, 257}, {12, 49, 300}, {95, 16, 513}, {97, 130, 256}, {193, 196, 40}, {32, 512, 769}}
 	for _, kn := range []*sgemmKernel{gemmBest, &packedA} {
 		for si, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
