@@ -437,10 +437,17 @@ func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n,
 			gemmPackA(transA, a, lda, i, min(mr, m-i), mr, pc, kc, alpha, ap[at:at+mr*kc])
 		}
 	}
-	per, mBlocks := gemmRowBlocks(kn, aStrips, workers)
+	// The row blocks are split further for the workers only when the
+	// column tiles are too few to share: a row block read by one worker
+	// after another reads B again, from memory when it is large (a
+	// language model's vocabulary projection).
 	bStrips := gemmCeil(n, kn.nr)
 	perTile := min(gemmPreStrips, bStrips)
 	nSplit := gemmCeil(bStrips, perTile)
+	per, mBlocks := gemmRowBlocks(kn, aStrips, 1)
+	if mBlocks*nSplit < 4*workers {
+		per, mBlocks = gemmRowBlocks(kn, aStrips, workers)
+	}
 	tiles := mBlocks * nSplit
 	var next atomic.Int64
 	run := func() {
