@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
 // naiveGemm is the triple-loop reference of sgemm, accumulating in float64.
@@ -268,89 +266,6 @@ func TestGemmDot(t *testing.T) {
 		}
 		if got := gemmDot(a, b); !opTol("MatMul").Within(float64(got), want) {
 			t.Fatalf("n %d: dot = %v, want %v", n, got, want)
-		}
-	}
-}
-
-// BenchmarkSgemmPrepacked times whole products with B packed once, as a
-// MatMul with a constant weight runs them, on shapes of BERT-base and
-// GPT-2-sized models ([m,k,n]): against BenchmarkSgemmTile, it shows what
-// the blocking, packing and threading around the kernel cost.
-func BenchmarkSgemmPrepacked(b *testing.B) {
-	if !convPackedUsable() {
-		testenv.Skip(b, "no kernel reads a B packed whole on this CPU")
-	}
-	for _, s := range [][3]int{{1024, 768, 768}, {1024, 768, 3072}, {1024, 3072, 768}, {32, 1536, 512}, {32, 2048, 512}, {96, 1536, 512}, {196, 576, 64}} {
-		m, k, n := s[0], s[1], s[2]
-		b.Run(fmt.Sprintf("%dx%dx%d", m, k, n), func(b *testing.B) {
-			r := rand.New(rand.NewPCG(1, 2))
-			x, w, z := nnRandFloats(r, m*k), nnRandFloats(r, k*n), make([]float32, m*n)
-			packed := gemmPackWhole(false, w, k, n, gemmBest.nr)
-			b.ResetTimer()
-			for range b.N {
-				gemmPrepacked(nil, false, m, n, k, 1, x, k, packed, 0, z, n)
-			}
-			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
-
-// TestSgemmPrepacked checks gemmPacked with B packed whole (gemmPackWhole),
-// as MatMul and the convolutions run it, against the naive product: shapes
-// around the strip, block and k-slab sizes (a partial last A strip, a
-// partial last B strip, k just over a slab), transposed and scaled A,
-// beta 0 and 1, the bias epilogue, row strides past the matrices, on 1 to 3
-// goroutines, with the direct kernel and with A packed.
-func TestSgemmPrepacked(t *testing.T) {
-	if !convPackedUsable() {
-		testenv.Skip(t, "no kernel reads a B packed whole on this CPU")
-	}
-	packedA := *gemmBest
-	packedA.direct = nil
-	r := rand.New(rand.NewPCG(5, 6))
-	shapes := [][3]int{{2, 4, 1}, {6, 16, 1}, {5, 17, 3}, {13, 24, 31}, {7, 25, 2}, {7, 33, 257}, {12, 49, 300}, {95, 16, 513}, {97, 130, 256}, {193, 196, 40}, {32, 512, 769}}
-	for _, kn := range []*sgemmKernel{gemmBest, &packedA} {
-		for si, s := range shapes {
-			m, n, k := s[0], s[1], s[2]
-			for _, transA := range []bool{false, true} {
-				alpha := []float32{1, 0.5}[si%2]
-				lda, ldc := k+5, n+3
-				rowsA := m
-				if transA {
-					lda, rowsA = m+7, k
-				}
-				a := nnRandFloats(r, rowsA*lda)
-				b := nnRandFloats(r, k*n)
-				bPre := gemmPackWhole(false, b, k, n, kn.nr)
-				bias := nnRandFloats(r, m)
-				for _, beta := range []float32{0, 1} {
-					for _, withBias := range []bool{false, true} {
-						if withBias && beta != 0 {
-							continue
-						}
-						c := nnRandFloats(r, m*ldc)
-						want := append([]float32{}, c...)
-						naiveGemm(transA, false, m, n, k, alpha, a, lda, b, n, beta, want, ldc)
-						var bi []float32
-						if withBias {
-							bi = bias
-							for i := range m {
-								for j := range n {
-									want[i*ldc+j] += bias[i]
-								}
-							}
-						}
-						for _, workers := range []int{1, 2, 3} {
-							got := append([]float32{}, c...)
-							gemmPacked(nil, kn, transA, false, m, n, k, alpha, a, lda, nil, n, bPre, beta, bi, got, ldc, workers)
-							if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
-								t.Fatalf("%s direct=%v %d workers m=%d n=%d k=%d transA=%v alpha=%v beta=%v bias=%v: C[%d] = %v, want %v",
-									kn.name, kn.direct != nil, workers, m, n, k, transA, alpha, beta, withBias, i, got[i], want[i])
-							}
-						}
-					}
-				}
-			}
 		}
 	}
 }
