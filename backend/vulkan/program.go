@@ -528,6 +528,10 @@ type execContext struct {
 	// owner is the program whose descriptor sets and command buffers the
 	// context holds (see rebind).
 	owner *program
+	// held is the device memory of the buffers when the context was last
+	// added or returned to its pool; the pool's mu guards it, so the pool
+	// can report its memory while contexts it lent out are being rebound.
+	held int64
 }
 
 // Run copies the segment's inputs into the io buffer, submits the recorded
@@ -758,12 +762,15 @@ func (cp *contextPool) get(dev uintptr, fresh func() (*execContext, error), rele
 		ec.destroy(dev)
 		return nil, released()
 	}
+	ec.held = ec.bufferBytes()
 	cp.all = append(cp.all, ec)
 	return ec, nil
 }
 
 func (cp *contextPool) put(ec *execContext) {
+	held := ec.bufferBytes()
 	cp.mu.Lock()
+	ec.held = held
 	cp.free = append(cp.free, ec)
 	cp.mu.Unlock()
 }
@@ -775,16 +782,26 @@ func (cp *contextPool) isClosed() bool {
 	return cp.closed
 }
 
-// bytes is the device memory of the contexts' buffers.
+// bytes is the device memory of the contexts' buffers, each as it was
+// when the context was last added or returned to the pool (a Run in
+// flight may be growing the buffers of the one it holds).
 func (cp *contextPool) bytes() int64 {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	var n uint64
+	var n int64
 	for _, ec := range cp.all {
-		for _, b := range []*buffer{ec.arena, ec.io, ec.stage} {
-			if b != nil {
-				n += b.size
-			}
+		n += ec.held
+	}
+	return n
+}
+
+// bufferBytes is the device memory of ec's buffers; only the goroutine
+// that holds ec may call it.
+func (ec *execContext) bufferBytes() int64 {
+	var n uint64
+	for _, b := range []*buffer{ec.arena, ec.io, ec.stage} {
+		if b != nil {
+			n += b.size
 		}
 	}
 	return int64(n)
