@@ -28,9 +28,9 @@ type poolLayout struct {
 	// the padded input.
 	first, count, padded [][]int
 	inStrides            []int
-	// fast is MaxPool's vectorised plan for 2-D float32 planes, nil where
-	// it does not apply (see maxFastPlan).
-	fast *maxFast
+	// fast is the vectorised plan for 2-D planes, nil where it does not
+	// apply (see poolFastPlan).
+	fast *poolFast
 }
 
 // poolPlan checks X [N, C, D...] and the window attributes of a pooling
@@ -197,7 +197,7 @@ func maxPoolKernel(c *Call) error {
 	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) {
 		p, err := poolPlan(c, x.DType, x.Shape)
 		if err == nil && p.rank == 2 && f32Family(x.DType) {
-			p.fast = maxFastPlan(p)
+			p.fast = poolFastPlan(p)
 		}
 		return p, err
 	})
@@ -230,7 +230,7 @@ func maxPoolKernel(c *Call) error {
 }
 
 func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices []int64, colMajor bool, lowest T) {
-	var fast *maxFast
+	var fast *poolFast
 	if _, f32 := any(x).([]float32); f32 && indices == nil {
 		fast = p.fast
 	}
@@ -242,7 +242,7 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 		if p.rank == 2 && idx == nil {
 			xi, yi := x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize]
 			if fast != nil {
-				fast.plane(p, any(xi).([]float32), any(yi).([]float32))
+				fast.plane(p, any(xi).([]float32), any(yi).([]float32), func(_ int, dst, src []float32, offs []int) { maxRows(dst, src, offs) })
 				maxPlane2D(p, xi, yi, lowest, fast.c0, fast.c1)
 				return
 			}
@@ -256,34 +256,43 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 // maxPlane2D is maxPlane for two spatial axes without indices, with the
 // windows walked directly (same taps, same order, same NaN rule). It
 // leaves the output columns [skip0, skip1) of the rows with input rows
-// under their windows to the caller (maxFast).
+// under their windows to the caller (poolFast).
 func maxPlane2D[T poolOrdered](p *poolLayout, x, y []T, lowest T, skip0, skip1 int) {
+	dh, dw := p.dil[0]*p.in[1], p.dil[1]
+	p.windows2D(skip0, skip1, func(at, start, rn, cn int) {
+		if rn == 0 || cn == 0 {
+			y[at] = lowest
+			return
+		}
+		win := x[start:]
+		best := win[0]
+		for i := range rn {
+			row := win[i*dh : i*dh+(cn-1)*dw+1]
+			for j := 0; j < len(row); j += dw {
+				if v := row[j]; v > best || best != best {
+					best = v
+				}
+			}
+		}
+		y[at] = best
+	})
+}
+
+// windows2D calls f for each output position of a plane with two spatial
+// axes, but for the columns [skip0, skip1) of the rows with input rows
+// under their windows: with its index in the plane, the plane offset of
+// its window's first in-input tap, and the numbers of its in-input rows
+// and columns.
+func (p *poolLayout) windows2D(skip0, skip1 int, f func(at, start, rn, cn int)) {
 	W, OW := p.in[1], p.out[1]
-	dh, dw := p.dil[0]*W, p.dil[1]
 	for oh := range p.out[0] {
 		r0, rn := p.first[0][oh], p.count[0][oh]
-		yrow := y[oh*OW : (oh+1)*OW]
 		for ow := 0; ow < OW; ow++ {
 			if ow == skip0 && rn > 0 && skip1 > skip0 {
 				ow = skip1 - 1
 				continue
 			}
-			c0, cn := p.first[1][ow], p.count[1][ow]
-			if rn == 0 || cn == 0 {
-				yrow[ow] = lowest
-				continue
-			}
-			win := x[r0*W+c0:]
-			best := win[0]
-			for i := range rn {
-				row := win[i*dh : i*dh+(cn-1)*dw+1]
-				for j := 0; j < len(row); j += dw {
-					if v := row[j]; v > best || best != best {
-						best = v
-					}
-				}
-			}
-			yrow[ow] = best
+			f(oh*OW+ow, r0*W+p.first[1][ow], rn, p.count[1][ow])
 		}
 	}
 }
@@ -296,7 +305,13 @@ func averagePoolKernel(c *Call) error {
 	if x == nil {
 		return c.Errorf("input X is required")
 	}
-	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) { return poolPlan(c, x.DType, x.Shape) })
+	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) {
+		p, err := poolPlan(c, x.DType, x.Shape)
+		if err == nil && p.rank == 2 {
+			p.fast = poolFastPlan(p)
+		}
+		return p, err
+	})
 	if err != nil {
 		return err
 	}
@@ -304,6 +319,13 @@ func averagePoolKernel(c *Call) error {
 	y := c.Output(0, x.DType, p.outShape(x.Shape))
 	out := f32Target(y)
 	xv := f32Data(x)
+	if p.rank == 2 {
+		p.forPlanes(c.Threads, func(i int) {
+			avgPlane2D(p, xv[i*p.inSize:(i+1)*p.inSize], out[i*p.outSize:(i+1)*p.outSize], includePad)
+		})
+		f32Commit(y, out)
+		return nil
+	}
 	st := p.dil[p.rank-1]
 	p.forPlanes(c.Threads, func(i int) {
 		xp, yp := xv[i*p.inSize:(i+1)*p.inSize], out[i*p.outSize:(i+1)*p.outSize]
@@ -333,6 +355,49 @@ func averagePoolKernel(c *Call) error {
 	})
 	f32Commit(y, out)
 	return nil
+}
+
+// avgPlane2D is AveragePool of one plane with two spatial axes: each
+// window's in-input taps summed row by row in float32 and divided by their
+// number or, with includePad, by the number of taps in the padded input
+// (a window without any leaves its output as it is, zero). The interior
+// columns go tap by tap over whole rows (p.fast, where it applies).
+func avgPlane2D(p *poolLayout, x, y []float32, includePad bool) {
+	W, OW := p.in[1], p.out[1]
+	dh, dw := p.dil[0]*W, p.dil[1]
+	divisor := func(oh, ow int) int {
+		if includePad {
+			return p.padded[0][oh] * p.padded[1][ow]
+		}
+		return p.count[0][oh] * p.count[1][ow]
+	}
+	skip0, skip1 := 0, 0
+	if f := p.fast; f != nil {
+		skip0, skip1 = f.c0, f.c1
+		f.plane(p, x, y, func(oh int, dst, src []float32, offs []int) {
+			sumRows(dst, src, offs)
+			for i := range dst {
+				if n := divisor(oh, skip0+i); n > 0 {
+					dst[i] /= float32(n)
+				}
+			}
+		})
+	}
+	p.windows2D(skip0, skip1, func(at, start, rn, cn int) {
+		var sum float32
+		if rn > 0 && cn > 0 {
+			win := x[start:]
+			for i := range rn {
+				row := win[i*dh : i*dh+(cn-1)*dw+1]
+				for j := 0; j < len(row); j += dw {
+					sum += row[j]
+				}
+			}
+		}
+		if n := divisor(at/OW, at%OW); n > 0 {
+			y[at] = sum / float32(n)
+		}
+	})
 }
 
 // lpExponent returns the Lp-pooling exponent: the float attribute of LpPool-1

@@ -1,13 +1,15 @@
 package hostfallback
 
-// maxFast is the vectorised part of 2-D float32 max pooling without
-// indices: the windows of the interior output columns [c0, c1), those
-// whose taps along the last axis all lie inside the input, computed tap by
-// tap over a whole output row at once (maxRows), with the taps in the same
-// order and the same NaN rule as maxPlane2D. With a column stride sw > 1
-// the input plane is first split into sw phase planes (phase q holding
-// columns q, q+sw, …), so that each tap reads a contiguous run.
-type maxFast struct {
+// poolFast is the vectorised part of 2-D float32 pooling (MaxPool without
+// indices, AveragePool): the windows of the interior output columns
+// [c0, c1), those whose taps along the last axis all lie inside the input,
+// computed tap by tap over a whole output row at once (maxRows, sumRows),
+// with the taps in the same order as the window-by-window paths
+// (maxPlane2D, avgPlane2D), so with the same results to the bit. With a
+// column stride sw > 1 the input plane is first split into sw phase planes
+// (phase q holding columns q, q+sw, …), so that each tap reads a
+// contiguous run.
+type poolFast struct {
 	c0, c1 int
 	// wq is the length of a phase row (the row length with sw = 1) and
 	// sub that of a phase plane.
@@ -18,13 +20,13 @@ type maxFast struct {
 	offs []int
 }
 
-// maxFastLeast is the least number of interior output columns for which
-// maxFastPlan sets up the vectorised path.
-const maxFastLeast = 8
+// poolFastLeast is the least number of interior output columns for which
+// poolFastPlan sets up the vectorised path.
+const poolFastLeast = 8
 
-// maxFastPlan returns the vectorised plan for p, or nil where too few
+// poolFastPlan returns the vectorised plan for p, or nil where too few
 // output columns are interior.
-func maxFastPlan(p *poolLayout) *maxFast {
+func poolFastPlan(p *poolLayout) *poolFast {
 	H, W, OW := p.in[0], p.in[1], p.out[1]
 	kh, kw, sw := p.kernel[0], p.kernel[1], p.stride[1]
 	c0, c1 := OW, 0
@@ -33,10 +35,10 @@ func maxFastPlan(p *poolLayout) *maxFast {
 			c0, c1 = min(c0, ow), ow+1
 		}
 	}
-	if c1-c0 < maxFastLeast {
+	if c1-c0 < poolFastLeast {
 		return nil
 	}
-	f := &maxFast{c0: c0, c1: c1, sw: sw, wq: (W + sw - 1) / sw}
+	f := &poolFast{c0: c0, c1: c1, sw: sw, wq: (W + sw - 1) / sw}
 	f.sub = H * f.wq
 	for i := range kh {
 		for j := range kw {
@@ -47,10 +49,12 @@ func maxFastPlan(p *poolLayout) *maxFast {
 	return f
 }
 
-// plane writes the interior columns of every output row of y that has
-// input rows under its windows; maxPlane2D with the skip range [c0, c1)
-// writes the rest.
-func (f *maxFast) plane(p *poolLayout, x, y []float32) {
+// plane calls row for every output row oh that has input rows under its
+// windows, with the row's interior outputs (dst), the source its taps read
+// at offs (rn·kernel[1] of them, rn the window's input rows) plus the
+// output's index among the interior ones. maxPlane2D or avgPlane2D with
+// the skip range [c0, c1) writes the rest.
+func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh int, dst, src []float32, offs []int)) {
 	src := x
 	if f.sw > 1 {
 		buf := gemmBuf(f.sw * f.sub)
@@ -64,14 +68,14 @@ func (f *maxFast) plane(p *poolLayout, x, y []float32) {
 		if rn == 0 {
 			continue
 		}
-		maxRows(y[oh*OW+f.c0:oh*OW+f.c1], src[p.first[0][oh]*f.wq:], f.offs[:rn*kw])
+		row(oh, y[oh*OW+f.c0:oh*OW+f.c1], src[p.first[0][oh]*f.wq:], f.offs[:rn*kw])
 	}
 }
 
 // split writes the input plane x into buf in the phase layout: column c
 // of row r at (c mod sw)·sub + r·wq + ⌊c/sw⌋. Slots past a phase row's
 // last column are left as they are (no window reads them).
-func (f *maxFast) split(p *poolLayout, x, buf []float32) {
+func (f *poolFast) split(p *poolLayout, x, buf []float32) {
 	H, W, sw, wq := p.in[0], p.in[1], f.sw, f.wq
 	for r := range H {
 		row := x[r*W : (r+1)*W]
@@ -95,5 +99,21 @@ func maxRowsGo(dst, src []float32, offs []int) {
 			}
 		}
 		dst[i] = best
+	}
+}
+
+// sumRows sets dst[i] to the sum of src[offs[t]+i] over the taps t in
+// order, from zero (as avgPlane2D adds a window's taps: so −0 alone sums
+// to +0).
+func sumRows(dst, src []float32, offs []int) {
+	first := src[offs[0]:][:len(dst)]
+	for i, v := range first {
+		dst[i] = v + 0
+	}
+	for _, off := range offs[1:] {
+		tap := src[off:][:len(dst)]
+		for i, v := range tap {
+			dst[i] += v
+		}
 	}
 }

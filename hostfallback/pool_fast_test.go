@@ -69,16 +69,7 @@ func TestMaxPoolFastPath(t *testing.T) {
 		{x: []int64{2, 1, 20, 70}, kernel: []int64{2, 2}, stride: []int64{2, 2}},
 	}
 	for range 60 {
-		k := []int64{1 + r.Int64N(4), 1 + r.Int64N(4)}
-		tc := poolCase{
-			x:      []int64{1 + r.Int64N(2), 1 + r.Int64N(3), 8 + r.Int64N(30), 8 + r.Int64N(60)},
-			kernel: k,
-			stride: []int64{1 + r.Int64N(3), 1 + r.Int64N(3)},
-			dil:    []int64{1 + r.Int64N(2), 1 + r.Int64N(2)},
-			pads:   []int64{r.Int64N(k[0]), r.Int64N(k[1]), r.Int64N(k[0]), r.Int64N(k[1])},
-			ceil:   r.IntN(2) == 0,
-		}
-		cases = append(cases, tc)
+		cases = append(cases, randomPool2D(r, 8))
 	}
 	for _, tc := range cases {
 		x := nnF32(tc.x, poolSpecials(r, int(graph.NumElements(tc.x)))...)
@@ -94,6 +85,21 @@ func TestMaxPoolFastPath(t *testing.T) {
 		if !slices.Equal(got.Shape, ref[0].Shape) || !slices.Equal(g, w) {
 			t.Fatalf("%+v: shape %v, want %v; bits differ: %s", tc, got.Shape, ref[0].Shape, firstDiff(g, w))
 		}
+	}
+}
+
+// randomPool2D draws a 2-D pooling of kernels up to 4×4, strides up to 3,
+// dilations up to 2, pads under the kernel and either ceil mode, on planes
+// of at least least rows and columns.
+func randomPool2D(r *rand.Rand, least int64) poolCase {
+	k := []int64{1 + r.Int64N(4), 1 + r.Int64N(4)}
+	return poolCase{
+		x:      []int64{1 + r.Int64N(2), 1 + r.Int64N(3), least + r.Int64N(30), least + r.Int64N(60)},
+		kernel: k,
+		stride: []int64{1 + r.Int64N(3), 1 + r.Int64N(3)},
+		dil:    []int64{1 + r.Int64N(2), 1 + r.Int64N(2)},
+		pads:   []int64{r.Int64N(k[0]), r.Int64N(k[1]), r.Int64N(k[0]), r.Int64N(k[1])},
+		ceil:   r.IntN(2) == 0,
 	}
 }
 
@@ -145,6 +151,60 @@ func TestSumF64(t *testing.T) {
 			if got := sumF64(x); !math.IsNaN(got) {
 				t.Fatalf("n %d with NaN: sum %v, want NaN", n, got)
 			}
+		}
+	}
+}
+
+// TestAveragePool2D checks 2-D AveragePool (the interior columns tap by
+// tap over whole rows, the rest window by window) bit for bit against the
+// general N-D path, which the same pooling with a leading axis of size 1
+// takes, on random geometries with and without count_include_pad and
+// inputs with NaNs, infinities and signed zeros.
+func TestAveragePool2D(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	cases := []poolCase{
+		{x: []int64{1, 3, 56, 56}, kernel: []int64{2, 2}, stride: []int64{2, 2}},
+		{x: []int64{1, 2, 30, 41}, kernel: []int64{3, 3}, stride: []int64{1, 1}, pads: []int64{1, 1, 1, 1}, includePad: true},
+		{x: []int64{2, 1, 17, 35}, kernel: []int64{3, 3}, stride: []int64{2, 2}, pads: []int64{1, 1, 1, 1}, ceil: true},
+	}
+	for i := range 50 {
+		tc := randomPool2D(r, 4)
+		tc.includePad = i%2 == 1
+		cases = append(cases, tc)
+	}
+	for _, tc := range cases {
+		vals := poolSpecials(r, int(graph.NumElements(tc.x)))
+		got, err := nnRun("AveragePool", 19, tc.attrs(), nnF32(tc.x, vals...))
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		in3 := poolCase{x: []int64{tc.x[0], tc.x[1], 1, tc.x[2], tc.x[3]}, kernel: []int64{1, tc.kernel[0], tc.kernel[1]},
+			stride: []int64{1, tc.stride[0], tc.stride[1]}, ceil: tc.ceil, includePad: tc.includePad}
+		if tc.dil != nil {
+			in3.dil = []int64{1, tc.dil[0], tc.dil[1]}
+		}
+		if tc.pads != nil {
+			in3.pads = []int64{0, tc.pads[0], tc.pads[1], 0, tc.pads[2], tc.pads[3]}
+		}
+		want, err := nnRun("AveragePool", 19, in3.attrs(), nnF32(in3.x, vals...))
+		if err != nil {
+			t.Fatalf("%+v: %v", in3, err)
+		}
+		g, w := f32Bits(graph.View[float32](got)), f32Bits(graph.View[float32](want))
+		if !slices.Equal(got.Shape, slices.Delete(slices.Clone(want.Shape), 2, 3)) || !slices.Equal(g, w) {
+			t.Fatalf("%+v: shape %v against %v; bits differ: %s", tc, got.Shape, want.Shape, firstDiff(g, w))
+		}
+	}
+}
+
+// BenchmarkAveragePool times DenseNet's 2×2, stride-2 average pooling.
+func BenchmarkAveragePool(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := nnRand(r, 1, 128, 56, 56)
+	attrs := nnAttrs{"kernel_shape": []int64{2, 2}, "strides": []int64{2, 2}}
+	for b.Loop() {
+		if _, err := nnRun("AveragePool", 19, attrs, x); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
