@@ -7,23 +7,30 @@
 // are [batch, heads, seq, size] or, 3-D, [batch, seq, heads·size]; the
 // past caches are [batch, hkv, past, size]. OP 1: one invocation per
 // element of a present cache [batch, hkv, past + skv, size]: the past, then
-// K (or V).
+// K (or V). Compiled with HALF, the tensors and a float mask are float16,
+// the arithmetic fp32. With flag bit 6 the softmax's input and output are
+// rounded to float16 (softmax_precision float16, the default for float16
+// inputs), to nearest even as the CPU rounds them (roundHalf).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
 
 layout(constant_id = 0) const int OP = 0;
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer Q { float q[]; };
-layout(std430, set = 0, binding = 1) readonly buffer K { float k[]; };
-layout(std430, set = 0, binding = 2) readonly buffer V { float v[]; };
-// The mask: float, or bools read as bytes; nonpad_kv_seqlen: int64.
+layout(std430, set = 0, binding = 0) readonly buffer Q { DATA q[]; };
+layout(std430, set = 0, binding = 1) readonly buffer K { DATA k[]; };
+layout(std430, set = 0, binding = 2) readonly buffer V { DATA v[]; };
+// The mask: float (float16 with HALF), or bools read as bytes;
+// nonpad_kv_seqlen: int64.
 layout(std430, set = 0, binding = 3) readonly buffer M { uint mask[]; };
-layout(std430, set = 0, binding = 4) readonly buffer PK { float pastK[]; };
-layout(std430, set = 0, binding = 5) readonly buffer PV { float pastV[]; };
+layout(std430, set = 0, binding = 4) readonly buffer PK { DATA pastK[]; };
+layout(std430, set = 0, binding = 5) readonly buffer PV { DATA pastV[]; };
 layout(std430, set = 0, binding = 6) readonly buffer NP { int nonpad[]; };
-layout(std430, set = 0, binding = 7) writeonly buffer Y { float y[]; };
-layout(std430, set = 0, binding = 8) writeonly buffer QK { float qk[]; };
+layout(std430, set = 0, binding = 7) writeonly buffer Y { DATA y[]; };
+layout(std430, set = 0, binding = 8) writeonly buffer QK { DATA qk[]; };
 layout(std430, set = 0, binding = 9) buffer Scores { float scores[]; };
 
 layout(push_constant) uniform Params {
@@ -38,8 +45,8 @@ layout(push_constant) uniform Params {
     float scale;
     float softcap;
     // flags: bit 0, 3-D; bit 1, float mask; bit 2, bool mask; bit 3,
-    // is_causal; bit 4, nonpad_kv_seqlen bound; bit 5, qk bound; bits 8
-    // and up, qk_matmul_output_mode.
+    // is_causal; bit 4, nonpad_kv_seqlen bound; bit 5, qk bound; bit 6,
+    // softmax in float16; bits 8 and up, qk_matmul_output_mode.
     uint flags;
     // The mask's element strides along batch, heads and queries (0 where
     // broadcast) and its keys (later keys are masked).
@@ -50,6 +57,21 @@ layout(push_constant) uniform Params {
 } p;
 
 shared float part[256];
+
+// roundHalf rounds x to the nearest float16 value, ties to even, as an fp32
+// value: exactly, whatever rounding the device's own conversions use
+// (scalings by powers of 2 are exact, roundEven rounds to nearest even);
+// beyond float16's range it gives an infinity, NaN stays NaN.
+float roundHalf(float x) {
+    if (isnan(x) || isinf(x)) {
+        return x;
+    }
+    int ex = int((floatBitsToUint(x) >> 23) & 0xffu) - 127;
+    // The float16 quantum at x: 2^-24 among the subnormals.
+    int q = max(ex, -14) - 10;
+    float r = ldexp(roundEven(ldexp(x, -q)), q);
+    return abs(r) > 65504.0 ? uintBitsToFloat(floatBitsToUint(x) & 0x80000000u | 0x7f800000u) : r;
+}
 
 // reduce returns the sum (or, with takeMax, the maximum) of every
 // invocation's x to all of them.
@@ -101,6 +123,7 @@ void main() {
     uint total = p.past + p.skv;
     uint mode = p.flags >> 8;
     bool wantQK = (p.flags & 32u) != 0u;
+    bool halfSoftmax = (p.flags & 64u) != 0u;
     for (uint r = gl_WorkGroupID.x; r < p.batch * p.hq * p.sq; r += gl_NumWorkGroups.x) {
         uint i = r % p.sq, h = (r / p.sq) % p.hq, b = r / (p.sq * p.hq);
         uint kh = h / (p.hq / p.hkv);
@@ -116,23 +139,23 @@ void main() {
             if (j < p.past) {
                 uint ko = ((b * p.hkv + kh) * p.past + j) * p.dim;
                 for (uint d = 0u; d < p.dim; d++) {
-                    s += q[qoff + d] * pastK[ko + d];
+                    s += float(q[qoff + d]) * float(pastK[ko + d]);
                 }
             } else {
                 uint ko = row(b, kh, j - p.past, p.hkv, p.skv, p.dim);
                 for (uint d = 0u; d < p.dim; d++) {
-                    s += q[qoff + d] * k[ko + d];
+                    s += float(q[qoff + d]) * float(k[ko + d]);
                 }
             }
             s *= p.scale;
             if (wantQK && mode == 0u) {
-                qk[r * total + j] = s;
+                qk[r * total + j] = DATA(s);
             }
             if (p.softcap > 0.0) {
                 s = p.softcap * tanh(s / p.softcap);
             }
             if (wantQK && mode == 1u) {
-                qk[r * total + j] = s;
+                qk[r * total + j] = DATA(s);
             }
             float bias = 0.0;
             bool hasMask = (p.flags & 6u) != 0u;
@@ -143,7 +166,11 @@ void main() {
                 if ((p.flags & 4u) != 0u) {
                     bias = ((mask[at >> 2] >> (8u * (at & 3u))) & 0xffu) != 0u ? 0.0 : NEG_INF;
                 } else {
+#ifdef HALF
+                    bias = unpackHalf2x16(mask[at >> 1u])[at & 1u];
+#else
                     bias = uintBitsToFloat(mask[at]);
+#endif
                 }
             }
             if (!(isinf(bias) && bias < 0.0)) {
@@ -151,7 +178,10 @@ void main() {
             }
             s += bias;
             if (wantQK && mode == 2u) {
-                qk[r * total + j] = s;
+                qk[r * total + j] = DATA(s);
+            }
+            if (halfSoftmax) {
+                s = roundHalf(s);
             }
             scores[r * total + j] = s;
             top = max(top, s);
@@ -169,9 +199,12 @@ void main() {
         float inv = sum > 0.0 ? 1.0 / sum : 0.0;
         for (uint j = lid; j < total; j += 256u) {
             float pr = scores[r * total + j] * inv;
+            if (halfSoftmax) {
+                pr = roundHalf(pr);
+            }
             scores[r * total + j] = pr;
             if (wantQK && mode == 3u) {
-                qk[r * total + j] = pr;
+                qk[r * total + j] = DATA(pr);
             }
         }
         memoryBarrierBuffer();
@@ -182,12 +215,12 @@ void main() {
             for (uint j = 0u; j < total; j++) {
                 float pr = scores[r * total + j];
                 if (j < p.past) {
-                    acc += pr * pastV[((b * p.hkv + kh) * p.past + j) * p.vdim + d];
+                    acc += pr * float(pastV[((b * p.hkv + kh) * p.past + j) * p.vdim + d]);
                 } else {
-                    acc += pr * v[row(b, kh, j - p.past, p.hkv, p.skv, p.vdim) + d];
+                    acc += pr * float(v[row(b, kh, j - p.past, p.hkv, p.skv, p.vdim) + d]);
                 }
             }
-            y[yoff + d] = acc;
+            y[yoff + d] = DATA(acc);
         }
         barrier();
     }

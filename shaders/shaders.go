@@ -18,6 +18,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o argmax.spv argmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o argmax_f16.spv argmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o attention.spv attention.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o attention_f16.spv attention.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o batchnorm.spv batchnorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o batchnorm_f16.spv batchnorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o binary.spv binary.comp
@@ -67,6 +68,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o softmax.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o softmax_f16.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o tensorscatter.spv tensorscatter.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o tensorscatter_f16.spv tensorscatter.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o transpose.spv transpose.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o transpose_f16.spv transpose.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o trilu.spv trilu.comp

@@ -15,8 +15,10 @@ func init() {
 
 // lowerAttention lowers Attention (opsets 23 and 24) to attention.comp:
 // one workgroup per query row, its scores in the launch's scratch, then
-// one dispatch per present cache the node outputs. A softmax_precision of
-// float16 or bfloat16 stays on the CPU, which rounds to it.
+// one dispatch per present cache the node outputs. Float16 tensors take
+// the HALF variant (see toHalf). Where the softmax_precision is float16
+// (the default for float16 tensors) the softmax's input and output are
+// rounded to it, as the CPU rounds them; one of bfloat16 stays on the CPU.
 func lowerAttention(q *query) (*launch, bool) {
 	n, shapes := q.n, q.shapes
 	if q.opset < 23 || len(shapes) < 3 || shapes[1] == nil || shapes[2] == nil {
@@ -29,11 +31,20 @@ func lowerAttention(q *query) (*launch, bool) {
 		return nil
 	}
 	g, err := ops.AttentionOf(n, q.opset, shapes[0], shapes[1], shapes[2], at(4), at(5), at(3))
-	if err != nil || g.SoftmaxPrecision == graph.Float16 || g.SoftmaxPrecision == graph.BFloat16 ||
-		g.PastLen > 0 && at(6) != nil {
+	if err != nil || g.PastLen > 0 && at(6) != nil {
 		return nil, false
 	}
 	flags := uint32(g.Mode) << 8
+	prec := g.SoftmaxPrecision
+	if prec == graph.Undefined {
+		prec = q.elems[0]
+	}
+	switch prec {
+	case graph.Float16:
+		flags |= 64
+	case graph.BFloat16:
+		return nil, false
+	}
 	if g.ThreeD {
 		flags |= 1
 	}
@@ -48,7 +59,9 @@ func lowerAttention(q *query) (*launch, bool) {
 		switch q.elems[3] {
 		case graph.Bool:
 			flags |= 4
-		case graph.Float:
+		case q.elems[0]:
+			// A float mask of Q's type: float32, or float16 that the
+			// HALF variant reads.
 			flags |= 2
 		default:
 			return nil, false
@@ -149,12 +162,12 @@ func lowerRotary(q *query) (*launch, bool) {
 		push: words(uint32(elems), uint32(g.Heads), uint32(g.Seq), uint32(g.HeadDim), uint32(g.Rot), flags)}, true
 }
 
-// lowerTensorScatter lowers TensorScatter (opset 24) of 32-bit elements to
-// tensorscatter.comp.
+// lowerTensorScatter lowers TensorScatter (opset 24) of 32-bit or
+// float16 elements to tensorscatter.comp (float16: its HALF variant).
 func lowerTensorScatter(q *query) (*launch, bool) {
 	shapes, elems := q.shapes, q.elems
-	if q.opset < 24 || len(shapes) < 2 || shapes[1] == nil || elems[0] != elems[1] || elems[0].Bits() != 32 ||
-		len(shapes[0]) != len(shapes[1]) {
+	if q.opset < 24 || len(shapes) < 2 || shapes[1] == nil || elems[0] != elems[1] ||
+		elems[0].Bits() != 32 && elems[0] != graph.Float16 || len(shapes[0]) != len(shapes[1]) {
 		return nil, false
 	}
 	past, upd := shapes[0], shapes[1]

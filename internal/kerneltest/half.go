@@ -1,6 +1,7 @@
 package kerneltest
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -88,13 +89,34 @@ var fp32Inputs = map[[2]string][]int{
 	{"", "DynamicQuantizeLinear"}: {0},
 }
 
+// halfPrecision names, by op, the attribute that sets the precision of an
+// intermediate result and defaults to the inputs' type (Attention's
+// softmax_precision): where a case leaves it out, its fp32 reference sets
+// it to float16, so that the reference rounds that result as the float16
+// case must.
+var halfPrecision = map[[2]string]string{
+	{"", "Attention"}: "softmax_precision",
+}
+
 // Float16Case returns c with its float32 tensors made float16 for the
 // Float16 mode (half), and c with those tensors holding the same values as
-// float32 (wide), the input of the fp32 reference. ok is false when c has
-// no float32 tensor to make float16 or the op has no float16 form.
+// float32 (wide), the input of the fp32 reference, which computes at the
+// precisions the float16 case implies (see halfPrecision). ok is false
+// when c has no float32 tensor to make float16 or the op has no float16
+// form.
 func Float16Case(c Case) (half, wide Case, ok bool) {
-	keep := fp32Inputs[[2]string{c.Node.Domain, c.Node.OpType}]
+	op := [2]string{c.Node.Domain, c.Node.OpType}
+	keep := fp32Inputs[op]
 	half, wide = c, c
+	if name, ok := halfPrecision[op]; ok && c.Node.Attrs[name] == nil {
+		n := *c.Node
+		n.Attrs = maps.Clone(n.Attrs)
+		if n.Attrs == nil {
+			n.Attrs = map[string]*graph.Attribute{}
+		}
+		n.Attrs[name] = &graph.Attribute{Name: name, Type: graph.AttrInt, I: int64(graph.Float16)}
+		wide.Node = &n
+	}
 	half.Args, wide.Args = slices.Clone(c.Args), slices.Clone(c.Args)
 	for i, a := range c.Args {
 		if a.T == nil || a.T.DType != graph.Float || slices.Contains(keep, i) {

@@ -215,7 +215,7 @@ def main():
     attention_case("attention_4d_short_mask", 23, [rand(1, 2, 2, 4), rand(1, 2, 5, 4), rand(1, 2, 5, 4), rand(1, 1, 2, 3)],
                    {"qk_matmul_output_mode": 3}, want=(0, 3))
     attention_case("attention_4d_softmax_fp16", 23, [rand(1, 2, 3, 4), rand(1, 2, 3, 4), rand(1, 2, 3, 4)],
-                   {"softmax_precision": 10}, gpu=False)
+                   {"softmax_precision": 10})
     attention_case("attention_4d_nonpad_causal", 24,
                    [rand(2, 2, 2, 4), rand(2, 2, 6, 4), rand(2, 2, 6, 4), None, None, None, np.array([4, 6], np.int64)],
                    {"is_causal": 1}, want=(0, 3))
