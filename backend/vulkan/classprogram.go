@@ -412,6 +412,7 @@ func (c *classProgram) lower(types map[int]*graph.Type, values map[int]*graph.Te
 		bound.Types[v] = t
 	}
 	caps := c.d.caps()
+	lowered := map[*graph.Node]*launch{}
 	e, err := evaluateShapes(&bound, c.steps, values, func(cp *planner.Plan, st *planner.Step, q planner.Query) error {
 		l, ok := lower(q, caps)
 		if !ok {
@@ -422,11 +423,13 @@ func (c *classProgram) lower(types map[int]*graph.Type, values map[int]*graph.Te
 				cp.Types[o] = graph.TensorType(l.outType(k), graph.ShapeOf(l.outShapes[k]...))
 			}
 		}
+		lowered[st.Node] = l
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	e.lowered = lowered
 	pr, err := c.d.compile(e)
 	if err != nil {
 		return nil, c.d.fault(err)

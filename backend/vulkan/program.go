@@ -212,6 +212,10 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 	for i := range steps {
 		st := &steps[i]
 		at = st.Node
+		if l := e.lowered[st.Node]; l != nil {
+			launches[i] = l
+			continue
+		}
 		l, ok := lower(queryOf(p, st), d.caps())
 		if !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)

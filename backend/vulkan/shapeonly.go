@@ -49,6 +49,11 @@ type evaluated struct {
 	// binding, which the program binds as weights of its own (see
 	// makeResident).
 	computed map[*graph.Tensor]bool
+	// lowered holds, by node, the launches that the caller's propagate
+	// made of the steps left for compile (a class program lowers every
+	// step to learn its output sizes), which compile takes instead of
+	// lowering them again; nil where there are none.
+	lowered map[*graph.Node]*launch
 }
 
 // evaluateShapes computes on the host, with p.Evaluate, the steps of the
