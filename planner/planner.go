@@ -143,7 +143,7 @@ func query(g *graph.Graph, n *graph.Node, opset int64, overridable, shapeOnly ma
 // Query describes compute step st as Supports saw it when the plan placed
 // it.
 func (p *Plan) Query(st *Step) Query {
-	return query(p.Graph, st.Node, st.Opset, graphInputs(p.Graph), p.shapeOnly)
+	return query(p.Graph, st.Node, st.Opset, p.inputs, p.shapeOnly)
 }
 
 // ShapeOnly reports whether value v depends on the graph inputs through
@@ -352,8 +352,9 @@ type Plan struct {
 	// hoisted counts the transfers of graph inputs and constants that
 	// place put before every compute step.
 	hoisted int
-	// shapeOnly names the values ShapeOnly reports.
-	shapeOnly map[string]bool
+	// shapeOnly names the values ShapeOnly reports; inputs the graph's
+	// inputs (graphInputs), which Query reads.
+	shapeOnly, inputs map[string]bool
 }
 
 // New plans m. It never modifies m except for recording inferred types of
@@ -407,7 +408,7 @@ func New(m *graph.Model, opts Options) (_ *Plan, err error) {
 	if opts.Float16 != nil {
 		p.Half = toHalf(pm, g, opts.Float16)
 	}
-	p.shapeOnly = shapeOnlyValues(g)
+	p.shapeOnly, p.inputs = shapeOnlyValues(g), graphInputs(g)
 	for name, t := range g.Initializers {
 		p.Constants[p.index(name)] = t
 	}
