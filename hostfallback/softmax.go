@@ -142,10 +142,7 @@ func softmaxRowsF32(threads *Threads, log bool, x, y []float32, n int) {
 	threads.For(len(x)/n, max(1, parallelGrain/n), func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			xr, yr := x[o*n:o*n+n], y[o*n:o*n+n]
-			m := float32(math.Inf(-1))
-			for _, v := range xr {
-				m = max(m, v)
-			}
+			m := rowMaxF32(xr)
 			s := expShiftF32(xr, yr, m)
 			if log {
 				ls := float32(math.Log(float64(s)))
@@ -160,6 +157,26 @@ func softmaxRowsF32(threads *Threads, log bool, x, y []float32, n int) {
 			}
 		}
 	})
+}
+
+// rowMaxF32 is the largest element of x (NaN when x holds one, as max
+// gives), −∞ for an empty x. Four running maxima keep the comparisons
+// independent.
+func rowMaxF32(x []float32) float32 {
+	inf := float32(math.Inf(-1))
+	m0, m1, m2, m3 := inf, inf, inf, inf
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := (*[4]float32)(x[i:])
+		m0 = max(m0, v[0])
+		m1 = max(m1, v[1])
+		m2 = max(m2, v[2])
+		m3 = max(m3, v[3])
+	}
+	for _, v := range x[i:] {
+		m0 = max(m0, v)
+	}
+	return max(max(m0, m1), max(m2, m3))
 }
 
 // copy64 sets d[i] = float64(s[i]).

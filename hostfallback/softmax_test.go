@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -91,4 +92,32 @@ func TestSoftmaxOpsetSemantics(t *testing.T) {
 	x := ewF32(ewShape(2, 2, 2), 0, 0, 0, 0, 1, 1, 1, 1)
 	ewCheck(t, "default 11", ewRun(t, "Softmax", 11, nil, x), graph.Float, ewShape(2, 2, 2), []float64{0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25}, 1e-7)
 	ewCheck(t, "default 13", ewRun(t, "Softmax", 13, nil, x), graph.Float, ewShape(2, 2, 2), []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, 1e-7)
+}
+
+// TestRowMaxF32 checks rowMaxF32 against a plain loop on rows of every
+// length up to 13, and that a NaN anywhere gives NaN.
+func TestRowMaxF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	if m := rowMaxF32(nil); !math.IsInf(float64(m), -1) {
+		t.Fatalf("empty row: %v, want -Inf", m)
+	}
+	for n := 1; n <= 13; n++ {
+		x := nnRandFloats(r, n)
+		want := x[0]
+		for _, v := range x {
+			if v > want {
+				want = v
+			}
+		}
+		if got := rowMaxF32(x); got != want {
+			t.Fatalf("length %d: %v, want %v", n, got, want)
+		}
+		for i := range x {
+			y := slices.Clone(x)
+			y[i] = float32(math.NaN())
+			if got := rowMaxF32(y); !math.IsNaN(float64(got)) {
+				t.Fatalf("length %d, NaN at %d: %v", n, i, got)
+			}
+		}
+	}
 }

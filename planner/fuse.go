@@ -35,6 +35,11 @@ func fusableActivation(a *graph.Node) bool {
 //     those activations becomes one FusedBatchNorm;
 //   - a float32 MatMul followed by the Add of a constant vector along the
 //     product's last dimension becomes one FusedMatMul;
+//   - a float32 attention written out as MatMul, Softmax over the last
+//     axis and MatMul, with a constant scale of the queries or the scores
+//     and the Transposes that alone feed its operands or read its result,
+//     becomes one ScaledDotProductAttention that reads the heads through
+//     strides where they lie (see fuseAttentions);
 //   - a float32 Transpose that swaps the last two axes and is read only
 //     as B by a MatMul becomes, with the MatMul, one MatMulTransB reading
 //     the Transpose's input (attention's Q·Kᵀ without copying K);
@@ -71,6 +76,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	gone := map[int]bool{}
 	fused := fuseLayerNorms(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseGelus(pm, g, devices, uses, consumers, overridable, gone)
+	fused += fuseAttentions(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseMatMulBias(pm, g, devices, uses, consumers, overridable, gone)
 	fused += fuseTransposedB(pm, g, devices, uses, consumers, gone)
 	fused += foldBatchNorms(pm, g, uses, consumers, overridable, gone)

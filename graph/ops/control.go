@@ -41,7 +41,7 @@ func unionType(a, b *graph.Type) *graph.Type {
 	if a.Shape != nil && b.Shape != nil && len(a.Shape) == len(b.Shape) {
 		out.Shape = make(graph.Shape, len(a.Shape))
 		for i := range a.Shape {
-			if sameDim(a.Shape[i], b.Shape[i]) {
+			if SameDim(a.Shape[i], b.Shape[i]) {
 				out.Shape[i] = a.Shape[i]
 			} else {
 				out.Shape[i] = graph.UnknownDim()

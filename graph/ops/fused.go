@@ -51,6 +51,18 @@ func init() {
 	// a Transpose that only it reads (attention's Q·Kᵀ).
 	Register(&Schema{Domain: FusedDomain, Name: "MatMulTransB", Since: 1, MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1,
 		Infer: inferMatMulTransB, Tol: accumulating})
+	// ScaledDotProductAttention is attention over operands read through
+	// permutations: with q = Transpose(Q, perm_q) of shape [..., M, D],
+	// kᵀ = Transpose(K, perm_k) of [..., D, N] and v = Transpose(V, perm_v)
+	// of [..., N, Dv], all of one rank and batch dimensions (no
+	// broadcasting), Y = Transpose(Softmax(scale·q·kᵀ, axis −1)·v, perm_y).
+	// An absent perm is the identity. It stands for the MatMul, Softmax,
+	// MatMul chain of a multi-head attention with the Transposes that
+	// split and merge its heads, which the kernel reads through strides.
+	Register(&Schema{Domain: FusedDomain, Name: "ScaledDotProductAttention", Since: 1, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
+		Attrs: []AttrSpec{opt("perm_q", graph.AttrInts), opt("perm_k", graph.AttrInts), opt("perm_v", graph.AttrInts),
+			opt("perm_y", graph.AttrInts), defFloat("scale", 1)},
+		Infer: inferScaledDotProductAttention, Tol: accumulating})
 	// Gelu is ONNX Gelu-20 with approximate "none", x·(1 + erf(x/√2))·½,
 	// for models that import an older opset and spell it out in
 	// elementwise ops.
@@ -88,4 +100,84 @@ func FusedActivation(n *graph.Node, opset int64) (name string, alpha, beta float
 // a Transpose's input alive for such a fold; the Vulkan device folds.
 func StridedProduct(n *graph.Node) bool {
 	return n.Domain == graph.DefaultDomain && n.OpType == "MatMul" || n.Domain == FusedDomain && n.OpType == "FusedMatMul"
+}
+
+// AttentionPerms returns the permutations perm_q, perm_k, perm_v and
+// perm_y of a ScaledDotProductAttention node whose operands have rank r,
+// each normalised and the identity where absent.
+func AttentionPerms(n *graph.Node, opset int64, r int) ([4][]int, error) {
+	p := Params[ScaledDotProductAttentionParams](n, opset)
+	var perms [4][]int
+	for i, perm := range [4][]int64{p.PermQ, p.PermK, p.PermV, p.PermY} {
+		if perm == nil {
+			perms[i] = make([]int, r)
+			for d := range r {
+				perms[i][d] = d
+			}
+			continue
+		}
+		if len(perm) != r {
+			return perms, fmt.Errorf("%s %v for operands of rank %d", [4]string{"perm_q", "perm_k", "perm_v", "perm_y"}[i], perm, r)
+		}
+		norm, err := normAxes(perm, r)
+		if err != nil {
+			return perms, fmt.Errorf("%s: %w", [4]string{"perm_q", "perm_k", "perm_v", "perm_y"}[i], err)
+		}
+		perms[i] = norm
+	}
+	return perms, nil
+}
+
+// AttentionShape returns the shape of a ScaledDotProductAttention node's
+// output for operands of shapes q, k and v (nil: an unknown rank) and the
+// node's permutations (see AttentionPerms); nil when a rank is unknown.
+func AttentionShape(n *graph.Node, opset int64, q, k, v graph.Shape) (graph.Shape, error) {
+	if q == nil || k == nil || v == nil {
+		return nil, nil
+	}
+	r := len(q)
+	if r < 2 || len(k) != r || len(v) != r {
+		return nil, fmt.Errorf("Q, K and V of ranks %d, %d and %d; want one rank of at least 2", len(q), len(k), len(v))
+	}
+	perms, err := AttentionPerms(n, opset, r)
+	if err != nil {
+		return nil, err
+	}
+	permute := func(s graph.Shape, perm []int) graph.Shape {
+		out := make(graph.Shape, r)
+		for i, p := range perm {
+			out[i] = s[p]
+		}
+		return out
+	}
+	lq, lk, lv := permute(q, perms[0]), permute(k, perms[1]), permute(v, perms[2])
+	y := make(graph.Shape, r)
+	for d := range r - 2 {
+		b, err := unifyDim(lq[d], lk[d])
+		if err == nil {
+			b, err = unifyDim(b, lv[d])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("batch dimension %d of q%v, kᵀ%v and v%v: %w", d, lq, lk, lv, err)
+		}
+		y[d] = b
+	}
+	if _, err := unifyDim(lq[r-1], lk[r-2]); err != nil {
+		return nil, fmt.Errorf("depth of q%v and kᵀ%v: %w", lq, lk, err)
+	}
+	if _, err := unifyDim(lk[r-1], lv[r-2]); err != nil {
+		return nil, fmt.Errorf("keys of kᵀ%v and v%v: %w", lk, lv, err)
+	}
+	y[r-2], y[r-1] = lq[r-2], lv[r-1]
+	return permute(y, perms[3]), nil
+}
+
+// inferScaledDotProductAttention is the planner's ScaledDotProductAttention.
+func inferScaledDotProductAttention(c *InferContext) error {
+	s, err := AttentionShape(c.Node, c.Opset, c.inShape(0), c.inShape(1), c.inShape(2))
+	if err != nil {
+		return err
+	}
+	c.setTensor(0, c.inElem(0), s)
+	return nil
 }

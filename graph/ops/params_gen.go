@@ -1790,6 +1790,23 @@ func (p *SVMRegressorParams) read(r *attrReader) {
 	r.floats("support_vectors", &p.SupportVectors)
 }
 
+// ScaledDotProductAttentionParams are the attributes of ScaledDotProductAttention (onnxvk).
+type ScaledDotProductAttentionParams struct {
+	PermK []int64 // perm_k
+	PermQ []int64 // perm_q
+	PermV []int64 // perm_v
+	PermY []int64 // perm_y
+	Scale float32 // scale
+}
+
+func (p *ScaledDotProductAttentionParams) read(r *attrReader) {
+	r.ints("perm_k", &p.PermK)
+	r.ints("perm_q", &p.PermQ)
+	r.ints("perm_v", &p.PermV)
+	r.ints("perm_y", &p.PermY)
+	r.float("scale", &p.Scale)
+}
+
 // ScalerParams are the attributes of Scaler (ai.onnx.ml).
 type ScalerParams struct {
 	Offset []float32 // offset
@@ -2328,6 +2345,7 @@ var paramTypes = map[key]func() paramSet{
 	{"", "STFT"}:                             func() paramSet { return new(STFTParams) },
 	{"ai.onnx.ml", "SVMClassifier"}:          func() paramSet { return new(SVMClassifierParams) },
 	{"ai.onnx.ml", "SVMRegressor"}:           func() paramSet { return new(SVMRegressorParams) },
+	{"onnxvk", "ScaledDotProductAttention"}:  func() paramSet { return new(ScaledDotProductAttentionParams) },
 	{"ai.onnx.ml", "Scaler"}:                 func() paramSet { return new(ScalerParams) },
 	{"", "Scan"}:                             func() paramSet { return new(ScanParams) },
 	{"", "Scatter"}:                          func() paramSet { return new(ScatterParams) },

@@ -125,8 +125,8 @@ func unknownShape(rank int) graph.Shape {
 	return s
 }
 
-// sameDim reports whether two dimensions are known to be equal.
-func sameDim(a, b graph.Dim) bool {
+// SameDim reports whether two dimensions are known to be equal.
+func SameDim(a, b graph.Dim) bool {
 	if a.Known() && b.Known() {
 		return a.Value == b.Value
 	}

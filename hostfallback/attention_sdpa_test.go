@@ -1,0 +1,140 @@
+package hostfallback
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// sdpaReference is ScaledDotProductAttention computed in float64 on
+// operands transposed by the Transpose kernel: softmax(scale·q·kᵀ)·v per
+// batch entry, then the output's Transpose.
+func sdpaReference(t *testing.T, q, k, v *graph.Tensor, perms [4][]int64, scale float64) ([]int64, []float32) {
+	t.Helper()
+	transpose := func(x *graph.Tensor, perm []int64) *graph.Tensor {
+		if perm == nil {
+			return x
+		}
+		return ewRun(t, "Transpose", 13, ewAttrs{"perm": ewInts("perm", perm...)}, x)
+	}
+	lq, lk, lv := transpose(q, perms[0]), transpose(k, perms[1]), transpose(v, perms[2])
+	r := lq.Rank()
+	M, D, N, Dv := int(lq.Shape[r-2]), int(lq.Shape[r-1]), int(lk.Shape[r-1]), int(lv.Shape[r-1])
+	entries := int(graph.NumElements(lq.Shape[:r-2]))
+	qv, kv, vv := graph.View[float32](lq), graph.View[float32](lk), graph.View[float32](lv)
+	y := graph.NewTensor(graph.Float, append(slices.Clone(lq.Shape[:r-1]), int64(Dv)))
+	yv := graph.View[float32](y)
+	s := make([]float64, N)
+	for b := range entries {
+		for i := range M {
+			top := math.Inf(-1)
+			for j := range N {
+				dot := 0.0
+				for p := range D {
+					dot += float64(qv[(b*M+i)*D+p]) * float64(kv[(b*D+p)*N+j])
+				}
+				s[j] = scale * dot
+				top = math.Max(top, s[j])
+			}
+			sum := 0.0
+			for j := range N {
+				s[j] = math.Exp(s[j] - top)
+				sum += s[j]
+			}
+			for o := range Dv {
+				acc := 0.0
+				for j := range N {
+					acc += s[j] / sum * float64(vv[(b*N+j)*Dv+o])
+				}
+				yv[(b*M+i)*Dv+o] = float32(acc)
+			}
+		}
+	}
+	out := transpose(y, perms[3])
+	return out.Shape, graph.View[float32](out)
+}
+
+// TestScaledDotProductAttention checks the fused attention against
+// sdpaReference for the layouts exporters write: PyTorch's
+// nn.MultiheadAttention ([T, B·H, d] heads, Kᵀ by a three-axis
+// permutation), the [B, S, H, d] heads of Hugging Face models, plain
+// matrices, and permutations under which neither matrix axis of an
+// operand or the output is contiguous (copied); sizes below and above the
+// packed GEMM's threshold; on one thread and on four.
+func TestScaledDotProductAttention(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, tc := range []struct {
+		name    string
+		q, k, v []int64
+		perms   [4][]int64
+		scale   float32
+	}{
+		{"torch-mha", []int64{5, 6, 8}, []int64{5, 6, 8}, []int64{5, 6, 8}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.125},
+		{"torch-mha-packed", []int64{33, 4, 16}, []int64{40, 4, 16}, []int64{40, 4, 24}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.25},
+		{"hf", []int64{2, 5, 3, 4}, []int64{2, 7, 3, 4}, []int64{2, 7, 3, 4}, [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}, 0.5},
+		{"hf-packed", []int64{1, 37, 2, 32}, []int64{1, 37, 2, 32}, []int64{1, 37, 2, 32}, [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}, 0.17},
+		{"matrices", []int64{7, 5}, []int64{5, 9}, []int64{9, 3}, [4][]int64{}, 1},
+		{"one-query", []int64{3, 1, 8}, []int64{3, 8, 11}, []int64{3, 11, 8}, [4][]int64{}, 0.3},
+		{"copied", []int64{6, 5, 3}, []int64{7, 3, 5}, []int64{4, 3, 7}, [4][]int64{{2, 0, 1}, {1, 2, 0}, {1, 2, 0}, {1, 2, 0}}, 0.7},
+	} {
+		q, k, v := nnRand(r, tc.q...), nnRand(r, tc.k...), nnRand(r, tc.v...)
+		// Spread the scores so that the softmax is not near uniform.
+		for _, x := range []*graph.Tensor{q, k} {
+			for i := range graph.View[float32](x) {
+				graph.View[float32](x)[i] *= 3
+			}
+		}
+		shape, want := sdpaReference(t, q, k, v, tc.perms, float64(tc.scale))
+		attrs := map[string]*graph.Attribute{"scale": ewFloat("scale", tc.scale)}
+		for i, name := range []string{"perm_q", "perm_k", "perm_v", "perm_y"} {
+			if tc.perms[i] != nil {
+				attrs[name] = ewInts(name, tc.perms[i]...)
+			}
+		}
+		n := &graph.Node{Name: "sdpa", OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain,
+			Inputs: []string{"q", "k", "v"}, Outputs: []string{"y"}, Attrs: attrs}
+		tol := opTol("ScaledDotProductAttention", ops.FusedDomain)
+		for _, threads := range []int{1, 4} {
+			c := &Call{Node: n, Opset: 1, In: []graph.Value{q, k, v}, Out: make([]graph.Value, 1), Alloc: nanAlloc, Threads: NewThreads(threads)}
+			if err := Lookup(ops.FusedDomain, "ScaledDotProductAttention")(c); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			nnCheck(t, fmt.Sprintf("%s on %d threads", tc.name, threads), c.Out[0].(*graph.Tensor), shape, want, tol.Abs, tol.Rel)
+		}
+	}
+}
+
+// TestScaledDotProductAttentionErrors checks that operands whose shapes
+// do not fit are refused with an error naming the node.
+func TestScaledDotProductAttentionErrors(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, tc := range []struct {
+		q, k, v []int64
+		perm    []int64
+	}{
+		{q: []int64{2, 3, 4}, k: []int64{2, 5, 6}, v: []int64{2, 6, 4}},          // depth 4 against 5
+		{q: []int64{2, 3, 4}, k: []int64{2, 4, 6}, v: []int64{2, 5, 4}},          // 6 keys against 5 values
+		{q: []int64{2, 3, 4}, k: []int64{3, 4, 6}, v: []int64{3, 6, 4}},          // batch 2 against 3
+		{q: []int64{2, 3, 4}, k: []int64{4, 6}, v: []int64{6, 4}},                // ranks differ
+		{q: []int64{3, 4}, k: []int64{4, 6}, v: []int64{6, 4}, perm: []int64{0}}, // perm of rank 1
+	} {
+		n := &graph.Node{Name: "sdpa", OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain, Outputs: []string{"y"}}
+		if tc.perm != nil {
+			n.Attrs = map[string]*graph.Attribute{"perm_q": ewInts("perm_q", tc.perm...)}
+		}
+		c := &Call{Node: n, Opset: 1, In: []graph.Value{nnRand(r, tc.q...), nnRand(r, tc.k...), nnRand(r, tc.v...)}, Out: make([]graph.Value, 1)}
+		err := Lookup(ops.FusedDomain, "ScaledDotProductAttention")(c)
+		if err == nil {
+			t.Fatalf("q%v k%v v%v perm_q %v: no error", tc.q, tc.k, tc.v, tc.perm)
+		}
+		if !strings.Contains(err.Error(), "sdpa") {
+			t.Errorf("error %q does not name the node", err)
+		}
+	}
+}

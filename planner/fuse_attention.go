@@ -1,0 +1,192 @@
+package planner
+
+import (
+	"math"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+// fuseAttentions replaces each float32 attention written out as MatMul,
+// Softmax over the last axis and MatMul (see fuse) by one
+// ScaledDotProductAttention of ops.FusedDomain, named after the first
+// product, at the place of its last node, marks the others gone and returns how many nodes it removed. The
+// chain may scale by a constant scalar (Div or Mul) the queries before the
+// first product or the scores after it; Transposes that alone feed the
+// queries, the keys (as the first product's B) or the values, and one that
+// alone reads the result, go into the fused node's permutations, so that
+// its kernel reads the heads where they lie instead of copying them. Every
+// value fused away must have no reader outside the chain, and the three
+// operands one rank and the same batch dimensions (no broadcasting).
+func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
+	producer := producers(g)
+	// sole returns the node that alone reads value name, and its index.
+	sole := func(name string) (*graph.Node, int) {
+		if uses[name] != 1 {
+			return nil, -1
+		}
+		j := consumers[name][0]
+		if n := g.Nodes[j]; !gone[j] && n.Domain == "" && len(n.Outputs) == 1 {
+			return n, j
+		}
+		return nil, -1
+	}
+	// made returns the node that makes value name when nothing else reads
+	// it, and its index.
+	made := func(name string) (*graph.Node, int) {
+		j, ok := producer[name]
+		if !ok || uses[name] != 1 || gone[j] || g.Nodes[j].Domain != "" || len(g.Nodes[j].Outputs) != 1 {
+			return nil, -1
+		}
+		return g.Nodes[j], j
+	}
+	// scaling returns the operand x of n (Div or Mul) that n scales by a
+	// constant float32 scalar of rank at most r, and the factor.
+	scaling := func(n *graph.Node, r int) (x string, factor float32, ok bool) {
+		if len(n.Inputs) != 2 || (n.OpType != "Div" && n.OpType != "Mul") {
+			return "", 0, false
+		}
+		x, c := n.Inputs[0], n.Inputs[1]
+		if n.OpType == "Mul" && g.Initializers[x] != nil {
+			x, c = c, x
+		}
+		t := g.Initializers[c]
+		if t == nil || overridable[c] || c == x || t.DType != graph.Float || t.NumElements() != 1 || t.Rank() > r {
+			return "", 0, false
+		}
+		factor = graph.View[float32](t)[0]
+		if n.OpType == "Div" {
+			factor = 1 / factor
+		}
+		// A zero or infinite scale would turn the scores' zeros into NaNs
+		// where the unfused chain gives infinities or zeros.
+		if factor == 0 || math.IsInf(float64(factor), 0) || factor != factor {
+			return "", 0, false
+		}
+		return x, factor, true
+	}
+	// transposed returns the input of the Transpose that alone makes x,
+	// with its permutation, or x itself and nil.
+	transposed := func(x string, chain *[]int) (string, []int64) {
+		if n, j := made(x); n != nil && n.OpType == "Transpose" && len(n.Inputs) == 1 {
+			perm := ops.Params[ops.TransposeParams](n, pm.OpsetOf(n)).Perm
+			if t := g.TypeOf(n.Inputs[0]); perm != nil && t != nil && t.Shape != nil && len(perm) == len(t.Shape) {
+				*chain = append(*chain, j)
+				return n.Inputs[0], perm
+			}
+		}
+		return x, nil
+	}
+	removed := 0
+	for i, n := range g.Nodes {
+		if gone[i] || n.Domain != "" || n.OpType != "MatMul" || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
+			continue
+		}
+		st := g.TypeOf(n.Outputs[0])
+		if st == nil || st.Kind != graph.TensorKind || st.Elem != graph.Float || len(st.Shape) < 2 {
+			continue
+		}
+		r := len(st.Shape)
+		chain := []int{i}
+		scale := float32(1)
+		scores := n.Outputs[0]
+		sm, j := sole(scores)
+		if sm != nil && sm.OpType != "Softmax" {
+			x, f, ok := scaling(sm, r)
+			if !ok || x != scores {
+				continue
+			}
+			scale *= f
+			chain = append(chain, j)
+			scores = sm.Outputs[0]
+			sm, j = sole(scores)
+		}
+		if sm == nil || sm.OpType != "Softmax" || len(sm.Inputs) != 1 {
+			continue
+		}
+		if axis := ops.Params[ops.SoftmaxParams](sm, pm.OpsetOf(sm)).Axis; axis != -1 && axis != int64(r-1) {
+			continue
+		}
+		chain = append(chain, j)
+		pv, l := sole(sm.Outputs[0])
+		if pv == nil || pv.OpType != "MatMul" || len(pv.Inputs) != 2 || pv.Inputs[0] != sm.Outputs[0] || pv.Inputs[1] == sm.Outputs[0] {
+			continue
+		}
+		chain = append(chain, l)
+		q := n.Inputs[0]
+		if d, k := made(q); d != nil {
+			if x, f, ok := scaling(d, r); ok {
+				scale *= f
+				chain = append(chain, k)
+				q = x
+			}
+		}
+		q, permQ := transposed(q, &chain)
+		k, permK := transposed(n.Inputs[1], &chain)
+		v, permV := transposed(pv.Inputs[1], &chain)
+		outputs, last := pv.Outputs, l
+		var permY []int64
+		if t, m := sole(pv.Outputs[0]); t != nil && t.OpType == "Transpose" {
+			if perm := ops.Params[ops.TransposeParams](t, pm.OpsetOf(t)).Perm; len(perm) == r {
+				permY, outputs, last = perm, t.Outputs, m
+				chain = append(chain, m)
+			}
+		}
+		if !sameBatch(g, r, [3]string{q, k, v}, [3][]int64{permQ, permK, permV}) {
+			continue
+		}
+		f := fusedProduct(n, "ScaledDotProductAttention", []string{q, k, v}, outputs)
+		f.Attrs = map[string]*graph.Attribute{"scale": {Name: "scale", Type: graph.AttrFloat, F: scale}}
+		for name, perm := range map[string][]int64{"perm_q": permQ, "perm_k": permK, "perm_v": permV, "perm_y": permY} {
+			if perm != nil {
+				f.Attrs[name] = &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: perm}
+			}
+		}
+		if !sameDevice(pm, g, n, f, devices) || ops.SetParams(f, 1) != nil {
+			continue
+		}
+		if _, err := ops.AttentionShape(f, 1, g.TypeOf(q).Shape, g.TypeOf(k).Shape, g.TypeOf(v).Shape); err != nil {
+			continue
+		}
+		g.Nodes[last] = f
+		for _, c := range chain {
+			if c != last {
+				gone[c] = true
+				removed++
+			}
+		}
+	}
+	return removed
+}
+
+// sameBatch reports whether the float32 operands x, of rank r read
+// through perms (nil: as they are), have batch dimensions (all but the
+// last two) known to be equal, so that fusing them cannot hide a
+// broadcast.
+func sameBatch(g *graph.Graph, r int, x [3]string, perms [3][]int64) bool {
+	var shapes [3]graph.Shape
+	for i, name := range x {
+		t := g.TypeOf(name)
+		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || len(t.Shape) != r {
+			return false
+		}
+		shapes[i] = t.Shape
+		if perm := perms[i]; perm != nil {
+			shapes[i] = make(graph.Shape, r)
+			for d, p := range perm {
+				if p < 0 || p >= int64(r) {
+					return false
+				}
+				shapes[i][d] = t.Shape[p]
+			}
+		}
+	}
+	for d := range r - 2 {
+		for _, s := range shapes[1:] {
+			if !ops.SameDim(shapes[0][d], s[d]) {
+				return false
+			}
+		}
+	}
+	return true
+}
