@@ -50,23 +50,17 @@ func normStats(threads *Threads, x []float32, n int, eps float64, mean, inv []fl
 }
 
 // rowStats returns the mean and 1/sqrt(variance + eps) of row (see
-// normStats). Four partial sums keep the float64 additions pipelined.
+// normStats): the mean first, then the squared deviations from it.
 func rowStats(row []float32, eps float64) (mean, inv float64) {
-	var s [4]float64
-	i := 0
-	for ; i+4 <= len(row); i += 4 {
-		r := (*[4]float32)(row[i:])
-		s[0] += float64(r[0])
-		s[1] += float64(r[1])
-		s[2] += float64(r[2])
-		s[3] += float64(r[3])
-	}
-	for ; i < len(row); i++ {
-		s[0] += float64(row[i])
-	}
-	m := (s[0] + s[1] + s[2] + s[3]) / float64(len(row))
+	n := float64(len(row))
+	m := sumF64(row) / n
+	return m, 1 / math.Sqrt(rowSqDev(row, m)/n+eps)
+}
+
+// rowSqDevGo is the portable rowSqDev, with four partial sums.
+func rowSqDevGo(row []float32, m float64) float64 {
 	var q [4]float64
-	i = 0
+	i := 0
 	for ; i+4 <= len(row); i += 4 {
 		r := (*[4]float32)(row[i:])
 		d0, d1, d2, d3 := float64(r[0])-m, float64(r[1])-m, float64(r[2])-m, float64(r[3])-m
@@ -79,7 +73,22 @@ func rowStats(row []float32, eps float64) (mean, inv float64) {
 		d := float64(row[i]) - m
 		q[0] += d * d
 	}
-	return m, 1 / math.Sqrt((q[0]+q[1]+q[2]+q[3])/float64(len(row))+eps)
+	return q[0] + q[1] + q[2] + q[3]
+}
+
+// normRowGo is the portable normRow.
+func normRowGo(y, x, scale, bias []float32, m, s float32) {
+	x, scale = x[:len(y)], scale[:len(y)]
+	if bias == nil {
+		for i, v := range x {
+			y[i] = (v - m) * s * scale[i]
+		}
+		return
+	}
+	bias = bias[:len(y)]
+	for i, v := range x {
+		y[i] = (v-m)*s*scale[i] + bias[i]
+	}
 }
 
 // normApply sets y = (x − mean)·inv·scale + bias over runs of n values,
@@ -395,15 +404,7 @@ func layerNormKernel(c *Call) error {
 	c.Threads.For(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			mean[r], inv[r] = rowStats(xv[r*size:(r+1)*size], eps)
-			m, s := float32(mean[r]), float32(inv[r])
-			dst := out[r*size : (r+1)*size]
-			for i, v := range xv[r*size : (r+1)*size] {
-				z := (v - m) * s * scale[i]
-				if bias != nil {
-					z += bias[i]
-				}
-				dst[i] = z
-			}
+			normRow(out[r*size:(r+1)*size], xv[r*size:(r+1)*size], scale, bias, float32(mean[r]), float32(inv[r]))
 		}
 	})
 	f32Commit(y, out)

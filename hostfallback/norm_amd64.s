@@ -1,0 +1,79 @@
+//go:build !noasm
+
+// Vectorised squared deviations and normalisation of LayerNormalization (see
+// norm_amd64.go). AVX2 and FMA.
+
+#include "textflag.h"
+
+// func rowSqDevAVX2(x *float32, n int, m float64) float64
+TEXT ·rowSqDevAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	VBROADCASTSD m+16(FP), Y4
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+
+rqloop:
+	VCVTPS2PD 0(SI), Y2
+	VCVTPS2PD 16(SI), Y3
+	VSUBPD Y4, Y2, Y2
+	VSUBPD Y4, Y3, Y3
+	VFMADD231PD Y2, Y2, Y0
+	VFMADD231PD Y3, Y3, Y1
+	ADDQ $32, SI
+	DECQ CX
+	JNZ rqloop
+
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func normRowAVX2(y, x, scale, bias *float32, n int, m, s float32)
+// y[i] = (x[i] − m)·s·scale[i] (+ bias[i] when bias is not nil), each
+// operation rounded as normRowGo's.
+TEXT ·normRowAVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ scale+16(FP), DX
+	MOVQ bias+24(FP), R8
+	MOVQ n+32(FP), CX
+	SHRQ $3, CX
+	VBROADCASTSS m+40(FP), Y4
+	VBROADCASTSS s+44(FP), Y5
+	TESTQ R8, R8
+	JZ nrnobias
+
+nrloop:
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y4, Y0, Y0
+	VMULPS Y5, Y0, Y0
+	VMULPS 0(DX), Y0, Y0
+	VADDPS 0(R8), Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ nrloop
+	VZEROUPPER
+	RET
+
+nrnobias:
+	VMOVUPS 0(SI), Y0
+	VSUBPS Y4, Y0, Y0
+	VMULPS Y5, Y0, Y0
+	VMULPS 0(DX), Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ nrnobias
+	VZEROUPPER
+	RET
