@@ -123,6 +123,12 @@ func sdpaKernel(c *Call) error {
 	if M == 0 || Dv == 0 || p.entries == 0 {
 		return nil
 	}
+	if N == 0 {
+		// No keys: the softmax is empty and the product by v zero, as the
+		// unfused chain gives.
+		clear(out)
+		return nil
+	}
 	c.Threads.For(p.entries, 1, func(lo, hi int) {
 		scores, inv := make([]float32, M*N), make([]float32, M)
 		var qb, kb, vb, yb []float32

@@ -82,6 +82,7 @@ func TestScaledDotProductAttention(t *testing.T) {
 		{"matrices", []int64{7, 5}, []int64{5, 9}, []int64{9, 3}, [4][]int64{}, 1},
 		{"one-query", []int64{3, 1, 8}, []int64{3, 8, 11}, []int64{3, 11, 8}, [4][]int64{}, 0.3},
 		{"copied", []int64{6, 5, 3}, []int64{7, 3, 5}, []int64{4, 3, 7}, [4][]int64{{2, 0, 1}, {1, 2, 0}, {1, 2, 0}, {1, 2, 0}}, 0.7},
+		{"no-keys", []int64{3, 4, 8}, []int64{3, 8, 0}, []int64{3, 0, 5}, [4][]int64{}, 1},
 	} {
 		q, k, v := nnRand(r, tc.q...), nnRand(r, tc.k...), nnRand(r, tc.v...)
 		// Spread the scores so that the softmax is not near uniform.
