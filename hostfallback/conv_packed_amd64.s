@@ -1,8 +1,8 @@
 //go:build !noasm
 
 // The AVX2 packing of im2col panel strips (see conv_packed_amd64.go).
-// VMASKMOVPS (stride 1) and VGATHERDPS (other strides) load only the
-// lanes that their mask selects; masked-off lanes do not fault, so a
+// VMASKMOVPS (strides 1 and 2) and VGATHERDPS (other strides) load only
+// the lanes that their mask selects; masked-off lanes do not fault, so a
 // segment's base may point before its plane.
 
 #include "textflag.h"
@@ -59,7 +59,10 @@ row:
 	MOVQ DX, R8
 
 	CMPQ R14, $1
-	JNE gather
+	JEQ seg
+	CMPQ R14, $2
+	JEQ pair
+	JMP gather
 
 seg:
 	MOVQ 0(BX), AX
@@ -73,6 +76,37 @@ seg:
 	ADDQ $72, BX
 	DECQ R8
 	JNZ seg
+	JMP store
+
+pair:
+	// Stride 2: lane k reads plane[off+2k]. The two halves of the 32
+	// values from off load under the lane masks widened to every other
+	// value (VPMOVZXDQ puts a zero after each lane's mask), so that
+	// exactly the values a gather would read are read; VSHUFPS keeps the
+	// even ones and VPERMPD puts them in order.
+	MOVQ 0(BX), AX
+	LEAQ (SI)(AX*4), R9
+	VMOVDQU 8(BX), Y2
+	VMOVDQU 40(BX), Y3
+	VPMOVZXDQ X2, Y8
+	VEXTRACTI128 $1, Y2, X9
+	VPMOVZXDQ X9, Y9
+	VPMOVZXDQ X3, Y10
+	VEXTRACTI128 $1, Y3, X11
+	VPMOVZXDQ X11, Y11
+	VMASKMOVPS 0(R9), Y8, Y12
+	VMASKMOVPS 32(R9), Y9, Y13
+	VMASKMOVPS 64(R9), Y10, Y14
+	VMASKMOVPS 96(R9), Y11, Y15
+	VSHUFPS $0x88, Y13, Y12, Y12
+	VPERMPD $0xD8, Y12, Y12
+	VSHUFPS $0x88, Y15, Y14, Y14
+	VPERMPD $0xD8, Y14, Y14
+	VORPS Y12, Y0, Y0
+	VORPS Y14, Y1, Y1
+	ADDQ $72, BX
+	DECQ R8
+	JNZ pair
 	JMP store
 
 gather:
