@@ -116,8 +116,10 @@ func (l *convLayout) pointwise() bool {
 
 // runF32 sets y to the convolution of x by w plus the bias b (one value
 // per output channel), the bias added in the GEMM's store, then applies
-// act (nil: none) to each block of y just written. It writes every
-// element of y.
+// act (nil: none) to each block of y just written: a clamp with its sum
+// by the GEMM's epilogue (convAct.epilogue), as each column strip of a row
+// block is completed, other activations to each tile of output after its
+// GEMM. It writes every element of y.
 func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct) {
 	switch {
 	case l.n == 0 || l.m == 0 || l.outSize == 0:
@@ -132,8 +134,11 @@ func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct
 		convPackedF32(threads, l, x, w, b, y, act)
 	default:
 		convGeneral(threads, l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, at, ldc int, serial bool) {
-			sgemmBias(threads, serial, m, n, k, a, lda, col, ldb, b[row0:], c[at:], ldc)
-			act.apply(c, at, m, n, ldc)
+			ep := act.epilogue(at)
+			sgemmBias(threads, serial, m, n, k, a, lda, col, ldb, b[row0:], c[at:], ldc, ep)
+			if ep == nil {
+				act.apply(c, at, m, n, ldc)
+			}
 		}, false)
 	}
 }

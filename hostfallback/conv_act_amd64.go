@@ -19,6 +19,39 @@ func clampF32(y []float32, lo, hi float32) {
 	clampF32Go(y[n:], lo, hi)
 }
 
+// clampAddAVX2 is clampAddF32Go over rows rows of cols values from y, ld
+// floats apart, s (nil: none) laid out like y, cols a positive multiple
+// of 8.
+//
+//go:noescape
+func clampAddAVX2(y, s *float32, ld, rows, cols int, lo, hi float32)
+
+// clampAddF32 adds s (when not nil) to rows×cols values of y, rows ld
+// apart from y[at], s laid out like y, then clamps them to [lo, hi] as
+// clampF32 does, in place.
+func clampAddF32(y, s []float32, at, rows, cols, ld int, lo, hi float32) {
+	n := 0
+	if hasAVX2 && rows > 0 {
+		if n = cols &^ 7; n > 0 {
+			end := at + (rows-1)*ld + cols
+			_ = y[at:end]
+			var sp *float32
+			if s != nil {
+				_ = s[at:end]
+				sp = &s[at]
+			}
+			clampAddAVX2(&y[at], sp, ld, rows, n, lo, hi)
+		}
+	}
+	if n < cols {
+		var st []float32
+		if s != nil {
+			st = s[n:]
+		}
+		clampAddF32Go(y[n:], st, at, rows, cols-n, ld, lo, hi)
+	}
+}
+
 // sigmoidAVX2 sets y[i] to σ(y[i]) or, with swish, to y[i]·σ(y[i]) for
 // i < n, a positive multiple of 8, σ computed in float32 with a relative
 // error of a few ulp.

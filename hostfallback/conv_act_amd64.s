@@ -251,3 +251,47 @@ afnarrow:
 afdone:
 	VZEROUPPER
 	RET
+
+// func clampAddAVX2(y, s *float32, ld, rows, cols int, lo, hi float32)
+TEXT ·clampAddAVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ ld+16(FP), DX
+	SHLQ $2, DX
+	MOVQ rows+24(FP), R8
+	MOVQ cols+32(FP), R9
+	VBROADCASTSS lo+40(FP), Y0
+	VBROADCASTSS hi+44(FP), Y1
+
+clampAddRow:
+	XORQ AX, AX
+	MOVQ R9, CX
+	TESTQ SI, SI
+	JZ clampAddPlain
+
+clampAddSum:
+	VMOVUPS (DI)(AX*1), Y2
+	VADDPS (SI)(AX*1), Y2, Y2
+	VMAXPS Y2, Y0, Y2
+	VMINPS Y2, Y1, Y2
+	VMOVUPS Y2, (DI)(AX*1)
+	ADDQ $32, AX
+	SUBQ $8, CX
+	JNZ clampAddSum
+	ADDQ DX, SI
+	JMP clampAddNext
+
+clampAddPlain:
+	VMAXPS (DI)(AX*1), Y0, Y2
+	VMINPS Y2, Y1, Y2
+	VMOVUPS Y2, (DI)(AX*1)
+	ADDQ $32, AX
+	SUBQ $8, CX
+	JNZ clampAddPlain
+
+clampAddNext:
+	ADDQ DX, DI
+	DECQ R8
+	JNZ clampAddRow
+	VZEROUPPER
+	RET

@@ -19,3 +19,10 @@ func hardSigmoidF32(d, s []float32, alpha, beta float32, swish bool) {
 // affineF32 sets d[i] to s[i]·a + b (the product rounded, then the sum);
 // d and s are the same slice or do not overlap.
 func affineF32(d, s []float32, a, b float32) { affineF32Go(d, s, a, b) }
+
+// clampAddF32 adds s (when not nil) to rows×cols values of y, rows ld
+// apart from y[at], s laid out like y, then clamps them to [lo, hi] as
+// clampF32 does, in place.
+func clampAddF32(y, s []float32, at, rows, cols, ld int, lo, hi float32) {
+	clampAddF32Go(y, s, at, rows, cols, ld, lo, hi)
+}

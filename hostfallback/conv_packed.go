@@ -28,7 +28,8 @@ func convPackedUsable() bool {
 
 // convPackedF32 is the float32 im2col convolution (see convGeneral) with
 // the patch matrix written in the GEMM's packed layout and the bias b
-// added in its store, then act (nil: none) on each tile of output.
+// added in its store, then act (nil: none) on each block of output (see
+// convLayout.runF32).
 func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *convAct) {
 	S := l.outSize
 	rows := l.cg * l.kernelSize
@@ -53,8 +54,11 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 		p := &convPanel{buf: buf, rows: rows, width: s1 - s0, shift: shift}
 		convIm2colPacked(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, p)
 		at := (n*l.m+grp*l.mg)*S + s0
-		gemmPacked(threads, kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers)
-		act.apply(y, at, l.mg, s1-s0, S)
+		ep := act.epilogue(at)
+		gemmPackedWith(threads, kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers, ep)
+		if ep == nil {
+			act.apply(y, at, l.mg, s1-s0, S)
+		}
 	}
 	size := rows * gemmCeil(tile, kn.nr) * kn.nr
 	if workers > 1 && (units >= 4*workers || units%workers == 0) {

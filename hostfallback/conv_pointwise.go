@@ -14,7 +14,8 @@ const pointwiseActGrain = 8192
 
 // pointwiseF32 is the 1×…×1 convolution: per image and group, the product
 // of the filters (mg×cg) by the input planes (cg×S), plus the bias b in
-// the GEMM's store, then act (nil: none) on each block of output. The
+// the GEMM's store, then act (nil: none) on each block of output (see
+// convLayout.runF32). The
 // products are cut into tiles of columns; with tiles enough to keep every
 // worker busy, they are handed out one by one (each a serial GEMM), so
 // that a worker the OS holds back does not hold up the others; with fewer,
@@ -32,7 +33,11 @@ func (l *convLayout) pointwiseF32(threads *Threads, x, w, b, y []float32, act *c
 		j0 := t * cols
 		c := min(cols, S-j0)
 		at := (n*l.m+grp*l.mg)*S + j0
-		sgemmBias(threads, serial, l.mg, c, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S+j0:], S, b[grp*l.mg:], y[at:], S)
+		ep := act.epilogue(at)
+		sgemmBias(threads, serial, l.mg, c, l.cg, w[grp*l.mg*l.cg:], l.cg, x[(n*l.cin+grp*l.cg)*S+j0:], S, b[grp*l.mg:], y[at:], S, ep)
+		if ep != nil {
+			return
+		}
 		if serial || workers == 1 || !act.heavy() || l.mg*c < 2*pointwiseActGrain {
 			act.apply(y, at, l.mg, c, S)
 			return

@@ -187,6 +187,55 @@ func (a *convAct) apply(y []float32, at, rows, cols, ld int) {
 	}
 }
 
+// convEpilogue is a's work as the epilogue of a GEMM (see gemmEpilogue)
+// whose C starts at y[base], y the output a's sum is laid out like; nil
+// when a does nothing or its activation is not a clamp (see clampAddF32),
+// which the kernels then apply to whole blocks after the GEMM.
+func (a *convAct) epilogue(base int) gemmEpilogue {
+	if a == nil || (a.sum == nil && a.name == "") {
+		return nil
+	}
+	lo, hi := a.lo, a.hi
+	switch a.name {
+	case ops.ActRelu, ops.ActClip:
+	case "":
+		lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
+	default:
+		return nil
+	}
+	return &convClamp{sum: a.sum, base: base, lo: lo, hi: hi}
+}
+
+// convClamp is the epilogue of a fused convolution whose activation is a
+// clamp: the addition of sum (when not nil; sum[base] matches C's first
+// element), then the clamp to [lo, hi].
+type convClamp struct {
+	sum    []float32
+	base   int
+	lo, hi float32
+}
+
+func (e *convClamp) finish(c []float32, at, rows, cols, ldc int) {
+	var s []float32
+	if e.sum != nil {
+		s = e.sum[e.base:]
+	}
+	clampAddF32(c, s, at, rows, cols, ldc, e.lo, e.hi)
+}
+
+// clampAddF32Go is the portable clampAddF32.
+func clampAddF32Go(y, s []float32, at, rows, cols, ld int, lo, hi float32) {
+	for r := range rows {
+		row := y[at+r*ld : at+r*ld+cols]
+		if s != nil {
+			for i, v := range s[at+r*ld : at+r*ld+cols] {
+				row[i] += v
+			}
+		}
+		clampF32Go(row, lo, hi)
+	}
+}
+
 // heavy reports whether a costs enough a value (an exp: Sigmoid, Swish)
 // that a kernel spreads it over the workers where it would run it on
 // one.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -127,6 +128,10 @@ func TestFusedConvSum(t *testing.T) {
 		// sigmoid after it is spread over the workers too.
 		{"pointwise wide", []int64{1, 8, 24, 25}, []int64{128, 8, 1, 1}, 1, []int64{0, 0, 0, 0}},
 		{"general", []int64{2, 3, 11, 11}, []int64{17, 3, 3, 3}, 1, []int64{1, 1, 1, 1}},
+		// Deeper than a k slab (gemmKC), with a partial strip of rows and
+		// of columns: the GEMM's epilogue must wait for the last slab.
+		{"general deep", []int64{1, 30, 13, 11}, []int64{20, 30, 3, 3}, 1, []int64{1, 1, 1, 1}},
+		{"pointwise deep", []int64{1, 300, 5, 7}, []int64{13, 300, 1, 1}, 1, []int64{0, 0, 0, 0}},
 	}
 	for _, cv := range convs {
 		x, w, b := random(cv.x...), random(cv.w...), random(cv.w[0])
@@ -278,6 +283,33 @@ func TestAffineF32(t *testing.T) {
 		affineF32(s, s, 1.75, -0.3)
 		if i := nnClose(s, want, 0, 0); i >= 0 {
 			t.Fatalf("n %d in place: d[%d] = %v, want %v", n, i, s[i], want[i])
+		}
+	}
+}
+
+// TestClampAddF32 checks clampAddF32 (with AVX2 where the CPU has it)
+// bit for bit against clampAddF32Go on blocks of every width up to 40,
+// with and without a sum, NaN and infinite values included.
+func TestClampAddF32(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	inf := float32(math.Inf(1))
+	for cols := 1; cols <= 40; cols++ {
+		for _, bounds := range [][2]float32{{0, inf}, {-inf, inf}, {-1, 6}} {
+			rows, ld, at := 1+r.IntN(7), cols+r.IntN(9), r.IntN(5)
+			n := at + (rows-1)*ld + cols + r.IntN(3)
+			y, s := poolSpecials(r, n), poolSpecials(r, n)
+			for _, sum := range [][]float32{nil, s} {
+				got, want := slices.Clone(y), slices.Clone(y)
+				clampAddF32(got, sum, at, rows, cols, ld, bounds[0], bounds[1])
+				clampAddF32Go(want, sum, at, rows, cols, ld, bounds[0], bounds[1])
+				gb, wb := make([]uint32, n), make([]uint32, n)
+				for i := range got {
+					gb[i], wb[i] = math.Float32bits(got[i]), math.Float32bits(want[i])
+				}
+				if !slices.Equal(gb, wb) {
+					t.Fatalf("%d×%d (ld %d, at %d), bounds %v, sum %v: %s", rows, cols, ld, at, bounds, sum != nil, firstDiff(gb, wb))
+				}
+			}
 		}
 	}
 }

@@ -159,14 +159,22 @@ func sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, l
 }
 
 // sgemmBias sets C (m×n, row stride ldc) to A·B plus bias[i] on each row
-// i, for row-major A (m×k) and B (k×n); serial keeps it on the calling
-// goroutine.
-func sgemmBias(threads *Threads, serial bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int) {
+// i, for row-major A (m×k) and B (k×n), then applies ep (nil: none) to
+// it; serial keeps it on the calling goroutine.
+func sgemmBias(threads *Threads, serial bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int, ep gemmEpilogue) {
 	workers := threads.Workers()
 	if serial {
 		workers = 1
 	}
-	gemmRun(threads, gemmBest, false, false, m, n, k, 1, a, lda, b, ldb, 0, bias[:m], c, ldc, workers)
+	gemmRunWith(threads, gemmBest, false, false, m, n, k, 1, a, lda, b, ldb, 0, bias[:m], c, ldc, workers, ep)
+}
+
+// gemmEpilogue finishes blocks of C in place once their products are
+// complete (their last k slab stored), while they are still in cache:
+// rows×cols values from c[at], rows ldc apart. The packed product calls
+// it on each column strip of a row block, the others on the whole of C.
+type gemmEpilogue interface {
+	finish(c []float32, at, rows, cols, ldc int)
 }
 
 // gemmRun is sgemm with kernel kn on up to workers goroutines, plus
@@ -174,7 +182,17 @@ func sgemmBias(threads *Threads, serial bool, m, n, k int, a []float32, lda int,
 // degenerate shapes scale C, small or thin ones take the unpacked loops,
 // the rest the packed kernel.
 func gemmRun(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, workers int) {
+	gemmRunWith(threads, kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, workers, nil)
+}
+
+// gemmRunWith is gemmRun followed by the epilogue ep (nil: none) on C.
+func gemmRunWith(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, workers int, ep gemmEpilogue) {
 	if m <= 0 || n <= 0 {
+		return
+	}
+	if ep != nil && (k <= 0 || alpha == 0 || !gemmTakesPacked(m, n, k)) {
+		gemmRunWith(threads, kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, workers, nil)
+		ep.finish(c, 0, m, n, ldc)
 		return
 	}
 	if bias != nil && (k <= 0 || alpha == 0 || !gemmTakesPacked(m, n, k)) {
@@ -209,7 +227,7 @@ func gemmRun(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k int
 		threads.For(n, 16, func(lo, hi int) { g.run(0, m, lo, hi) })
 		return
 	}
-	gemmPacked(threads, kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, bias, c, ldc, workers)
+	gemmPackedWith(threads, kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, bias, c, ldc, workers, ep)
 }
 
 // gemmTakesPacked reports whether gemmRun multiplies an m×n product of
@@ -327,6 +345,12 @@ func gemmCeil(a, b int) int { return (a + b - 1) / b }
 // it is op(B) already packed whole (see gemmPanelIndex; ku must be 1) and
 // b is not used.
 func gemmPacked(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bPre []float32, beta float32, bias, c []float32, ldc int, workers int) {
+	gemmPackedWith(threads, kn, transA, transB, m, n, k, alpha, a, lda, b, ldb, bPre, beta, bias, c, ldc, workers, nil)
+}
+
+// gemmPackedWith is gemmPacked, with the epilogue ep (nil: none) run on
+// each block of C that a worker completes, right after its last k slab.
+func gemmPackedWith(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bPre []float32, beta float32, bias, c []float32, ldc int, workers int, ep gemmEpilogue) {
 	mr, nr := kn.mr, kn.nr
 	// With a direct kernel only the last, partial strip of A is packed.
 	direct := kn.direct != nil && !transA && alpha == 1
@@ -337,7 +361,7 @@ func gemmPacked(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k 
 		beta = 1
 	}
 	if bPre != nil {
-		gemmPackedPre(threads, kn, transA, direct, m, n, k, alpha, a, lda, bPre, beta == 1, bias, c, ldc, workers)
+		gemmPackedPre(threads, kn, transA, direct, m, n, k, alpha, a, lda, bPre, beta == 1, bias, c, ldc, workers, ep)
 		return
 	}
 	kcMax := gemmCeil(min(gemmKC, k), kn.ku) * kn.ku
@@ -373,6 +397,10 @@ func gemmPacked(threads *Threads, kn *sgemmKernel, transA, transB bool, m, n, k 
 			g.rowBias = nil
 			if !g.add {
 				g.rowBias = bias
+			}
+			g.ep = nil
+			if pc+g.kc == k {
+				g.ep = ep
 			}
 			g.next = 0
 			if workers == 1 {
@@ -415,7 +443,7 @@ const gemmPreStrips = 8
 // late or is held back by the OS takes fewer tiles instead of holding up
 // every slab, and the tile's block of C stays in cache from one slab to
 // the next.
-func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n, k int, alpha float32, a []float32, lda int, bPre []float32, add bool, bias, c []float32, ldc int, workers int) {
+func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n, k int, alpha float32, a []float32, lda int, bPre []float32, add bool, bias, c []float32, ldc int, workers int, ep gemmEpilogue) {
 	mr := kn.mr
 	aStrips := gemmCeil(m, mr)
 	// ap holds the packed strips from ra on, slab after slab: strip s of
@@ -468,7 +496,11 @@ func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n,
 				if pc == 0 && !add {
 					rowBias = bias
 				}
-				gemmMacro(kn, ap[pc*packed*mr:], ra, da, lda, bPre[pc*bStrips*kn.nr:], kc, m, r0, r1, 0, n, s0, s1, pc > 0 || add, rowBias, c, ldc, tmp)
+				var last gemmEpilogue
+				if pc+kc == k {
+					last = ep
+				}
+				gemmMacro(kn, ap[pc*packed*mr:], ra, da, lda, bPre[pc*bStrips*kn.nr:], kc, m, r0, r1, 0, n, s0, s1, pc > 0 || add, rowBias, c, ldc, tmp, last)
 			}
 		}
 	}
@@ -497,6 +529,8 @@ type gemmJob struct {
 	ldb                              int
 	ap, bp, rowBias, c               []float32
 	ldc                              int
+	// ep is the epilogue, set for the last k slab only.
+	ep gemmEpilogue
 	// next is the next tile to claim (atomically).
 	next int64
 }
@@ -536,7 +570,7 @@ func (g *gemmJob) run() {
 		}
 		ib, jb := t/g.nSplit, t%g.nSplit
 		r0, s0 := ib*g.per, jb*g.perTile
-		gemmMacro(g.kn, g.ap, 0, da, g.lda, g.bp, g.kcs, g.m, r0, min(r0+g.per, g.aStrips), g.jc, g.nc, s0, min(s0+g.perTile, g.bStrips), g.add, g.rowBias, g.c, g.ldc, tmp)
+		gemmMacro(g.kn, g.ap, 0, da, g.lda, g.bp, g.kcs, g.m, r0, min(r0+g.per, g.aStrips), g.jc, g.nc, s0, min(s0+g.perTile, g.bStrips), g.add, g.rowBias, g.c, g.ldc, tmp, g.ep)
 	}
 }
 
@@ -631,7 +665,9 @@ func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []flo
 // column of op(A), rows lda apart) by kn.direct. Storing, it adds bias[i]
 // to row i unless bias is nil. Edge tiles go through tmp, gemmMaxTile
 // values, and the bias of a partial strip through the gemmMaxMR after them.
-func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32) {
+// When ep is not nil, it finishes each column strip of the row block once
+// computed.
+func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32, ep gemmEpilogue) {
 	mr, nr := kn.mr, kn.nr
 	padded := tmp[gemmMaxTile : gemmMaxTile+gemmMaxMR]
 	tmp = tmp[:gemmMaxTile]
@@ -684,6 +720,10 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 			}
 			tile(kcs, as, bs, &tmp[0], nr, false, bi)
 			gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
+		}
+		if ep != nil {
+			i0 := r0 * mr
+			ep.finish(c, i0*ldc+j, min(r1*mr, m)-i0, cols, ldc)
 		}
 	}
 }
