@@ -651,6 +651,18 @@ func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []flo
 		}
 		return
 	}
+	if nr == 16 && cols == 16 {
+		// Four moves of four values a row: a copy of more than four is a
+		// call to memmove, which costs more than the copy.
+		for p := range kc {
+			src, d := b[(pc+p)*ldb+j:][:16], dst[p*16:][:16]
+			*(*[4]float32)(d[0:4]) = *(*[4]float32)(src[0:4])
+			*(*[4]float32)(d[4:8]) = *(*[4]float32)(src[4:8])
+			*(*[4]float32)(d[8:12]) = *(*[4]float32)(src[8:12])
+			*(*[4]float32)(d[12:16]) = *(*[4]float32)(src[12:16])
+		}
+		return
+	}
 	for p := range kc {
 		d := dst[p*nr:][:nr]
 		copy(d, b[(pc+p)*ldb+j:][:cols])
