@@ -99,7 +99,7 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 	// The runs of the columns along the last axis, each tap's segment of
 	// each: runs[i·nt+t] for run i and tap t, its lane the run's first
 	// column.
-	var runs []convSeg
+	runs := make([]convSeg, 0, nt*(gemmCeil(p.width, g.out[last])+1))
 	for c := 0; c < p.width; {
 		rem := s0 + c
 		for d := range r {
@@ -134,15 +134,13 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 		for first+np < len(runs)/nt && runs[(first+np)*nt].lane < q1 {
 			np++
 		}
-		segs = slices.Grow(segs[:0], nt*np)[:nt*np]
-		for i := range np {
-			for t, sg := range runs[(first+i)*nt : (first+i+1)*nt] {
-				segs[t*np+i] = sg.cut(q0, q1, st)
-			}
-		}
-		lanes := q1 - q0
 		if nr == 16 && convPackVec && st <= convPackMaxStride {
-			vsegs = convVecSegs(vsegs, segs, st)
+			vsegs = slices.Grow(vsegs[:0], nt*np)[:nt*np]
+			for i := range np {
+				for t, sg := range runs[(first+i)*nt : (first+i+1)*nt] {
+					vsegs[t*np+i].set(sg, q0, q1, st)
+				}
+			}
 			for pc := 0; pc < p.rows; pc += gemmKC {
 				kcs := min(gemmKC, p.rows-pc)
 				ch := pc / nt
@@ -150,6 +148,13 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 			}
 			continue
 		}
+		segs = slices.Grow(segs[:0], nt*np)[:nt*np]
+		for i := range np {
+			for t, sg := range runs[(first+i)*nt : (first+i+1)*nt] {
+				segs[t*np+i] = sg.cut(q0, q1, st)
+			}
+		}
+		lanes := q1 - q0
 		// One full-width segment per tap, stride 1, is a plain copy of nr
 		// values.
 		whole := np == 1 && st == 1 && lanes == nr
@@ -199,22 +204,20 @@ type convVecSeg struct {
 	mask [16]int32
 }
 
-// convVecSegs returns segs (of a 16-wide strip, input stride st) as
-// convVecSegs, in buf's memory when it has room.
-func convVecSegs(buf []convVecSeg, segs []convSeg, st int) []convVecSeg {
-	buf = slices.Grow(buf[:0], len(segs))[:len(segs)]
-	for i, sg := range segs {
-		v := &buf[i]
-		a := sg.lane + sg.zl
-		v.off = sg.off - a*st
-		m := &convLaneMasks[a][a+sg.cp]
-		// Four moves of four lanes (one of sixteen is a call to memmove).
-		*(*[4]int32)(v.mask[0:4]) = *(*[4]int32)(m[0:4])
-		*(*[4]int32)(v.mask[4:8]) = *(*[4]int32)(m[4:8])
-		*(*[4]int32)(v.mask[8:12]) = *(*[4]int32)(m[8:12])
-		*(*[4]int32)(v.mask[12:16]) = *(*[4]int32)(m[12:16])
-	}
-	return buf
+// set makes v the part of sg (a segment of a run of columns, lane its
+// first) in the 16-wide strip of columns [q0, q1), for input stride st:
+// sg.cut(q0, q1, st) as a convVecSeg, without the convSeg in between.
+func (v *convVecSeg) set(sg convSeg, q0, q1, st int) {
+	b := min(sg.lane+sg.n, q1)
+	lo := min(max(sg.lane+sg.zl, q0), b)
+	hi := min(max(sg.lane+sg.zl+sg.cp, lo), b)
+	v.off = sg.off + (q0-sg.lane-sg.zl)*st
+	m := &convLaneMasks[lo-q0][hi-q0]
+	// Four moves of four lanes (one of sixteen is a call to memmove).
+	*(*[4]int32)(v.mask[0:4]) = *(*[4]int32)(m[0:4])
+	*(*[4]int32)(v.mask[4:8]) = *(*[4]int32)(m[4:8])
+	*(*[4]int32)(v.mask[8:12]) = *(*[4]int32)(m[8:12])
+	*(*[4]int32)(v.mask[12:16]) = *(*[4]int32)(m[12:16])
 }
 
 // convLaneMasks[a][e] is the mask of a convVecSeg that reads lanes [a, e).
