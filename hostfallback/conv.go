@@ -128,7 +128,7 @@ func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct
 		act.apply(y, 0, 1, len(y), len(y))
 	case l.cg == 1 && l.rank == 2 && l.dwFits():
 		l.depthwise2D(threads, x, w, b, y, act)
-	case l.pointwise():
+	case l.pointwise() && !l.pointwisePacked(threads, act):
 		l.pointwiseF32(threads, x, w, b, y, act)
 	case convPackedUsable():
 		convPackedF32(threads, l, x, w, b, y, act)

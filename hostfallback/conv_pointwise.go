@@ -24,7 +24,7 @@ const pointwiseActGrain = 8192
 func (l *convLayout) pointwiseF32(threads *Threads, x, w, b, y []float32, act *convAct) {
 	S := l.outSize
 	workers := threads.Workers()
-	cols := min(S, pointwiseCols/gemmBest.nr*gemmBest.nr)
+	cols := l.pointwiseTile()
 	tiles := gemmCeil(S, cols)
 	units := l.n * l.group * tiles
 	run := func(u int, serial bool) {
@@ -59,4 +59,21 @@ func (l *convLayout) pointwiseF32(threads *Threads, x, w, b, y []float32, act *c
 			run(u, true)
 		}
 	})
+}
+
+// pointwiseTile is the width of pointwiseF32's column tiles.
+func (l *convLayout) pointwiseTile() int {
+	return min(l.outSize, pointwiseCols/gemmBest.nr*gemmBest.nr)
+}
+
+// pointwisePacked reports whether a pointwise convolution goes to
+// convPackedF32 instead of pointwiseF32: where pointwiseF32 would have too
+// few column tiles to hand out whole, and would run each tile's GEMM on
+// all the workers, which meet twice a k slab (to pack, then to multiply),
+// where convPackedF32 packs the panel once and meets them once (a
+// 2048-deep product, 16 meetings against 2). A costly activation (see
+// convAct.heavy) stays with pointwiseF32, which spreads it over the
+// workers.
+func (l *convLayout) pointwisePacked(threads *Threads, act *convAct) bool {
+	return convPackedUsable() && !act.heavy() && l.n*l.group*gemmCeil(l.outSize, l.pointwiseTile()) < 2*threads.Workers()
 }
