@@ -56,6 +56,19 @@ type sgemmKernel struct {
 	// most that many columns (N of 49 or 196 leaves one of 1 or 4).
 	halfTile   func(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
 	halfDirect func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+	// directPart, when set, holds direct kernels for a partial strip of
+	// A, indexed by its row count (nil where there is none): they read
+	// and compute only its rows, sparing the packing of the strip and
+	// the rows missing from it (M = 32 or 64 leaves 2 or 4).
+	directPart []func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+}
+
+// part returns the direct kernel for a partial strip of rows rows, or nil.
+func (kn *sgemmKernel) part(rows int) func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32) {
+	if rows < len(kn.directPart) {
+		return kn.directPart[rows]
+	}
+	return nil
 }
 
 // gemmGo is the portable kernel, in pure Go.
@@ -451,6 +464,9 @@ func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n,
 	ra := 0
 	if direct {
 		ra = m / mr
+		if kn.part(m%mr) != nil {
+			ra = aStrips
+		}
 	}
 	packed := aStrips - ra
 	bufA := gemmBuf(packed * mr * k)
@@ -542,7 +558,7 @@ func (g *gemmJob) pack(lo, hi int) {
 	for s := lo; s < hi; s++ {
 		if s < g.aStrips {
 			i := s * mr
-			if g.direct && i+mr <= g.m {
+			if g.direct && (i+mr <= g.m || g.kn.part(g.m-i) != nil) {
 				continue
 			}
 			gemmPackA(g.transA, g.a, g.lda, i, min(mr, g.m-i), mr, g.pc, g.kc, g.alpha, g.ap[s*mr*g.kcs:(s+1)*mr*g.kcs])
@@ -700,6 +716,17 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 				} else {
 					bi = &bias[i : i+mr][0]
 				}
+			}
+			if part := kn.part(rows); rows < mr && da != nil && part != nil {
+				_ = da[(i+rows-1)*lda+kcs-1]
+				if cols == nr {
+					_ = c[(i+rows-1)*ldc+j+nr-1]
+					part(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
+					continue
+				}
+				part(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
+				gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
+				continue
 			}
 			if rows == mr && da != nil {
 				// The kernel reads unchecked: check the block's last

@@ -34,6 +34,16 @@ func gemmAVX2Direct(kc int, a *float32, lda int, b, c *float32, ldc int, add boo
 //go:noescape
 func gemmAVX512Direct(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
 
+// gemmAVX2Direct4 is gemmAVX2Direct for 4 rows of A (a 4×16 tile).
+//
+//go:noescape
+func gemmAVX2Direct4(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+
+// gemmAVX2Direct2 is gemmAVX2Direct for 2 rows of A (a 2×16 tile).
+//
+//go:noescape
+func gemmAVX2Direct2(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+
 // gemmAVX2Half is gemmAVX2 for the first 8 of the 16 columns of the B
 // strip only (a 6×8 tile, two k-steps at a time): an edge strip of at
 // most 8 columns.
@@ -95,7 +105,8 @@ var hasAVX2, hasAVX512 = cpuFeatures()
 func sgemmVariants() []sgemmVariant {
 	return []sgemmVariant{
 		{&sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct}, []string{"avx512f"}, hasAVX512},
-		{&sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct, halfTile: gemmAVX2Half, halfDirect: gemmAVX2HalfDirect}, []string{"avx2", "fma"}, hasAVX2},
+		{&sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct, halfTile: gemmAVX2Half, halfDirect: gemmAVX2HalfDirect,
+			directPart: []func(int, *float32, int, *float32, *float32, int, bool, *float32){2: gemmAVX2Direct2, 4: gemmAVX2Direct4}}, []string{"avx2", "fma"}, hasAVX2},
 		{gemmGo, nil, true},
 	}
 }

@@ -270,6 +270,140 @@ plain:
 	VZEROUPPER
 	RET
 
+// The rows of the 16-wide AVX2 tiles, a row's two halves in lo and hi
+// (DI its first value in C, AX the bias, Y0 and Y1 the k-step of the B
+// strip): ROW_FMA adds the A value at addr (broadcast in y) times the
+// B strip, ROW_ADD adds the row to C, ROW_BIAS adds the bias value at
+// off(AX), ROW_STORE stores the row. ZERO_Y4_Y11 and ZERO_Y4_Y7 clear the
+// accumulators of 4- and 2-row tiles.
+#define ROW_FMA(addr, y, lo, hi) \
+	VBROADCASTSS addr, y \
+	VFMADD231PS Y0, y, lo \
+	VFMADD231PS Y1, y, hi
+
+#define ROW_ADD(lo, hi) \
+	VADDPS 0(DI), lo, lo \
+	VMOVUPS lo, 0(DI) \
+	VADDPS 32(DI), hi, hi \
+	VMOVUPS hi, 32(DI)
+
+#define ROW_BIAS(off, lo, hi) \
+	VBROADCASTSS off(AX), Y0 \
+	VADDPS Y0, lo, lo \
+	VADDPS Y0, hi, hi
+
+#define ROW_STORE(lo, hi) \
+	VMOVUPS lo, 0(DI) \
+	VMOVUPS hi, 32(DI)
+
+#define ZERO_Y4_Y7 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7
+
+#define ZERO_Y4_Y11 \
+	ZERO_Y4_Y7 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11
+
+// gemmAVX2Direct4 and gemmAVX2Direct2 are gemmAVX2Direct for the 4 and 2
+// rows of a partial strip of A (4×16 and 2×16 tiles).
+// func gemmAVX2Direct4(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+TEXT ·gemmAVX2Direct4(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ b+24(FP), DX
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), R10
+	SHLQ $2, R10
+	ZERO_Y4_Y11
+direct4Loop:
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	ROW_FMA((SI), Y2, Y4, Y5)
+	ROW_FMA((SI)(R8*1), Y3, Y6, Y7)
+	ROW_FMA((SI)(R8*2), Y2, Y8, Y9)
+	ROW_FMA((SI)(R9*1), Y3, Y10, Y11)
+	ADDQ $4, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ direct4Loop
+	CMPB add+48(FP), $0
+	JEQ direct4Store
+	ROW_ADD(Y4, Y5)
+	ADDQ R10, DI
+	ROW_ADD(Y6, Y7)
+	ADDQ R10, DI
+	ROW_ADD(Y8, Y9)
+	ADDQ R10, DI
+	ROW_ADD(Y10, Y11)
+	VZEROUPPER
+	RET
+direct4Store:
+	MOVQ bias+56(FP), AX
+	TESTQ AX, AX
+	JZ direct4Plain
+	ROW_BIAS(0, Y4, Y5)
+	ROW_BIAS(4, Y6, Y7)
+	ROW_BIAS(8, Y8, Y9)
+	ROW_BIAS(12, Y10, Y11)
+direct4Plain:
+	ROW_STORE(Y4, Y5)
+	ADDQ R10, DI
+	ROW_STORE(Y6, Y7)
+	ADDQ R10, DI
+	ROW_STORE(Y8, Y9)
+	ADDQ R10, DI
+	ROW_STORE(Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func gemmAVX2Direct2(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+TEXT ·gemmAVX2Direct2(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8
+	MOVQ b+24(FP), DX
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), R10
+	SHLQ $2, R10
+	ZERO_Y4_Y7
+direct2Loop:
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	ROW_FMA((SI), Y2, Y4, Y5)
+	ROW_FMA((SI)(R8*1), Y3, Y6, Y7)
+	ADDQ $4, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ direct2Loop
+	CMPB add+48(FP), $0
+	JEQ direct2Store
+	ROW_ADD(Y4, Y5)
+	ADDQ R10, DI
+	ROW_ADD(Y6, Y7)
+	VZEROUPPER
+	RET
+direct2Store:
+	MOVQ bias+56(FP), AX
+	TESTQ AX, AX
+	JZ direct2Plain
+	ROW_BIAS(0, Y4, Y5)
+	ROW_BIAS(4, Y6, Y7)
+direct2Plain:
+	ROW_STORE(Y4, Y5)
+	ADDQ R10, DI
+	ROW_STORE(Y6, Y7)
+	VZEROUPPER
+	RET
+
 // The epilogue of the 6×8 tiles (Y4-Y9 the even k-steps' sums, Y10-Y15
 // the odd ones', DI the tile's first row of C, R10 the row stride in
 // bytes): HALF_SUM adds the halves, HALF_ADD adds the tile to C,

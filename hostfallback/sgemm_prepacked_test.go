@@ -38,8 +38,9 @@ func BenchmarkSgemmPrepacked(b *testing.B) {
 
 // TestSgemmPrepacked checks gemmPacked with B packed whole (gemmPackWhole),
 // as MatMul and the convolutions run it, against the naive product: shapes
-// around the strip, block and k-slab sizes (a partial last A strip, a
-// partial last B strip, k just over a slab), transposed and scaled A,
+// around the strip, block and k-slab sizes (a partial last A strip, of 2
+// or 4 rows where the direct kernel has one of that height, a partial
+// last B strip, k just over a slab), transposed and scaled A,
 // beta 0 and 1, the bias epilogue, row strides past the matrices, on 1 to 3
 // goroutines, with the direct kernel and with A packed.
 func TestSgemmPrepacked(t *testing.T) {
@@ -49,7 +50,7 @@ func TestSgemmPrepacked(t *testing.T) {
 	packedA := *gemmBest
 	packedA.direct = nil
 	r := rand.New(rand.NewPCG(5, 6))
-	shapes := [][3]int{{2, 4, 1}, {6, 16, 1}, {5, 17, 3}, {13, 24, 31}, {7, 25, 2}, {7, 33, 257}, {12, 49, 300}, {95, 16, 513}, {97, 130, 256}, {193, 196, 40}, {32, 512, 769}}
+	shapes := [][3]int{{2, 4, 1}, {6, 16, 1}, {5, 17, 3}, {13, 24, 31}, {7, 25, 2}, {7, 33, 257}, {12, 49, 300}, {4, 20, 9}, {64, 49, 300}, {95, 16, 513}, {97, 130, 256}, {193, 196, 40}, {32, 512, 769}}
 	for _, kn := range []*sgemmKernel{gemmBest, &packedA} {
 		for si, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
