@@ -50,6 +50,10 @@ TEXT ·convPackAVX2(SB), NOSPLIT, $0-72
 	IMULQ DX, AX
 	IMULQ $72, AX
 	LEAQ (R10)(AX*1), BX
+	CMPQ DX, $1
+	JNE row
+	CMPQ R14, $1
+	JEQ single
 
 row:
 	TESTQ CX, CX
@@ -139,6 +143,29 @@ store:
 	MOVQ R10, BX
 	ADDQ R13, SI
 	JMP row
+
+single:
+	// One segment a tap, stride 1: its masked loads are the row.
+	TESTQ CX, CX
+	JZ done
+	MOVQ 0(BX), AX
+	LEAQ (SI)(AX*4), R9
+	VMOVDQU 8(BX), Y2
+	VMOVDQU 40(BX), Y3
+	VMASKMOVPS 0(R9), Y2, Y4
+	VMASKMOVPS 32(R9), Y3, Y5
+	VMOVUPS Y4, 0(DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ $64, DI
+	ADDQ $72, BX
+	DECQ CX
+	INCQ R12
+	CMPQ R12, R11
+	JLT single
+	XORQ R12, R12
+	MOVQ R10, BX
+	ADDQ R13, SI
+	JMP single
 
 done:
 	VZEROUPPER
