@@ -50,10 +50,12 @@ TEXT ·convPackAVX2(SB), NOSPLIT, $0-72
 	IMULQ DX, AX
 	IMULQ $72, AX
 	LEAQ (R10)(AX*1), BX
-	CMPQ DX, $1
-	JNE row
 	CMPQ R14, $1
+	JNE row
+	CMPQ DX, $1
 	JEQ single
+	CMPQ DX, $2
+	JEQ double
 
 row:
 	TESTQ CX, CX
@@ -166,6 +168,38 @@ single:
 	MOVQ R10, BX
 	ADDQ R13, SI
 	JMP single
+
+double:
+	// Two segments a tap, stride 1: the second's masked loads ORed
+	// into the first's.
+	TESTQ CX, CX
+	JZ done
+	MOVQ 0(BX), AX
+	LEAQ (SI)(AX*4), R9
+	VMOVDQU 8(BX), Y2
+	VMOVDQU 40(BX), Y3
+	VMASKMOVPS 0(R9), Y2, Y0
+	VMASKMOVPS 32(R9), Y3, Y1
+	MOVQ 72(BX), AX
+	LEAQ (SI)(AX*4), R9
+	VMOVDQU 80(BX), Y2
+	VMOVDQU 112(BX), Y3
+	VMASKMOVPS 0(R9), Y2, Y4
+	VMASKMOVPS 32(R9), Y3, Y5
+	VORPS Y4, Y0, Y0
+	VORPS Y5, Y1, Y1
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, DI
+	ADDQ $144, BX
+	DECQ CX
+	INCQ R12
+	CMPQ R12, R11
+	JLT double
+	XORQ R12, R12
+	MOVQ R10, BX
+	ADDQ R13, SI
+	JMP double
 
 done:
 	VZEROUPPER
