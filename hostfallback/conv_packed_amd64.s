@@ -26,6 +26,30 @@ DATA convPackLanes<>+56(SB)/4, $14
 DATA convPackLanes<>+60(SB)/4, $15
 GLOBL convPackLanes<>(SB), RODATA|NOPTR, $64
 
+// STRIDE2_LOAD loads the 16 lanes of the stride-2 segment at BX (its
+// base in R9) into Y12 and Y14: the two halves of the 32 values from the
+// base load under the lane masks widened to every other value (VPMOVZXDQ
+// puts a zero after each lane's mask), so that exactly the values a
+// gather would read are read; VSHUFPS keeps the even ones and VPERMPD
+// puts them in order.
+#define STRIDE2_LOAD \
+	VMOVDQU 8(BX), Y2 \
+	VMOVDQU 40(BX), Y3 \
+	VPMOVZXDQ X2, Y8 \
+	VEXTRACTI128 $1, Y2, X9 \
+	VPMOVZXDQ X9, Y9 \
+	VPMOVZXDQ X3, Y10 \
+	VEXTRACTI128 $1, Y3, X11 \
+	VPMOVZXDQ X11, Y11 \
+	VMASKMOVPS 0(R9), Y8, Y12 \
+	VMASKMOVPS 32(R9), Y9, Y13 \
+	VMASKMOVPS 64(R9), Y10, Y14 \
+	VMASKMOVPS 96(R9), Y11, Y15 \
+	VSHUFPS $0x88, Y13, Y12, Y12 \
+	VPERMPD $0xD8, Y12, Y12 \
+	VSHUFPS $0x88, Y15, Y14, Y14 \
+	VPERMPD $0xD8, Y14, Y14
+
 // func convPackAVX2(dst, plane *float32, segs *convVecSeg, np, nt, t, rows, stride, st int)
 TEXT ·convPackAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
@@ -50,10 +74,17 @@ TEXT ·convPackAVX2(SB), NOSPLIT, $0-72
 	IMULQ DX, AX
 	IMULQ $72, AX
 	LEAQ (R10)(AX*1), BX
+	CMPQ DX, $1
+	JNE several
+	CMPQ R14, $2
+	JEQ single2
+	CMPQ R14, $1
+	JEQ single
+	JMP row
+
+several:
 	CMPQ R14, $1
 	JNE row
-	CMPQ DX, $1
-	JEQ single
 	CMPQ DX, $2
 	JEQ double
 
@@ -85,29 +116,10 @@ seg:
 	JMP store
 
 pair:
-	// Stride 2: lane k reads plane[off+2k]. The two halves of the 32
-	// values from off load under the lane masks widened to every other
-	// value (VPMOVZXDQ puts a zero after each lane's mask), so that
-	// exactly the values a gather would read are read; VSHUFPS keeps the
-	// even ones and VPERMPD puts them in order.
+	// Stride 2: lane k reads plane[off+2k] (see STRIDE2_LOAD).
 	MOVQ 0(BX), AX
 	LEAQ (SI)(AX*4), R9
-	VMOVDQU 8(BX), Y2
-	VMOVDQU 40(BX), Y3
-	VPMOVZXDQ X2, Y8
-	VEXTRACTI128 $1, Y2, X9
-	VPMOVZXDQ X9, Y9
-	VPMOVZXDQ X3, Y10
-	VEXTRACTI128 $1, Y3, X11
-	VPMOVZXDQ X11, Y11
-	VMASKMOVPS 0(R9), Y8, Y12
-	VMASKMOVPS 32(R9), Y9, Y13
-	VMASKMOVPS 64(R9), Y10, Y14
-	VMASKMOVPS 96(R9), Y11, Y15
-	VSHUFPS $0x88, Y13, Y12, Y12
-	VPERMPD $0xD8, Y12, Y12
-	VSHUFPS $0x88, Y15, Y14, Y14
-	VPERMPD $0xD8, Y14, Y14
+	STRIDE2_LOAD
 	VORPS Y12, Y0, Y0
 	VORPS Y14, Y1, Y1
 	ADDQ $72, BX
@@ -168,6 +180,26 @@ single:
 	MOVQ R10, BX
 	ADDQ R13, SI
 	JMP single
+
+single2:
+	// One segment a tap, stride 2: its lanes are the row.
+	TESTQ CX, CX
+	JZ done
+	MOVQ 0(BX), AX
+	LEAQ (SI)(AX*4), R9
+	STRIDE2_LOAD
+	VMOVUPS Y12, 0(DI)
+	VMOVUPS Y14, 32(DI)
+	ADDQ $64, DI
+	ADDQ $72, BX
+	DECQ CX
+	INCQ R12
+	CMPQ R12, R11
+	JLT single2
+	XORQ R12, R12
+	MOVQ R10, BX
+	ADDQ R13, SI
+	JMP single2
 
 double:
 	// Two segments a tap, stride 1: the second's masked loads ORed
