@@ -42,7 +42,14 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 	}
 	tile = (S + tiles - 1) / tiles
 	tiles = (S + tile - 1) / tile
-	taps := l.taps()
+	g := l.convGeom
+	if l.pointwise() {
+		// Input and output positions match: one run of S columns, as
+		// if the planes were flat, instead of one a row of output.
+		g = &convGeom{rank: 1, in: []int{S}, out: []int{S}, kernel: []int{1}, stride: []int{1}, dil: []int{1},
+			padBegin: []int{0}, padEnd: []int{0}, inSize: S, outSize: S, kernelSize: 1}
+	}
+	taps := g.taps()
 	kn := gemmBest
 	shift := bits.TrailingZeros(uint(kn.nr))
 	units := l.n * l.group * tiles
@@ -52,7 +59,7 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 		s0 := t * tile
 		s1 := min(s0+tile, S)
 		p := &convPanel{buf: buf, rows: rows, width: s1 - s0, shift: shift}
-		convIm2colPacked(l.convGeom, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, p)
+		convIm2colPacked(g, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, p)
 		at := (n*l.m+grp*l.mg)*S + s0
 		ep := act.epilogue(at)
 		gemmPackedWith(threads, kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers, ep)
