@@ -344,10 +344,12 @@ func gemmDotGo(a, b []float32) float32 {
 }
 
 // gemmMaxTile bounds mr·nr over the kernels (the scratch tile for edges)
-// and gemmMaxMR bounds mr.
+// and gemmMaxMR bounds mr; gemmMacroScratch is the scratch of gemmMacro:
+// the tile, the bias of a partial strip and a column of a B strip.
 const (
-	gemmMaxTile = 256
-	gemmMaxMR   = 16
+	gemmMaxTile      = 256
+	gemmMaxMR        = 16
+	gemmMacroScratch = gemmMaxTile + gemmMaxMR + gemmKC
 )
 
 // gemmCeil is ⌈a/b⌉ for positive b.
@@ -495,7 +497,7 @@ func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n,
 	tiles := mBlocks * nSplit
 	var next atomic.Int64
 	run := func() {
-		buf := gemmBuf(gemmMaxTile + gemmMaxMR)
+		buf := gemmBuf(gemmMacroScratch)
 		defer gemmBufs.Put(buf)
 		tmp := *buf
 		for t := int(next.Add(1) - 1); t < tiles; t = int(next.Add(1) - 1) {
@@ -572,7 +574,7 @@ func (g *gemmJob) pack(lo, hi int) {
 
 // run claims tiles and multiplies them until none is left.
 func (g *gemmJob) run() {
-	buf := gemmBuf(gemmMaxTile + gemmMaxMR)
+	buf := gemmBuf(gemmMacroScratch)
 	defer gemmBufs.Put(buf)
 	tmp := *buf
 	var da []float32
@@ -693,16 +695,32 @@ func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []flo
 // column of op(A), rows lda apart) by kn.direct. Storing, it adds bias[i]
 // to row i unless bias is nil. Edge tiles go through tmp, gemmMaxTile
 // values, and the bias of a partial strip through the gemmMaxMR after them.
+// A last strip of one column read by a direct kernel is dot products of
+// A's rows with that column, copied to the gemmKC values after those (a
+// tile would compute nr/2 columns for it, the 49th of a 7×7 output).
 // When ep is not nil, it finishes each column strip of the row block once
 // computed.
 func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32, ep gemmEpilogue) {
 	mr, nr := kn.mr, kn.nr
 	padded := tmp[gemmMaxTile : gemmMaxTile+gemmMaxMR]
+	col := tmp[gemmMaxTile+gemmMaxMR : gemmMacroScratch]
 	tmp = tmp[:gemmMaxTile]
 	for s := s0; s < s1; s++ {
 		j := jc + s*nr
 		cols := min(nr, jc+nc-j)
 		bs := &bp[s*nr*kcs : (s+1)*nr*kcs][0]
+		if cols == 1 && da != nil {
+			strip := bp[s*nr*kcs : (s+1)*nr*kcs]
+			for p := range kcs {
+				col[p] = strip[p*nr]
+			}
+			gemmColumn(da, lda, col[:kcs], r0*mr, min(r1*mr, m), add, bias, c[j:], ldc)
+			if ep != nil {
+				i0 := r0 * mr
+				ep.finish(c, i0*ldc+j, min(r1*mr, m)-i0, cols, ldc)
+			}
+			continue
+		}
 		for r := r0; r < r1; r++ {
 			i := r * mr
 			rows := min(mr, m-i)
@@ -763,6 +781,23 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 		if ep != nil {
 			i0 := r0 * mr
 			ep.finish(c, i0*ldc+j, min(r1*mr, m)-i0, cols, ldc)
+		}
+	}
+}
+
+// gemmColumn stores (or, with add, adds) into c[i·ldc] for rows i in
+// [i0, i1) the dot product of row i of A (da, rows lda apart) with col,
+// plus bias[i] when storing and bias is not nil.
+func gemmColumn(da []float32, lda int, col []float32, i0, i1 int, add bool, bias, c []float32, ldc int) {
+	for i := i0; i < i1; i++ {
+		v := gemmDot(da[i*lda:][:len(col)], col)
+		switch {
+		case add:
+			c[i*ldc] += v
+		case bias != nil:
+			c[i*ldc] = v + bias[i]
+		default:
+			c[i*ldc] = v
 		}
 	}
 }
