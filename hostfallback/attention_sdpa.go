@@ -130,21 +130,35 @@ func sdpaKernel(c *Call) error {
 		return nil
 	}
 	c.Threads.For(p.entries, 1, func(lo, hi int) {
-		scores, inv := make([]float32, M*N), make([]float32, M)
-		var qb, kb, vb, yb []float32
+		// The chunk's scratch, from the pool the GEMMs use: the scores,
+		// the rows' inverse sums and the copies of operands that lie
+		// with neither axis contiguous.
+		direct := p.y.cs == 1 || Dv == 1
+		sizes := []int{M * N, M, 0, 0, 0, 0}
 		if p.q.gathered() {
-			qb = make([]float32, M*D)
+			sizes[2] = M * D
 		}
 		if p.k.gathered() {
-			kb = make([]float32, D*N)
+			sizes[3] = D * N
 		}
 		if p.v.gathered() {
-			vb = make([]float32, N*Dv)
+			sizes[4] = N * Dv
 		}
-		direct := p.y.cs == 1 || Dv == 1
 		if !direct {
-			yb = make([]float32, M*Dv)
+			sizes[5] = M * Dv
 		}
+		total := 0
+		for _, n := range sizes {
+			total += n
+		}
+		buf := gemmBuf(total)
+		defer gemmBufs.Put(buf)
+		parts := make([][]float32, len(sizes))
+		rest := *buf
+		for i, n := range sizes {
+			parts[i], rest = rest[:n:n], rest[n:]
+		}
+		scores, inv, qb, kb, vb, yb := parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]
 		for b := lo; b < hi; b++ {
 			ta, a, lda := p.q.operand(q, b, p.dims, qb)
 			tb, bm, ldb := p.k.operand(k, b, p.dims, kb)
