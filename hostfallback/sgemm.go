@@ -61,6 +61,9 @@ type sgemmKernel struct {
 	// and compute only its rows, sparing the packing of the strip and
 	// the rows missing from it (M = 32 or 64 leaves 2 or 4).
 	directPart []func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+	// warm, when set, prefetches lines cache lines from p on (see
+	// gemmMacro).
+	warm func(p *float32, lines int)
 }
 
 // part returns the direct kernel for a partial strip of rows rows, or nil.
@@ -445,8 +448,35 @@ func gemmRowBlocks(kn *sgemmKernel, aStrips, workers int) (per, mBlocks int) {
 	return per, gemmCeil(aStrips, per)
 }
 
-// gemmPreStrips is the width in B strips of a tile of gemmPackedPre.
-const gemmPreStrips = 8
+// gemmPreStrips is the widest tile of gemmPackedPre in B strips, and
+// gemmPreRows its tallest in rows of A.
+const (
+	gemmPreStrips = 8
+	gemmPreRows   = 144
+)
+
+// gemmPreTiles splits the C of gemmPackedPre into tiles of per A strips
+// (mBlocks row blocks) by perTile B strips (nSplit column groups), at
+// least four a worker where the sizes allow. A row block holds up to
+// gemmPreRows rows (with kc 256, 144 rows of A take 144 KiB of L2 on the
+// way to each B strip), so that the products of a transformer's tokens
+// (a few hundred rows, B too large for any cache) read each B strip from
+// memory once or twice rather than once for each 96 rows; the tiles are
+// then made narrower before the rows are split further, since a row
+// block more reads all of B again.
+func gemmPreTiles(kn *sgemmKernel, aStrips, bStrips, workers int) (per, mBlocks, perTile, nSplit int) {
+	mBlocks = gemmCeil(aStrips, max(1, gemmPreRows/kn.mr))
+	perTile = min(gemmPreStrips, bStrips)
+	for perTile > 2 && mBlocks*gemmCeil(bStrips, perTile) < 4*workers {
+		perTile = (perTile + 1) / 2
+	}
+	nSplit = gemmCeil(bStrips, perTile)
+	if mBlocks*nSplit < 4*workers {
+		mBlocks = min(gemmCeil(4*workers, nSplit), aStrips)
+	}
+	per = gemmCeil(aStrips, mBlocks)
+	return per, gemmCeil(aStrips, per), perTile, nSplit
+}
 
 // gemmPackedPre is gemmPacked for a B packed whole (bPre), plus bias[i] on
 // each row i when bias is not nil and add is not set. Where gemmPacked
@@ -484,16 +514,11 @@ func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n,
 		}
 	}
 	// The row blocks are split further for the workers only when the
-	// column tiles are too few to share: a row block read by one worker
-	// after another reads B again, from memory when it is large (a
-	// language model's vocabulary projection).
+	// column tiles are too few to share (gemmPreTiles): a row block read
+	// by one worker after another reads B again, from memory when it is
+	// large (a language model's vocabulary projection).
 	bStrips := gemmCeil(n, kn.nr)
-	perTile := min(gemmPreStrips, bStrips)
-	nSplit := gemmCeil(bStrips, perTile)
-	per, mBlocks := gemmRowBlocks(kn, aStrips, 1)
-	if mBlocks*nSplit < 4*workers {
-		per, mBlocks = gemmRowBlocks(kn, aStrips, workers)
-	}
+	per, mBlocks, perTile, nSplit := gemmPreTiles(kn, aStrips, bStrips, workers)
 	tiles := mBlocks * nSplit
 	var next atomic.Int64
 	run := func() {
@@ -518,7 +543,14 @@ func gemmPackedPre(threads *Threads, kn *sgemmKernel, transA, direct bool, m, n,
 				if pc+kc == k {
 					last = ep
 				}
-				gemmMacro(kn, ap[pc*packed*mr:], ra, da, lda, bPre[pc*bStrips*kn.nr:], kc, m, r0, r1, 0, n, s0, s1, pc > 0 || add, rowBias, c, ldc, tmp, last)
+				// After its strips the macro warms the tile's first
+				// strip of the next slab.
+				var next []float32
+				if pc+kc < k {
+					at := (pc+kc)*bStrips*kn.nr + s0*kn.nr*min(gemmKC, k-pc-kc)
+					next = bPre[at : at+kn.nr*min(gemmKC, k-pc-kc)]
+				}
+				gemmMacro(kn, ap[pc*packed*mr:], ra, da, lda, bPre[pc*bStrips*kn.nr:], kc, m, r0, r1, 0, n, s0, s1, pc > 0 || add, rowBias, c, ldc, tmp, last, next)
 			}
 		}
 	}
@@ -588,7 +620,7 @@ func (g *gemmJob) run() {
 		}
 		ib, jb := t/g.nSplit, t%g.nSplit
 		r0, s0 := ib*g.per, jb*g.perTile
-		gemmMacro(g.kn, g.ap, 0, da, g.lda, g.bp, g.kcs, g.m, r0, min(r0+g.per, g.aStrips), g.jc, g.nc, s0, min(s0+g.perTile, g.bStrips), g.add, g.rowBias, g.c, g.ldc, tmp, g.ep)
+		gemmMacro(g.kn, g.ap, 0, da, g.lda, g.bp, g.kcs, g.m, r0, min(r0+g.per, g.aStrips), g.jc, g.nc, s0, min(s0+g.perTile, g.bStrips), g.add, g.rowBias, g.c, g.ldc, tmp, g.ep, nil)
 	}
 }
 
@@ -699,16 +731,29 @@ func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []flo
 // A's rows with that column, copied to the gemmKC values after those (a
 // tile would compute nr/2 columns for it, the 49th of a 7×7 output).
 // When ep is not nil, it finishes each column strip of the row block once
-// computed.
-func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32, ep gemmEpilogue) {
+// computed. With kn.warm, each pass over the row strips also brings the
+// B strip read next into cache, a share at each tile: the next strip of
+// [s0, s1), or next after the last (nil: none). A B packed whole comes
+// from memory, and the hardware prefetcher alone leaves the first tile of
+// each strip waiting on it.
+func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32, ep gemmEpilogue, next []float32) {
 	mr, nr := kn.mr, kn.nr
 	padded := tmp[gemmMaxTile : gemmMaxTile+gemmMaxMR]
 	col := tmp[gemmMaxTile+gemmMaxMR : gemmMacroScratch]
 	tmp = tmp[:gemmMaxTile]
+	warm := kn.warm
 	for s := s0; s < s1; s++ {
 		j := jc + s*nr
 		cols := min(nr, jc+nc-j)
 		bs := &bp[s*nr*kcs : (s+1)*nr*kcs][0]
+		ahead := next
+		if s+1 < s1 {
+			ahead = bp[(s+1)*nr*kcs : (s+2)*nr*kcs]
+		}
+		step := 0
+		if warm != nil && len(ahead) > 0 {
+			step = gemmCeil(gemmCeil(len(ahead), 16), r1-r0)
+		}
 		if cols == 1 && da != nil {
 			strip := bp[s*nr*kcs : (s+1)*nr*kcs]
 			for p := range kcs {
@@ -722,6 +767,9 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 			continue
 		}
 		for r := r0; r < r1; r++ {
+			if at := (r - r0) * step * 16; step > 0 && at < len(ahead) {
+				warm(&ahead[at], min(step, gemmCeil(len(ahead)-at, 16)))
+			}
 			i := r * mr
 			rows := min(mr, m-i)
 			var bi *float32

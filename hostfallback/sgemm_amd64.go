@@ -62,6 +62,12 @@ func gemmAVX2HalfDirect(kc int, a *float32, lda int, b, c *float32, ldc int, add
 //go:noescape
 func gemmDotAVX2(a, b *float32, n int) float32
 
+// gemmWarm asks the CPU to bring lines cache lines from p on into L1, ahead
+// of their use: it never faults, whatever p points at.
+//
+//go:noescape
+func gemmWarm(p *float32, lines int)
+
 // gemmDot is Σ a[i]·b[i] over len(a) ≤ len(b) values.
 func gemmDot(a, b []float32) float32 {
 	b = b[:len(a)]
@@ -104,8 +110,8 @@ var hasAVX2, hasAVX512 = cpuFeatures()
 // one is last.
 func sgemmVariants() []sgemmVariant {
 	return []sgemmVariant{
-		{&sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct}, []string{"avx512f"}, hasAVX512},
-		{&sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct, halfTile: gemmAVX2Half, halfDirect: gemmAVX2HalfDirect,
+		{&sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct, warm: gemmWarm}, []string{"avx512f"}, hasAVX512},
+		{&sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct, halfTile: gemmAVX2Half, halfDirect: gemmAVX2HalfDirect, warm: gemmWarm,
 			directPart: []func(int, *float32, int, *float32, *float32, int, bool, *float32){2: gemmAVX2Direct2, 4: gemmAVX2Direct4}}, []string{"avx2", "fma"}, hasAVX2},
 		{gemmGo, nil, true},
 	}

@@ -824,3 +824,18 @@ dotloop:
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// gemmWarm issues a PREFETCHT0 for each of lines cache lines from p on.
+// func gemmWarm(p *float32, lines int)
+TEXT ·gemmWarm(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ lines+8(FP), CX
+	TESTQ CX, CX
+	JLE done
+warm:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ warm
+done:
+	RET
