@@ -108,11 +108,13 @@ func sigmoidLoop[T floating](d, s []T, _ *unaryParams) {
 	}
 }
 
-// hardSigmoidLoop is max(0, min(1, alpha*x + beta)).
+// hardSigmoidLoop is max(0, min(1, alpha*x + beta)), the product rounded
+// before the sum (the conversion keeps the compiler from fusing them, as
+// it would on arm64), as the fused activations compute it.
 func hardSigmoidLoop[T floating](d, s []T, p *unaryParams) {
 	a, b := T(p.alpha), T(p.beta)
 	for i, v := range s[:len(d)] {
-		d[i] = max(0, min(1, a*v+b))
+		d[i] = max(0, min(1, T(a*v)+b))
 	}
 }
 
@@ -121,7 +123,7 @@ func hardSigmoidLoop[T floating](d, s []T, p *unaryParams) {
 func hardSwishLoop[T floating](d, s []T, p *unaryParams) {
 	a, b := T(p.alpha), T(p.beta)
 	for i, v := range s[:len(d)] {
-		d[i] = v * max(0, min(1, a*v+b))
+		d[i] = v * max(0, min(1, T(a*v)+b))
 	}
 }
 
