@@ -1,10 +1,11 @@
 // ArgMax (OP 0) and ArgMin (OP 1) on fp32 along one axis, int64 output.
 // The input is read as [outer, len, inner]: row r = o * inner + i holds
 // the len elements at o * len * inner + i + j * inner. One workgroup
-// reduces a row at a time in shared memory, or, with serial set (short
-// rows), each invocation a row of its own. Ties go to the first index,
-// or the last when last is set; NaN counts as the extreme value, as in
-// numpy.
+// reduces a row at a time, through subgroup operations when compiled
+// with SUBGROUP (see subgroup.glsl), else in a shared-memory tree, or,
+// with serial set (short rows), each invocation a row of its own. Ties
+// go to the first index, or the last when last is set; NaN counts as the
+// extreme value, as in numpy.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -25,8 +26,12 @@ layout(push_constant) uniform Params {
     uint serial;
 } p;
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 shared float pv[256];
 shared uint pi[256];
+#endif
 
 // beats tells whether element i of value v wins over element j of value w.
 bool beats(float v, uint i, float w, uint j) {
@@ -38,6 +43,27 @@ bool beats(float v, uint i, float w, uint j) {
     }
     return OP == 0 ? v > w : v < w;
 }
+
+#ifdef SUBGROUP
+// winKey is a key of v that is larger the more v wins, NaN largest: keys
+// of 0 are no value's.
+uint winKey(float v) {
+    if (isnan(v)) {
+        return 0xFFFFFFFFu;
+    }
+    uint k = orderKey(v);
+    return OP == 0 ? k : ~k;
+}
+
+// pick returns the winning (key, index) pair of the subgroup's: the
+// largest key, then the first index holding it, or the last when last is
+// set.
+uvec2 pick(uvec2 w) {
+    uint k = subgroupMax(w.x);
+    uint i = p.last != 0u ? subgroupMax(w.x == k ? w.y : 0u) : subgroupMin(w.x == k ? w.y : 0xFFFFFFFFu);
+    return uvec2(k, i);
+}
+#endif
 
 void main() {
     uint lid = gl_LocalInvocationID.x;
@@ -69,6 +95,22 @@ void main() {
                 bi = j;
             }
         }
+#ifdef SUBGROUP
+        uvec2 w = pick(uvec2(winKey(best), bi));
+        uint h = publish(w);
+        w = uvec2(0u, p.last != 0u ? 0u : 0xFFFFFFFFu);
+        for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) {
+            uvec2 o = part[h][i];
+            if (o.x > w.x || o.x == w.x && (p.last != 0u ? o.y > w.y : o.y < w.y)) {
+                w = o;
+            }
+        }
+        w = pick(w);
+        if (lid == 0u) {
+            y[2u * r] = w.y;
+            y[2u * r + 1u] = 0u;
+        }
+#else
         pv[lid] = best;
         pi[lid] = bi;
         barrier();
@@ -84,5 +126,6 @@ void main() {
             y[2u * r + 1u] = 0u;
         }
         barrier();
+#endif
     }
 }

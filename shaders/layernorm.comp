@@ -3,9 +3,15 @@
 // variance), then scaled and shifted elementwise by scale and bias, which
 // repeat every sn and bn elements. The mean and the inverse standard
 // deviation of each row are optional outputs. One workgroup normalizes a
-// row at a time, reducing in shared memory, or, with flag bit 4 (short
-// rows), each invocation a row of its own. With flag bit 3 the row is not
-// centred: RMSNormalization, x / sqrt(mean(x²) + epsilon) · scale.
+// row at a time, or, with flag bit 4 (short rows), each invocation a row
+// of its own. With flag bit 3 the row is not centred: RMSNormalization,
+// x / sqrt(mean(x²) + epsilon) · scale. Compiled with SUBGROUP (see
+// subgroup.glsl), a workgroup reads its row twice: once for each
+// invocation's sum and sum of squares about its own first element,
+// combined into the row's mean and variance by two subgroup reductions
+// (Chan's pairwise update), then to write it. Otherwise it reads it
+// three times, for the mean, the variance and the output, reducing in a
+// shared-memory tree.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -31,6 +37,9 @@ layout(push_constant) uniform Params {
     uint bn;
 } p;
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 shared float part[256];
 
 // sum returns the sum of every invocation's v to all of them.
@@ -48,6 +57,7 @@ float sum(float v) {
     barrier();
     return r;
 }
+#endif
 
 // normalize writes row r, at base, from its mean and inverse standard
 // deviation: its elements from the first, each step-th.
@@ -96,6 +106,29 @@ void main() {
     }
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = r * p.len;
+#ifdef SUBGROUP
+        // This invocation's n elements, shifted by its first one, k, sum
+        // to s and their squares to q: its mean is k + s / n and the sum
+        // of its squared deviations q - s² / n. The row's are Chan's
+        // combination of every invocation's.
+        float k = lid < p.len && (p.flags & 8u) == 0u ? float(x[base + lid]) : 0.0;
+        float s = 0.0;
+        float q = 0.0;
+        for (uint j = lid; j < p.len; j += 256u) {
+            float d = float(x[base + j]) - k;
+            s += d;
+            q += d * d;
+        }
+        float n = float((p.len - min(lid, p.len) + 255u) / 256u);
+        float mean = 0.0;
+        if ((p.flags & 8u) == 0u) {
+            float own = n > 0.0 ? k + s / n : 0.0;
+            mean = groupAdd(n * own) / float(p.len);
+            float d = own - mean;
+            q = n > 0.0 ? q - s * s / n + n * d * d : 0.0;
+        }
+        normalize(r, base, mean, 1.0 / sqrt(groupAdd(q) / float(p.len) + p.epsilon), lid, 256u);
+#else
         float mean = 0.0;
         if ((p.flags & 8u) == 0u) {
             float s = 0.0;
@@ -110,5 +143,6 @@ void main() {
             q += d * d;
         }
         normalize(r, base, mean, 1.0 / sqrt(sum(q) / float(p.len) + p.epsilon), lid, 256u);
+#endif
     }
 }

@@ -3,10 +3,11 @@
 // ReduceProd (8) and ReduceSumSquare (9) on fp32 over one run of adjacent
 // axes. The input is read as [outer, len, inner] and y[o * inner + i]
 // reduces the len elements at o * len * inner + i + j * inner. One
-// workgroup reduces a row at a time in shared memory, or, with serial set
-// (short rows), each invocation a row of its own; ReduceLogSumExp
-// reduces each row twice, first to its maximum, then to the sum of
-// exponentials shifted by it.
+// workgroup reduces a row at a time, through subgroup operations when
+// compiled with SUBGROUP (see subgroup.glsl), else in a shared-memory
+// tree, or, with serial set (short rows), each invocation a row of its
+// own; ReduceLogSumExp reduces each row twice, first to its maximum, then
+// to the sum of exponentials shifted by it.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -37,7 +38,11 @@ layout(push_constant) uniform Params {
     uint serial;
 } p;
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 shared float part[256];
+#endif
 
 float combine(int op, float u, float v) {
     switch (op) {
@@ -46,6 +51,12 @@ float combine(int op, float u, float v) {
     case PROD: return u * v;
     }
     return u + v;
+}
+
+// fold combines v and u by op, NaN when either is: max and min propagate
+// NaN, as the CPU kernels do.
+float fold(int op, float v, float u) {
+    return isnan(v) ? v : isnan(u) ? u : combine(op, v, u);
 }
 
 // term is what element e contributes to a reduction by op.
@@ -69,8 +80,7 @@ float first(int op) {
 float serialRow(int op, uint base, float shift) {
     float v = first(op);
     for (uint j = 0u; j < p.len; j++) {
-        float e = term(op, float(x[base + j * p.inner]), shift);
-        v = isnan(e) ? e : combine(op, v, e);
+        v = fold(op, v, term(op, float(x[base + j * p.inner]), shift));
     }
     return v;
 }
@@ -81,23 +91,36 @@ float reduceRow(int op, uint base, float shift) {
     uint lid = gl_LocalInvocationID.x;
     float v = first(op);
     for (uint j = lid; j < p.len; j += 256u) {
-        float e = term(op, float(x[base + j * p.inner]), shift);
-        // max and min propagate NaN, as the CPU kernels do.
-        v = isnan(e) ? e : combine(op, v, e);
+        v = fold(op, v, term(op, float(x[base + j * p.inner]), shift));
     }
+#ifdef SUBGROUP
+    // Max and min reduce keys that order NaN above (max) or below (min)
+    // every number, so that it propagates.
+    switch (op) {
+    case MAX: {
+        uint k = groupKey(isnan(v) ? 0xFFFFFFFFu : orderKey(v), true);
+        return k == 0xFFFFFFFFu ? uintBitsToFloat(0x7FC00000u) : keyValue(k);
+    }
+    case MIN: {
+        uint k = groupKey(isnan(v) ? 0u : orderKey(v), false);
+        return k == 0u ? uintBitsToFloat(0x7FC00000u) : keyValue(k);
+    }
+    case PROD: return groupMul(v);
+    }
+    return groupAdd(v);
+#else
     part[lid] = v;
     barrier();
     for (uint s = 128u; s > 0u; s >>= 1u) {
         if (lid < s) {
-            float u = part[lid];
-            float w = part[lid + s];
-            part[lid] = isnan(w) ? w : combine(op, u, w);
+            part[lid] = fold(op, part[lid], part[lid + s]);
         }
         barrier();
     }
     float r = part[0];
     barrier();
     return r;
+#endif
 }
 
 // finish turns the combined terms v of a row into the reduction's value.

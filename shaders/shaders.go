@@ -3,8 +3,10 @@
 // editing a .comp file; a test fails when a .spv is stale. A variant of a
 // shader (NAME_VARIANT.spv) is the same .comp compiled with a -D define on
 // its own go:generate line, such as matmul_f16w.spv: matmul.comp with
-// HALF_WEIGHTS, which reads the weights as fp16; and NAME_f16.spv, compiled
-// with HALF, whose tensors are float16 (see half.glsl).
+// HALF_WEIGHTS, which reads the weights as fp16; NAME_f16.spv, compiled
+// with HALF, whose tensors are float16 (see half.glsl); and NAME_sg.spv
+// and NAME_f16_sg.spv, compiled with SUBGROUP, which reduce through
+// subgroup operations (see subgroup.glsl).
 package shaders
 
 import (
@@ -17,6 +19,8 @@ import (
 
 //go:generate glslc --target-env=vulkan1.1 -O -o argmax.spv argmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o argmax_f16.spv argmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DSUBGROUP -o argmax_f16_sg.spv argmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DSUBGROUP -o argmax_sg.spv argmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o attention.spv attention.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o attention_f16.spv attention.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o batchnorm.spv batchnorm.comp
@@ -48,6 +52,8 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o intops.spv intops.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o layernorm.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o layernorm_f16.spv layernorm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DSUBGROUP -o layernorm_f16_sg.spv layernorm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DSUBGROUP -o layernorm_sg.spv layernorm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o loss.spv loss.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o matmul_f16.spv matmul.comp
@@ -60,6 +66,8 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o qdq.spv qdq.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o reduce.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o reduce_f16.spv reduce.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DSUBGROUP -o reduce_f16_sg.spv reduce.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DSUBGROUP -o reduce_sg.spv reduce.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o requant.spv requant.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o resize.spv resize.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o resize_f16.spv resize.comp
@@ -67,6 +75,8 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o rotary_f16.spv rotary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o softmax.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o softmax_f16.spv softmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DSUBGROUP -o softmax_f16_sg.spv softmax.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DSUBGROUP -o softmax_sg.spv softmax.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o tensorscatter.spv tensorscatter.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o tensorscatter_f16.spv tensorscatter.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o transpose.spv transpose.comp

@@ -1,9 +1,12 @@
 // Softmax (OP 0) and LogSoftmax (OP 1) on fp32 along one axis. The input
 // is read as [outer, len, inner]: row r = o * inner + i holds the len
 // elements at o * len * inner + i + j * inner. One workgroup normalizes a
-// row at a time, reducing its maximum and its sum of exponentials in
-// shared memory, or, with serial set (short rows), each invocation a row
-// of its own.
+// row at a time, or, with serial set (short rows), each invocation a row
+// of its own. Compiled with SUBGROUP (see subgroup.glsl), a workgroup
+// reads its row twice: once for each invocation's running maximum and
+// sum of exponentials (rescaled when the maximum grows), combined by two
+// subgroup reductions, then to write it. Otherwise it reads it three
+// times, reducing the maximum, then the sum, in a shared-memory tree.
 //
 // With masked set, the input is Where(cond, fill, x) (or Where(cond, x,
 // fill)) of x, folded in: element e reads fill where cond, broadcast to
@@ -50,6 +53,9 @@ float load(uint e) {
     return sel ? uintBitsToFloat(mask[17]) : float(x[e]);
 }
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 shared float part[256];
 
 // reduce combines the part of every invocation with max (OP 0) or + (1)
@@ -68,6 +74,7 @@ float reduce(float v, int op) {
     barrier();
     return r;
 }
+#endif
 
 // write stores the row at base, from its maximum mx and sum of
 // exponentials: its elements from the first, each step-th.
@@ -99,6 +106,28 @@ void main() {
     for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
         float mx = -1.0 / 0.0;
+#ifdef SUBGROUP
+        // sum is the sum of exp(e - mx) over this invocation's elements e
+        // so far. An element of -inf adds 0 (exp(-inf - -inf) would be
+        // NaN); NaN makes the sum NaN.
+        float sum = 0.0;
+        for (uint j = lid; j < p.len; j += 256u) {
+            float e = load(base + j * p.inner);
+            if (e > mx) {
+                sum = sum * exp(mx - e) + 1.0;
+                mx = e;
+            } else if (e != -1.0 / 0.0) {
+                sum += exp(e - mx);
+            }
+        }
+        float rowMax = groupMax(mx);
+        sum = groupAdd(sum * exp(mx - rowMax));
+        // A row holding +inf has exp(inf - inf) in its sum, as the CPU's.
+        if (isinf(rowMax) && rowMax > 0.0) {
+            sum = uintBitsToFloat(0x7FC00000u);
+        }
+        write(base, rowMax, sum, lid, 256u);
+#else
         for (uint j = lid; j < p.len; j += 256u) {
             mx = max(mx, load(base + j * p.inner));
         }
@@ -108,5 +137,6 @@ void main() {
             sum += exp(load(base + j * p.inner) - mx);
         }
         write(base, mx, reduce(sum, 1), lid, 256u);
+#endif
     }
 }

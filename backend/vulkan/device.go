@@ -55,6 +55,9 @@ type Device struct {
 	// splits (split-K); 0 lets convSchedule choose.
 	tiledConv  bool
 	convSplits int
+	// subgroupRows selects the SUBGROUP variants of the row kernels (see
+	// Schedule.Rows).
+	subgroupRows bool
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
 

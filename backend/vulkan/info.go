@@ -27,6 +27,12 @@ type Info struct {
 	Heaps      []Heap
 	// SubgroupSize is the default subgroup (warp, wave) width.
 	SubgroupSize uint32
+	// SubgroupArithmetic reports the basic and arithmetic subgroup
+	// operations in compute shaders: the row kernels (Softmax,
+	// LayerNormalization, the Reduce ops, ArgMax and ArgMin) then reduce
+	// within each subgroup before combining the subgroups' partial
+	// results, rather than in a shared-memory tree (see Schedule.Rows).
+	SubgroupArithmetic bool
 	// Float16, Int8 and Int16 report shader arithmetic on those types;
 	// Storage16Bit and Storage8Bit report 16- and 8-bit values in storage
 	// buffers.
@@ -164,6 +170,8 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	info.APIVersion = vk.APIVersionString(p.ApiVersion)
 	info.Driver, info.DriverInfo = vk.GoString(driver.DriverName[:]), vk.GoString(driver.DriverInfo[:])
 	info.SubgroupSize = subgroup.SubgroupSize
+	ops := uint32(vk.SubgroupFeatureBasicBit | vk.SubgroupFeatureArithmeticBit)
+	info.SubgroupArithmetic = subgroup.SupportedStages&vk.ShaderStageComputeBit != 0 && subgroup.SupportedOperations&ops == ops
 	info.limits = p.Limits
 	info.cacheHeader, info.driverVersion = cacheHeader(p), p.DriverVersion
 	info.TimestampPeriod = p.Limits.TimestampPeriod

@@ -135,6 +135,9 @@ type launch struct {
 	// this one; only their shader, op, bindings, push, elems and groups
 	// are used.
 	then []*launch
+	// subgroup runs the SUBGROUP variant of the shader, NAME_sg.spv (see
+	// subgroupShaders).
+	subgroup bool
 	// scratch is the bytes of device memory the node's dispatches share
 	// through scratchSlot bindings, such as split-K's partial sums: valid
 	// from the node's first dispatch to its last, shared with other
@@ -181,6 +184,9 @@ type caps struct {
 	// intDot tells that the device has the integer dot product enabled
 	// (see Info.IntegerDotProduct).
 	intDot bool
+	// subgroupRows selects the SUBGROUP variants of the row kernels (see
+	// subgroupShaders).
+	subgroupRows bool
 }
 
 // query is what lowering knows of a node.
@@ -287,6 +293,9 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 	useHalfWeights(q, l)
 	if !toHalf(q, l) {
 		return nil, false
+	}
+	for _, part := range l.parts() {
+		part.subgroup = c.subgroupRows && subgroupShaders[strings.TrimSuffix(part.shader, halfSuffix)]
 	}
 	float := graph.Float
 	if strings.HasSuffix(l.shader, halfSuffix) {
@@ -450,10 +459,22 @@ func words(v ...uint32) []byte {
 	return b
 }
 
-// pipelineKey identifies a compute pipeline: a shader and its OP constant.
+// subgroupShaders lists the row kernels compiled with SUBGROUP as
+// NAME_sg.spv and NAME_f16_sg.spv (see shaders/subgroup.glsl): they
+// reduce a row within each subgroup, then combine the subgroups' partial
+// results after one barrier, where the others reduce it in a
+// shared-memory tree.
+var subgroupShaders = map[string]bool{"softmax": true, "layernorm": true, "reduce": true, "argmax": true}
+
+// subgroupSuffix names a shader's SUBGROUP variant.
+const subgroupSuffix = "_sg"
+
+// pipelineKey identifies a compute pipeline: a shader, its variant and its
+// OP constant.
 type pipelineKey struct {
-	shader string
-	op     int32
+	shader   string
+	subgroup bool
+	op       int32
 }
 
 // pipeline is a compute pipeline with its layouts.
@@ -467,11 +488,15 @@ type pipeline struct {
 // pipelineFor returns the pipeline of l's shader and op, creating it on
 // first use. d.mu must be held.
 func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
-	key := pipelineKey{l.shader, l.op}
+	key := pipelineKey{l.shader, l.subgroup, l.op}
 	if p, ok := d.pipelines[key]; ok {
 		return p, nil
 	}
-	module, err := d.module(l.shader)
+	name := l.shader
+	if l.subgroup {
+		name += subgroupSuffix
+	}
+	module, err := d.module(name)
 	if err != nil {
 		return nil, err
 	}
@@ -506,7 +531,7 @@ func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
 	if err := vk.CreateComputePipeline(d.dev, d.cache.handle, ci, &p.pipeline); err != nil {
 		vk.DestroyPipelineLayout(d.dev, p.layout)
 		vk.DestroyDescriptorSetLayout(d.dev, p.setLayout)
-		return nil, fmt.Errorf("vulkan: vkCreateComputePipelines (%s, op %d): %w", l.shader, l.op, err)
+		return nil, fmt.Errorf("vulkan: vkCreateComputePipelines (%s, op %d): %w", name, l.op, err)
 	}
 	d.cache.created = true
 	d.pipelines[key] = p

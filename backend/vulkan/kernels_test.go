@@ -29,12 +29,12 @@ func forcedSchedules() []Schedule {
 	return out
 }
 
-// launchKey describes what l dispatches: each part's shader, op,
-// workgroups and push constants.
+// launchKey describes what l dispatches: each part's shader and its
+// variant, op, workgroups and push constants.
 func launchKey(l *launch) string {
 	var b strings.Builder
 	for _, p := range l.parts() {
-		fmt.Fprintf(&b, "%s/%d/%d/%x;", p.shader, p.op, p.groups, p.push)
+		fmt.Fprintf(&b, "%s/%t/%d/%d/%x;", p.shader, p.subgroup, p.op, p.groups, p.push)
 	}
 	return b.String()
 }

@@ -30,6 +30,13 @@ type Schedule struct {
 	// depth (split-K with more than 1, as far as the depth allows); 0 lets
 	// the shape decide (convSchedule).
 	ConvSplits int
+	// Rows is how the row kernels (softmax.comp, layernorm.comp,
+	// reduce.comp, argmax.comp) reduce a row among a workgroup's
+	// invocations: "subgroup" (subgroup operations, which the device must
+	// have: Info.SubgroupArithmetic) or "tree" (a shared-memory tree),
+	// see RowSchedules; "" takes subgroup operations where the device has
+	// them.
+	Rows string
 }
 
 // WithSchedule makes Open force the schedules s names; Open fails on a
@@ -49,6 +56,22 @@ var convKernels = []struct {
 	gemm bool
 }{{"direct", false}, {"gemm", true}}
 
+// rowKernels are the row kernels' reductions by name: whether each
+// uses subgroup operations.
+var rowKernels = []struct {
+	name     string
+	subgroup bool
+}{{"subgroup", true}, {"tree", false}}
+
+// RowSchedules names the reductions of the row kernels (Schedule.Rows).
+func RowSchedules() []string {
+	var names []string
+	for _, k := range rowKernels {
+		names = append(names, k.name)
+	}
+	return names
+}
+
 // MatMulSchedules names the schedules of matmul.comp (Schedule.MatMul).
 func MatMulSchedules() []string {
 	var names []string
@@ -60,9 +83,11 @@ func MatMulSchedules() []string {
 
 // ForcedSchedules returns a Schedule forcing each kernel variant and
 // schedule a device could pick, one at a time: every matmul.comp schedule
-// (MatMulSchedules), each Conv kernel (ConvSchedules), and convgemm.comp
-// without split-K and with three splits. Tests run their cases under each
-// on a device that would pick only some of them itself.
+// (MatMulSchedules), each Conv kernel (ConvSchedules), convgemm.comp
+// without split-K and with three splits, and the row kernels'
+// shared-memory tree (their subgroup reduction is the default where a
+// device has it). Tests run their cases under each on a device that would
+// pick only some of them itself.
 func ForcedSchedules() []Schedule {
 	var out []Schedule
 	for _, m := range MatMulSchedules() {
@@ -71,7 +96,7 @@ func ForcedSchedules() []Schedule {
 	for _, c := range ConvSchedules() {
 		out = append(out, Schedule{Conv: c})
 	}
-	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3})
+	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3}, Schedule{Rows: "tree"})
 }
 
 // String names the schedules s forces, "device" for none.
@@ -88,6 +113,9 @@ func (s Schedule) String() string {
 	}
 	if s.ConvSplits > 0 {
 		parts = append(parts, fmt.Sprint("splits=", s.ConvSplits))
+	}
+	if s.Rows != "" {
+		parts = append(parts, "rows="+s.Rows)
 	}
 	if parts == nil {
 		return "device"
@@ -131,5 +159,16 @@ func (s Schedule) apply(d *Device) error {
 		return fmt.Errorf("vulkan: conv splits %d: want 0 or more", s.ConvSplits)
 	}
 	d.convSplits = s.ConvSplits
+	d.subgroupRows = d.info.SubgroupArithmetic
+	if s.Rows != "" {
+		i := slices.Index(RowSchedules(), s.Rows)
+		if i < 0 {
+			return fmt.Errorf("vulkan: no row schedule %q (want one of %q)", s.Rows, RowSchedules())
+		}
+		if rowKernels[i].subgroup && !d.info.SubgroupArithmetic {
+			return fmt.Errorf("vulkan: row schedule %q: %s has no subgroup arithmetic in compute shaders", s.Rows, d.info.Name)
+		}
+		d.subgroupRows = rowKernels[i].subgroup
+	}
 	return nil
 }

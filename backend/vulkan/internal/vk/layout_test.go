@@ -130,6 +130,8 @@ var layoutConsts = []struct {
 	{"VK_SHARING_MODE_EXCLUSIVE", SharingModeExclusive},
 	{"VK_DESCRIPTOR_TYPE_STORAGE_BUFFER", DescriptorTypeStorageBuffer},
 	{"VK_SHADER_STAGE_COMPUTE_BIT", ShaderStageComputeBit},
+	{"VK_SUBGROUP_FEATURE_BASIC_BIT", SubgroupFeatureBasicBit},
+	{"VK_SUBGROUP_FEATURE_ARITHMETIC_BIT", SubgroupFeatureArithmeticBit},
 	{"VK_PIPELINE_BIND_POINT_COMPUTE", PipelineBindPointCompute},
 	{"VK_COMMAND_BUFFER_LEVEL_PRIMARY", CommandBufferLevelPrimary},
 	{"VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT", CommandBufferUsageOneTimeSubmitBit},

@@ -65,6 +65,8 @@ const (
 	SharingModeExclusive                                       = 0
 	DescriptorTypeStorageBuffer                                = 7
 	ShaderStageComputeBit                                      = 32
+	SubgroupFeatureBasicBit                                    = 1
+	SubgroupFeatureArithmeticBit                               = 4
 	PipelineBindPointCompute                                   = 1
 	CommandBufferLevelPrimary                                  = 0
 	CommandBufferUsageOneTimeSubmitBit                         = 1

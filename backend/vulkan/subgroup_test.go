@@ -1,0 +1,175 @@
+package vulkan
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+)
+
+// rowLengths are the row lengths of TestRowKernels: rows short enough for
+// an invocation each, one subgroup's width on lavapipe and either side of
+// it, either side of a workgroup's width, and rows of several thousand.
+var rowLengths = []int64{1, 7, 8, 9, 33, 255, 256, 257, 4099}
+
+// rowCases returns the cases of the row kernels over rows of length n:
+// along the last axis of [3, n] and, strided, along the first of [n, 3].
+// Inputs hold ties (whole numbers), and a NaN or -inf where the op must
+// pass it on or step over it.
+func rowCases(r *rand.Rand, n int64) []kerneltest.Case {
+	var cs []kerneltest.Case
+	x := func(lo, hi float32, shape ...int64) kerneltest.Arg {
+		return kerneltest.Arg{T: kerneltest.RandFloats(r, shape, lo, hi)}
+	}
+	// special sets element i of row 0 of a to v.
+	special := func(a kerneltest.Arg, i int64, v float32) kerneltest.Arg {
+		graph.View[float32](a.T)[i%n] = v
+		return a
+	}
+	whole := func(a kerneltest.Arg) kerneltest.Arg {
+		for i, v := range graph.View[float32](a.T) {
+			graph.View[float32](a.T)[i] = float32(math.Round(float64(v)))
+		}
+		return a
+	}
+	for _, op := range []string{"Softmax", "LogSoftmax"} {
+		for _, axis := range []int64{-1, 0} {
+			shape := []int64{3, n}
+			if axis == 0 {
+				shape = []int64{n, 3}
+			}
+			cs = append(cs, kerneltest.Case{Node: kerneltest.Node(op, []string{"x"}, kerneltest.IntAttr("axis", axis)), Opset: 13,
+				Args: []kerneltest.Arg{x(-8, 8, shape...)}})
+		}
+		// A masked row: -inf where attention masks a key.
+		masked := x(-8, 8, 3, n)
+		for i := range n / 3 {
+			graph.View[float32](masked.T)[3*i] = float32(math.Inf(-1))
+		}
+		cs = append(cs, kerneltest.Case{Node: kerneltest.Node(op, []string{"x"}), Opset: 13, Args: []kerneltest.Arg{masked}})
+	}
+	cs = append(cs,
+		kerneltest.Case{Node: kerneltest.Node("LayerNormalization", []string{"x", "scale", "b"}, kerneltest.IntAttr("axis", -1), kerneltest.FloatAttr("epsilon", 1e-3)),
+			Opset: 17, Args: []kerneltest.Arg{x(5, 9, 3, n), x(-2, 2, n), x(-2, 2, n)}},
+		kerneltest.Case{Node: kerneltest.Node("RMSNormalization", []string{"x", "scale"}, kerneltest.IntAttr("axis", -1)),
+			Opset: 23, Args: []kerneltest.Arg{x(-3, 3, 3, n), x(-2, 2, n)}})
+	for _, op := range []string{"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp", "ReduceL2"} {
+		for _, axis := range []int64{1, 0} {
+			shape := []int64{3, n}
+			if axis == 0 {
+				shape = []int64{n, 3}
+			}
+			in := x(-3, 3, shape...)
+			if op == "ReduceProd" {
+				in = x(0.99, 1.01, shape...)
+			}
+			if op == "ReduceMax" || op == "ReduceMin" {
+				in = special(in, n/2, float32(math.NaN()))
+			}
+			cs = append(cs, kerneltest.Case{Node: kerneltest.Node(op, []string{"x", "axes"}, kerneltest.IntAttr("keepdims", 0)), Opset: 18,
+				Args: []kerneltest.Arg{in, kerneltest.ConstInts(axis)}})
+		}
+	}
+	for _, op := range []string{"ArgMax", "ArgMin"} {
+		for _, last := range []int64{0, 1} {
+			for _, axis := range []int64{-1, 0} {
+				shape := []int64{3, n}
+				if axis == 0 {
+					shape = []int64{n, 3}
+				}
+				in := whole(x(-3, 3, shape...))
+				if axis == -1 {
+					in = special(in, n/3, float32(math.NaN()))
+					in = special(in, 2*n/3, float32(math.NaN()))
+				}
+				cs = append(cs, kerneltest.Case{Node: kerneltest.Node(op, []string{"x"}, kerneltest.IntAttr("axis", axis), kerneltest.IntAttr("select_last_index", last)),
+					Opset: 13, Args: []kerneltest.Arg{in}})
+			}
+		}
+	}
+	return cs
+}
+
+// TestRowKernels checks softmax.comp, layernorm.comp, reduce.comp and
+// argmax.comp against the CPU kernels at rowLengths, in float32 and
+// float16, with each reduction of Schedule.Rows: through subgroup
+// operations (skipped where the device has none) and in the shared-memory
+// tree. Each case must run the variant its schedule names.
+func TestRowKernels(t *testing.T) {
+	base := openTest(t)
+	sample := testenv.NewSampler(3)
+	for _, rows := range RowSchedules() {
+		t.Run(rows, func(t *testing.T) {
+			if rows == "subgroup" && !base.Info().SubgroupArithmetic {
+				testenv.Skip(t, base.Info().Name+" has no subgroup arithmetic in compute shaders")
+			}
+			d, err := Open("vulkan", WithSchedule(Schedule{Rows: rows}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := d.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			for _, n := range rowLengths {
+				r := rand.New(rand.NewPCG(uint64(n), 3))
+				for _, c := range rowCases(r, n) {
+					modes := []kerneltest.Mode{kerneltest.FP32}
+					if d.half.storage {
+						modes = append(modes, kerneltest.Float16)
+					}
+					for _, mode := range modes {
+						if !sample.Take() {
+							continue
+						}
+						what := fmt.Sprintf("%s %s %s %s", c.Node.OpType, c, mode, rows)
+						half, wide := c, c
+						if mode == kerneltest.Float16 {
+							var ok bool
+							if half, wide, ok = kerneltest.Float16Case(c); !ok {
+								t.Fatalf("%s: no float16 form", what)
+							}
+						}
+						l, ok := lower(kerneltest.Canonical(t, half).Query(), d.caps())
+						if !ok {
+							t.Fatalf("%s: declined", what)
+						}
+						if l.subgroup != (rows == "subgroup") {
+							t.Errorf("%s: runs %s with subgroup %t", what, l.shader, l.subgroup)
+						}
+						got, ok := kerneltest.RunOn(t, d, half)
+						if !ok {
+							t.Fatalf("%s: declined", what)
+						}
+						kerneltest.Compare(t, what, half, mode, got, kerneltest.Reference(t, wide))
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRowSchedule checks that a device takes the subgroup reduction where
+// it has subgroup arithmetic, and that forcing it elsewhere fails.
+func TestRowSchedule(t *testing.T) {
+	base := openTest(t)
+	if base.subgroupRows != base.Info().SubgroupArithmetic {
+		t.Errorf("subgroup rows %t on a device with subgroup arithmetic %t", base.subgroupRows, base.Info().SubgroupArithmetic)
+	}
+	without := &Device{info: base.info}
+	without.info.SubgroupArithmetic = false
+	if err := (Schedule{Rows: "subgroup"}).apply(without); err == nil {
+		t.Error("subgroup rows forced on a device without subgroup arithmetic")
+	}
+	if err := (Schedule{Rows: "tree"}).apply(without); err != nil || without.subgroupRows {
+		t.Errorf("tree rows: %v, subgroup %t", err, without.subgroupRows)
+	}
+	if err := (Schedule{Rows: "warp"}).apply(without); err == nil {
+		t.Error("an unknown row schedule is accepted")
+	}
+}
