@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
-	"github.com/onnxvk/onnxvk/hostfallback"
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
@@ -339,21 +337,7 @@ func TestConvTiming(t *testing.T) {
 		for i, sc := range schedules {
 			d.tiledConv, d.convSplits = sc.tiled, sc.splits
 			m, feeds := convModel(c, convTails[0], true, false, rand.New(rand.NewPCG(1, 2)))
-			p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var steps []planner.Step
-			for _, st := range p.Steps {
-				if st.Kind == planner.Compute && st.Device == d.Name() {
-					steps = append(steps, st)
-				}
-			}
-			prog, err := d.Compile(p, steps)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := &backend.Frame{Plan: p, Values: map[string][]graph.Value{d.Name(): make([]graph.Value, len(p.Values))}}
+			prog, steps, f := CompileOn(t, d, m)
 			var times []time.Duration
 			for r := range 23 {
 				// A Run releases its input from the frame.

@@ -1,10 +1,13 @@
 package vulkan
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
@@ -171,5 +174,72 @@ func TestRowSchedule(t *testing.T) {
 	}
 	if err := (Schedule{Rows: "warp"}).apply(without); err == nil {
 		t.Error("an unknown row schedule is accepted")
+	}
+}
+
+// TestRowTiming times Softmax and LayerNormalization over [512, 4096]
+// (ONNXVK_ROW_TIMING=1 runs it) under each reduction of Schedule.Rows,
+// the two alternating run by run: the median device time of a Run
+// (timestamp queries; wall time on a device without them) of each, and
+// their ratio.
+func TestRowTiming(t *testing.T) {
+	testenv.SkipUnlessEnv(t, "ONNXVK_ROW_TIMING", "times the row kernels")
+	base := openTest(t)
+	if !base.Info().SubgroupArithmetic {
+		testenv.Skip(t, base.Info().Name+" has no subgroup arithmetic in compute shaders")
+	}
+	const runs = 31
+	shape := []int64{512, 4096}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []*graph.Node{
+		kerneltest.Node("Softmax", []string{"x"}, kerneltest.IntAttr("axis", -1)),
+		kerneltest.Node("LayerNormalization", []string{"x", "scale", "b"}, kerneltest.IntAttr("axis", -1)),
+	} {
+		g := graph.NewGraph(n.OpType)
+		g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(shape...))}}
+		g.Initializers["scale"] = kerneltest.RandFloats(r, shape[1:], -2, 2)
+		g.Initializers["b"] = kerneltest.RandFloats(r, shape[1:], -2, 2)
+		n.Outputs = []string{"y"}
+		g.Nodes = []*graph.Node{n}
+		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+		m := &graph.Model{Name: n.OpType, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+		x := kerneltest.RandFloats(r, shape, -8, 8)
+		var run []func() time.Duration
+		for _, rows := range RowSchedules() {
+			d, err := Open("vulkan", WithSchedule(Schedule{Rows: rows}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			prog, steps, f := CompileOn(t, d, m)
+			run = append(run, func() time.Duration {
+				// A Run releases its input from the frame.
+				f.Values[d.Name()][steps[0].In[0]] = x
+				start := time.Now()
+				if err := prog.Run(context.Background(), f); err != nil {
+					t.Fatal(err)
+				}
+				if dt := prog.(interface{ DeviceTime() time.Duration }).DeviceTime(); dt > 0 {
+					return dt
+				}
+				return time.Since(start)
+			})
+		}
+		times := make([][]time.Duration, len(run))
+		for i := range runs + 2 {
+			for k, f := range run {
+				if dt := f(); i >= 2 {
+					times[k] = append(times[k], dt)
+				}
+			}
+		}
+		line := fmt.Sprintf("%s %v:", n.OpType, shape)
+		var med []time.Duration
+		for k, rows := range RowSchedules() {
+			slices.Sort(times[k])
+			med = append(med, times[k][runs/2])
+			line += fmt.Sprintf("  %s %.2f ms", rows, float64(med[k])/1e6)
+		}
+		t.Logf("%s; tree/subgroup %.2f", line, float64(med[1])/float64(med[0]))
 	}
 }
