@@ -11,7 +11,14 @@
 
 #include "half.glsl"
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 layout(local_size_x = 256) in;
+#endif
+
+// WG is the width of a workgroup.
+const uint WG = gl_WorkGroupSize.x;
 
 layout(constant_id = 0) const int OP = 0;
 
@@ -26,9 +33,7 @@ layout(push_constant) uniform Params {
     uint serial;
 } p;
 
-#ifdef SUBGROUP
-#include "subgroup.glsl"
-#else
+#ifndef SUBGROUP
 shared float pv[256];
 shared uint pi[256];
 #endif
@@ -68,7 +73,7 @@ uvec2 pick(uvec2 w) {
 void main() {
     uint lid = gl_LocalInvocationID.x;
     if (p.serial != 0u) {
-        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * WG) {
             uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
             float best = float(x[base]);
             uint bi = 0u;
@@ -88,7 +93,7 @@ void main() {
         uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
         uint bi = min(lid, p.len - 1u);
         float best = float(x[base + bi * p.inner]);
-        for (uint j = lid + 256u; j < p.len; j += 256u) {
+        for (uint j = lid + WG; j < p.len; j += WG) {
             float v = float(x[base + j * p.inner]);
             if (beats(v, j, best, bi)) {
                 best = v;

@@ -17,7 +17,14 @@
 
 #include "half.glsl"
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 layout(local_size_x = 256) in;
+#endif
+
+// WG is the width of a workgroup.
+const uint WG = gl_WorkGroupSize.x;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { DATA x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer S { DATA scale[]; };
@@ -37,9 +44,7 @@ layout(push_constant) uniform Params {
     uint bn;
 } p;
 
-#ifdef SUBGROUP
-#include "subgroup.glsl"
-#else
+#ifndef SUBGROUP
 shared float part[256];
 
 // sum returns the sum of every invocation's v to all of them.
@@ -99,7 +104,7 @@ void serialRow(uint r) {
 void main() {
     uint lid = gl_LocalInvocationID.x;
     if ((p.flags & 16u) != 0u) {
-        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * WG) {
             serialRow(r);
         }
         return;
@@ -114,12 +119,12 @@ void main() {
         float k = lid < p.len && (p.flags & 8u) == 0u ? float(x[base + lid]) : 0.0;
         float s = 0.0;
         float q = 0.0;
-        for (uint j = lid; j < p.len; j += 256u) {
+        for (uint j = lid; j < p.len; j += WG) {
             float d = float(x[base + j]) - k;
             s += d;
             q += d * d;
         }
-        float n = float((p.len - min(lid, p.len) + 255u) / 256u);
+        float n = float((p.len - min(lid, p.len) + WG - 1u) / WG);
         float mean = 0.0;
         if ((p.flags & 8u) == 0u) {
             float own = n > 0.0 ? k + s / n : 0.0;
@@ -127,22 +132,22 @@ void main() {
             float d = own - mean;
             q = n > 0.0 ? q - s * s / n + n * d * d : 0.0;
         }
-        normalize(r, base, mean, 1.0 / sqrt(groupAdd(q) / float(p.len) + p.epsilon), lid, 256u);
+        normalize(r, base, mean, 1.0 / sqrt(groupAdd(q) / float(p.len) + p.epsilon), lid, WG);
 #else
         float mean = 0.0;
         if ((p.flags & 8u) == 0u) {
             float s = 0.0;
-            for (uint j = lid; j < p.len; j += 256u) {
+            for (uint j = lid; j < p.len; j += WG) {
                 s += float(x[base + j]);
             }
             mean = sum(s) / float(p.len);
         }
         float q = 0.0;
-        for (uint j = lid; j < p.len; j += 256u) {
+        for (uint j = lid; j < p.len; j += WG) {
             float d = float(x[base + j]) - mean;
             q += d * d;
         }
-        normalize(r, base, mean, 1.0 / sqrt(sum(q) / float(p.len) + p.epsilon), lid, 256u);
+        normalize(r, base, mean, 1.0 / sqrt(sum(q) / float(p.len) + p.epsilon), lid, WG);
 #endif
     }
 }

@@ -13,7 +13,14 @@
 
 #include "half.glsl"
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 layout(local_size_x = 256) in;
+#endif
+
+// WG is the width of a workgroup.
+const uint WG = gl_WorkGroupSize.x;
 
 layout(constant_id = 0) const int OP = 0;
 
@@ -38,9 +45,7 @@ layout(push_constant) uniform Params {
     uint serial;
 } p;
 
-#ifdef SUBGROUP
-#include "subgroup.glsl"
-#else
+#ifndef SUBGROUP
 shared float part[256];
 #endif
 
@@ -90,7 +95,7 @@ float serialRow(int op, uint base, float shift) {
 float reduceRow(int op, uint base, float shift) {
     uint lid = gl_LocalInvocationID.x;
     float v = first(op);
-    for (uint j = lid; j < p.len; j += 256u) {
+    for (uint j = lid; j < p.len; j += WG) {
         v = fold(op, v, term(op, float(x[base + j * p.inner]), shift));
     }
 #ifdef SUBGROUP
@@ -141,7 +146,7 @@ float usable(float shift) {
 
 void main() {
     if (p.serial != 0u) {
-        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * WG) {
             uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
             float shift = OP == LOGSUMEXP ? usable(serialRow(MAX, base, 0.0)) : 0.0;
             y[r] = DATA(finish(serialRow(OP, base, shift), shift));

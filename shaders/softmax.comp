@@ -18,7 +18,14 @@
 
 #include "half.glsl"
 
+#ifdef SUBGROUP
+#include "subgroup.glsl"
+#else
 layout(local_size_x = 256) in;
+#endif
+
+// WG is the width of a workgroup.
+const uint WG = gl_WorkGroupSize.x;
 
 layout(constant_id = 0) const int OP = 0;
 
@@ -53,9 +60,7 @@ float load(uint e) {
     return sel ? uintBitsToFloat(mask[17]) : float(x[e]);
 }
 
-#ifdef SUBGROUP
-#include "subgroup.glsl"
-#else
+#ifndef SUBGROUP
 shared float part[256];
 
 // reduce combines the part of every invocation with max (OP 0) or + (1)
@@ -89,7 +94,7 @@ void write(uint base, float mx, float sum, uint first, uint step) {
 void main() {
     uint lid = gl_LocalInvocationID.x;
     if (p.serial != 0u) {
-        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * 256u) {
+        for (uint r = gl_GlobalInvocationID.x; r < p.rows; r += gl_NumWorkGroups.x * WG) {
             uint base = (r / p.inner) * p.len * p.inner + r % p.inner;
             float mx = -1.0 / 0.0;
             for (uint j = 0u; j < p.len; j++) {
@@ -111,7 +116,7 @@ void main() {
         // so far. An element of -inf adds 0 (exp(-inf - -inf) would be
         // NaN); NaN makes the sum NaN.
         float sum = 0.0;
-        for (uint j = lid; j < p.len; j += 256u) {
+        for (uint j = lid; j < p.len; j += WG) {
             float e = load(base + j * p.inner);
             if (e > mx) {
                 sum = sum * exp(mx - e) + 1.0;
@@ -126,17 +131,17 @@ void main() {
         if (isinf(rowMax) && rowMax > 0.0) {
             sum = uintBitsToFloat(0x7FC00000u);
         }
-        write(base, rowMax, sum, lid, 256u);
+        write(base, rowMax, sum, lid, WG);
 #else
-        for (uint j = lid; j < p.len; j += 256u) {
+        for (uint j = lid; j < p.len; j += WG) {
             mx = max(mx, load(base + j * p.inner));
         }
         mx = reduce(mx, 0);
         float sum = 0.0;
-        for (uint j = lid; j < p.len; j += 256u) {
+        for (uint j = lid; j < p.len; j += WG) {
             sum += exp(load(base + j * p.inner) - mx);
         }
-        write(base, mx, reduce(sum, 1), lid, 256u);
+        write(base, mx, reduce(sum, 1), lid, WG);
 #endif
     }
 }

@@ -8,14 +8,18 @@
 // second barrier. The subgroup size and count are the device's
 // (gl_SubgroupSize, gl_NumSubgroups), whatever they are.
 //
-// Include it after the shader's local_size_x. Every invocation of the
-// workgroup must call each reduction, in the same order. Successive
+// It declares the workgroup's size: 256 invocations, or what
+// specialization constant 1 says (the backend's rowWorkgroup, from the
+// subgroup size). Every invocation of the workgroup must call each
+// reduction, in the same order. Successive
 // reductions publish into alternate halves of part: reduction k + 2
 // writes the half that reduction k read only after every invocation has
 // passed the barrier of reduction k + 1, so one barrier per reduction
 // suffices.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+
+layout(local_size_x = 256, local_size_x_id = 1) in;
 
 shared uvec2 part[2][gl_WorkGroupSize.x];
 uint turn = 0u;

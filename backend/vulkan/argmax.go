@@ -39,7 +39,7 @@ func lowerArg(q *query, code int32) (*launch, bool) {
 		last = 1
 	}
 	rows := graph.NumElements(out)
-	groups, serial := rowGroups(rows, x[axis])
+	groups, serial := q.rowGroups(rows, x[axis])
 	return &launch{shader: "argmax", op: code, bindings: []slot{{false, 0}, {true, 0}},
 		push:  words(uint32(rows), uint32(x[axis]), uint32(graph.NumElements(x[axis+1:])), last, serial),
 		elems: rows, outShapes: [][]int64{out}, groups: groups, outTypes: []graph.DType{graph.Int64}}, true

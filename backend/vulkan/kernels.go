@@ -34,9 +34,13 @@ const serialRowLen = 32
 // of length elements each, and its serial flag: 1 where each invocation
 // reduces a row of its own (length up to serialRowLen), 0 where each
 // workgroup does.
-func rowGroups(rows, length int64) (groups int64, serial uint32) {
+func (c caps) rowGroups(rows, length int64) (groups int64, serial uint32) {
 	if length <= serialRowLen {
-		return (rows + workgroupSize - 1) / workgroupSize, 1
+		width := c.rowWorkgroup
+		if width == 0 {
+			width = workgroupSize
+		}
+		return (rows + width - 1) / width, 1
 	}
 	return rows, 0
 }
@@ -185,8 +189,11 @@ type caps struct {
 	// (see Info.IntegerDotProduct).
 	intDot bool
 	// subgroupRows selects the SUBGROUP variants of the row kernels (see
-	// subgroupShaders).
+	// subgroupShaders), and rowWorkgroup, when positive, is their
+	// workgroup's width, where it is not workgroupSize (see
+	// rowWorkgroup).
 	subgroupRows bool
+	rowWorkgroup int64
 }
 
 // query is what lowering knows of a node.
@@ -469,6 +476,19 @@ var subgroupShaders = map[string]bool{"softmax": true, "layernorm": true, "reduc
 // subgroupSuffix names a shader's SUBGROUP variant.
 const subgroupSuffix = "_sg"
 
+// rowWorkgroup returns the workgroup width of the SUBGROUP variants of
+// the row kernels on a device whose subgroups are subgroupSize wide:
+// eight subgroups, at most workgroupSize (256 on GPUs whose subgroups are
+// 32 or 64 wide, 64 on lavapipe's 8, where fewer invocations wait at each
+// barrier); workgroupSize where the device reports no size. The shaders
+// take it as specialization constant 1.
+func rowWorkgroup(subgroupSize uint32) int64 {
+	if subgroupSize == 0 {
+		return workgroupSize
+	}
+	return min(workgroupSize, 8*int64(subgroupSize))
+}
+
 // pipelineKey identifies a compute pipeline: a shader, its variant and its
 // OP constant.
 type pipelineKey struct {
@@ -521,9 +541,13 @@ func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
 		vk.DestroyDescriptorSetLayout(d.dev, p.setLayout)
 		return nil, fmt.Errorf("vulkan: vkCreatePipelineLayout: %w", err)
 	}
-	op := l.op
-	entry := &vk.SpecializationMapEntry{ConstantID: 0, Offset: 0, Size: 4}
-	spec := &vk.SpecializationInfo{MapEntryCount: 1, PMapEntries: unsafe.Pointer(entry), DataSize: 4, PData: unsafe.Pointer(&op)}
+	consts := []int32{l.op, int32(rowWorkgroup(d.info.SubgroupSize))}
+	entries := []vk.SpecializationMapEntry{{ConstantID: 0, Offset: 0, Size: 4}, {ConstantID: 1, Offset: 4, Size: 4}}
+	n := uint32(1)
+	if l.subgroup {
+		n = 2
+	}
+	spec := &vk.SpecializationInfo{MapEntryCount: n, PMapEntries: unsafe.Pointer(&entries[0]), DataSize: uintptr(4 * n), PData: unsafe.Pointer(&consts[0])}
 	main := vk.Cstr("main")
 	ci := &vk.ComputePipelineCreateInfo{SType: vk.StructureTypeComputePipelineCreateInfo, Layout: p.layout,
 		Stage: vk.PipelineShaderStageCreateInfo{SType: vk.StructureTypePipelineShaderStageCreateInfo,

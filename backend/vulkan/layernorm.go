@@ -72,7 +72,7 @@ func lowerLayerNorm(q *query) (*launch, bool) {
 		}
 	}
 	rows, length := graph.NumElements(x[:axis]), graph.NumElements(norm)
-	groups, serial := rowGroups(rows, length)
+	groups, serial := q.rowGroups(rows, length)
 	return &launch{shader: "layernorm", bindings: bindings,
 		push:  words(uint32(rows), uint32(length), math.Float32bits(p.Epsilon), flags|serial<<4, uint32(sn), uint32(bn)),
 		elems: graph.NumElements(x), outShapes: [][]int64{x, stat, stat}, groups: groups}, true

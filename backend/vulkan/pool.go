@@ -77,7 +77,7 @@ func lowerGlobalAveragePool(q *query) (*launch, bool) {
 		out = append(out, 1)
 	}
 	rows, length := x[0]*x[1], graph.NumElements(x[2:])
-	groups, serial := rowGroups(rows, length)
+	groups, serial := q.rowGroups(rows, length)
 	return &launch{shader: "reduce", op: reduceOps["ReduceMean"], bindings: []slot{{false, 0}, {true, 0}},
 		push: words(uint32(rows), uint32(length), 1, serial), elems: rows, outShapes: [][]int64{out}, groups: groups}, true
 }

@@ -50,9 +50,13 @@ func (d *Device) Supports(q planner.Query) (ok bool) {
 // convolutions use the shared-memory schedules everywhere but on CPU
 // implementations.
 func (d *Device) caps() caps {
-	return caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
+	c := caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
 		tiledMatMul: d.tiledMatMul, tiledConv: d.tiledConv, convSplits: d.convSplits, schedule: d.schedule, gemvColumns: d.gemvColumns, halfWeights: d.half.on, half16: d.half.storage, int16: d.info.Int16, intDot: d.intDot,
 		subgroupRows: d.subgroupRows}
+	if d.subgroupRows {
+		c.rowWorkgroup = rowWorkgroup(d.info.SubgroupSize)
+	}
+	return c
 }
 
 // region tells where a bound value lives.

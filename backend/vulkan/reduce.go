@@ -75,7 +75,7 @@ func lowerReduce(q *query, code int32) (*launch, bool) {
 		}
 	}
 	rows := outer * inner
-	groups, serial := rowGroups(rows, length)
+	groups, serial := q.rowGroups(rows, length)
 	return &launch{shader: "reduce", op: code, bindings: []slot{{false, 0}, {true, 0}},
 		push: words(uint32(rows), uint32(length), uint32(inner), serial), elems: rows, outShapes: [][]int64{out}, groups: groups}, true
 }

@@ -16,7 +16,7 @@ var softmaxOps = map[string]int32{"Softmax": 0, "LogSoftmax": 1}
 func init() {
 	for op, code := range softmaxOps {
 		register(op, func(q *query) (*launch, bool) {
-			return lowerSoftmax(q.n, q.opset, q.shapes, code)
+			return lowerSoftmax(q, code)
 		})
 	}
 }
@@ -24,7 +24,8 @@ func init() {
 // lowerSoftmax lowers Softmax or LogSoftmax: along the single axis from
 // opset 13 (default -1), over the input coerced to 2-D at axis before
 // (default 1).
-func lowerSoftmax(n *graph.Node, opset int64, shapes [][]int64, code int32) (*launch, bool) {
+func lowerSoftmax(q *query, code int32) (*launch, bool) {
+	n, opset, shapes := q.n, q.opset, q.shapes
 	if len(shapes) != 1 || len(shapes[0]) == 0 {
 		return nil, false
 	}
@@ -38,7 +39,7 @@ func lowerSoftmax(n *graph.Node, opset int64, shapes [][]int64, code int32) (*la
 		length, inner = length*inner, 1
 	}
 	rows := outer * inner
-	groups, serial := rowGroups(rows, length)
+	groups, serial := q.rowGroups(rows, length)
 	return &launch{shader: "softmax", op: code, bindings: []slot{{false, 0}, {true, 0}, {false, 0}},
 		push: words(uint32(rows), uint32(length), uint32(inner), 0, serial), elems: graph.NumElements(x), outShapes: [][]int64{x}, groups: groups}, true
 }

@@ -16,15 +16,21 @@ import (
 
 // rowLengths are the row lengths of TestRowKernels: rows short enough for
 // an invocation each, one subgroup's width on lavapipe and either side of
-// it, either side of a workgroup's width, and rows of several thousand.
-var rowLengths = []int64{1, 7, 8, 9, 33, 255, 256, 257, 4099}
+// it, either side of the widths of a workgroup (64 and 256, see
+// rowWorkgroup), and rows of several thousand.
+var rowLengths = []int64{1, 7, 8, 9, 33, 63, 64, 65, 255, 256, 257, 4099}
 
 // rowCases returns the cases of the row kernels over rows of length n:
-// along the last axis of [3, n] and, strided, along the first of [n, 3].
-// Inputs hold ties (whole numbers), and a NaN or -inf where the op must
-// pass it on or step over it.
+// along the last axis of [m, n] and, strided, along the first of [n, m],
+// m 3, or 300 where each invocation takes a row (more rows than a
+// workgroup has invocations). Inputs hold ties (whole numbers), and a NaN
+// or -inf where the op must pass it on or step over it.
 func rowCases(r *rand.Rand, n int64) []kerneltest.Case {
 	var cs []kerneltest.Case
+	m := int64(3)
+	if n <= serialRowLen {
+		m = 300
+	}
 	x := func(lo, hi float32, shape ...int64) kerneltest.Arg {
 		return kerneltest.Arg{T: kerneltest.RandFloats(r, shape, lo, hi)}
 	}
@@ -41,15 +47,15 @@ func rowCases(r *rand.Rand, n int64) []kerneltest.Case {
 	}
 	for _, op := range []string{"Softmax", "LogSoftmax"} {
 		for _, axis := range []int64{-1, 0} {
-			shape := []int64{3, n}
+			shape := []int64{m, n}
 			if axis == 0 {
-				shape = []int64{n, 3}
+				shape = []int64{n, m}
 			}
 			cs = append(cs, kerneltest.Case{Node: kerneltest.Node(op, []string{"x"}, kerneltest.IntAttr("axis", axis)), Opset: 13,
 				Args: []kerneltest.Arg{x(-8, 8, shape...)}})
 		}
 		// A masked row: -inf where attention masks a key.
-		masked := x(-8, 8, 3, n)
+		masked := x(-8, 8, m, n)
 		for i := range n / 3 {
 			graph.View[float32](masked.T)[3*i] = float32(math.Inf(-1))
 		}
@@ -57,14 +63,14 @@ func rowCases(r *rand.Rand, n int64) []kerneltest.Case {
 	}
 	cs = append(cs,
 		kerneltest.Case{Node: kerneltest.Node("LayerNormalization", []string{"x", "scale", "b"}, kerneltest.IntAttr("axis", -1), kerneltest.FloatAttr("epsilon", 1e-3)),
-			Opset: 17, Args: []kerneltest.Arg{x(5, 9, 3, n), x(-2, 2, n), x(-2, 2, n)}},
+			Opset: 17, Args: []kerneltest.Arg{x(5, 9, m, n), x(-2, 2, n), x(-2, 2, n)}},
 		kerneltest.Case{Node: kerneltest.Node("RMSNormalization", []string{"x", "scale"}, kerneltest.IntAttr("axis", -1)),
-			Opset: 23, Args: []kerneltest.Arg{x(-3, 3, 3, n), x(-2, 2, n)}})
+			Opset: 23, Args: []kerneltest.Arg{x(-3, 3, m, n), x(-2, 2, n)}})
 	for _, op := range []string{"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp", "ReduceL2"} {
 		for _, axis := range []int64{1, 0} {
-			shape := []int64{3, n}
+			shape := []int64{m, n}
 			if axis == 0 {
-				shape = []int64{n, 3}
+				shape = []int64{n, m}
 			}
 			in := x(-3, 3, shape...)
 			if op == "ReduceProd" {
@@ -80,9 +86,9 @@ func rowCases(r *rand.Rand, n int64) []kerneltest.Case {
 	for _, op := range []string{"ArgMax", "ArgMin"} {
 		for _, last := range []int64{0, 1} {
 			for _, axis := range []int64{-1, 0} {
-				shape := []int64{3, n}
+				shape := []int64{m, n}
 				if axis == 0 {
-					shape = []int64{n, 3}
+					shape = []int64{n, m}
 				}
 				in := whole(x(-3, 3, shape...))
 				if axis == -1 {
@@ -158,9 +164,18 @@ func TestRowKernels(t *testing.T) {
 }
 
 // TestRowSchedule checks that a device takes the subgroup reduction where
-// it has subgroup arithmetic, and that forcing it elsewhere fails.
+// it has subgroup arithmetic, and that forcing it elsewhere fails, and the
+// workgroup widths of the subgroup reduction.
 func TestRowSchedule(t *testing.T) {
+	for size, want := range map[uint32]int64{0: 256, 1: 8, 4: 32, 8: 64, 16: 128, 32: 256, 64: 256, 128: 256} {
+		if got := rowWorkgroup(size); got != want {
+			t.Errorf("subgroups of %d: row workgroups of %d, want %d", size, got, want)
+		}
+	}
 	base := openTest(t)
+	if want := rowWorkgroup(base.Info().SubgroupSize); base.subgroupRows && base.caps().rowWorkgroup != want {
+		t.Errorf("row workgroups of %d, want %d", base.caps().rowWorkgroup, want)
+	}
 	if base.subgroupRows != base.Info().SubgroupArithmetic {
 		t.Errorf("subgroup rows %t on a device with subgroup arithmetic %t", base.subgroupRows, base.Info().SubgroupArithmetic)
 	}
