@@ -79,12 +79,26 @@ func (f *poolFast) split(p *poolLayout, x, buf []float32) {
 	H, W, sw, wq := p.in[0], p.in[1], f.sw, f.wq
 	for r := range H {
 		row := x[r*W : (r+1)*W]
-		done := 0
 		if sw == 2 {
-			done = 2 * dwSplit2(buf[r*wq:(r+1)*wq], buf[f.sub+r*wq:f.sub+(r+1)*wq], row)
+			// Even columns fill the wq = ⌈W/2⌉ slots of phase 0, odd ones
+			// ⌊W/2⌋ of phase 1.
+			even, odd := buf[r*wq:(r+1)*wq], buf[f.sub+r*wq:f.sub+r*wq+W/2]
+			n := dwSplit2(even, odd, row)
+			for i := n; i < len(even); i++ {
+				even[i] = row[2*i]
+			}
+			for i := n; i < len(odd); i++ {
+				odd[i] = row[2*i+1]
+			}
+			continue
 		}
-		for c := done; c < W; c++ {
-			buf[c%sw*f.sub+r*wq+c/sw] = row[c]
+		// Column c's phase and index, stepped without dividing.
+		ph, q := 0, 0
+		for _, v := range row {
+			buf[ph*f.sub+r*wq+q] = v
+			if ph++; ph == sw {
+				ph, q = 0, q+1
+			}
 		}
 	}
 }

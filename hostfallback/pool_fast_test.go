@@ -113,15 +113,25 @@ func firstDiff(a, b []uint32) string {
 	return fmt.Sprintf("lengths %d, %d", len(a), len(b))
 }
 
-// BenchmarkMaxPool times ResNet's 3×3, stride-2, padded max pooling.
+// BenchmarkMaxPool times ResNet's 3×3, stride-2, padded max pooling and
+// SqueezeNet's first, unpadded with ceil mode over odd planes.
 func BenchmarkMaxPool(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
-	x := nnRand(r, 1, 64, 112, 112)
-	attrs := nnAttrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": []int64{1, 1, 1, 1}}
-	for b.Loop() {
-		if _, err := nnRun("MaxPool", 12, attrs, x); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		hw   int64
+		pads []int64
+		ceil int64
+	}{{"resnet", 112, []int64{1, 1, 1, 1}, 0}, {"squeezenet", 111, []int64{0, 0, 0, 0}, 1}} {
+		x := nnRand(r, 1, 64, c.hw, c.hw)
+		attrs := nnAttrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": c.pads, "ceil_mode": c.ceil}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := nnRun("MaxPool", 12, attrs, x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
