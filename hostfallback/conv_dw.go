@@ -110,24 +110,32 @@ func (p *dwPoly) filled() int { return p.sh * p.sw * p.hq * p.wq }
 // ones for every plane: the padding in buf must be zero already.
 func (p *dwPoly) fill(buf, x []float32) {
 	sub := p.hq * p.wq
-	// Input column c lands in sub-plane column (c+padLeft) mod sw, at
-	// index ⌊(c+padLeft)/sw⌋; the columns from wq on are not read.
+	// Input row ih lands in sub-plane row (ih+padTop) mod sh, at index
+	// ⌊(ih+padTop)/sh⌋ (phase and q, stepped without dividing); input
+	// column c in sub-plane column (c+padLeft) mod sw, at index
+	// ⌊(c+padLeft)/sw⌋; the columns from wq on are not read.
+	phase, q := p.padTop%p.sh, p.padTop/p.sh
+	// For sw 2, the even and odd input columns of a row go to [e0, e0+ne)
+	// and [o0, o0+no) from its sub-plane row's start.
+	e, o := p.padLeft, p.padLeft+1
+	e0, o0 := e%2*sub+min(e/2, p.wq), o%2*sub+min(o/2, p.wq)
+	ne, no := min(p.wq-min(e/2, p.wq), (p.w+1)/2), min(p.wq-min(o/2, p.wq), p.w/2)
 	for ih := range min(p.h, p.hq*p.sh-p.padTop) {
-		pr := ih + p.padTop
-		at := pr%p.sh*p.sw*sub + pr/p.sh*p.wq
+		at := phase*p.sw*sub + q*p.wq
+		if phase++; phase == p.sh {
+			phase, q = 0, q+1
+		}
 		src := x[ih*p.w : (ih+1)*p.w]
 		switch p.sw {
 		case 1:
 			copy(buf[at+min(p.padLeft, p.wq):at+p.wq], src)
 		case 2:
-			e, o := p.padLeft, p.padLeft+1
-			even := buf[at+e%2*sub+min(e/2, p.wq) : at+e%2*sub+p.wq]
-			odd := buf[at+o%2*sub+min(o/2, p.wq) : at+o%2*sub+p.wq]
+			even, odd := buf[at+e0:at+e0+ne], buf[at+o0:at+o0+no]
 			n := dwSplit2(even, odd, src)
-			for i := n; i < len(even) && 2*i < len(src); i++ {
+			for i := n; i < len(even); i++ {
 				even[i] = src[2*i]
 			}
-			for i := n; i < len(odd) && 2*i+1 < len(src); i++ {
+			for i := n; i < len(odd); i++ {
 				odd[i] = src[2*i+1]
 			}
 		default:
