@@ -10,14 +10,14 @@ import (
 )
 
 // BenchmarkConv3x3 times the 3×3, stride-1, padded convolutions of
-// ResNet-18's four stages (batch 1).
+// ResNet-18's four stages, at batch 1 and 8.
 func BenchmarkConv3x3(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, s := range [][2]int64{{64, 56}, {128, 28}, {256, 14}, {512, 7}} {
-		ch, hw := s[0], s[1]
-		x, w, bias := nnRand(r, 1, ch, hw, hw), nnRand(r, ch, ch, 3, 3), nnRand(r, ch)
+	for _, s := range [][3]int64{{1, 64, 56}, {1, 128, 28}, {1, 256, 14}, {1, 512, 7}, {8, 64, 56}, {8, 128, 28}, {8, 256, 14}, {8, 512, 7}} {
+		n, ch, hw := s[0], s[1], s[2]
+		x, w, bias := nnRand(r, n, ch, hw, hw), nnRand(r, ch, ch, 3, 3), nnRand(r, ch)
 		attrs := nnAttrs{"kernel_shape": []int64{3, 3}, "pads": []int64{1, 1, 1, 1}}
-		b.Run(fmt.Sprintf("%dx%dx%d", ch, hw, hw), func(b *testing.B) {
+		b.Run(fmt.Sprintf("n%d_%dx%dx%d", n, ch, hw, hw), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := nnRun("Conv", 13, attrs, x, w, bias); err != nil {
 					b.Fatal(err)
