@@ -21,8 +21,10 @@ type poolFast struct {
 }
 
 // poolFastLeast is the least number of interior output columns for which
-// poolFastPlan sets up the vectorised path.
-const poolFastLeast = 8
+// poolFastPlan sets up the vectorised path. Five columns of a 7×7 plane
+// already take it in 0.4 of the time window by window does (GoogLeNet's
+// last 3×3 stride-1 max pooling, 832 planes: 1.33 → 0.53 ms, one thread).
+const poolFastLeast = 4
 
 // poolFastPlan returns the vectorised plan for p, or nil where too few
 // output columns are interior.

@@ -68,8 +68,9 @@ func TestMaxPoolFastPath(t *testing.T) {
 		{x: []int64{1, 2, 30, 41}, kernel: []int64{3, 3}, stride: []int64{1, 1}, pads: []int64{1, 1, 1, 1}},
 		{x: []int64{2, 1, 20, 70}, kernel: []int64{2, 2}, stride: []int64{2, 2}},
 	}
-	for range 60 {
-		cases = append(cases, randomPool2D(r, 8))
+	for i := range 90 {
+		// A third on planes small enough that few columns are interior.
+		cases = append(cases, randomPool2D(r, int64(3+5*min(i%3, 1))))
 	}
 	for _, tc := range cases {
 		x := nnF32(tc.x, poolSpecials(r, int(graph.NumElements(tc.x)))...)
@@ -113,18 +114,20 @@ func firstDiff(a, b []uint32) string {
 	return fmt.Sprintf("lengths %d, %d", len(a), len(b))
 }
 
-// BenchmarkMaxPool times ResNet's 3×3, stride-2, padded max pooling and
-// SqueezeNet's first, unpadded with ceil mode over odd planes.
+// BenchmarkMaxPool times ResNet's 3×3, stride-2, padded max pooling,
+// SqueezeNet's first, unpadded with ceil mode over odd planes, and the
+// 3×3 stride-1 pooling of GoogLeNet's last inception branches on 7×7
+// planes.
 func BenchmarkMaxPool(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []struct {
-		name string
-		hw   int64
-		pads []int64
-		ceil int64
-	}{{"resnet", 112, []int64{1, 1, 1, 1}, 0}, {"squeezenet", 111, []int64{0, 0, 0, 0}, 1}} {
-		x := nnRand(r, 1, 64, c.hw, c.hw)
-		attrs := nnAttrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": c.pads, "ceil_mode": c.ceil}
+		name           string
+		ch, hw, stride int64
+		pads           []int64
+		ceil           int64
+	}{{"resnet", 64, 112, 2, []int64{1, 1, 1, 1}, 0}, {"squeezenet", 64, 111, 2, []int64{0, 0, 0, 0}, 1}, {"googlenet7", 832, 7, 1, []int64{1, 1, 1, 1}, 1}} {
+		x := nnRand(r, 1, c.ch, c.hw, c.hw)
+		attrs := nnAttrs{"kernel_shape": []int64{3, 3}, "strides": []int64{c.stride, c.stride}, "pads": c.pads, "ceil_mode": c.ceil}
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := nnRun("MaxPool", 12, attrs, x); err != nil {
