@@ -222,6 +222,10 @@ func TestConvRandom(t *testing.T) {
 		{x: []int64{3, 16, 13, 7}, w: []int64{24, 16, 1, 1}, bias: true},
 		{x: []int64{1, 16, 13, 7}, w: []int64{24, 4, 1, 1}, group: 4},
 		{x: []int64{1, 8, 10, 10}, w: []int64{4, 8, 1, 1}, stride: []int64{2, 2}},
+		// 1×1 planes (squeeze-and-excitation), grouped or not.
+		{x: []int64{2, 40, 1, 1}, w: []int64{24, 40, 1, 1}, bias: true},
+		{x: []int64{1, 16, 1, 1}, w: []int64{8, 4, 1, 1}, group: 4},
+		{x: []int64{1, 12, 1, 3}, w: []int64{30, 12, 1, 1}, bias: true},
 		{x: []int64{1, 32, 40, 40}, w: []int64{16, 32, 3, 3}, pads: []int64{1, 1, 1, 1}, bias: true},
 		{x: []int64{1, 2, 5, 6, 7}, w: []int64{3, 2, 3, 2, 3}, pads: []int64{1, 0, 1, 1, 1, 0}, stride: []int64{1, 2, 1}},
 		{x: []int64{1, 4, 5, 5, 5}, w: []int64{4, 1, 3, 3, 3}, group: 4, dil: []int64{2, 1, 1}, autoPad: "SAME_UPPER", bias: true},

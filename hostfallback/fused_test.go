@@ -42,6 +42,7 @@ func TestFusedConv(t *testing.T) {
 		{"depthwise", []int64{1, 6, 9, 9}, []int64{6, 1, 3, 3}, 6, []int64{1, 1, 1, 1}},
 		{"pointwise", []int64{1, 5, 7, 7}, []int64{12, 5, 1, 1}, 1, []int64{0, 0, 0, 0}},
 		{"general", []int64{2, 3, 11, 11}, []int64{17, 3, 3, 3}, 1, []int64{1, 1, 1, 1}},
+		{"squeeze", []int64{1, 24, 1, 1}, []int64{96, 24, 1, 1}, 1, []int64{0, 0, 0, 0}},
 	}
 	acts := []struct {
 		op           string
