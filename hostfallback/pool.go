@@ -242,8 +242,8 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 		if p.rank == 2 && idx == nil {
 			xi, yi := x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize]
 			if fast != nil {
-				fast.plane(p, any(xi).([]float32), any(yi).([]float32), func(_ int, dst, src []float32, offs []int) { maxRows(dst, src, offs) })
-				maxPlane2D(p, xi, yi, lowest, fast.c0, fast.c1)
+				fast.plane(p, any(xi).([]float32), any(yi).([]float32), func(_, _ int, dst, src []float32, offs []int) { maxRows(dst, src, offs) })
+				maxPlane2D(p, xi, yi, lowest, fast.skip0, fast.skip1)
 				return
 			}
 			maxPlane2D(p, xi, yi, lowest, 0, 0)
@@ -373,11 +373,11 @@ func avgPlane2D(p *poolLayout, x, y []float32, includePad bool) {
 	}
 	skip0, skip1 := 0, 0
 	if f := p.fast; f != nil {
-		skip0, skip1 = f.c0, f.c1
-		f.plane(p, x, y, func(oh int, dst, src []float32, offs []int) {
+		skip0, skip1 = f.skip0, f.skip1
+		f.plane(p, x, y, func(oh, ow int, dst, src []float32, offs []int) {
 			sumRows(dst, src, offs)
 			for i := range dst {
-				if n := divisor(oh, skip0+i); n > 0 {
+				if n := divisor(oh, ow+i); n > 0 {
 					dst[i] /= float32(n)
 				}
 			}

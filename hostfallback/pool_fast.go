@@ -4,11 +4,11 @@ package hostfallback
 // indices, AveragePool): the windows of the interior output columns
 // [c0, c1), those whose taps along the last axis all lie inside the input,
 // computed tap by tap over a whole output row at once (maxRows, sumRows),
-// with the taps in the same order as the window-by-window paths
-// (maxPlane2D, avgPlane2D), so with the same results to the bit. With a
-// column stride sw > 1 the input plane is first split into sw phase planes
-// (phase q holding columns q, q+sw, …), so that each tap reads a
-// contiguous run.
+// and those of the edge columns one at a time by the same kernels, with
+// the taps in the same order as the window-by-window paths (maxPlane2D,
+// avgPlane2D), so with the same results to the bit. With a column stride
+// sw > 1 the input plane is first split into sw phase planes (phase q
+// holding columns q, q+sw, …), so that each tap reads a contiguous run.
 type poolFast struct {
 	c0, c1 int
 	// wq is the length of a phase row (the row length with sw = 1) and
@@ -18,6 +18,20 @@ type poolFast struct {
 	// first input row of a window, for output column c0; a window with
 	// rn input rows takes the first rn·kernel[1] taps.
 	offs []int
+	// edges are the output columns outside [c0, c1), each a call of one
+	// output with its own in-input taps, where every one of them has
+	// some (else nil); skip0 and skip1 bound the columns that plane
+	// writes: [0, OW) with edges, [c0, c1) without.
+	edges        []poolEdge
+	skip0, skip1 int
+}
+
+// poolEdge is an output column ow whose window has cn < kernel[1]
+// columns in the input: offs as poolFast's, over those columns only (a
+// window with rn input rows takes the first rn·cn).
+type poolEdge struct {
+	ow, cn int
+	offs   []int
 }
 
 // poolFastLeast is the least number of interior output columns for which
@@ -30,7 +44,7 @@ const poolFastLeast = 4
 // output columns are interior.
 func poolFastPlan(p *poolLayout) *poolFast {
 	H, W, OW := p.in[0], p.in[1], p.out[1]
-	kh, kw, sw := p.kernel[0], p.kernel[1], p.stride[1]
+	kw, sw := p.kernel[1], p.stride[1]
 	c0, c1 := OW, 0
 	for ow := range OW {
 		if p.count[1][ow] == kw {
@@ -40,23 +54,47 @@ func poolFastPlan(p *poolLayout) *poolFast {
 	if c1-c0 < poolFastLeast {
 		return nil
 	}
-	f := &poolFast{c0: c0, c1: c1, sw: sw, wq: (W + sw - 1) / sw}
+	f := &poolFast{c0: c0, c1: c1, sw: sw, wq: (W + sw - 1) / sw, skip0: c0, skip1: c1}
 	f.sub = H * f.wq
-	for i := range kh {
-		for j := range kw {
-			c := p.first[1][c0] + j*p.dil[1]
-			f.offs = append(f.offs, i*p.dil[0]*f.wq+c%sw*f.sub+c/sw)
+	f.offs = f.taps(p, c0, kw)
+	// The edge columns go through the same row kernel, one output a call
+	// (a call costs less than a window walked directly), where none is
+	// outside the input altogether.
+	var edges []poolEdge
+	for ow := range OW {
+		if ow >= c0 && ow < c1 {
+			continue
 		}
+		cn := p.count[1][ow]
+		if cn == 0 {
+			return f
+		}
+		edges = append(edges, poolEdge{ow: ow, cn: cn, offs: f.taps(p, ow, cn)})
 	}
+	f.edges, f.skip0, f.skip1 = edges, 0, OW
 	return f
 }
 
+// taps returns the offsets, row-major, of the kernel's taps on the first
+// cn input columns of output column ow's window, from its first input row.
+func (f *poolFast) taps(p *poolLayout, ow, cn int) []int {
+	offs := make([]int, 0, p.kernel[0]*cn)
+	for i := range p.kernel[0] {
+		for j := range cn {
+			c := p.first[1][ow] + j*p.dil[1]
+			offs = append(offs, i*p.dil[0]*f.wq+c%f.sw*f.sub+c/f.sw)
+		}
+	}
+	return offs
+}
+
 // plane calls row for every output row oh that has input rows under its
-// windows, with the row's interior outputs (dst), the source its taps read
-// at offs (rn·kernel[1] of them, rn the window's input rows) plus the
-// output's index among the interior ones. maxPlane2D or avgPlane2D with
-// the skip range [c0, c1) writes the rest.
-func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh int, dst, src []float32, offs []int)) {
+// windows, with the row's interior outputs (dst, from output column ow),
+// the source its taps read at offs (rn·kernel[1] of them, rn the
+// window's input rows) plus the output's index among dst's, then once for
+// each edge column (dst its one output, rn·cn taps). maxPlane2D or
+// avgPlane2D with the skip range [skip0, skip1) writes the rest.
+func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh, ow int, dst, src []float32, offs []int)) {
 	src := x
 	if f.sw > 1 {
 		buf := gemmBuf(f.sw * f.sub)
@@ -70,7 +108,11 @@ func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh int, dst, sr
 		if rn == 0 {
 			continue
 		}
-		row(oh, y[oh*OW+f.c0:oh*OW+f.c1], src[p.first[0][oh]*f.wq:], f.offs[:rn*kw])
+		in := src[p.first[0][oh]*f.wq:]
+		row(oh, f.c0, y[oh*OW+f.c0:oh*OW+f.c1], in, f.offs[:rn*kw])
+		for _, e := range f.edges {
+			row(oh, e.ow, y[oh*OW+e.ow:oh*OW+e.ow+1], in, e.offs[:rn*e.cn])
+		}
 	}
 }
 
