@@ -104,9 +104,11 @@ func newSDPAPlan(c *Call, q, k, v []int64) (*sdpaPlan, error) {
 // sdpaKernel is ScaledDotProductAttention: for each batch entry, the
 // scores scale·q·kᵀ, each row's softmax (float32, the vectorised exp, as
 // Softmax's kernel) times v, the division by each row's sum applied to
-// the product, each operand read through
-// its permutation where it lies and the result written where the output's
-// permutation puts it.
+// the product, each operand read through its permutation where it lies
+// and the result written where the output's permutation puts it. With
+// enough queries (sdpaBlocked) the products run on the GEMM's
+// micro-kernels over kᵀ and v packed once an entry (see sdpaJob); a few
+// queries take sgemm's unpacked products, which read the keys in place.
 func sdpaKernel(c *Call) error {
 	qt, kt, vt := c.Tensor(0), c.Tensor(1), c.Tensor(2)
 	if qt == nil || kt == nil || vt == nil {
@@ -119,7 +121,7 @@ func sdpaKernel(c *Call) error {
 	scale := ops.Params[ops.ScaledDotProductAttentionParams](c.Node, c.Opset).Scale
 	y := c.OutputUninit(0, graph.Float, p.out)
 	q, k, v, out := graph.View[float32](qt), graph.View[float32](kt), graph.View[float32](vt), graph.View[float32](y)
-	M, D, N, Dv := p.q.rows, p.q.cols, p.k.cols, p.v.cols
+	M, N, Dv := p.q.rows, p.k.cols, p.v.cols
 	if M == 0 || Dv == 0 || p.entries == 0 {
 		return nil
 	}
@@ -129,7 +131,19 @@ func sdpaKernel(c *Call) error {
 		clear(out)
 		return nil
 	}
-	c.Threads.For(p.entries, 1, func(lo, hi int) {
+	if sdpaBlocked(gemmBest, M) {
+		newSDPAJob(p, gemmBest, c.Threads.Workers(), q, k, v, out, scale).start(c.Threads)
+		return nil
+	}
+	sdpaSmall(c.Threads, p, q, k, v, out, scale)
+	return nil
+}
+
+// sdpaSmall is ScaledDotProductAttention of a few queries: one entry at a
+// time, through sgemm.
+func sdpaSmall(threads *Threads, p *sdpaPlan, q, k, v, out []float32, scale float32) {
+	M, D, N, Dv := p.q.rows, p.q.cols, p.k.cols, p.v.cols
+	threads.For(p.entries, 1, func(lo, hi int) {
 		// The chunk's scratch, from the pool the GEMMs use: the scores,
 		// the rows' inverse sums and the copies of operands that lie
 		// with neither axis contiguous.
@@ -147,17 +161,8 @@ func sdpaKernel(c *Call) error {
 		if !direct {
 			sizes[5] = M * Dv
 		}
-		total := 0
-		for _, n := range sizes {
-			total += n
-		}
-		buf := gemmBuf(total)
+		buf, parts := sdpaScratch(sizes)
 		defer gemmBufs.Put(buf)
-		parts := make([][]float32, len(sizes))
-		rest := *buf
-		for i, n := range sizes {
-			parts[i], rest = rest[:n:n], rest[n:]
-		}
 		scores, inv, qb, kb, vb, yb := parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]
 		for b := lo; b < hi; b++ {
 			ta, a, lda := p.q.operand(q, b, p.dims, qb)
@@ -189,5 +194,20 @@ func sdpaKernel(c *Call) error {
 			}
 		}
 	})
-	return nil
+}
+
+// sdpaScratch takes a buffer from the pool the GEMMs use (put it back with
+// gemmBufs.Put) and cuts it into parts of the given sizes.
+func sdpaScratch(sizes []int) (*[]float32, [][]float32) {
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	buf := gemmBuf(total)
+	parts := make([][]float32, len(sizes))
+	rest := *buf
+	for i, n := range sizes {
+		parts[i], rest = rest[:n:n], rest[n:]
+	}
+	return buf, parts
 }

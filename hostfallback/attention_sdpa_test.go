@@ -60,46 +60,67 @@ func sdpaReference(t *testing.T, q, k, v *graph.Tensor, perms [4][]int64, scale 
 	return out.Shape, graph.View[float32](out)
 }
 
-// TestScaledDotProductAttention checks the fused attention against
-// sdpaReference for the layouts exporters write: PyTorch's
+// sdpaCase is a ScaledDotProductAttention test case: the operands'
+// shapes, their permutations (perm_q, perm_k, perm_v and perm_y; nil:
+// none) and the scale.
+type sdpaCase struct {
+	name    string
+	q, k, v []int64
+	perms   [4][]int64
+	scale   float32
+}
+
+// sdpaCases are the layouts exporters write: PyTorch's
 // nn.MultiheadAttention ([T, B·H, d] heads, Kᵀ by a three-axis
 // permutation), the [B, S, H, d] heads of Hugging Face models, plain
 // matrices, and permutations under which neither matrix axis of an
 // operand or the output is contiguous (copied); sizes below and above the
-// packed GEMM's threshold; on one thread and on four.
+// packed GEMM's threshold and the blocked kernel's, depths and key counts
+// over a GEMM slab (256), one entry split into row blocks.
+var sdpaCases = []sdpaCase{
+	{"torch-mha", []int64{5, 6, 8}, []int64{5, 6, 8}, []int64{5, 6, 8}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.125},
+	{"torch-mha-packed", []int64{33, 4, 16}, []int64{40, 4, 16}, []int64{40, 4, 24}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.25},
+	{"torch-mha-long", []int64{40, 3, 12}, []int64{300, 3, 12}, []int64{300, 3, 20}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.25},
+	{"hf", []int64{2, 5, 3, 4}, []int64{2, 7, 3, 4}, []int64{2, 7, 3, 4}, [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}, 0.5},
+	{"hf-packed", []int64{1, 37, 2, 32}, []int64{1, 37, 2, 32}, []int64{1, 37, 2, 32}, [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}, 0.17},
+	{"matrices", []int64{7, 5}, []int64{5, 9}, []int64{9, 3}, [4][]int64{}, 1},
+	{"matrices-blocked", []int64{2, 30, 16}, []int64{2, 16, 33}, []int64{2, 33, 16}, [4][]int64{}, -0.4},
+	{"one-entry", []int64{50, 8}, []int64{8, 21}, []int64{21, 9}, [4][]int64{}, 0.6},
+	{"deep", []int64{2, 13, 270}, []int64{2, 270, 19}, []int64{2, 19, 5}, [4][]int64{}, 0.06},
+	{"one-query", []int64{3, 1, 8}, []int64{3, 8, 11}, []int64{3, 11, 8}, [4][]int64{}, 0.3},
+	{"copied", []int64{6, 5, 3}, []int64{7, 3, 5}, []int64{4, 3, 7}, [4][]int64{{2, 0, 1}, {1, 2, 0}, {1, 2, 0}, {1, 2, 0}}, 0.7},
+	{"copied-blocked", []int64{5, 14, 3}, []int64{5, 17, 3}, []int64{17, 7, 3}, [4][]int64{{2, 1, 0}, {2, 0, 1}, {2, 0, 1}, {1, 2, 0}}, 0.7},
+	{"q-transposed", []int64{2, 16, 25}, []int64{2, 31, 16}, []int64{2, 31, 8}, [4][]int64{{0, 2, 1}, {0, 2, 1}, nil, nil}, 0.3},
+	{"no-keys", []int64{3, 4, 8}, []int64{3, 8, 0}, []int64{3, 0, 5}, [4][]int64{}, 1},
+}
+
+// operands returns the case's random operands, q and k spread so that
+// the softmax is not near uniform, and the node.
+func (tc *sdpaCase) operands(r *rand.Rand) (q, k, v *graph.Tensor, n *graph.Node) {
+	q, k, v = nnRand(r, tc.q...), nnRand(r, tc.k...), nnRand(r, tc.v...)
+	for _, x := range []*graph.Tensor{q, k} {
+		for i := range graph.View[float32](x) {
+			graph.View[float32](x)[i] *= 3
+		}
+	}
+	attrs := map[string]*graph.Attribute{"scale": ewFloat("scale", tc.scale)}
+	for i, name := range []string{"perm_q", "perm_k", "perm_v", "perm_y"} {
+		if tc.perms[i] != nil {
+			attrs[name] = ewInts(name, tc.perms[i]...)
+		}
+	}
+	n = &graph.Node{Name: "sdpa", OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain,
+		Inputs: []string{"q", "k", "v"}, Outputs: []string{"y"}, Attrs: attrs}
+	return q, k, v, n
+}
+
+// TestScaledDotProductAttention checks the fused attention against
+// sdpaReference on sdpaCases, on one thread and on four.
 func TestScaledDotProductAttention(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	for _, tc := range []struct {
-		name    string
-		q, k, v []int64
-		perms   [4][]int64
-		scale   float32
-	}{
-		{"torch-mha", []int64{5, 6, 8}, []int64{5, 6, 8}, []int64{5, 6, 8}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.125},
-		{"torch-mha-packed", []int64{33, 4, 16}, []int64{40, 4, 16}, []int64{40, 4, 24}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.25},
-		{"hf", []int64{2, 5, 3, 4}, []int64{2, 7, 3, 4}, []int64{2, 7, 3, 4}, [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}, 0.5},
-		{"hf-packed", []int64{1, 37, 2, 32}, []int64{1, 37, 2, 32}, []int64{1, 37, 2, 32}, [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}, 0.17},
-		{"matrices", []int64{7, 5}, []int64{5, 9}, []int64{9, 3}, [4][]int64{}, 1},
-		{"one-query", []int64{3, 1, 8}, []int64{3, 8, 11}, []int64{3, 11, 8}, [4][]int64{}, 0.3},
-		{"copied", []int64{6, 5, 3}, []int64{7, 3, 5}, []int64{4, 3, 7}, [4][]int64{{2, 0, 1}, {1, 2, 0}, {1, 2, 0}, {1, 2, 0}}, 0.7},
-		{"no-keys", []int64{3, 4, 8}, []int64{3, 8, 0}, []int64{3, 0, 5}, [4][]int64{}, 1},
-	} {
-		q, k, v := nnRand(r, tc.q...), nnRand(r, tc.k...), nnRand(r, tc.v...)
-		// Spread the scores so that the softmax is not near uniform.
-		for _, x := range []*graph.Tensor{q, k} {
-			for i := range graph.View[float32](x) {
-				graph.View[float32](x)[i] *= 3
-			}
-		}
+	for _, tc := range sdpaCases {
+		q, k, v, n := tc.operands(r)
 		shape, want := sdpaReference(t, q, k, v, tc.perms, float64(tc.scale))
-		attrs := map[string]*graph.Attribute{"scale": ewFloat("scale", tc.scale)}
-		for i, name := range []string{"perm_q", "perm_k", "perm_v", "perm_y"} {
-			if tc.perms[i] != nil {
-				attrs[name] = ewInts(name, tc.perms[i]...)
-			}
-		}
-		n := &graph.Node{Name: "sdpa", OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain,
-			Inputs: []string{"q", "k", "v"}, Outputs: []string{"y"}, Attrs: attrs}
 		tol := opTol("ScaledDotProductAttention", ops.FusedDomain)
 		for _, threads := range []int{1, 4} {
 			c := &Call{Node: n, Opset: 1, In: []graph.Value{q, k, v}, Out: make([]graph.Value, 1), Alloc: nanAlloc, Threads: NewThreads(threads)}
@@ -109,6 +130,40 @@ func TestScaledDotProductAttention(t *testing.T) {
 			nnCheck(t, fmt.Sprintf("%s on %d threads", tc.name, threads), c.Out[0].(*graph.Tensor), shape, want, tol.Abs, tol.Rel)
 		}
 	}
+}
+
+// TestScaledDotProductAttentionBlocked checks the blocked attention with
+// every GEMM kernel this CPU runs, the portable one included, against
+// sdpaReference on the sdpaCases with enough queries for it, on one
+// thread and on four.
+func TestScaledDotProductAttentionBlocked(t *testing.T) {
+	eachSgemmKernel(t, func(t *testing.T, kn *sgemmKernel) {
+		r := rand.New(rand.NewPCG(27, 28))
+		ran := 0
+		for _, tc := range sdpaCases {
+			q, k, v, n := tc.operands(r)
+			c := &Call{Node: n, Opset: 1, In: []graph.Value{q, k, v}}
+			p, err := newSDPAPlan(c, q.Shape, k.Shape, v.Shape)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if !sdpaBlocked(kn, p.q.rows) || p.k.cols == 0 {
+				continue
+			}
+			ran++
+			shape, want := sdpaReference(t, q, k, v, tc.perms, float64(tc.scale))
+			tol := opTol("ScaledDotProductAttention", ops.FusedDomain)
+			for _, threads := range []int{1, 4} {
+				y := nanAlloc(0, graph.Float, p.out)
+				th := NewThreads(threads)
+				newSDPAJob(p, kn, th.Workers(), graph.View[float32](q), graph.View[float32](k), graph.View[float32](v), graph.View[float32](y), tc.scale).start(th)
+				nnCheck(t, fmt.Sprintf("%s on %d threads", tc.name, threads), y, shape, want, tol.Abs, tol.Rel)
+			}
+		}
+		if ran < 6 {
+			t.Fatalf("%d cases took the blocked kernel, want at least 6", ran)
+		}
+	})
 }
 
 // TestScaledDotProductAttentionErrors checks that operands whose shapes

@@ -159,10 +159,10 @@ func softmaxRowsF32(threads *Threads, log bool, x, y []float32, n int) {
 	})
 }
 
-// rowMaxF32 is the largest element of x (NaN when x holds one, as max
-// gives), −∞ for an empty x. Four running maxima keep the comparisons
-// independent.
-func rowMaxF32(x []float32) float32 {
+// rowMaxF32Go is the portable rowMaxF32: the largest element of x (NaN
+// when x holds one, as max gives), −∞ for an empty x. Four running maxima
+// keep the comparisons independent.
+func rowMaxF32Go(x []float32) float32 {
 	inf := float32(math.Inf(-1))
 	m0, m1, m2, m3 := inf, inf, inf, inf
 	i := 0
