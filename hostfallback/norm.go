@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -14,6 +15,7 @@ func init() {
 	RegisterChecked("InstanceNormalization", instanceNormKernel, onFloats)
 	RegisterChecked("LayerNormalization", layerNormKernel, layerNormSupport)
 	RegisterChecked("GroupNormalization", groupNormKernel, onFloats)
+	RegisterDomainChecked(ops.FusedDomain, "SkipLayerNormalization", skipLayerNormKernel, layerNormSupport)
 }
 
 // layerNormSupport is what LayerNormalization (also in its fused form)
@@ -360,10 +362,28 @@ func groupNormKernel(c *Call) error {
 // from axis on, then scaled by Scale and shifted by B (both broadcast to
 // those axes). The optional Mean and InvStdDev outputs have X's leading
 // dimensions, ones after, and the stash_type element type.
-func layerNormKernel(c *Call) error {
+func layerNormKernel(c *Call) error { return layerNorm(c, false) }
+
+// skipLayerNormKernel is SkipLayerNormalization of ops.FusedDomain:
+// LayerNormalization of X + Skip (inputs X, Skip, Scale, B), each row's
+// sum made in the output's row and normalised there while in cache.
+func skipLayerNormKernel(c *Call) error { return layerNorm(c, true) }
+
+// layerNorm is LayerNormalization, of X + Skip (input 1, Scale and B
+// following it) when skip is set.
+func layerNorm(c *Call, skip bool) error {
 	x := c.Tensor(0)
 	if x == nil {
 		return c.Errorf("input X is required")
+	}
+	first := 1
+	var sv []float32
+	if skip {
+		s := c.Tensor(1)
+		if s == nil || !slices.Equal(s.Shape, x.Shape) {
+			return c.Errorf("input Skip must have X's shape %v", x.Shape)
+		}
+		sv, first = f32Data(s), 2
 	}
 	rank := x.Rank()
 	p := ops.NormalizationOf(c.Node, c.Opset)
@@ -380,7 +400,7 @@ func layerNormKernel(c *Call) error {
 	rows := int(graph.NumElements(x.Shape[:axis]))
 	var affine [2][]float32
 	for i, name := range []string{"Scale", "B"} {
-		t := c.Tensor(i + 1)
+		t := c.Tensor(first + i)
 		if t == nil {
 			if i == 0 {
 				return c.Errorf("input Scale is required")
@@ -403,8 +423,13 @@ func layerNormKernel(c *Call) error {
 	// rows, while the row is in cache.
 	c.Threads.For(rows, max(1, 8192/max(size, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			mean[r], inv[r] = rowStats(xv[r*size:(r+1)*size], eps)
-			normRow(out[r*size:(r+1)*size], xv[r*size:(r+1)*size], scale, bias, float32(mean[r]), float32(inv[r]))
+			row, o := xv[r*size:(r+1)*size], out[r*size:(r+1)*size]
+			if sv != nil {
+				arithF32(o, row, sv[r*size:(r+1)*size], runVV, false)
+				row = o
+			}
+			mean[r], inv[r] = rowStats(row, eps)
+			normRow(o, row, scale, bias, float32(mean[r]), float32(inv[r]))
 		}
 	})
 	f32Commit(y, out)

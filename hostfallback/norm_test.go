@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func TestBatchNormalization(t *testing.T) {
@@ -212,5 +215,36 @@ func TestLpMvnLrn(t *testing.T) {
 	nnCheck(t, "LRN size 2", y, xl.Shape, []float32{1.0 / 6, 2.0 / 14, 3.0 / 10}, 1e-6, 1e-6)
 	if _, err := nnRun("LRN", 13, nil, xl); err == nil {
 		t.Error("LRN without size: no error")
+	}
+}
+
+// TestSkipLayerNormalization checks the fused residual normalization
+// against the Add and LayerNormalization kernels (the same float32
+// operations, so the same bits) over rows whose lengths exercise the
+// vector loops and their tails, with and without B, on one thread and on
+// four; and that a Skip of another shape is refused naming the node.
+func TestSkipLayerNormalization(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	eps := ewWith(ewFloat("epsilon", 1e-3))
+	node := &graph.Node{Name: "sln", OpType: "SkipLayerNormalization", Domain: ops.FusedDomain, Outputs: []string{"y"}, Attrs: eps}
+	for _, cols := range []int64{5, 8, 19, 768} {
+		x, s, scale, bias := nnRand(r, 3, 2, cols), nnRand(r, 3, 2, cols), nnRand(r, cols), nnRand(r, cols)
+		sum := ewRun(t, "Add", 14, nil, x, s)
+		for _, in := range [][]graph.Value{{x, s, scale}, {x, s, scale, bias}} {
+			want := graph.View[float32](ewRun(t, "LayerNormalization", 17, eps, append([]graph.Value{sum}, in[2:]...)...))
+			for _, threads := range []int{1, 4} {
+				c := &Call{Node: node, Opset: 1, In: in, Out: make([]graph.Value, 1), Alloc: nanAlloc, Threads: NewThreads(threads)}
+				if err := Lookup(ops.FusedDomain, "SkipLayerNormalization")(c); err != nil {
+					t.Fatal(err)
+				}
+				if got := graph.View[float32](c.Out[0].(*graph.Tensor)); !slices.Equal(got, want) {
+					t.Fatalf("%d columns, %d inputs, %d threads: %v, want %v", cols, len(in), threads, got, want)
+				}
+			}
+		}
+	}
+	c := &Call{Node: node, Opset: 1, In: []graph.Value{nnRand(r, 2, 4), nnRand(r, 4), nnRand(r, 4)}, Out: make([]graph.Value, 1)}
+	if err := Lookup(ops.FusedDomain, "SkipLayerNormalization")(c); err == nil || !strings.Contains(err.Error(), "sln") {
+		t.Fatalf("Skip of another shape: error %v, want one naming the node", err)
 	}
 }

@@ -47,7 +47,9 @@ func fusableActivation(a *graph.Node) bool {
 //     PyTorch exports it before opset 17: ReduceMean, Sub, Pow 2,
 //     ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β), in float32 or float16,
 //     becomes one LayerNormalization of ops.FusedDomain (which computes a
-//     float16 one in float32, as ONNX Runtime's fusion does);
+//     float16 one in float32, as ONNX Runtime's fusion does), and with
+//     the Add of two values of its input's shape whose sum it alone reads
+//     (a residual connection), one SkipLayerNormalization;
 //   - the exact GELU written out in five nodes (as PyTorch exports F.gelu
 //     before opset 20: Div by √2, Erf, Add 1, Mul by x, Mul by ½) becomes
 //     one Gelu of ops.FusedDomain (see fuseGelus).
@@ -280,6 +282,18 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 				"axis":    {Name: "axis", Type: graph.AttrInt, I: -1},
 				"epsilon": {Name: "epsilon", Type: graph.AttrFloat, F: float32(eps.Float64At(0))},
 			}}
+		chain := []int{mi, i, pi, m2, ae, sq, di, mu}
+		// A residual Add whose sum only the normalization reads (its mean
+		// and its Sub) goes into it where the device takes the fused form.
+		if ai, ok := producer[x]; ok && !gone[ai] && uses[x] == 2 {
+			if a, b, ok := residualAdd(g, g.Nodes[ai], t); ok {
+				s := *f
+				s.OpType, s.Inputs = "SkipLayerNormalization", []string{a, b, gamma, beta}
+				if sameDevice(pm, g, sub, &s, devices) && ops.SetParams(&s, 1) == nil {
+					f, chain = &s, append(chain, ai)
+				}
+			}
+		}
 		if !sameDevice(pm, g, sub, f, devices) {
 			continue
 		}
@@ -287,12 +301,32 @@ func fuseLayerNorms(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			continue
 		}
 		g.Nodes[ab] = f
-		for _, j := range []int{mi, i, pi, m2, ae, sq, di, mu} {
+		for _, j := range chain {
 			gone[j] = true
 		}
-		removed += 8
+		removed += len(chain)
 	}
 	return removed
+}
+
+// residualAdd returns the operands of n when it is an Add of two values
+// of sum's type and shape (no broadcasting).
+func residualAdd(g *graph.Graph, n *graph.Node, sum *graph.Type) (a, b string, ok bool) {
+	if n.Domain != "" || n.OpType != "Add" || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
+		return "", "", false
+	}
+	for _, name := range n.Inputs {
+		t := g.TypeOf(name)
+		if t == nil || t.Kind != graph.TensorKind || t.Elem != sum.Elem || len(t.Shape) != len(sum.Shape) {
+			return "", "", false
+		}
+		for d, dim := range t.Shape {
+			if !ops.SameDim(dim, sum.Shape[d]) {
+				return "", "", false
+			}
+		}
+	}
+	return n.Inputs[0], n.Inputs[1], true
 }
 
 // producers maps each value that a node of g makes to that node's index.

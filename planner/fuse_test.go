@@ -135,6 +135,57 @@ func TestPlanFusesLayerNorm(t *testing.T) {
 	require.Len(t, p.Steps, 9)
 }
 
+// skipLayerNormChain is layerNormChain(graph.Float) of x = a + b, for
+// inputs a[2, 4] and b of shape bShape.
+func skipLayerNormChain(bShape ...int64) *graph.Model {
+	m := layerNormChain(graph.Float)
+	g := m.Graph
+	g.Inputs = []*graph.ValueInfo{{Name: "a", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 4))},
+		{Name: "b", Type: graph.TensorType(graph.Float, graph.ShapeOf(bShape...))}}
+	g.Nodes = append([]*graph.Node{{Name: "res", OpType: "Add", Inputs: []string{"a", "b"}, Outputs: []string{"x"}}}, g.Nodes...)
+	return m
+}
+
+func TestPlanFusesSkipLayerNorm(t *testing.T) {
+	ops10 := map[string]bool{"ReduceMean": true, "Sub": true, "Pow": true, "Add": true, "Sqrt": true, "Div": true, "Mul": true, "LayerNormalization": true}
+	withSkip := map[string]bool{"SkipLayerNormalization": true}
+	for op := range ops10 {
+		withSkip[op] = true
+	}
+	p, err := planner.New(skipLayerNormChain(2, 4), planner.Options{Devices: []planner.Device{fakeDevice{"cpu", withSkip}}})
+	require.NoError(t, err)
+	require.Equal(t, 9, p.Fused)
+	require.Len(t, p.Steps, 1)
+	f := p.Steps[0].Node
+	require.Equal(t, ops.FusedDomain, f.Domain)
+	require.Equal(t, "SkipLayerNormalization", f.OpType)
+	require.Equal(t, []string{"a", "b", "gamma", "beta"}, f.Inputs)
+	require.Equal(t, []string{"y"}, f.Outputs)
+	require.InDelta(t, 1e-5, f.AttrFloat("epsilon", 0), 1e-7)
+	require.Equal(t, graph.ShapeOf(2, 4), p.Types[p.Steps[0].Out[0]].Shape)
+
+	// The Add stays apart, the normalization fused alone, on a device
+	// without the fused form, for a sum read elsewhere too, and for an
+	// Add that broadcasts.
+	shared := skipLayerNormChain(2, 4)
+	shared.Graph.Outputs = append(shared.Graph.Outputs, &graph.ValueInfo{Name: "x"})
+	for name, tc := range map[string]struct {
+		m   *graph.Model
+		dev fakeDevice
+	}{
+		"no device":  {skipLayerNormChain(2, 4), fakeDevice{"cpu", ops10}},
+		"shared":     {shared, fakeDevice{"cpu", withSkip}},
+		"broadcasts": {skipLayerNormChain(4), fakeDevice{"cpu", withSkip}},
+	} {
+		p, err := planner.New(tc.m, planner.Options{Devices: []planner.Device{tc.dev}})
+		require.NoError(t, err, name)
+		require.Equal(t, 8, p.Fused, name)
+		require.Len(t, p.Steps, 2, name)
+		require.Equal(t, "Add", p.Steps[0].Node.OpType, name)
+		require.Equal(t, "LayerNormalization", p.Steps[1].Node.OpType, name)
+	}
+}
+
 func TestPlanFusesMatMulBias(t *testing.T) {
 	g := graph.NewGraph("linear")
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(2, 3))}}

@@ -73,6 +73,12 @@ func init() {
 	Register(&Schema{Domain: FusedDomain, Name: "LayerNormalization", Since: 1, MinInputs: 2, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Attrs: []AttrSpec{defInt("axis", -1), defFloat("epsilon", 1e-05), defInt("stash_type", 1)},
 		Infer: inferLayerNorm, Tol: accumulating})
+	// SkipLayerNormalization is that LayerNormalization (inputs X, Skip,
+	// Scale and the optional B) of X + Skip, Skip of X's shape: a residual
+	// connection's Add and the normalization that alone reads its sum.
+	Register(&Schema{Domain: FusedDomain, Name: "SkipLayerNormalization", Since: 1, MinInputs: 3, MaxInputs: 4, MinOutputs: 1, MaxOutputs: 1,
+		Attrs: []AttrSpec{defInt("axis", -1), defFloat("epsilon", 1e-05), defInt("stash_type", 1)},
+		Infer: passThrough, Tol: accumulating})
 }
 
 // FusedActivation reads the activation of a FusedConv or FusedBatchNorm

@@ -1919,6 +1919,15 @@ func (p *ShrinkParams) read(r *attrReader) {
 	r.float("lambd", &p.Lambd)
 }
 
+// SkipLayerNormalizationParams are the attributes of SkipLayerNormalization (onnxvk).
+type SkipLayerNormalizationParams struct {
+	Normalization
+}
+
+func (p *SkipLayerNormalizationParams) read(r *attrReader) {
+	p.Normalization.read(r)
+}
+
 // SliceParams are the attributes of Slice (ai.onnx).
 type SliceParams struct {
 	Axes   []int64 // axes
@@ -2356,6 +2365,7 @@ var paramTypes = map[key]func() paramSet{
 	{"", "SequenceMap"}:                      func() paramSet { return new(SequenceMapParams) },
 	{"", "Shape"}:                            func() paramSet { return new(ShapeParams) },
 	{"", "Shrink"}:                           func() paramSet { return new(ShrinkParams) },
+	{"onnxvk", "SkipLayerNormalization"}:     func() paramSet { return new(SkipLayerNormalizationParams) },
 	{"", "Slice"}:                            func() paramSet { return new(SliceParams) },
 	{"", "Softmax"}:                          func() paramSet { return new(SoftmaxParams) },
 	{"", "SoftmaxCrossEntropyLoss"}:          func() paramSet { return new(SoftmaxCrossEntropyLossParams) },
