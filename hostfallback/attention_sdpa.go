@@ -11,20 +11,21 @@ func init() {
 
 // sdpaMatrix is how one matrix of a ScaledDotProductAttention operand lies
 // in its tensor: the element (i, j) of batch entry b is at
-// off(b) + i·rs + j·cs, with off(b) the sum of b's indices times batch.
+// offset(b) + i·rs + j·cs, offset(b) being off plus the index of b along
+// each batch factor (row-major over their sizes) times its stride.
 type sdpaMatrix struct {
-	batch      []int
-	rows, cols int
-	rs, cs     int
+	off            int
+	bsize, bstride []int
+	rows, cols     int
+	rs, cs         int
 }
 
-// offset is the start of the matrix of batch entry b (row-major over the
-// batch dimensions dims).
-func (m *sdpaMatrix) offset(b int, dims []int) int {
-	off := 0
-	for d := len(dims) - 1; d >= 0; d-- {
-		off += b % dims[d] * m.batch[d]
-		b /= dims[d]
+// offset is the start of the matrix of batch entry b.
+func (m *sdpaMatrix) offset(b int) int {
+	off := m.off
+	for d := len(m.bsize) - 1; d >= 0; d-- {
+		off += b % m.bsize[d] * m.bstride[d]
+		b /= m.bsize[d]
 	}
 	return off
 }
@@ -32,8 +33,8 @@ func (m *sdpaMatrix) offset(b int, dims []int) int {
 // operand returns the matrix of batch entry b as sgemm reads it: in place
 // when one of its axes is contiguous (trans telling that it is stored
 // transposed, ld its stride), else copied into buf.
-func (m *sdpaMatrix) operand(x []float32, b int, dims []int, buf []float32) (trans bool, a []float32, ld int) {
-	off := m.offset(b, dims)
+func (m *sdpaMatrix) operand(x []float32, b int, buf []float32) (trans bool, a []float32, ld int) {
+	off := m.offset(b)
 	switch {
 	case m.cs == 1 || m.cols == 1:
 		return false, x[off:], m.rs
@@ -54,49 +55,93 @@ func (m *sdpaMatrix) gathered() bool {
 	return !(m.cs == 1 || m.cols == 1 || m.rs == 1 || m.rows == 1)
 }
 
-// sdpaPlan is the geometry of a ScaledDotProductAttention call: the batch
-// dimensions, the output's shape and each operand's matrices (kᵀ as k).
+// sdpaPlan is the geometry of a ScaledDotProductAttention call: the number
+// of batch entries, the output's shape and each operand's matrices (kᵀ as
+// k).
 type sdpaPlan struct {
-	dims       []int
 	entries    int
 	out        []int64
 	q, k, v, y sdpaMatrix
 }
 
-// newSDPAPlan lays out operands of shapes q, k and v and the output.
-func newSDPAPlan(c *Call, q, k, v []int64) (*sdpaPlan, error) {
-	out, err := ops.AttentionShape(c.Node, c.Opset, graph.ShapeOf(q...), graph.ShapeOf(k...), graph.ShapeOf(v...))
+// sdpaLayout is an operand's view (see ops.AttentionView): its input
+// tensor's own row-major layout where the node has no view for it.
+func sdpaLayout(view *ops.AttentionView, shape []int64) *ops.AttentionView {
+	if view != nil {
+		return view
+	}
+	l := &ops.AttentionView{Shape: shape, Factors: make([][][2]int64, len(shape))}
+	for a, st := range graph.Strides(shape) {
+		l.Factors[a] = [][2]int64{{shape[a], st}}
+	}
+	return l
+}
+
+// newSDPAPlan lays out operands q, k and v (their input tensors' shapes
+// and lengths) and the output.
+func newSDPAPlan(c *Call, q, k, v []int64, lens [3]int) (*sdpaPlan, error) {
+	views, err := ops.AttentionViews(c.Node, c.Opset)
 	if err != nil {
 		return nil, c.Errorf("%w", err)
 	}
-	r := len(q)
+	var ls [3]*ops.AttentionView
+	for i, shape := range [3][]int64{q, k, v} {
+		ls[i] = sdpaLayout(views[i], shape)
+		if views[i] == nil || graph.NumElements(views[i].Shape) == 0 {
+			continue
+		}
+		last := views[i].Offset
+		for _, fs := range views[i].Factors {
+			for _, f := range fs {
+				last += (f[0] - 1) * f[1]
+			}
+		}
+		if last >= int64(lens[i]) {
+			return nil, c.Errorf("%s reaches element %d of an input of %d", [3]string{"view_q", "view_k", "view_v"}[i], last, lens[i])
+		}
+	}
+	out, err := ops.AttentionShape(c.Node, c.Opset, graph.ShapeOf(ls[0].Shape...), graph.ShapeOf(ls[1].Shape...), graph.ShapeOf(ls[2].Shape...))
+	if err != nil {
+		return nil, c.Errorf("%w", err)
+	}
+	r := len(ls[0].Shape)
 	perms, err := ops.AttentionPerms(c.Node, c.Opset, r)
 	if err != nil {
 		return nil, c.Errorf("%w", err)
 	}
-	p := &sdpaPlan{dims: make([]int, r-2), entries: 1, out: out.Ints()}
-	// matrix lays out the operand of shape s and strides st read through
-	// perm (logical axis d is axis perm[d]).
-	matrix := func(s, st []int64, perm []int) sdpaMatrix {
-		m := sdpaMatrix{batch: make([]int, r-2),
-			rows: int(s[perm[r-2]]), cols: int(s[perm[r-1]]), rs: int(st[perm[r-2]]), cs: int(st[perm[r-1]])}
-		for d := range r - 2 {
-			m.batch[d] = int(st[perm[d]])
+	p := &sdpaPlan{entries: 1, out: out.Ints()}
+	// matrix lays out the operand l read through perm (logical axis d is
+	// its axis perm[d]).
+	matrix := func(name string, l *ops.AttentionView, perm []int) (sdpaMatrix, error) {
+		m := sdpaMatrix{off: int(l.Offset), rows: int(l.Shape[perm[r-2]]), cols: int(l.Shape[perm[r-1]])}
+		rs, ok1 := l.Stride(perm[r-2])
+		cs, ok2 := l.Stride(perm[r-1])
+		if !ok1 || !ok2 {
+			return m, c.Errorf("%s: the axes of its matrices do not each have one stride", name)
 		}
-		return m
+		m.rs, m.cs = int(rs), int(cs)
+		for d := range r - 2 {
+			for _, f := range l.Factors[perm[d]] {
+				m.bsize, m.bstride = append(m.bsize, int(f[0])), append(m.bstride, int(f[1]))
+			}
+		}
+		return m, nil
 	}
-	p.q = matrix(q, graph.Strides(q), perms[0])
-	p.k = matrix(k, graph.Strides(k), perms[1])
-	p.v = matrix(v, graph.Strides(v), perms[2])
+	for i, m := range [3]*sdpaMatrix{&p.q, &p.k, &p.v} {
+		if *m, err = matrix([3]string{"Q", "K", "V"}[i], ls[i], perms[i]); err != nil {
+			return nil, err
+		}
+	}
 	// Output axis i holds the logical axis perm_y[i]: invert it.
 	inv := make([]int, r)
 	for i, d := range perms[3] {
 		inv[d] = i
 	}
-	p.y = matrix(p.out, graph.Strides(p.out), inv)
+	if p.y, err = matrix("Y", sdpaLayout(nil, p.out), inv); err != nil {
+		return nil, err
+	}
 	for d := range r - 2 {
-		p.dims[d] = int(q[perms[0][d]])
-		p.entries *= p.dims[d]
+		p.entries *= int(ls[0].Shape[perms[0][d]])
 	}
 	return p, nil
 }
@@ -114,7 +159,9 @@ func sdpaKernel(c *Call) error {
 	if qt == nil || kt == nil || vt == nil {
 		return c.Errorf("inputs Q, K and V are required")
 	}
-	p, err := Memo(c, c.ShapeKey(), func() (*sdpaPlan, error) { return newSDPAPlan(c, qt.Shape, kt.Shape, vt.Shape) })
+	p, err := Memo(c, c.ShapeKey(), func() (*sdpaPlan, error) {
+		return newSDPAPlan(c, qt.Shape, kt.Shape, vt.Shape, [3]int{int(qt.NumElements()), int(kt.NumElements()), int(vt.NumElements())})
+	})
 	if err != nil {
 		return err
 	}
@@ -165,8 +212,8 @@ func sdpaSmall(threads *Threads, p *sdpaPlan, q, k, v, out []float32, scale floa
 		defer gemmBufs.Put(buf)
 		scores, inv, qb, kb, vb, yb := parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]
 		for b := lo; b < hi; b++ {
-			ta, a, lda := p.q.operand(q, b, p.dims, qb)
-			tb, bm, ldb := p.k.operand(k, b, p.dims, kb)
+			ta, a, lda := p.q.operand(q, b, qb)
+			tb, bm, ldb := p.k.operand(k, b, kb)
 			sgemmSerial(ta, tb, M, N, D, scale, a, lda, bm, ldb, 0, scores, N)
 			// The exponentials, each row's sum kept to divide the
 			// row of the product (Dv elements rather than N).
@@ -174,8 +221,8 @@ func sdpaSmall(threads *Threads, p *sdpaPlan, q, k, v, out []float32, scale floa
 				row := scores[i*N : (i+1)*N]
 				inv[i] = 1 / expShiftF32(row, row, rowMaxF32(row))
 			}
-			tv, vm, ldv := p.v.operand(v, b, p.dims, vb)
-			yOff := p.y.offset(b, p.dims)
+			tv, vm, ldv := p.v.operand(v, b, vb)
+			yOff := p.y.offset(b)
 			if direct {
 				sgemmSerial(false, tv, M, Dv, N, 1, scores, N, vm, ldv, 0, out[yOff:], p.y.rs)
 				for i, f := range inv {

@@ -16,7 +16,7 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	tc := sdpaCase{"bert", []int64{128, 12, 64}, []int64{128, 12, 64}, []int64{128, 12, 64}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.125}
 	q, k, v, n := tc.operands(r)
-	p, err := newSDPAPlan(&Call{Node: n, Opset: 1}, q.Shape, k.Shape, v.Shape)
+	p, err := newSDPAPlan(&Call{Node: n, Opset: 1}, q.Shape, k.Shape, v.Shape, [3]int{int(q.NumElements()), int(k.NumElements()), int(v.NumElements())})
 	if err != nil {
 		b.Fatal(err)
 	}

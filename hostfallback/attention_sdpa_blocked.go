@@ -168,11 +168,11 @@ func (j *sdpaJob) run() {
 		}
 		b, r0 := t/j.blocks, t%j.blocks*j.per
 		if b != last {
-			sdpaPack(kn, kp, j.k, p.k.offset(b, p.dims), p.k.rs, p.k.cs, D, N, j.scale)
-			sdpaPack(kn, vp, j.v, p.v.offset(b, p.dims), p.v.rs, p.v.cs, N, Dv, 1)
+			sdpaPack(kn, kp, j.k, p.k.offset(b), p.k.rs, p.k.cs, D, N, j.scale)
+			sdpaPack(kn, vp, j.v, p.v.offset(b), p.v.rs, p.v.cs, N, Dv, 1)
 			last = b
 		}
-		qOff, yOff := p.q.offset(b, p.dims), p.y.offset(b, p.dims)
+		qOff, yOff := p.q.offset(b), p.y.offset(b)
 		r1 := min(r0+j.per, M)
 		for i0 := r0; i0 < r1; i0 += j.pass {
 			rows := min(j.pass, r1-i0)

@@ -70,6 +70,16 @@ type sdpaCase struct {
 	scale   float32
 }
 
+// sdpaViews are the view attributes of the sdpaCases that have them (see
+// ops.AttentionView), by name: their q, k and v are then the shapes of
+// the inputs the views read. nn.MultiheadAttention's heads cut out of its
+// packed projection [T, B, 3·H·d] by a Slice and a Reshape to [T, B·H, d]
+// (T 20, B 2, H 2, d 8): the B·H axis walks B, then H.
+var sdpaViews = map[string][3][]int64{
+	"torch-mha-qkv":       {{0, 3, 1, 20, 96, 2, 2, 48, 2, 8, 1, 8, 1}, {16, 3, 1, 20, 96, 2, 2, 48, 2, 8, 1, 8, 1}, {32, 3, 1, 20, 96, 2, 2, 48, 2, 8, 1, 8, 1}},
+	"torch-mha-qkv-small": {{0, 3, 1, 1, 96, 2, 2, 48, 2, 8, 1, 8, 1}, {16, 3, 1, 20, 96, 2, 2, 48, 2, 8, 1, 8, 1}, {32, 3, 1, 20, 96, 2, 2, 48, 2, 8, 1, 8, 1}},
+}
+
 // sdpaCases are the layouts exporters write: PyTorch's
 // nn.MultiheadAttention ([T, B·H, d] heads, Kᵀ by a three-axis
 // permutation), the [B, S, H, d] heads of Hugging Face models, plain
@@ -92,6 +102,46 @@ var sdpaCases = []sdpaCase{
 	{"copied-blocked", []int64{5, 14, 3}, []int64{5, 17, 3}, []int64{17, 7, 3}, [4][]int64{{2, 1, 0}, {2, 0, 1}, {2, 0, 1}, {1, 2, 0}}, 0.7},
 	{"q-transposed", []int64{2, 16, 25}, []int64{2, 31, 16}, []int64{2, 31, 8}, [4][]int64{{0, 2, 1}, {0, 2, 1}, nil, nil}, 0.3},
 	{"no-keys", []int64{3, 4, 8}, []int64{3, 8, 0}, []int64{3, 0, 5}, [4][]int64{}, 1},
+	{"torch-mha-qkv", []int64{20, 2, 48}, []int64{20, 2, 48}, []int64{20, 2, 48}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.35},
+	{"torch-mha-qkv-small", []int64{1, 2, 48}, []int64{20, 2, 48}, []int64{20, 2, 48}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.35},
+}
+
+// reference is sdpaReference of the case's operands, read from q, k and v
+// through its views.
+func (tc *sdpaCase) reference(t *testing.T, q, k, v *graph.Tensor) ([]int64, []float32) {
+	views := sdpaViews[tc.name]
+	return sdpaReference(t, viewed(t, q, views[0]), viewed(t, k, views[1]), viewed(t, v, views[2]), tc.perms, float64(tc.scale))
+}
+
+// viewed returns the operand that view (nil: none) reads from x, as a
+// tensor of its own.
+func viewed(t *testing.T, x *graph.Tensor, view []int64) *graph.Tensor {
+	t.Helper()
+	if view == nil {
+		return x
+	}
+	n := &graph.Node{Name: "v", OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain,
+		Attrs: map[string]*graph.Attribute{"view_q": ewInts("view_q", view...)}}
+	views, err := ops.AttentionViews(n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := views[0]
+	var fs [][2]int64
+	for _, a := range v.Factors {
+		fs = append(fs, a...)
+	}
+	y := graph.NewTensor(graph.Float, v.Shape)
+	src, dst := graph.View[float32](x), graph.View[float32](y)
+	for i := range dst {
+		at, rest := v.Offset, int64(i)
+		for f := len(fs) - 1; f >= 0; f-- {
+			at += rest % fs[f][0] * fs[f][1]
+			rest /= fs[f][0]
+		}
+		dst[i] = src[at]
+	}
+	return y
 }
 
 // operands returns the case's random operands, q and k spread so that
@@ -109,6 +159,11 @@ func (tc *sdpaCase) operands(r *rand.Rand) (q, k, v *graph.Tensor, n *graph.Node
 			attrs[name] = ewInts(name, tc.perms[i]...)
 		}
 	}
+	for i, name := range []string{"view_q", "view_k", "view_v"} {
+		if view := sdpaViews[tc.name][i]; view != nil {
+			attrs[name] = ewInts(name, view...)
+		}
+	}
 	n = &graph.Node{Name: "sdpa", OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain,
 		Inputs: []string{"q", "k", "v"}, Outputs: []string{"y"}, Attrs: attrs}
 	return q, k, v, n
@@ -120,7 +175,7 @@ func TestScaledDotProductAttention(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, tc := range sdpaCases {
 		q, k, v, n := tc.operands(r)
-		shape, want := sdpaReference(t, q, k, v, tc.perms, float64(tc.scale))
+		shape, want := tc.reference(t, q, k, v)
 		tol := opTol("ScaledDotProductAttention", ops.FusedDomain)
 		for _, threads := range []int{1, 4} {
 			c := &Call{Node: n, Opset: 1, In: []graph.Value{q, k, v}, Out: make([]graph.Value, 1), Alloc: nanAlloc, Threads: NewThreads(threads)}
@@ -143,7 +198,7 @@ func TestScaledDotProductAttentionBlocked(t *testing.T) {
 		for _, tc := range sdpaCases {
 			q, k, v, n := tc.operands(r)
 			c := &Call{Node: n, Opset: 1, In: []graph.Value{q, k, v}}
-			p, err := newSDPAPlan(c, q.Shape, k.Shape, v.Shape)
+			p, err := newSDPAPlan(c, q.Shape, k.Shape, v.Shape, [3]int{int(q.NumElements()), int(k.NumElements()), int(v.NumElements())})
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
@@ -151,7 +206,7 @@ func TestScaledDotProductAttentionBlocked(t *testing.T) {
 				continue
 			}
 			ran++
-			shape, want := sdpaReference(t, q, k, v, tc.perms, float64(tc.scale))
+			shape, want := tc.reference(t, q, k, v)
 			tol := opTol("ScaledDotProductAttention", ops.FusedDomain)
 			for _, threads := range []int{1, 4} {
 				y := nanAlloc(0, graph.Float, p.out)
@@ -167,22 +222,32 @@ func TestScaledDotProductAttentionBlocked(t *testing.T) {
 }
 
 // TestScaledDotProductAttentionErrors checks that operands whose shapes
-// do not fit are refused with an error naming the node.
+// do not fit, and views that do not, are refused with an error naming the
+// node.
 func TestScaledDotProductAttentionErrors(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, tc := range []struct {
 		q, k, v []int64
 		perm    []int64
+		view    []int64
 	}{
 		{q: []int64{2, 3, 4}, k: []int64{2, 5, 6}, v: []int64{2, 6, 4}},          // depth 4 against 5
 		{q: []int64{2, 3, 4}, k: []int64{2, 4, 6}, v: []int64{2, 5, 4}},          // 6 keys against 5 values
 		{q: []int64{2, 3, 4}, k: []int64{3, 4, 6}, v: []int64{3, 6, 4}},          // batch 2 against 3
 		{q: []int64{2, 3, 4}, k: []int64{4, 6}, v: []int64{6, 4}},                // ranks differ
 		{q: []int64{3, 4}, k: []int64{4, 6}, v: []int64{6, 4}, perm: []int64{0}}, // perm of rank 1
+		// Views of q: past the end of the input, a matrix axis of two
+		// strides, one cut short.
+		{q: []int64{12}, k: []int64{4, 6}, v: []int64{6, 4}, view: []int64{1, 2, 1, 3, 4, 1, 4, 1}},
+		{q: []int64{24}, k: []int64{4, 6}, v: []int64{6, 4}, view: []int64{0, 2, 2, 2, 1, 2, 8, 1, 4, 2}},
+		{q: []int64{12}, k: []int64{4, 6}, v: []int64{6, 4}, view: []int64{0, 2, 1, 3, 4, 1}},
 	} {
 		n := &graph.Node{Name: "sdpa", OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain, Outputs: []string{"y"}}
 		if tc.perm != nil {
 			n.Attrs = map[string]*graph.Attribute{"perm_q": ewInts("perm_q", tc.perm...)}
+		}
+		if tc.view != nil {
+			n.Attrs = map[string]*graph.Attribute{"view_q": ewInts("view_q", tc.view...)}
 		}
 		c := &Call{Node: n, Opset: 1, In: []graph.Value{nnRand(r, tc.q...), nnRand(r, tc.k...), nnRand(r, tc.v...)}, Out: make([]graph.Value, 1)}
 		err := Lookup(ops.FusedDomain, "ScaledDotProductAttention")(c)

@@ -15,7 +15,9 @@ import (
 // first product or the scores after it; Transposes that alone feed the
 // queries, the keys (as the first product's B) or the values, and one that
 // alone reads the result, go into the fused node's permutations, so that
-// its kernel reads the heads where they lie instead of copying them. Every
+// its kernel reads the heads where they lie instead of copying them; so do
+// the Slice and Reshape that alone cut a head out of a packed projection
+// (see headView), the projection then read through a view. Every
 // value fused away must have no reader outside the chain, and the three
 // operands one rank and the same batch dimensions (no broadcasting).
 func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
@@ -132,20 +134,38 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 				chain = append(chain, m)
 			}
 		}
-		if !sameBatch(g, r, [3]string{q, k, v}, [3][]int64{permQ, permK, permV}) {
+		operands := [3]string{q, k, v}
+		var shapes [3]graph.Shape
+		for o, name := range operands {
+			if t := g.TypeOf(name); t != nil && t.Kind == graph.TensorKind && t.Elem == graph.Float {
+				shapes[o] = t.Shape
+			}
+		}
+		if !sameBatch(r, shapes, [3][]int64{permQ, permK, permV}) {
 			continue
 		}
-		f := fusedProduct(n, "ScaledDotProductAttention", []string{q, k, v}, outputs)
+		f := fusedProduct(n, "ScaledDotProductAttention", nil, outputs)
 		f.Attrs = map[string]*graph.Attribute{"scale": {Name: "scale", Type: graph.AttrFloat, F: scale}}
 		for name, perm := range map[string][]int64{"perm_q": permQ, "perm_k": permK, "perm_v": permV, "perm_y": permY} {
 			if perm != nil {
 				f.Attrs[name] = &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: perm}
 			}
 		}
+		// Heads that a Slice and a Reshape cut out of a packed projection
+		// are read from it through views.
+		for o, name := range operands {
+			if in, view, nodes := headView(g, made, name, [3][]int64{permQ, permK, permV}[o]); view != nil {
+				operands[o] = in
+				attr := [3]string{"view_q", "view_k", "view_v"}[o]
+				f.Attrs[attr] = &graph.Attribute{Name: attr, Type: graph.AttrInts, Ints: view}
+				chain = append(chain, nodes...)
+			}
+		}
+		f.Inputs = operands[:]
 		if !sameDevice(pm, g, n, f, devices) || ops.SetParams(f, 1) != nil {
 			continue
 		}
-		if _, err := ops.AttentionShape(f, 1, g.TypeOf(q).Shape, g.TypeOf(k).Shape, g.TypeOf(v).Shape); err != nil {
+		if _, err := ops.AttentionShape(f, 1, shapes[0], shapes[1], shapes[2]); err != nil {
 			continue
 		}
 		g.Nodes[last] = f
@@ -159,25 +179,24 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 	return removed
 }
 
-// sameBatch reports whether the float32 operands x, of rank r read
-// through perms (nil: as they are), have batch dimensions (all but the
-// last two) known to be equal, so that fusing them cannot hide a
-// broadcast.
-func sameBatch(g *graph.Graph, r int, x [3]string, perms [3][]int64) bool {
+// sameBatch reports whether the operands of shapes (nil: not float32
+// tensors), of rank r, read through perms (nil: as they are), have batch
+// dimensions (all but the last two) known to be equal, so that fusing
+// them cannot hide a broadcast.
+func sameBatch(r int, operands [3]graph.Shape, perms [3][]int64) bool {
 	var shapes [3]graph.Shape
-	for i, name := range x {
-		t := g.TypeOf(name)
-		if t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Float || len(t.Shape) != r {
+	for i, s := range operands {
+		if s == nil || len(s) != r {
 			return false
 		}
-		shapes[i] = t.Shape
+		shapes[i] = s
 		if perm := perms[i]; perm != nil {
 			shapes[i] = make(graph.Shape, r)
 			for d, p := range perm {
 				if p < 0 || p >= int64(r) {
 					return false
 				}
-				shapes[i][d] = t.Shape[p]
+				shapes[i][d] = s[p]
 			}
 		}
 	}
@@ -189,4 +208,116 @@ func sameBatch(g *graph.Graph, r int, x [3]string, perms [3][]int64) bool {
 		}
 	}
 	return true
+}
+
+// headView returns the view (the view_q, view_k or view_v attribute of
+// ScaledDotProductAttention, see ops.AttentionView) through which operand
+// x is read from in, and the nodes that it spares, when x is the Reshape
+// of a Slice of in (each value read only by the next node, made returning
+// its maker then) that a strided view spells: a float32 in of known shape,
+// one axis sliced with constant bounds and step 1, and a Reshape whose
+// every axis walks whole dimensions of the slice or a part of one.
+// Otherwise view is nil.
+func headView(g *graph.Graph, made func(string) (*graph.Node, int), x string, perm []int64) (in string, view []int64, nodes []int) {
+	rs, ri := made(x)
+	if rs == nil || rs.OpType != "Reshape" {
+		return "", nil, nil
+	}
+	sl, si := made(rs.Inputs[0])
+	if sl == nil || sl.OpType != "Slice" || len(sl.Inputs) < 3 {
+		return "", nil, nil
+	}
+	xt, pt := g.TypeOf(x), g.TypeOf(sl.Inputs[0])
+	if xt == nil || pt == nil || pt.Kind != graph.TensorKind || pt.Elem != graph.Float || pt.Shape == nil || xt.Shape == nil || !pt.Shape.Known() || !xt.Shape.Known() {
+		return "", nil, nil
+	}
+	constant := func(i int) []int64 {
+		if i >= len(sl.Inputs) || sl.Inputs[i] == "" {
+			return nil
+		}
+		if t := g.Initializers[sl.Inputs[i]]; t != nil && (t.DType == graph.Int64 || t.DType == graph.Int32) {
+			if v, err := t.Int64s(); err == nil {
+				return v
+			}
+		}
+		return []int64{}
+	}
+	starts, ends, axes, steps := constant(1), constant(2), constant(3), constant(4)
+	shape := pt.Shape.Ints()
+	if len(starts) != 1 || len(ends) != 1 || (axes != nil && len(axes) != 1) || (steps != nil && (len(steps) != 1 || steps[0] != 1)) {
+		return "", nil, nil
+	}
+	axis := int64(0)
+	if axes != nil {
+		axis = axes[0]
+	}
+	if axis < 0 {
+		axis += int64(len(shape))
+	}
+	if axis < 0 || axis >= int64(len(shape)) {
+		return "", nil, nil
+	}
+	clamp := func(b int64) int64 {
+		if b < 0 {
+			b += shape[axis]
+		}
+		return min(max(b, 0), shape[axis])
+	}
+	start, end := clamp(starts[0]), clamp(ends[0])
+	if end <= start {
+		return "", nil, nil
+	}
+	strides := graph.Strides(shape)
+	// The slice's dimensions, outer first, as (size, stride) pairs.
+	var dims [][2]int64
+	for a, d := range shape {
+		if int64(a) == axis {
+			d = end - start
+		}
+		if d != 1 {
+			dims = append(dims, [2]int64{d, strides[a]})
+		}
+	}
+	view = []int64{start * strides[axis], int64(len(xt.Shape))}
+	for _, want := range xt.Shape.Ints() {
+		var fs []int64
+		for want > 1 {
+			if len(dims) == 0 {
+				return "", nil, nil
+			}
+			d := dims[0]
+			switch {
+			case want%d[0] == 0:
+				fs, want, dims = append(fs, d[0], d[1]), want/d[0], dims[1:]
+			case d[0]%want == 0:
+				fs, dims[0], want = append(fs, want, d[1]*(d[0]/want)), [2]int64{d[0] / want, d[1]}, 1
+			default:
+				return "", nil, nil
+			}
+		}
+		view = append(view, int64(len(fs)/2))
+		view = append(view, fs...)
+	}
+	if len(dims) != 0 {
+		return "", nil, nil
+	}
+	// The axes that the operand's matrices span must each have one
+	// stride.
+	n := &graph.Node{OpType: "ScaledDotProductAttention", Domain: ops.FusedDomain, Attrs: map[string]*graph.Attribute{"view_q": {Name: "view_q", Type: graph.AttrInts, Ints: view}}}
+	v, err := ops.AttentionViews(n, 1)
+	r := int64(len(xt.Shape))
+	if err != nil || r < 2 {
+		return "", nil, nil
+	}
+	rows, cols := r-2, r-1
+	if perm != nil {
+		rows, cols = perm[r-2], perm[r-1]
+	}
+	if _, ok := v[0].Stride(int(rows)); !ok {
+		return "", nil, nil
+	}
+	if _, ok := v[0].Stride(int(cols)); !ok {
+		return "", nil, nil
+	}
+	return sl.Inputs[0], view, []int{ri, si}
 }

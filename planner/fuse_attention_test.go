@@ -41,6 +41,57 @@ func mhaChain(khShape []int64, axis int64, extra string) *graph.Model {
 	return &graph.Model{Name: "mha", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
 }
 
+// packedMHA is mhaChain with its heads cut out of a packed projection
+// qkv[4, 2, 72] ([T, B, 3·H·d], H 3) by a Slice of the last axis and a
+// Reshape to [4, 6, 8] each; extra names a value that is also a graph
+// output.
+func packedMHA(extra string) *graph.Model {
+	m := mhaChain([]int64{4, 6, 8}, -1, extra)
+	g := m.Graph
+	g.Inputs = []*graph.ValueInfo{{Name: "qkv", Type: graph.TensorType(graph.Float, graph.ShapeOf(4, 2, 72))}}
+	g.Initializers["heads"], _ = graph.FromSlice(graph.Int64, []int64{3}, []int64{4, 6, 8})
+	g.Initializers["axis"], _ = graph.FromSlice(graph.Int64, []int64{1}, []int64{2})
+	var cut []*graph.Node
+	for i, h := range []string{"qh", "kh", "vh"} {
+		lo, hi := "lo"+h, "hi"+h
+		g.Initializers[lo], _ = graph.FromSlice(graph.Int64, []int64{1}, []int64{int64(24 * i)})
+		g.Initializers[hi], _ = graph.FromSlice(graph.Int64, []int64{1}, []int64{int64(24 * (i + 1))})
+		cut = append(cut, &graph.Node{Name: "slice" + h, OpType: "Slice", Inputs: []string{"qkv", lo, hi, "axis"}, Outputs: []string{"s" + h}},
+			&graph.Node{Name: "reshape" + h, OpType: "Reshape", Inputs: []string{"s" + h, "heads"}, Outputs: []string{h}})
+	}
+	g.Nodes = append(cut, g.Nodes...)
+	return m
+}
+
+// TestPlanFusesPackedAttention checks that the attention reads heads cut
+// out of a packed projection through views instead of the Slices and
+// Reshapes, and keeps those whose values are read elsewhere.
+func TestPlanFusesPackedAttention(t *testing.T) {
+	dev := fakeDevice{"cpu", map[string]bool{"MatMul": true, "Transpose": true, "Div": true, "Softmax": true, "Slice": true, "Reshape": true, "ScaledDotProductAttention": true}}
+	p, err := planner.New(packedMHA(""), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 13, p.Fused)
+	require.Len(t, p.Steps, 1)
+	f := p.Steps[0].Node
+	require.Equal(t, "ScaledDotProductAttention", f.OpType)
+	require.Equal(t, []string{"qkv", "qkv", "qkv"}, f.Inputs)
+	params := ops.Params[ops.ScaledDotProductAttentionParams](f, 1)
+	// [T, B·H, d] of the packed [T, B, 3·H·d]: T at stride 144, B·H as B
+	// at 72 then H at 8, d at 1; K and V 24 and 48 further on.
+	require.Equal(t, []int64{0, 3, 1, 4, 144, 2, 2, 72, 3, 8, 1, 8, 1}, params.ViewQ)
+	require.Equal(t, []int64{24, 3, 1, 4, 144, 2, 2, 72, 3, 8, 1, 8, 1}, params.ViewK)
+	require.Equal(t, []int64{48, 3, 1, 4, 144, 2, 2, 72, 3, 8, 1, 8, 1}, params.ViewV)
+	require.Equal(t, graph.ShapeOf(4, 6, 8), p.Types[p.Steps[0].Out[0]].Shape)
+
+	// A head read elsewhere too keeps its Slice and Reshape.
+	p, err = planner.New(packedMHA("kh"), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 11, p.Fused)
+	f = p.Steps[len(p.Steps)-1].Node
+	require.Equal(t, []string{"qkv", "kh", "qkv"}, f.Inputs)
+	require.Nil(t, ops.Params[ops.ScaledDotProductAttentionParams](f, 1).ViewK)
+}
+
 func TestPlanFusesAttention(t *testing.T) {
 	dev := fakeDevice{"cpu", map[string]bool{"MatMul": true, "Transpose": true, "Div": true, "Softmax": true, "ScaledDotProductAttention": true}}
 	p, err := planner.New(mhaChain([]int64{4, 6, 8}, -1, ""), planner.Options{Devices: []planner.Device{dev}})

@@ -59,9 +59,13 @@ func init() {
 	// An absent perm is the identity. It stands for the MatMul, Softmax,
 	// MatMul chain of a multi-head attention with the Transposes that
 	// split and merge its heads, which the kernel reads through strides.
+	// Where view_q, view_k or view_v is set, that operand is not its input
+	// itself but a strided view of it (see AttentionView): the heads that
+	// a Slice and a Reshape cut out of a packed QKV projection, read where
+	// they lie.
 	Register(&Schema{Domain: FusedDomain, Name: "ScaledDotProductAttention", Since: 1, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
 		Attrs: []AttrSpec{opt("perm_q", graph.AttrInts), opt("perm_k", graph.AttrInts), opt("perm_v", graph.AttrInts),
-			opt("perm_y", graph.AttrInts), defFloat("scale", 1)},
+			opt("perm_y", graph.AttrInts), opt("view_q", graph.AttrInts), opt("view_k", graph.AttrInts), opt("view_v", graph.AttrInts), defFloat("scale", 1)},
 		Infer: inferScaledDotProductAttention, Tol: accumulating})
 	// Gelu is ONNX Gelu-20 with approximate "none", x·(1 + erf(x/√2))·½,
 	// for models that import an older opset and spell it out in
@@ -180,10 +184,100 @@ func AttentionShape(n *graph.Node, opset int64, q, k, v graph.Shape) (graph.Shap
 
 // inferScaledDotProductAttention is the planner's ScaledDotProductAttention.
 func inferScaledDotProductAttention(c *InferContext) error {
-	s, err := AttentionShape(c.Node, c.Opset, c.inShape(0), c.inShape(1), c.inShape(2))
+	views, err := AttentionViews(c.Node, c.Opset)
+	if err != nil {
+		return err
+	}
+	shapes := [3]graph.Shape{c.inShape(0), c.inShape(1), c.inShape(2)}
+	for i, v := range views {
+		if v != nil {
+			shapes[i] = graph.ShapeOf(v.Shape...)
+		}
+	}
+	s, err := AttentionShape(c.Node, c.Opset, shapes[0], shapes[1], shapes[2])
 	if err != nil {
 		return err
 	}
 	c.setTensor(0, c.inElem(0), s)
 	return nil
+}
+
+// AttentionView is how an operand of ScaledDotProductAttention lies in
+// its input when the node's view attribute for it is set: the operand
+// has Shape, and the index along its axis a walks, row-major, the
+// factors Factors[a] (a size and a stride each; their sizes multiply to
+// Shape[a]), so that element (i₀, i₁, ...) is at Offset plus each
+// factor's index times its stride. The attribute spells it out as
+// [Offset, rank, then for each axis the number of its factors and their
+// (size, stride) pairs].
+type AttentionView struct {
+	Offset  int64
+	Shape   []int64
+	Factors [][][2]int64
+}
+
+// AttentionViews returns the views of Q, K and V (nil where the node has
+// no view attribute for one).
+func AttentionViews(n *graph.Node, opset int64) ([3]*AttentionView, error) {
+	p := Params[ScaledDotProductAttentionParams](n, opset)
+	var views [3]*AttentionView
+	for i, a := range [3][]int64{p.ViewQ, p.ViewK, p.ViewV} {
+		if a == nil {
+			continue
+		}
+		v, err := parseAttentionView(a)
+		if err != nil {
+			return views, fmt.Errorf("%s %v: %w", [3]string{"view_q", "view_k", "view_v"}[i], a, err)
+		}
+		views[i] = v
+	}
+	return views, nil
+}
+
+// Stride returns the one stride that walks axis a of v, its factors each
+// lying one inside the previous one; ok is false when they do not (an
+// axis of a matrix must have one stride).
+func (v *AttentionView) Stride(a int) (stride int64, ok bool) {
+	size := int64(1)
+	for _, f := range v.Factors[a] {
+		switch {
+		case f[0] == 1:
+		case size == 1:
+			size, stride = f[0], f[1]
+		case stride == f[0]*f[1]:
+			size, stride = size*f[0], f[1]
+		default:
+			return 0, false
+		}
+	}
+	return stride, true
+}
+
+// parseAttentionView reads an AttentionView's attribute.
+func parseAttentionView(a []int64) (*AttentionView, error) {
+	if len(a) < 2 || a[0] < 0 || a[1] < 1 {
+		return nil, fmt.Errorf("want an offset, a rank of at least 1 and the axes' factors")
+	}
+	v := &AttentionView{Offset: a[0], Shape: make([]int64, a[1]), Factors: make([][][2]int64, a[1])}
+	rest := a[2:]
+	for ax := range v.Shape {
+		if len(rest) == 0 || rest[0] < 0 || int64(len(rest)-1) < 2*rest[0] {
+			return nil, fmt.Errorf("axis %d: missing factors", ax)
+		}
+		size := int64(1)
+		for f := range rest[0] {
+			fs, st := rest[1+2*f], rest[2+2*f]
+			if fs < 0 || st < 0 {
+				return nil, fmt.Errorf("axis %d: factor (%d, %d) negative", ax, fs, st)
+			}
+			v.Factors[ax] = append(v.Factors[ax], [2]int64{fs, st})
+			size *= fs
+		}
+		v.Shape[ax] = size
+		rest = rest[1+2*rest[0]:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%d values after the last axis", len(rest))
+	}
+	return v, nil
 }

@@ -1797,6 +1797,9 @@ type ScaledDotProductAttentionParams struct {
 	PermV []int64 // perm_v
 	PermY []int64 // perm_y
 	Scale float32 // scale
+	ViewK []int64 // view_k
+	ViewQ []int64 // view_q
+	ViewV []int64 // view_v
 }
 
 func (p *ScaledDotProductAttentionParams) read(r *attrReader) {
@@ -1805,6 +1808,9 @@ func (p *ScaledDotProductAttentionParams) read(r *attrReader) {
 	r.ints("perm_v", &p.PermV)
 	r.ints("perm_y", &p.PermY)
 	r.float("scale", &p.Scale)
+	r.ints("view_k", &p.ViewK)
+	r.ints("view_q", &p.ViewQ)
+	r.ints("view_v", &p.ViewV)
 }
 
 // ScalerParams are the attributes of Scaler (ai.onnx.ml).
