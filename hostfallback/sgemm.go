@@ -461,13 +461,17 @@ const (
 // gemmPreRows rows (with kc 256, 144 rows of A take 144 KiB of L2 on the
 // way to each B strip), so that the products of a transformer's tokens
 // (a few hundred rows, B too large for any cache) read each B strip from
-// memory once or twice rather than once for each 96 rows; the tiles are
-// then made narrower before the rows are split further, since a row
-// block more reads all of B again.
+// memory once or twice rather than once for each 96 rows. More tiles for
+// the workers cost a read of the larger operand, which is the one not in
+// cache: a row block more reads all of B again, a column group more all
+// of A. So where B is the larger (the tokens against the weights) the
+// tiles are made narrower before the rows are split further, and where A
+// is (a convolution's weights against a panel of its positions) the rows
+// are split.
 func gemmPreTiles(kn *sgemmKernel, aStrips, bStrips, workers int) (per, mBlocks, perTile, nSplit int) {
 	mBlocks = gemmCeil(aStrips, max(1, gemmPreRows/kn.mr))
 	perTile = min(gemmPreStrips, bStrips)
-	for perTile > 2 && mBlocks*gemmCeil(bStrips, perTile) < 4*workers {
+	for perTile > 2 && aStrips*kn.mr < bStrips*kn.nr && mBlocks*gemmCeil(bStrips, perTile) < 4*workers {
 		perTile = (perTile + 1) / 2
 	}
 	nSplit = gemmCeil(bStrips, perTile)
