@@ -88,7 +88,7 @@ func sdpaPack(kn *sgemmKernel, dst, x []float32, off, rs, cs, depth, width int, 
 			if cols < nr || kc < kcs {
 				clear(strip)
 			}
-			if cols == 16 && sdpaPackStrip16(strip, x, off+pc*rs+j*cs, rs, cs, kc, scale) {
+			if nr == 16 && cols == 16 && sdpaPackStrip16(strip, x, off+pc*rs+j*cs, rs, cs, kc, scale) {
 				continue
 			}
 			if cs == 1 {
