@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"bytes"
@@ -9,23 +9,25 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/onnxvk/onnxvk/backend"
 )
 
 // TestTraceChrome checks that events recorded from several goroutines come
 // back by start time and that the Chrome JSON has one named track per
 // device, slices in microseconds and the device time where measured.
 func TestTraceChrome(t *testing.T) {
-	tr := NewTrace()
-	ctx := WithTrace(context.Background(), tr)
-	require.Same(t, tr, TraceFrom(ctx))
-	require.Nil(t, TraceFrom(context.Background()))
+	tr := backend.NewTrace()
+	ctx := backend.WithTrace(context.Background(), tr)
+	require.Same(t, tr, backend.TraceFrom(ctx))
+	require.Nil(t, backend.TraceFrom(context.Background()))
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			dev := []string{"cpu", "vulkan:0"}[i%2]
-			TraceFrom(ctx).Add(TraceEvent{Name: "n", Op: "Relu", Device: dev, Start: time.Duration(8-i) * time.Millisecond,
+			backend.TraceFrom(ctx).Add(backend.TraceEvent{Name: "n", Op: "Relu", Device: dev, Start: time.Duration(8-i) * time.Millisecond,
 				Dur: 1500 * time.Microsecond, DeviceDur: time.Duration(i%2) * time.Millisecond})
 		}()
 	}
@@ -38,7 +40,12 @@ func TestTraceChrome(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, tr.WriteChrome(&buf))
 	var doc struct {
-		TraceEvents []chromeEvent `json:"traceEvents"`
+		TraceEvents []struct {
+			Ph   string         `json:"ph"`
+			Dur  float64        `json:"dur"`
+			Tid  int            `json:"tid"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
 	}
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 	tracks := map[int]string{}

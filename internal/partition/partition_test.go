@@ -1,4 +1,4 @@
-package planner
+package partition
 
 import (
 	"math/rand/v2"
@@ -28,10 +28,10 @@ func bestBottleneck(costs []int64, stages int) int64 {
 	return best
 }
 
-// TestSplitStagesOptimal compares splitStages with every split of random
+// TestContiguousOptimal compares Contiguous with every split of random
 // cost sequences: the runs are contiguous, non-empty, cover every node and
 // their costliest is the least possible.
-func TestSplitStagesOptimal(t *testing.T) {
+func TestContiguousOptimal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := range 3000 {
 		n := 1 + rng.IntN(12)
@@ -40,7 +40,7 @@ func TestSplitStagesOptimal(t *testing.T) {
 		for i := range costs {
 			costs[i] = 1 + rng.Int64N([]int64{3, 20, 1000}[trial%3])
 		}
-		ends := splitStages(costs, stages)
+		ends := Contiguous(costs, stages)
 		if len(ends) != stages || ends[stages-1] != n {
 			t.Fatalf("costs %v, %d stages: ends %v", costs, stages, ends)
 		}
@@ -62,10 +62,10 @@ func TestSplitStagesOptimal(t *testing.T) {
 	}
 }
 
-// TestSplitStagesEven checks that the stages share the cost evenly where
+// TestContiguousEven checks that the stages share the cost evenly where
 // the least bottleneck leaves room: a greedy split that fills each stage
 // up to the bottleneck would leave the last stages with little or nothing.
-func TestSplitStagesEven(t *testing.T) {
+func TestContiguousEven(t *testing.T) {
 	for _, c := range []struct {
 		costs  []int64
 		stages int
@@ -75,7 +75,7 @@ func TestSplitStagesEven(t *testing.T) {
 		{[]int64{10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 3, []int{1, 11, 21}},
 		{[]int64{20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 4, []int{1, 7, 14, 21}},
 	} {
-		if got := splitStages(c.costs, c.stages); !slices.Equal(got, c.ends) {
+		if got := Contiguous(c.costs, c.stages); !slices.Equal(got, c.ends) {
 			t.Errorf("costs %v, %d stages: ends %v, want %v", c.costs, c.stages, got, c.ends)
 		}
 	}
