@@ -23,17 +23,42 @@ import (
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
-// buildCommand builds cmd/onnxvk into a temporary folder.
+// built is cmd/onnxvk as buildCommand built it, once for the test binary:
+// its folder (removed by TestMain), path and build error.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// TestMain runs the tests and removes the command they built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildCommand returns cmd/onnxvk built into a temporary folder, the first
+// call building it for all.
 func buildCommand(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		testenv.Skip(t, "no go command to build cmd/onnxvk: "+err.Error())
 	}
-	bin := filepath.Join(t.TempDir(), "onnxvk")
-	out, err := exec.Command(goTool, "build", "-o", bin, "../cmd/onnxvk").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "onnxvk-serve-test"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "onnxvk")
+		if out, err := exec.Command(goTool, "build", "-o", built.bin, "../cmd/onnxvk").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build ../cmd/onnxvk: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, built.err)
+	return built.bin
 }
 
 // startServe starts `onnxvk serve ARGS` and returns the process, its
