@@ -27,8 +27,21 @@ import (
 const torchTolerance = 1e-4
 
 // The models this package's default tests export, exported in one run of
-// the export script by whichever test needs one first.
-var _ = torchmodels.Want(append([]string{"decoder", "transformer_fp16", "transformer_mixed", "transformer_keepio"}, torchmodels.Defaults...)...)
+// the export script by whichever test needs one first; the long suites'
+// other models are exported as their tests need them.
+var _ = torchmodels.Want("decoder", "transformer_fp16", "transformer_mixed", "transformer_keepio", "resnet18", "transformer")
+
+// cpuTorchModels returns the models TestTorchModels and
+// TestTorchModelsFromArchive run: resnet18 and the transformer, and in the
+// long suites the rest of the export script's defaults, mobilenet_v2 and
+// squeezenet1_1, whose kernels the node tests and resnet18 run too and
+// whose export and runs cost seconds of a busy machine.
+func cpuTorchModels() []string {
+	if testenv.Long() {
+		return torchmodels.Defaults
+	}
+	return []string{"resnet18", "transformer"}
+}
 
 // TestTorchModels runs models exported from PyTorch on the CPU, loaded from
 // their files as the CLI loads them, and compares their outputs with
@@ -36,8 +49,8 @@ var _ = torchmodels.Want(append([]string{"decoder", "transformer_fp16", "transfo
 func TestTorchModels(t *testing.T) {
 	testenv.SkipShort(t, "exports and runs whole PyTorch models")
 	cache := torchmodels.Cache(t, ".")
-	torchmodels.Export(t, ".", cache, torchmodels.Defaults)
-	for _, name := range torchmodels.Defaults {
+	torchmodels.Export(t, ".", cache, cpuTorchModels())
+	for _, name := range cpuTorchModels() {
 		t.Run(name, func(t *testing.T) {
 			sess, err := onnxvk.Load(filepath.Join(cache, name, "model.onnx"), onnxvk.WithDevice("cpu"))
 			if err != nil {
@@ -50,14 +63,15 @@ func TestTorchModels(t *testing.T) {
 }
 
 // vulkanTorchModels returns the models that must run wholly on Vulkan,
-// within vulkanTorchTolerance of PyTorch: mobilenet_v2 (3 s on lavapipe
-// on a busy 2-core machine; the kernel table covers its depthwise
-// convolutions) and efficientnet_b0, exported for this test alone (8 s
-// with its export), join them in the long suites.
+// within vulkanTorchTolerance of PyTorch: resnet18 and the transformer;
+// squeezenet1_1, mobilenet_v2 (3 s on lavapipe on a busy 2-core machine;
+// the kernel table covers its depthwise convolutions) and efficientnet_b0,
+// exported for this test alone (8 s with its export), join them in the
+// long suites.
 func vulkanTorchModels() []string {
-	names := []string{"resnet18", "squeezenet1_1", "transformer"}
+	names := []string{"resnet18", "transformer"}
 	if testenv.Long() {
-		names = append(names, "mobilenet_v2", "efficientnet_b0")
+		names = append(names, "squeezenet1_1", "mobilenet_v2", "efficientnet_b0")
 	}
 	return names
 }
@@ -176,8 +190,8 @@ func checkTorchOutput(t *testing.T, sess *onnxvk.Session, dir string, tol float6
 func TestTorchModelsFromArchive(t *testing.T) {
 	testenv.SkipShort(t, "exports and runs whole PyTorch models")
 	cache := torchmodels.Cache(t, ".")
-	torchmodels.Export(t, ".", cache, torchmodels.Defaults)
-	for _, name := range torchmodels.Defaults {
+	torchmodels.Export(t, ".", cache, cpuTorchModels())
+	for _, name := range cpuTorchModels() {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(cache, name)
 			in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))

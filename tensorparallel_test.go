@@ -469,13 +469,18 @@ func randomSpec(rng *rand.Rand, tensor string, dims []int64, devices int) graph.
 // TestTensorParallelRandom plans and runs random chains of ops with
 // random sharding specs on their inputs and outputs (splits of one or two
 // axes, uneven, nested, replicated, reshards between disagreeing specs)
-// over 2 and 4 logical devices, 200 on the CPU and 30 on Vulkan, and
-// compares each with the unannotated chain on one device.
+// over 2 and 4 logical devices, 200 on the CPU and 30 on Vulkan (50 and
+// 10 outside the long suites), and compares each with the unannotated
+// chain on one device.
 func TestTensorParallelRandom(t *testing.T) {
-	t.Run("cpu", func(t *testing.T) { checkRandomSharding(t, "cpu", 200) })
+	cpu, gpu := 50, 10
+	if testenv.Long() {
+		cpu, gpu = 200, 30
+	}
+	t.Run("cpu", func(t *testing.T) { checkRandomSharding(t, "cpu", cpu) })
 	t.Run("vulkan", func(t *testing.T) {
 		vulkanSession(t, tpCases[0].model(2, false))
-		checkRandomSharding(t, "vulkan", 30)
+		checkRandomSharding(t, "vulkan", gpu)
 	})
 }
 

@@ -139,12 +139,12 @@ func notWholeOnVulkan(r ConformanceResult) string {
 // pass list) must pass, and every test on the committed Vulkan list must
 // pass with every node on the Vulkan device. A test that newly runs wholly
 // on Vulkan is reported so that it joins the list (-update adds it).
-// Outside the long suites every second test runs, and -update needs them.
+// Outside the long suites every fourth test runs, and -update needs them.
 func TestConformanceVulkan(t *testing.T) {
 	dirs := suiteDirs(t)
 	var filter *regexp.Regexp
 	if !testenv.Long() && !*update {
-		sampler := testenv.NewSampler(2)
+		sampler := testenv.NewSampler(4)
 		var run []string
 		for _, name := range conformanceNames(t, dirs) {
 			if sampler.Take() {
