@@ -56,6 +56,26 @@ func SkipDeclined(t testing.TB, reason string) {
 	t.Skip(reason)
 }
 
+// lavapipe holds settings of Mesa's CPU Vulkan driver (lavapipe) that the
+// tests' processes, and the programs they start, get unless the
+// environment sets them: shaders compiled without LLVM's optimization
+// passes (GALLIVM_PERF=nopt) into 4-lane rather than 8-lane code
+// (LP_NATIVE_VECTOR_WIDTH=128). Compiling the pipelines a test run
+// creates is most of the CPU time of the Vulkan tests while Mesa's shader
+// cache is cold, as on a fresh machine (lavapipe, backend/vulkan's tests:
+// 77 CPU seconds cold, 54 with these settings); the tests' tensors are
+// small, so the slower shaders cost less than the compile saves (warm
+// cache: 27 against 30 CPU seconds). Other drivers ignore them.
+var lavapipe = map[string]string{"GALLIVM_PERF": "nopt", "LP_NATIVE_VECTOR_WIDTH": "128"}
+
+func init() {
+	for k, v := range lavapipe {
+		if _, ok := os.LookupEnv(k); !ok {
+			os.Setenv(k, v)
+		}
+	}
+}
+
 // LongEnv names the variable that turns on the long suites: full sweeps
 // and whole-suite runs that take minutes on a 2-core machine with
 // lavapipe. .ci/run sets it; `go test ./...` runs without it.
