@@ -87,6 +87,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o unary_f16.spv unary.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o where.spv where.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o where_f16.spv where.comp
+//go:generate go test -run ^TestSPIRVSum$ -update .
 
 //go:embed *.spv
 var spirv embed.FS

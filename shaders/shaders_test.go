@@ -2,20 +2,147 @@ package shaders
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
+// sumFile records, for each glslc line of shaders.go, a hash of the line
+// and of the sources it compiles (the .comp and every file it includes)
+// and a hash of the .spv it wrote: `go generate ./shaders` rewrites it
+// (TestSPIRVSum with -update) after the glslc lines.
+const sumFile = "spirv.sum"
+
+var update = flag.Bool("update", false, "rewrite "+sumFile)
+
+// glslcLines returns the go:generate glslc lines of shaders.go.
+func glslcLines(t *testing.T) []string {
+	gen, err := os.ReadFile("shaders.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for line := range strings.Lines(string(gen)) {
+		if strings.HasPrefix(line, "//go:generate glslc") {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("shaders.go has no glslc lines")
+	}
+	return lines
+}
+
+// outputOf returns the .spv a glslc line writes (its -o argument) and its
+// source, the last argument.
+func outputOf(line string) (spv, src string) {
+	args := strings.Fields(line)
+	for i, a := range args {
+		if a == "-o" && i+1 < len(args) {
+			spv = args[i+1]
+		}
+	}
+	return spv, args[len(args)-1]
+}
+
+var include = regexp.MustCompile(`(?m)^\s*#include\s+"([^"]+)"`)
+
+// sourcesHash hashes line and the text of src and of every file it
+// includes, each once, in the order they are first included.
+func sourcesHash(line, src string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", line)
+	seen := map[string]bool{}
+	var walk func(name string) error
+	walk = func(name string) error {
+		if seen[name] {
+			return nil
+		}
+		seen[name] = true
+		text, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(text))
+		h.Write(text)
+		for _, m := range include.FindAllSubmatch(text, -1) {
+			if err := walk(string(m[1])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(src); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
+}
+
+// TestSPIRVSum checks, without glslc, that every .spv was compiled from
+// the sources and the glslc line it has now: the hashes of both must be
+// what spirv.sum recorded when go generate last wrote them. Editing a
+// .comp or a .glsl it includes, or a glslc line, without running go
+// generate fails here; TestSPIRVUpToDate (long suites) runs glslc itself.
+func TestSPIRVSum(t *testing.T) {
+	var sum strings.Builder
+	for _, line := range glslcLines(t) {
+		spv, src := outputOf(line)
+		srcHash, err := sourcesHash(line, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.ReadFile(spv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&sum, "%s %x %s\n", srcHash, sha256.Sum256(out), spv)
+	}
+	if *update {
+		if err := os.WriteFile(sumFile, []byte(sum.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	committed, err := os.ReadFile(sumFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for line := range strings.Lines(string(committed)) {
+		if f := strings.Fields(line); len(f) == 3 {
+			want[f[2]] = f[0] + " " + f[1]
+		}
+	}
+	for line := range strings.Lines(sum.String()) {
+		f := strings.Fields(line)
+		switch w, ok := want[f[2]]; {
+		case !ok:
+			t.Errorf("%s is not in %s: run go generate ./shaders", f[2], sumFile)
+		case w != f[0]+" "+f[1]:
+			t.Errorf("%s does not match its sources, its glslc line or %s: run go generate ./shaders", f[2], sumFile)
+		}
+		delete(want, f[2])
+	}
+	for spv := range want {
+		t.Errorf("%s lists %s, which no glslc line builds: run go generate ./shaders", sumFile, spv)
+	}
+}
+
 // TestSPIRVUpToDate runs every glslc line of shaders.go's go:generate
 // block (each .comp and each variant built with a -D define) into a
 // temporary file and fails when the committed .spv differs, when a .comp
 // has no line that builds it, or when a line's flags are not GlslcFlags.
+// A long suite: TestSPIRVSum checks the same from hashes.
 func TestSPIRVUpToDate(t *testing.T) {
+	testenv.SkipLong(t)
 	glslc, err := exec.LookPath("glslc")
 	if err != nil {
 		testenv.Skip(t, "glslc not installed: cannot check that the .spv files are up to date")

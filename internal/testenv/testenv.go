@@ -58,15 +58,15 @@ func SkipDeclined(t testing.TB, reason string) {
 
 // lavapipe holds settings of Mesa's CPU Vulkan driver (lavapipe) that the
 // tests' processes, and the programs they start, get unless the
-// environment sets them: shaders compiled without LLVM's optimization
-// passes (GALLIVM_PERF=nopt) into 4-lane rather than 8-lane code
-// (LP_NATIVE_VECTOR_WIDTH=128). Compiling the pipelines a test run
+// environment sets them: shaders compiled into 4-lane rather than 8-lane
+// code (LP_NATIVE_VECTOR_WIDTH=128). Compiling the pipelines a test run
 // creates is most of the CPU time of the Vulkan tests while Mesa's shader
-// cache is cold, as on a fresh machine (lavapipe, backend/vulkan's tests:
-// 77 CPU seconds cold, 54 with these settings); the tests' tensors are
-// small, so the slower shaders cost less than the compile saves (warm
-// cache: 27 against 30 CPU seconds). Other drivers ignore them.
-var lavapipe = map[string]string{"GALLIVM_PERF": "nopt", "LP_NATIVE_VECTOR_WIDTH": "128"}
+// cache is cold, as on a fresh machine, and narrower code compiles faster:
+// backend/vulkan's tests take 60 instead of 68 CPU seconds cold, the root
+// package's 23 instead of 25. (GALLIVM_PERF=nopt, no LLVM optimization,
+// compiles faster still but runs the models of the root package's tests
+// slower than it saves.) Other drivers ignore it.
+var lavapipe = map[string]string{"LP_NATIVE_VECTOR_WIDTH": "128"}
 
 func init() {
 	for k, v := range lavapipe {
