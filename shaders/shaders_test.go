@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,10 +137,48 @@ func TestSPIRVSum(t *testing.T) {
 	}
 }
 
+// TestGenerateLines checks shaders.go's go:generate block: every .comp has
+// the line that builds NAME.spv from it, every glslc line starts with
+// GlslcFlags and writes a .spv, there are variant lines (a -D define), and
+// every .spv SPIRV returns starts with the SPIR-V magic number.
+func TestGenerateLines(t *testing.T) {
+	lines := glslcLines(t)
+	sources, _ := filepath.Glob("*.comp")
+	if len(sources) == 0 {
+		t.Fatal("no shaders")
+	}
+	prefix := "//go:generate glslc " + strings.Join(GlslcFlags, " ") + " "
+	for _, src := range sources {
+		name := strings.TrimSuffix(src, ".comp")
+		if line := prefix + "-o " + name + ".spv " + src; !slices.Contains(lines, line) {
+			t.Errorf("shaders.go lacks %q", line)
+		}
+	}
+	variants := 0
+	for _, line := range lines {
+		if !strings.HasPrefix(line, prefix) {
+			t.Errorf("line %q does not start with %q", line, prefix)
+		}
+		if strings.Contains(line, " -D") {
+			variants++
+		}
+		spv, _ := outputOf(line)
+		if spv == "" {
+			t.Errorf("line %q has no -o", line)
+			continue
+		}
+		name := strings.TrimSuffix(spv, ".spv")
+		if words, err := SPIRV(name); err != nil || len(words) == 0 || words[0] != 0x07230203 {
+			t.Errorf("SPIRV(%q): no SPIR-V magic number (%v)", name, err)
+		}
+	}
+	if variants == 0 {
+		t.Error("shaders.go has no variant lines")
+	}
+}
+
 // TestSPIRVUpToDate runs every glslc line of shaders.go's go:generate
-// block (each .comp and each variant built with a -D define) into a
-// temporary file and fails when the committed .spv differs, when a .comp
-// has no line that builds it, or when a line's flags are not GlslcFlags.
+// block into a temporary file and fails when the committed .spv differs.
 // A long suite: TestSPIRVSum checks the same from hashes.
 func TestSPIRVUpToDate(t *testing.T) {
 	testenv.SkipLong(t)
@@ -147,71 +186,32 @@ func TestSPIRVUpToDate(t *testing.T) {
 	if err != nil {
 		testenv.Skip(t, "glslc not installed: cannot check that the .spv files are up to date")
 	}
-	gen, err := os.ReadFile("shaders.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sources, _ := filepath.Glob("*.comp")
-	if len(sources) == 0 {
-		t.Fatal("no shaders")
-	}
-	for _, src := range sources {
-		name := strings.TrimSuffix(src, ".comp")
-		line := "//go:generate glslc " + strings.Join(GlslcFlags, " ") + " -o " + name + ".spv " + src + "\n"
-		if !bytes.Contains(gen, []byte(line)) {
-			t.Errorf("shaders.go lacks %q", line)
+	for _, line := range glslcLines(t) {
+		spv, _ := outputOf(line)
+		if spv == "" {
+			continue // TestGenerateLines reports it
 		}
-	}
-	prefix := "//go:generate glslc " + strings.Join(GlslcFlags, " ") + " "
-	variants := 0
-	for line := range strings.Lines(string(gen)) {
-		if !strings.HasPrefix(line, "//go:generate glslc") {
-			continue
-		}
-		if !strings.HasPrefix(line, prefix) {
-			t.Errorf("line %q does not start with %q", strings.TrimSpace(line), prefix)
-			continue
-		}
-		if strings.Contains(line, " -D") {
-			variants++
-		}
+		out := filepath.Join(t.TempDir(), spv)
 		args := strings.Fields(strings.TrimPrefix(line, "//go:generate glslc "))
-		var name, out string
-		for i, a := range args {
-			if a == "-o" && i+1 < len(args) {
-				name = strings.TrimSuffix(args[i+1], ".spv")
-				out = filepath.Join(t.TempDir(), args[i+1])
-				args[i+1] = out
-			}
-		}
-		if name == "" {
-			t.Errorf("line %q has no -o", strings.TrimSpace(line))
-			continue
-		}
+		args[slices.Index(args, "-o")+1] = out
 		// glslc runs take most of the test: as many at once as go test
 		// runs parallel tests.
-		t.Run(name, func(t *testing.T) {
+		t.Run(strings.TrimSuffix(spv, ".spv"), func(t *testing.T) {
 			t.Parallel()
 			if msg, err := exec.Command(glslc, args...).CombinedOutput(); err != nil {
-				t.Fatalf("glslc %s: %v\n%s", name, err, msg)
+				t.Fatalf("glslc %s: %v\n%s", spv, err, msg)
 			}
 			fresh, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			committed, err := os.ReadFile(name + ".spv")
+			committed, err := os.ReadFile(spv)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(fresh, committed) {
-				t.Errorf("%s.spv is stale: run go generate ./shaders", name)
-			}
-			if words, err := SPIRV(name); err != nil || len(words) == 0 || words[0] != 0x07230203 {
-				t.Errorf("SPIRV(%q): no SPIR-V magic number (%v)", name, err)
+				t.Errorf("%s is stale: run go generate ./shaders", spv)
 			}
 		})
-	}
-	if variants == 0 {
-		t.Error("shaders.go has no variant lines")
 	}
 }
