@@ -141,17 +141,32 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 		for first+np < len(runs)/nt && runs[(first+np)*nt].lane < q1 {
 			np++
 		}
-		if nr == 16 && convPackVec && st <= convPackMaxStride {
-			vsegs = slices.Grow(vsegs[:0], nt*np)[:nt*np]
-			for i := range np {
-				for t, sg := range runs[(first+i)*nt : (first+i+1)*nt] {
-					vsegs[t*np+i].set(sg, q0, q1, st)
+		if nr%16 == 0 && convPackVec && st <= convPackMaxStride {
+			// The strip packed in 16-wide parts (two of a 32-wide
+			// strip), their rows nr apart; a part's np runs, nt
+			// segments each: vsegs[t·np+i] for tap t and run i.
+			pf := first
+			for h0 := q0; h0 < q1; h0 += 16 {
+				h1 := min(h0+16, q1)
+				for sg := runs[pf*nt]; sg.lane+sg.n <= h0; sg = runs[pf*nt] {
+					pf++
 				}
-			}
-			for pc := 0; pc < p.rows; pc += gemmKC {
-				kcs := min(gemmKC, p.rows-pc)
-				ch := pc / nt
-				convPackStrip16(p.buf[pc*strips*nr+q0*kcs:][:kcs*nr], x[ch*g.inSize:], vsegs, np, nt, pc%nt, kcs, g.inSize, st, cg-ch)
+				hn := 0
+				for pf+hn < len(runs)/nt && runs[(pf+hn)*nt].lane < h1 {
+					hn++
+				}
+				vsegs = slices.Grow(vsegs[:0], nt*hn)[:nt*hn]
+				for i := range hn {
+					for t, sg := range runs[(pf+i)*nt : (pf+i+1)*nt] {
+						vsegs[t*hn+i].set(sg, h0, h1, st)
+					}
+				}
+				for pc := 0; pc < p.rows; pc += gemmKC {
+					kcs := min(gemmKC, p.rows-pc)
+					ch := pc / nt
+					dst := p.buf[pc*strips*nr+q0*kcs+h0-q0:][:(kcs-1)*nr+16]
+					convPackStrip16(dst, x[ch*g.inSize:], vsegs, hn, nt, pc%nt, kcs, nr, g.inSize, st, cg-ch)
+				}
 			}
 			continue
 		}
@@ -239,14 +254,14 @@ var convLaneMasks = func() (m [17][17][16]int32) {
 	return m
 }()
 
-// convPackStrip16Go is convPackAVX2 in Go: it writes the kcs 16-wide rows
-// of a panel strip in dst, starting at tap t of the first of the channel
-// planes x (stride floats apart), from each tap's np segments, for input
-// stride st.
-func convPackStrip16Go(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stride, st int) {
+// convPackStrip16Go is convPackAVX2 in Go: it writes kcs 16-wide rows of
+// a panel strip in dst, pitch floats apart, starting at tap t of the
+// first of the channel planes x (stride floats apart), from each tap's np
+// segments, for input stride st.
+func convPackStrip16Go(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, pitch, stride, st int) {
 	plane := 0
 	for i := range kcs {
-		row := (*[16]float32)(dst[i*16:])
+		row := (*[16]float32)(dst[i*pitch:])
 		*row = [16]float32{}
 		for _, v := range segs[t*np : (t+1)*np] {
 			for k, m := range v.mask {

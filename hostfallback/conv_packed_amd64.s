@@ -50,8 +50,8 @@ GLOBL convPackLanes<>(SB), RODATA|NOPTR, $64
 	VSHUFPS $0x88, Y15, Y14, Y14 \
 	VPERMPD $0xD8, Y14, Y14
 
-// func convPackAVX2(dst, plane *float32, segs *convVecSeg, np, nt, t, rows, stride, st int)
-TEXT ·convPackAVX2(SB), NOSPLIT, $0-72
+// func convPackAVX2(dst, plane *float32, segs *convVecSeg, np, nt, t, rows, stride, st, pitch int)
+TEXT ·convPackAVX2(SB), NOSPLIT, $0-80
 	MOVQ dst+0(FP), DI
 	MOVQ plane+8(FP), SI
 	MOVQ segs+16(FP), R10
@@ -69,6 +69,10 @@ TEXT ·convPackAVX2(SB), NOSPLIT, $0-72
 	VMOVDQU convPackLanes<>+32(SB), Y7
 	VPMULLD Y8, Y6, Y6
 	VPMULLD Y8, Y7, Y7
+	// R15: the bytes from one row of dst to the next (loaded after the
+	// lane table, whose global access clobbers R15 when dynamic linking).
+	MOVQ pitch+72(FP), R15
+	SHLQ $2, R15
 	// BX: the segments of tap t, 72 bytes each.
 	MOVQ R12, AX
 	IMULQ DX, AX
@@ -147,7 +151,7 @@ gather:
 store:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
-	ADDQ $64, DI
+	ADDQ R15, DI
 	DECQ CX
 	INCQ R12
 	CMPQ R12, R11
@@ -170,7 +174,7 @@ single:
 	VMASKMOVPS 32(R9), Y3, Y5
 	VMOVUPS Y4, 0(DI)
 	VMOVUPS Y5, 32(DI)
-	ADDQ $64, DI
+	ADDQ R15, DI
 	ADDQ $72, BX
 	DECQ CX
 	INCQ R12
@@ -190,7 +194,7 @@ single2:
 	STRIDE2_LOAD
 	VMOVUPS Y12, 0(DI)
 	VMOVUPS Y14, 32(DI)
-	ADDQ $64, DI
+	ADDQ R15, DI
 	ADDQ $72, BX
 	DECQ CX
 	INCQ R12
@@ -222,7 +226,7 @@ double:
 	VORPS Y5, Y1, Y1
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
-	ADDQ $64, DI
+	ADDQ R15, DI
 	ADDQ $144, BX
 	DECQ CX
 	INCQ R12

@@ -9,6 +9,6 @@ var convPackVec = false
 
 // convPackStrip16 is convPackStrip16Go; the planes hold the given number
 // of channels.
-func convPackStrip16(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, stride, st, channels int) {
-	convPackStrip16Go(dst, x, segs, np, nt, t, kcs, stride, st)
+func convPackStrip16(dst, x []float32, segs []convVecSeg, np, nt, t, kcs, pitch, stride, st, channels int) {
+	convPackStrip16Go(dst, x, segs, np, nt, t, kcs, pitch, stride, st)
 }
