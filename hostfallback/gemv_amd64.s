@@ -81,3 +81,82 @@ gemvstore:
 	JNZ gemvblock
 	VZEROUPPER
 	RET
+
+// func gemvAVX512(k int, a, b *float32, ldb int, c *float32, blocks int)
+//
+// gemvAVX2 with zmm registers, for blocks of 32 columns: the same sums in
+// the same order, lane by lane.
+TEXT ·gemvAVX512(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), R9
+	MOVQ a+8(FP), R10
+	MOVQ b+16(FP), DI
+	MOVQ ldb+24(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R12
+	MOVQ c+32(FP), DX
+	MOVQ blocks+40(FP), BX
+
+zmmblock:
+	MOVQ R10, SI
+	MOVQ DI, R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ R9, CX
+	SHRQ $2, CX
+	JZ zmmtail
+
+zmmquad:
+	VBROADCASTSS 0(SI), Z8
+	VBROADCASTSS 4(SI), Z9
+	VBROADCASTSS 8(SI), Z10
+	VBROADCASTSS 12(SI), Z11
+	VFMADD231PS 0(R11), Z8, Z0
+	VFMADD231PS 64(R11), Z8, Z1
+	VFMADD231PS 0(R11)(R8*1), Z9, Z2
+	VFMADD231PS 64(R11)(R8*1), Z9, Z3
+	VFMADD231PS 0(R11)(R8*2), Z10, Z4
+	VFMADD231PS 64(R11)(R8*2), Z10, Z5
+	VFMADD231PS 0(R11)(R12*1), Z11, Z6
+	VFMADD231PS 64(R11)(R12*1), Z11, Z7
+	LEAQ (R11)(R8*4), R11
+	ADDQ $16, SI
+	DECQ CX
+	JNZ zmmquad
+
+zmmtail:
+	MOVQ R9, CX
+	ANDQ $3, CX
+	JZ zmmstore
+
+zmmone:
+	VBROADCASTSS 0(SI), Z8
+	VFMADD231PS 0(R11), Z8, Z0
+	VFMADD231PS 64(R11), Z8, Z1
+	ADDQ R8, R11
+	ADDQ $4, SI
+	DECQ CX
+	JNZ zmmone
+
+zmmstore:
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z6, Z4, Z4
+	VADDPS Z7, Z5, Z5
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS 0(DX), Z0, Z0
+	VADDPS 64(DX), Z1, Z1
+	VMOVUPS Z0, 0(DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ $128, DI
+	ADDQ $128, DX
+	DECQ BX
+	JNZ zmmblock
+	VZEROUPPER
+	RET

@@ -10,13 +10,24 @@ import (
 // unrolling by four, the 16-column blocks and the k-slab of the packing.
 var (
 	gemvDepths = []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 255, 256, 257, 513}
-	gemvWidths = []int{1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 48, 100}
+	gemvWidths = []int{1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 48, 63, 64, 100}
 )
 
-// TestGemvRows checks gemvRows (the AVX2 kernel where the CPU has it) and
-// gemvGo against the float64 sum of naiveGemm, adding to a C of random
-// values, with B's rows wider than the product's.
+// TestGemvRows checks gemvRows (with the AVX2 kernel where the CPU has
+// it, and again with the AVX-512 one where it has that too) and gemvGo
+// against the float64 sum of naiveGemm, adding to a C of random values,
+// with B's rows wider than the product's.
 func TestGemvRows(t *testing.T) {
+	defer func(v bool) { gemvZMM = v }(gemvZMM)
+	type kernel struct {
+		name string
+		f    func(a, b []float32, ldb int, c []float32)
+		zmm  bool
+	}
+	kernels := []kernel{{"gemvGo", gemvGo, false}, {"gemvRows", gemvRows, false}}
+	if gemvZMM {
+		kernels = append(kernels, kernel{"gemvRows (AVX-512)", gemvRows, true})
+	}
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, k := range gemvDepths {
 		for _, n := range gemvWidths {
@@ -24,11 +35,12 @@ func TestGemvRows(t *testing.T) {
 			a, b, c := nnRandFloats(r, k), nnRandFloats(r, k*ldb), nnRandFloats(r, n)
 			want := append([]float32{}, c...)
 			naiveGemm(false, false, 1, n, k, 1, a, k, b, ldb, 1, want, n)
-			for name, f := range map[string]func(a, b []float32, ldb int, c []float32){"gemvRows": gemvRows, "gemvGo": gemvGo} {
+			for _, kn := range kernels {
+				gemvZMM = kn.zmm
 				got := append([]float32{}, c...)
-				f(a, b, ldb, got)
+				kn.f(a, b, ldb, got)
 				if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
-					t.Fatalf("%s k=%d n=%d: C[%d] = %v, want %v", name, k, n, i, got[i], want[i])
+					t.Fatalf("%s k=%d n=%d: C[%d] = %v, want %v", kn.name, k, n, i, got[i], want[i])
 				}
 			}
 		}
@@ -36,11 +48,11 @@ func TestGemvRows(t *testing.T) {
 }
 
 // TestGemvPacked checks gemvPacked on one to four rows of A against
-// naiveGemm, with B packed for the AVX2 kernel's 16-wide strips and for a
-// 2-wide one, storing and adding, on one goroutine and on several.
+// naiveGemm, with B packed in the 32- and 16-wide strips of the AVX-512
+// and AVX2 kernels and in 2-wide ones, storing and adding, on one goroutine and on several.
 func TestGemvPacked(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	for _, nr := range []int{16, 2} {
+	for _, nr := range []int{32, 16, 2} {
 		for _, k := range gemvDepths {
 			for _, n := range gemvWidths {
 				m := 1 + (k+n)%gemvMaxRows
