@@ -49,6 +49,12 @@ func convPlan(c *Call, xs, ws []int64) (*convLayout, error) {
 	return l, g.forward(c, false)
 }
 
+// convPlanMemo is convPlan, made once for the shapes of the call's inputs
+// (see Memo).
+func convPlanMemo(c *Call, xs, ws []int64) (*convLayout, error) {
+	return Memo(c, c.ShapeKey(), func() (*convLayout, error) { return convPlan(c, xs, ws) })
+}
+
 // convKernel is ONNX Conv for float32 (float64, float16 and bfloat16 are
 // computed in float32).
 func convKernel(c *Call) error { return convWith(c, nil) }
@@ -63,7 +69,7 @@ func convWith(c *Call, act *convAct) error {
 	if w.DType != x.DType {
 		return c.Errorf("X is %s but W is %s", x.DType, w.DType)
 	}
-	l, err := convPlan(c, x.Shape, w.Shape)
+	l, err := convPlanMemo(c, x.Shape, w.Shape)
 	if err != nil {
 		return err
 	}

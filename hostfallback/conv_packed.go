@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"math/bits"
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -88,6 +89,15 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 	}
 }
 
+// convPackScratch is the working slices of a convIm2colPacked call, kept
+// for the next (convPackScratches).
+type convPackScratch struct {
+	runs, segs []convSeg
+	vsegs      []convVecSeg
+}
+
+var convPackScratches = sync.Pool{New: func() any { return new(convPackScratch) }}
+
 // convIm2colPacked is convIm2col writing into a packed panel: row
 // (channel, tap), column s − s0 holds the input value under the tap for
 // output position s. It fills the panel strip by strip, in the order of
@@ -106,7 +116,13 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 	// The runs of the columns along the last axis, each tap's segment of
 	// each: runs[i·nt+t] for run i and tap t, its lane the run's first
 	// column.
-	runs := make([]convSeg, 0, nt*(gemmCeil(p.width, g.out[last])+1))
+	sc := convPackScratches.Get().(*convPackScratch)
+	runs := slices.Grow(sc.runs[:0], nt*(gemmCeil(p.width, g.out[last])+1))
+	segs, vsegs := sc.segs, sc.vsegs
+	defer func() {
+		sc.runs, sc.segs, sc.vsegs = runs, segs, vsegs
+		convPackScratches.Put(sc)
+	}()
 	for c := 0; c < p.width; {
 		rem := s0 + c
 		for d := range r {
@@ -126,8 +142,6 @@ func convIm2colPacked(g *convGeom, taps [][]int, x []float32, cg, s0, s1 int, p 
 		}
 		c += n
 	}
-	var segs []convSeg
-	var vsegs []convVecSeg
 	first := 0
 	for j := range strips {
 		q0 := j * nr

@@ -106,7 +106,7 @@ func fusedConvKernel(c *Call) error {
 		if x == nil || w == nil || sum.DType != x.DType {
 			return c.Errorf("Sum must be of X's type")
 		}
-		l, err := convPlan(c, x.Shape, w.Shape)
+		l, err := convPlanMemo(c, x.Shape, w.Shape)
 		if err != nil {
 			return err
 		}
