@@ -421,12 +421,15 @@ func (l *rnnLayer) store(t *graph.Tensor, v []float32) {
 // inputProjection returns X·Wᵀ + bias for direction d over the whole
 // sequence, [seq·batch, gates·hidden]: the bias of gate k is Wb + Rb when
 // both(k), else Wb alone.
-func (l *rnnLayer) inputProjection(threads *Threads, d int, serial bool, both func(gate int) bool) []float32 {
+func (l *rnnLayer) inputProjection(threads *Threads, d int, serial bool, both func(gate int) bool) *[]float32 {
 	gh := l.gates * l.hidden
 	rows := l.seq * l.batch
-	out := make([]float32, rows*gh)
+	buf := gemmBuf(rows * gh)
+	out := *buf
 	l.weights.w[d].mul(threads, rows, l.x, out, false, serial)
-	bias := make([]float32, gh)
+	biasBuf := gemmBuf(gh)
+	defer gemmBufs.Put(biasBuf)
+	bias := *biasBuf
 	wb, rb := l.b[d*2*gh:d*2*gh+gh], l.b[d*2*gh+gh:(d+1)*2*gh]
 	for j := range bias {
 		bias[j] = wb[j]
@@ -440,7 +443,7 @@ func (l *rnnLayer) inputProjection(threads *Threads, d int, serial bool, both fu
 			row[j] += v
 		}
 	}
-	return out
+	return buf
 }
 
 // run runs direction d's recurrence: step(t, rows) is called for each
@@ -501,7 +504,9 @@ func rnnKernel(c *Call) error {
 	l.wantsY(c)
 	H := l.hidden
 	l.directions(c.Threads, func(d int, serial bool) {
-		xw := l.inputProjection(c.Threads, d, serial, func(int) bool { return true })
+		xwBuf := l.inputProjection(c.Threads, d, serial, func(int) bool { return true })
+		defer gemmBufs.Put(xwBuf)
+		xw := *xwBuf
 		h := append([]float32{}, l.h0[d*l.batch*H:(d+1)*l.batch*H]...)
 		g := make([]float32, l.batch*H)
 		l.run(d, h, func(t int, active []int) {
@@ -534,7 +539,9 @@ func gruKernel(c *Call) error {
 	l.wantsY(c)
 	H := l.hidden
 	l.directions(c.Threads, func(d int, serial bool) {
-		xw := l.inputProjection(c.Threads, d, serial, func(gate int) bool { return gate < 2 || !lbr })
+		xwBuf := l.inputProjection(c.Threads, d, serial, func(gate int) bool { return gate < 2 || !lbr })
+		defer gemmBufs.Put(xwBuf)
+		xw := *xwBuf
 		rbh := l.b[d*6*H+5*H : (d+1)*6*H]
 		h := append([]float32{}, l.h0[d*l.batch*H:(d+1)*l.batch*H]...)
 		zr := make([]float32, l.batch*2*H)
@@ -613,7 +620,9 @@ func lstmKernel(c *Call) error {
 	l.wantsY(c)
 	l.yc = make([]float32, l.dirs*l.batch*H)
 	l.directions(c.Threads, func(d int, serial bool) {
-		xw := l.inputProjection(c.Threads, d, serial, func(int) bool { return true })
+		xwBuf := l.inputProjection(c.Threads, d, serial, func(int) bool { return true })
+		defer gemmBufs.Put(xwBuf)
+		xw := *xwBuf
 		pi, po, pf := l.p[d*3*H:d*3*H+H], l.p[d*3*H+H:d*3*H+2*H], l.p[d*3*H+2*H:(d+1)*3*H]
 		f, g, hAct := l.acts[d][0], l.acts[d][1], l.acts[d][2]
 		h := append([]float32{}, l.h0[d*l.batch*H:(d+1)*l.batch*H]...)
