@@ -26,10 +26,14 @@ import (
 // PyTorch's output and the CPU path's.
 const torchTolerance = 1e-4
 
+// defaultTorchModels are the models of the export script's defaults that
+// the PyTorch comparisons run outside the long suites.
+var defaultTorchModels = []string{"resnet18", "transformer"}
+
 // The models this package's default tests export, exported in one run of
 // the export script by whichever test needs one first; the long suites'
 // other models are exported as their tests need them.
-var _ = torchmodels.Want("decoder", "transformer_fp16", "transformer_mixed", "transformer_keepio", "resnet18", "transformer")
+var _ = torchmodels.Want(append([]string{"decoder", "transformer_fp16", "transformer_mixed", "transformer_keepio"}, defaultTorchModels...)...)
 
 // cpuTorchModels returns the models TestTorchModels and
 // TestTorchModelsFromArchive run: resnet18 and the transformer, and in the
@@ -40,7 +44,7 @@ func cpuTorchModels() []string {
 	if testenv.Long() {
 		return torchmodels.Defaults
 	}
-	return []string{"resnet18", "transformer"}
+	return defaultTorchModels
 }
 
 // TestTorchModels runs models exported from PyTorch on the CPU, loaded from
@@ -69,11 +73,10 @@ func TestTorchModels(t *testing.T) {
 // exported for this test alone (8 s with its export), join them in the
 // long suites.
 func vulkanTorchModels() []string {
-	names := []string{"resnet18", "transformer"}
 	if testenv.Long() {
-		names = append(names, "squeezenet1_1", "mobilenet_v2", "efficientnet_b0")
+		return append(slices.Clone(defaultTorchModels), "squeezenet1_1", "mobilenet_v2", "efficientnet_b0")
 	}
-	return names
+	return defaultTorchModels
 }
 
 const vulkanTorchTolerance = 1e-3
