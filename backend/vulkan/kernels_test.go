@@ -120,12 +120,14 @@ func TestKernels(t *testing.T) {
 
 // TestKernelsFloat16 runs the kernel-test suite in the Float16 mode on
 // the default Vulkan device: every case of float32 tensors made float16,
-// as the device picks its schedules, then under each schedule of
-// forcedSchedules the cases whose dispatches it changes, so that the
-// float16 variant of every schedule (the blocked, tiled and gemv
+// as the device picks its schedules, then, in the long suites, under each
+// schedule of forcedSchedules the cases whose dispatches it changes, so
+// that the float16 variant of every schedule (the blocked, tiled and gemv
 // products, the direct and implicit-GEMM convolutions, split-K) meets the
-// table's shapes, which cross every tile edge. A case the device declines
-// must be listed in kerneltest's declines/vulkan-float16.txt.
+// table's shapes, which cross every tile edge: a third of the shaders
+// lavapipe compiles for this package, which TestKernels runs in float32
+// in every run. A case the device declines must be listed in
+// kerneltest's declines/vulkan-float16.txt.
 func TestKernelsFloat16(t *testing.T) {
 	base := openTest(t)
 	if !base.half.storage {
@@ -135,21 +137,24 @@ func TestKernelsFloat16(t *testing.T) {
 	t.Run("device", func(t *testing.T) {
 		kerneltest.Suite{Device: base, Mode: kerneltest.Float16, Declines: "vulkan-float16", Sample: sample}.Run(t)
 	})
-	for _, s := range forcedSchedules() {
-		t.Run(s.String(), func(t *testing.T) {
-			d, err := Open("vulkan", WithSchedule(s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := d.Close(); err != nil {
-					t.Error(err)
+	t.Run("forced schedules", func(t *testing.T) {
+		testenv.SkipLong(t)
+		for _, s := range forcedSchedules() {
+			t.Run(s.String(), func(t *testing.T) {
+				d, err := Open("vulkan", WithSchedule(s))
+				if err != nil {
+					t.Fatal(err)
 				}
-			}()
-			only := newCases(d.caps(), capsOf(t, base, false, Schedule{}))
-			kerneltest.Suite{Device: d, Mode: kerneltest.Float16, Declines: "vulkan-float16", Only: only, Sample: sample}.Run(t)
-		})
-	}
+				defer func() {
+					if err := d.Close(); err != nil {
+						t.Error(err)
+					}
+				}()
+				only := newCases(d.caps(), capsOf(t, base, false, Schedule{}))
+				kerneltest.Suite{Device: d, Mode: kerneltest.Float16, Declines: "vulkan-float16", Only: only, Sample: sample}.Run(t)
+			})
+		}
+	})
 }
 
 // TestKernelTableCoversEveryKernel checks that kerneltest.Table has an
