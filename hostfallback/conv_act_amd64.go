@@ -59,13 +59,29 @@ func clampAddF32(y, s []float32, at, rows, cols, ld int, lo, hi float32) {
 //go:noescape
 func sigmoidAVX2(y *float32, n int, swish bool)
 
+// sigmoidAVX512 is sigmoidAVX2 with zmm registers (the same operations,
+// lane by lane) for n a positive multiple of 16.
+//
+//go:noescape
+func sigmoidAVX512(y *float32, n int, swish bool)
+
+// actZMM reports whether sigmoidF32 takes 16 lanes at a time with
+// sigmoidAVX512 (where the CPU has AVX-512).
+var actZMM = hasAVX512
+
 // sigmoidF32 sets each element v of y to σ(v) = 1/(1+e⁻ᵛ) or, with swish,
 // to v·σ(v), in place.
 func sigmoidF32(y []float32, swish bool) {
 	n := 0
+	if actZMM {
+		if n = len(y) &^ 15; n > 0 {
+			sigmoidAVX512(&y[0], n, swish)
+		}
+	}
 	if hasAVX2 {
-		if n = len(y) &^ 7; n > 0 {
-			sigmoidAVX2(&y[0], n, swish)
+		if m := (len(y) - n) &^ 7; m > 0 {
+			sigmoidAVX2(&y[n], m, swish)
+			n += m
 		}
 	}
 	sigmoidF32Go(y[n:], swish)

@@ -143,6 +143,78 @@ sigstore:
 	VZEROUPPER
 	RET
 
+// EXP_Z1_Z4 is EXP_Y1_Y4 on zmm registers (Z1 to Z4, Z2, Z3, Z5, Z6,
+// the constants of EXP_CONSTS_Z), the same operations lane by lane.
+#define EXP_Z1_Z4 \
+	VMULPS Z10, Z1, Z2 \
+	VRNDSCALEPS $0, Z2, Z2 \
+	VMOVAPS Z1, Z3 \
+	VFNMADD231PS Z11, Z2, Z3 \
+	VFNMADD231PS Z12, Z2, Z3 \
+	VBROADCASTSS actConst<>+20(SB), Z4 \
+	VBROADCASTSS actConst<>+24(SB), Z5 \
+	VFMADD213PS Z5, Z3, Z4 \
+	VBROADCASTSS actConst<>+28(SB), Z5 \
+	VFMADD213PS Z5, Z3, Z4 \
+	VBROADCASTSS actConst<>+32(SB), Z5 \
+	VFMADD213PS Z5, Z3, Z4 \
+	VBROADCASTSS actConst<>+36(SB), Z5 \
+	VFMADD213PS Z5, Z3, Z4 \
+	VBROADCASTSS actConst<>+40(SB), Z5 \
+	VFMADD213PS Z5, Z3, Z4 \
+	VMULPS Z3, Z3, Z5 \
+	VFMADD213PS Z3, Z5, Z4 \
+	VADDPS Z7, Z4, Z4 \
+	VCVTPS2DQ Z2, Z6 \
+	VPADDD Z13, Z6, Z6 \
+	VPSLLD $23, Z6, Z6 \
+	VMULPS Z6, Z4, Z4
+
+// EXP_CONSTS_Z is EXP_CONSTS into Z8, Z9, Z10, Z11, Z12, Z7 and Z13.
+#define EXP_CONSTS_Z \
+	VBROADCASTSS actConst<>+0(SB), Z8 \
+	VBROADCASTSS actConst<>+4(SB), Z9 \
+	VBROADCASTSS actConst<>+8(SB), Z10 \
+	VBROADCASTSS actConst<>+12(SB), Z11 \
+	VBROADCASTSS actConst<>+16(SB), Z12 \
+	VBROADCASTSS actConst<>+44(SB), Z7 \
+	VPBROADCASTD actConst<>+48(SB), Z13
+
+// func sigmoidAVX512(y *float32, n int, swish bool)
+//
+// sigmoidAVX2 on 16 lanes at a time, n a positive multiple of 16.
+TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-17
+	MOVQ y+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVBLZX swish+16(FP), DX
+	EXP_CONSTS_Z
+	VPXORD Z15, Z15, Z15
+	SHRQ $4, CX
+
+zsigloop:
+	VMOVUPS (DI), Z0
+	VSUBPS Z0, Z15, Z1
+	VMAXPS Z1, Z9, Z1
+	VMINPS Z1, Z8, Z1
+	EXP_Z1_Z4
+	// 1 + e.
+	VADDPS Z7, Z4, Z4
+	TESTQ DX, DX
+	JZ zsigmoid
+	VDIVPS Z4, Z0, Z0
+	JMP zsigstore
+
+zsigmoid:
+	VDIVPS Z4, Z7, Z0
+
+zsigstore:
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	DECQ CX
+	JNZ zsigloop
+	VZEROUPPER
+	RET
+
 // func expShiftAVX2(x, y *float32, n int, m float32) float32
 //
 // y[i] = exp(x[i] − m) for i < n, a positive multiple of 8, with the

@@ -10,6 +10,10 @@ func clampF32(y []float32, lo, hi float32) { clampF32Go(y, lo, hi) }
 // to v·σ(v), in place.
 func sigmoidF32(y []float32, swish bool) { sigmoidF32Go(y, swish) }
 
+// actZMM reports whether sigmoidF32 takes 16 lanes at a time with
+// AVX-512: never without the assembly.
+var actZMM = false
+
 // hardSigmoidF32 sets d[i] to max(0, min(1, alpha·s[i] + beta)) or, with
 // swish, to that times s[i]; d and s are the same slice or do not overlap.
 func hardSigmoidF32(d, s []float32, alpha, beta float32, swish bool) {

@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -94,9 +95,16 @@ func TestDwSplit2(t *testing.T) {
 	}
 }
 
-// TestSigmoidF32 checks the fused sigmoid and swish against float64
-// over lengths around the vector width, large arguments, ±Inf and NaN.
+// TestSigmoidF32 checks the fused sigmoid and swish (with the AVX2
+// kernel where the CPU has it, and again with the AVX-512 one where it
+// has that too) against float64 over lengths around the vector widths,
+// large arguments, ±Inf and NaN; the two kernels agree bit for bit.
 func TestSigmoidF32(t *testing.T) {
+	defer func(v bool) { actZMM = v }(actZMM)
+	zmm := []bool{false}
+	if actZMM {
+		zmm = append(zmm, true)
+	}
 	sigmoid := opTol("Sigmoid")
 	r := rand.New(rand.NewPCG(13, 14))
 	special := []float32{0, -0.5, 3, 30, -30, 90, -90, 200, -200, float32(math.Inf(1)), float32(math.NaN())}
@@ -117,9 +125,19 @@ func TestSigmoidF32(t *testing.T) {
 				}
 				want[i] = float32(s)
 			}
-			sigmoidF32(y, swish)
-			if i := nnClose(y, want, sigmoid.Abs, sigmoid.Rel); i >= 0 {
-				t.Fatalf("swish %v n %d: y[%d] = %v, want %v", swish, n, i, y[i], want[i])
+			var first []uint32
+			for _, z := range zmm {
+				actZMM = z
+				got := slices.Clone(y)
+				sigmoidF32(got, swish)
+				if i := nnClose(got, want, sigmoid.Abs, sigmoid.Rel); i >= 0 {
+					t.Fatalf("zmm %v swish %v n %d: y[%d] = %v, want %v", z, swish, n, i, got[i], want[i])
+				}
+				if bits := f32Bits(got); first == nil {
+					first = bits
+				} else if !slices.Equal(bits, first) {
+					t.Fatalf("swish %v n %d: the AVX-512 kernel differs from the AVX2 one: %s", swish, n, firstDiff(bits, first))
+				}
 			}
 		}
 	}
