@@ -65,46 +65,60 @@ DATA actConst<>+44(SB)/4, $1.0
 DATA actConst<>+48(SB)/4, $127
 GLOBL actConst<>(SB), RODATA|NOPTR, $52
 
-// EXP_Y1_Y4 sets Y4 to exp(Y1), Y1 clamped already, after Cephes' expf:
-// n = round(t·log₂e), r = t − n·ln2 (ln2 in two parts), exp(r) =
-// p(r)·r² + r + 1, times 2ⁿ built in the exponent field. It reads the
-// constants loaded by EXP_CONSTS and uses Y2, Y3, Y5 and Y6.
-#define EXP_Y1_Y4 \
-	VMULPS Y10, Y1, Y2 \
-	VROUNDPS $0, Y2, Y2 \
-	VMOVAPS Y1, Y3 \
-	VFNMADD231PS Y11, Y2, Y3 \
-	VFNMADD231PS Y12, Y2, Y3 \
-	VBROADCASTSS actConst<>+20(SB), Y4 \
-	VBROADCASTSS actConst<>+24(SB), Y5 \
-	VFMADD213PS Y5, Y3, Y4 \
-	VBROADCASTSS actConst<>+28(SB), Y5 \
-	VFMADD213PS Y5, Y3, Y4 \
-	VBROADCASTSS actConst<>+32(SB), Y5 \
-	VFMADD213PS Y5, Y3, Y4 \
-	VBROADCASTSS actConst<>+36(SB), Y5 \
-	VFMADD213PS Y5, Y3, Y4 \
-	VBROADCASTSS actConst<>+40(SB), Y5 \
-	VFMADD213PS Y5, Y3, Y4 \
-	VMULPS Y3, Y3, Y5 \
-	VFMADD213PS Y3, Y5, Y4 \
-	VADDPS Y7, Y4, Y4 \
-	VCVTPS2DQ Y2, Y6 \
-	VPADDD Y13, Y6, Y6 \
-	VPSLLD $23, Y6, Y6 \
-	VMULPS Y6, Y4, Y4
+// EXP(ROUND, x, n, r, e, t, k, le, l1, l2, one, bias) sets e to exp(x),
+// x clamped already, after Cephes' expf: n = round(x·log₂e), r = x − n·ln2
+// (ln2 in two parts l1, l2), exp(r) = p(r)·r² + r + 1, times 2ⁿ built in
+// the exponent field (k); t is scratch. le, l1, l2, one and bias hold the
+// constants EXP_CONSTS loads. ROUND is the instruction that rounds to
+// nearest even, VROUNDPS for ymm and VRNDSCALEPS for zmm registers; the
+// other operations are the same for both widths, lane by lane.
+#define EXP(ROUND, x, n, r, e, t, k, le, l1, l2, one, bias) \
+	VMULPS le, x, n \
+	ROUND $0, n, n \
+	VMOVAPS x, r \
+	VFNMADD231PS l1, n, r \
+	VFNMADD231PS l2, n, r \
+	VBROADCASTSS actConst<>+20(SB), e \
+	VBROADCASTSS actConst<>+24(SB), t \
+	VFMADD213PS t, r, e \
+	VBROADCASTSS actConst<>+28(SB), t \
+	VFMADD213PS t, r, e \
+	VBROADCASTSS actConst<>+32(SB), t \
+	VFMADD213PS t, r, e \
+	VBROADCASTSS actConst<>+36(SB), t \
+	VFMADD213PS t, r, e \
+	VBROADCASTSS actConst<>+40(SB), t \
+	VFMADD213PS t, r, e \
+	VMULPS r, r, t \
+	VFMADD213PS r, t, e \
+	VADDPS one, e, e \
+	VCVTPS2DQ n, k \
+	VPADDD bias, k, k \
+	VPSLLD $23, k, k \
+	VMULPS k, e, e
 
-// EXP_CONSTS loads the bounds of exp's argument into Y8 (upper) and Y9
-// (lower), log₂e, ln 2's two parts, 1 and the exponent bias into Y10, Y11,
-// Y12, Y7 and Y13.
-#define EXP_CONSTS \
-	VBROADCASTSS actConst<>+0(SB), Y8 \
-	VBROADCASTSS actConst<>+4(SB), Y9 \
-	VBROADCASTSS actConst<>+8(SB), Y10 \
-	VBROADCASTSS actConst<>+12(SB), Y11 \
-	VBROADCASTSS actConst<>+16(SB), Y12 \
-	VBROADCASTSS actConst<>+44(SB), Y7 \
-	VPBROADCASTD actConst<>+48(SB), Y13
+// EXP_CONSTS(hi, lo, le, l1, l2, one, bias) loads the bounds of exp's
+// argument into hi (upper) and lo (lower), and log₂e, ln 2's two parts, 1
+// and the exponent bias, which EXP reads.
+#define EXP_CONSTS(hi, lo, le, l1, l2, one, bias) \
+	VBROADCASTSS actConst<>+0(SB), hi \
+	VBROADCASTSS actConst<>+4(SB), lo \
+	VBROADCASTSS actConst<>+8(SB), le \
+	VBROADCASTSS actConst<>+12(SB), l1 \
+	VBROADCASTSS actConst<>+16(SB), l2 \
+	VBROADCASTSS actConst<>+44(SB), one \
+	VPBROADCASTD actConst<>+48(SB), bias
+
+// EXP_Y1_Y4 sets Y4 to exp(Y1) with the constants of EXP_CONSTS_Y,
+// using Y2, Y3, Y5 and Y6; EXP_Z1_Z4 is the same on zmm registers.
+#define EXP_Y1_Y4 EXP(VROUNDPS, Y1, Y2, Y3, Y4, Y5, Y6, Y10, Y11, Y12, Y7, Y13)
+#define EXP_Z1_Z4 EXP(VRNDSCALEPS, Z1, Z2, Z3, Z4, Z5, Z6, Z10, Z11, Z12, Z7, Z13)
+
+// EXP_CONSTS_Y loads the bounds of exp's argument into Y8 (upper) and Y9
+// (lower), and EXP's constants into Y10, Y11, Y12, Y7 and Y13;
+// EXP_CONSTS_Z the same into the zmm registers.
+#define EXP_CONSTS_Y EXP_CONSTS(Y8, Y9, Y10, Y11, Y12, Y7, Y13)
+#define EXP_CONSTS_Z EXP_CONSTS(Z8, Z9, Z10, Z11, Z12, Z7, Z13)
 
 // func sigmoidAVX2(y *float32, n int, swish bool)
 //
@@ -115,7 +129,7 @@ TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-17
 	MOVQ y+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVBLZX swish+16(FP), DX
-	EXP_CONSTS
+	EXP_CONSTS_Y
 	VXORPS Y15, Y15, Y15
 	SHRQ $3, CX
 
@@ -142,43 +156,6 @@ sigstore:
 	JNZ sigloop
 	VZEROUPPER
 	RET
-
-// EXP_Z1_Z4 is EXP_Y1_Y4 on zmm registers (Z1 to Z4, Z2, Z3, Z5, Z6,
-// the constants of EXP_CONSTS_Z), the same operations lane by lane.
-#define EXP_Z1_Z4 \
-	VMULPS Z10, Z1, Z2 \
-	VRNDSCALEPS $0, Z2, Z2 \
-	VMOVAPS Z1, Z3 \
-	VFNMADD231PS Z11, Z2, Z3 \
-	VFNMADD231PS Z12, Z2, Z3 \
-	VBROADCASTSS actConst<>+20(SB), Z4 \
-	VBROADCASTSS actConst<>+24(SB), Z5 \
-	VFMADD213PS Z5, Z3, Z4 \
-	VBROADCASTSS actConst<>+28(SB), Z5 \
-	VFMADD213PS Z5, Z3, Z4 \
-	VBROADCASTSS actConst<>+32(SB), Z5 \
-	VFMADD213PS Z5, Z3, Z4 \
-	VBROADCASTSS actConst<>+36(SB), Z5 \
-	VFMADD213PS Z5, Z3, Z4 \
-	VBROADCASTSS actConst<>+40(SB), Z5 \
-	VFMADD213PS Z5, Z3, Z4 \
-	VMULPS Z3, Z3, Z5 \
-	VFMADD213PS Z3, Z5, Z4 \
-	VADDPS Z7, Z4, Z4 \
-	VCVTPS2DQ Z2, Z6 \
-	VPADDD Z13, Z6, Z6 \
-	VPSLLD $23, Z6, Z6 \
-	VMULPS Z6, Z4, Z4
-
-// EXP_CONSTS_Z is EXP_CONSTS into Z8, Z9, Z10, Z11, Z12, Z7 and Z13.
-#define EXP_CONSTS_Z \
-	VBROADCASTSS actConst<>+0(SB), Z8 \
-	VBROADCASTSS actConst<>+4(SB), Z9 \
-	VBROADCASTSS actConst<>+8(SB), Z10 \
-	VBROADCASTSS actConst<>+12(SB), Z11 \
-	VBROADCASTSS actConst<>+16(SB), Z12 \
-	VBROADCASTSS actConst<>+44(SB), Z7 \
-	VPBROADCASTD actConst<>+48(SB), Z13
 
 // func sigmoidAVX512(y *float32, n int, swish bool)
 //
@@ -225,7 +202,7 @@ TEXT ·expShiftAVX2(SB), NOSPLIT, $0-36
 	MOVQ y+8(FP), DI
 	MOVQ n+16(FP), CX
 	VBROADCASTSS m+24(FP), Y14
-	EXP_CONSTS
+	EXP_CONSTS_Y
 	VXORPS Y15, Y15, Y15
 	SHRQ $3, CX
 
