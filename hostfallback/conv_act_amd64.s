@@ -120,77 +120,52 @@ GLOBL actConst<>(SB), RODATA|NOPTR, $52
 #define EXP_CONSTS_Y EXP_CONSTS(Y8, Y9, Y10, Y11, Y12, Y7, Y13)
 #define EXP_CONSTS_Z EXP_CONSTS(Z8, Z9, Z10, Z11, Z12, Z7, Z13)
 
+// SIGMOID is the body of sigmoidAVX2 and sigmoidAVX512: y[i] = 1/(1+e)
+// or, with swish, y[i]/(1+e), where e = exp(−y[i]) with the argument
+// clamped to [−87.3, 88.3] (so that 2ⁿ stays a normal number); NaN stays
+// NaN. CONSTS and EXPX are EXP_CONSTS and EXP for the registers' width,
+// ZERO the instruction that zeroes z, v and x registers of that width,
+// 2^shift lanes and bytes bytes a vector. The AVX-512 kernel does the
+// AVX2 kernel's operations lane by lane.
+#define SIGMOID(CONSTS, EXPX, ZERO, shift, bytes, v, x, e, z, one, lo, hi) \
+	MOVQ y+0(FP), DI \
+	MOVQ n+8(FP), CX \
+	MOVBLZX swish+16(FP), DX \
+	CONSTS \
+	ZERO z, z, z \
+	SHRQ $shift, CX \
+sigloop: \
+	VMOVUPS (DI), v \
+	VSUBPS v, z, x \
+	VMAXPS x, lo, x \
+	VMINPS x, hi, x \
+	EXPX \
+	VADDPS one, e, e \
+	TESTQ DX, DX \
+	JZ sigmoid \
+	VDIVPS e, v, v \
+	JMP sigstore \
+sigmoid: \
+	VDIVPS e, one, v \
+sigstore: \
+	VMOVUPS v, (DI) \
+	ADDQ $bytes, DI \
+	DECQ CX \
+	JNZ sigloop \
+	VZEROUPPER \
+	RET
+
 // func sigmoidAVX2(y *float32, n int, swish bool)
 //
-// y[i] = 1/(1+e) or, with swish, y[i]/(1+e), where e = exp(−y[i]) with
-// the argument clamped to [−87.3, 88.3] (so that 2ⁿ stays a normal
-// number); NaN stays NaN.
+// SIGMOID on 8 lanes at a time, n a positive multiple of 8.
 TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-17
-	MOVQ y+0(FP), DI
-	MOVQ n+8(FP), CX
-	MOVBLZX swish+16(FP), DX
-	EXP_CONSTS_Y
-	VXORPS Y15, Y15, Y15
-	SHRQ $3, CX
-
-sigloop:
-	VMOVUPS (DI), Y0
-	VSUBPS Y0, Y15, Y1
-	VMAXPS Y1, Y9, Y1
-	VMINPS Y1, Y8, Y1
-	EXP_Y1_Y4
-	// 1 + e.
-	VADDPS Y7, Y4, Y4
-	TESTQ DX, DX
-	JZ sigmoid
-	VDIVPS Y4, Y0, Y0
-	JMP sigstore
-
-sigmoid:
-	VDIVPS Y4, Y7, Y0
-
-sigstore:
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	DECQ CX
-	JNZ sigloop
-	VZEROUPPER
-	RET
+	SIGMOID(EXP_CONSTS_Y, EXP_Y1_Y4, VXORPS, 3, 32, Y0, Y1, Y4, Y15, Y7, Y9, Y8)
 
 // func sigmoidAVX512(y *float32, n int, swish bool)
 //
-// sigmoidAVX2 on 16 lanes at a time, n a positive multiple of 16.
+// SIGMOID on 16 lanes at a time, n a positive multiple of 16.
 TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-17
-	MOVQ y+0(FP), DI
-	MOVQ n+8(FP), CX
-	MOVBLZX swish+16(FP), DX
-	EXP_CONSTS_Z
-	VPXORD Z15, Z15, Z15
-	SHRQ $4, CX
-
-zsigloop:
-	VMOVUPS (DI), Z0
-	VSUBPS Z0, Z15, Z1
-	VMAXPS Z1, Z9, Z1
-	VMINPS Z1, Z8, Z1
-	EXP_Z1_Z4
-	// 1 + e.
-	VADDPS Z7, Z4, Z4
-	TESTQ DX, DX
-	JZ zsigmoid
-	VDIVPS Z4, Z0, Z0
-	JMP zsigstore
-
-zsigmoid:
-	VDIVPS Z4, Z7, Z0
-
-zsigstore:
-	VMOVUPS Z0, (DI)
-	ADDQ $64, DI
-	DECQ CX
-	JNZ zsigloop
-	VZEROUPPER
-	RET
+	SIGMOID(EXP_CONSTS_Z, EXP_Z1_Z4, VPXORD, 4, 64, Z0, Z1, Z4, Z15, Z7, Z9, Z8)
 
 // func expShiftAVX2(x, y *float32, n int, m float32) float32
 //

@@ -1,162 +1,93 @@
 //go:build !noasm
 
-// The GEMV kernel (see gemv_amd64.go): for each block of 16 columns of C,
-// eight ymm accumulators, two per k-step of an unrolling by four, summed
-// and added to C at the end of the block.
+// The GEMV kernels (see gemv_amd64.go): for each block of 16 columns of C
+// (32 with AVX-512), eight accumulators, two per k-step of an unrolling by
+// four, summed and added to C at the end of the block.
 
 #include "textflag.h"
 
+// GEMV is the body of gemvAVX2 and gemvAVX512, for blocks of two vectors
+// of columns (vec bytes each, 2·vec a block): eight accumulators r0…r7,
+// two per k-step of an unrolling by four, summed and added to C at the
+// end of the block; b0…b3 hold the broadcast values of A. ZERO is the
+// instruction that zeroes a register of the width. The AVX-512 kernel
+// does the AVX2 kernel's sums in the same order, lane by lane.
+#define GEMV(ZERO, vec, block, r0, r1, r2, r3, r4, r5, r6, r7, b0, b1, b2, b3) \
+	MOVQ k+0(FP), R9 \
+	MOVQ a+8(FP), R10 \
+	MOVQ b+16(FP), DI \
+	MOVQ ldb+24(FP), R8 \
+	SHLQ $2, R8 \
+	LEAQ (R8)(R8*2), R12 \
+	MOVQ c+32(FP), DX \
+	MOVQ blocks+40(FP), BX \
+gemvblock: \
+	MOVQ R10, SI \
+	MOVQ DI, R11 \
+	ZERO r0, r0, r0 \
+	ZERO r1, r1, r1 \
+	ZERO r2, r2, r2 \
+	ZERO r3, r3, r3 \
+	ZERO r4, r4, r4 \
+	ZERO r5, r5, r5 \
+	ZERO r6, r6, r6 \
+	ZERO r7, r7, r7 \
+	MOVQ R9, CX \
+	SHRQ $2, CX \
+	JZ gemvtail \
+gemvquad: \
+	VBROADCASTSS 0(SI), b0 \
+	VBROADCASTSS 4(SI), b1 \
+	VBROADCASTSS 8(SI), b2 \
+	VBROADCASTSS 12(SI), b3 \
+	VFMADD231PS 0(R11), b0, r0 \
+	VFMADD231PS vec(R11), b0, r1 \
+	VFMADD231PS 0(R11)(R8*1), b1, r2 \
+	VFMADD231PS vec(R11)(R8*1), b1, r3 \
+	VFMADD231PS 0(R11)(R8*2), b2, r4 \
+	VFMADD231PS vec(R11)(R8*2), b2, r5 \
+	VFMADD231PS 0(R11)(R12*1), b3, r6 \
+	VFMADD231PS vec(R11)(R12*1), b3, r7 \
+	LEAQ (R11)(R8*4), R11 \
+	ADDQ $16, SI \
+	DECQ CX \
+	JNZ gemvquad \
+gemvtail: \
+	MOVQ R9, CX \
+	ANDQ $3, CX \
+	JZ gemvstore \
+gemvone: \
+	VBROADCASTSS 0(SI), b0 \
+	VFMADD231PS 0(R11), b0, r0 \
+	VFMADD231PS vec(R11), b0, r1 \
+	ADDQ R8, R11 \
+	ADDQ $4, SI \
+	DECQ CX \
+	JNZ gemvone \
+gemvstore: \
+	VADDPS r2, r0, r0 \
+	VADDPS r3, r1, r1 \
+	VADDPS r6, r4, r4 \
+	VADDPS r7, r5, r5 \
+	VADDPS r4, r0, r0 \
+	VADDPS r5, r1, r1 \
+	VADDPS 0(DX), r0, r0 \
+	VADDPS vec(DX), r1, r1 \
+	VMOVUPS r0, 0(DX) \
+	VMOVUPS r1, vec(DX) \
+	ADDQ $block, DI \
+	ADDQ $block, DX \
+	DECQ BX \
+	JNZ gemvblock \
+	VZEROUPPER \
+	RET
+
 // func gemvAVX2(k int, a, b *float32, ldb int, c *float32, blocks int)
 TEXT ·gemvAVX2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), R9
-	MOVQ a+8(FP), R10
-	MOVQ b+16(FP), DI
-	MOVQ ldb+24(FP), R8
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R12
-	MOVQ c+32(FP), DX
-	MOVQ blocks+40(FP), BX
-
-gemvblock:
-	MOVQ R10, SI
-	MOVQ DI, R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ R9, CX
-	SHRQ $2, CX
-	JZ gemvtail
-
-gemvquad:
-	VBROADCASTSS 0(SI), Y8
-	VBROADCASTSS 4(SI), Y9
-	VBROADCASTSS 8(SI), Y10
-	VBROADCASTSS 12(SI), Y11
-	VFMADD231PS 0(R11), Y8, Y0
-	VFMADD231PS 32(R11), Y8, Y1
-	VFMADD231PS 0(R11)(R8*1), Y9, Y2
-	VFMADD231PS 32(R11)(R8*1), Y9, Y3
-	VFMADD231PS 0(R11)(R8*2), Y10, Y4
-	VFMADD231PS 32(R11)(R8*2), Y10, Y5
-	VFMADD231PS 0(R11)(R12*1), Y11, Y6
-	VFMADD231PS 32(R11)(R12*1), Y11, Y7
-	LEAQ (R11)(R8*4), R11
-	ADDQ $16, SI
-	DECQ CX
-	JNZ gemvquad
-
-gemvtail:
-	MOVQ R9, CX
-	ANDQ $3, CX
-	JZ gemvstore
-
-gemvone:
-	VBROADCASTSS 0(SI), Y8
-	VFMADD231PS 0(R11), Y8, Y0
-	VFMADD231PS 32(R11), Y8, Y1
-	ADDQ R8, R11
-	ADDQ $4, SI
-	DECQ CX
-	JNZ gemvone
-
-gemvstore:
-	VADDPS Y2, Y0, Y0
-	VADDPS Y3, Y1, Y1
-	VADDPS Y6, Y4, Y4
-	VADDPS Y7, Y5, Y5
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS 0(DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, 0(DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ $64, DI
-	ADDQ $64, DX
-	DECQ BX
-	JNZ gemvblock
-	VZEROUPPER
-	RET
+	GEMV(VXORPS, 32, 64, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11)
 
 // func gemvAVX512(k int, a, b *float32, ldb int, c *float32, blocks int)
 //
-// gemvAVX2 with zmm registers, for blocks of 32 columns: the same sums in
-// the same order, lane by lane.
+// GEMV on blocks of 32 columns.
 TEXT ·gemvAVX512(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), R9
-	MOVQ a+8(FP), R10
-	MOVQ b+16(FP), DI
-	MOVQ ldb+24(FP), R8
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R12
-	MOVQ c+32(FP), DX
-	MOVQ blocks+40(FP), BX
-
-zmmblock:
-	MOVQ R10, SI
-	MOVQ DI, R11
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	MOVQ R9, CX
-	SHRQ $2, CX
-	JZ zmmtail
-
-zmmquad:
-	VBROADCASTSS 0(SI), Z8
-	VBROADCASTSS 4(SI), Z9
-	VBROADCASTSS 8(SI), Z10
-	VBROADCASTSS 12(SI), Z11
-	VFMADD231PS 0(R11), Z8, Z0
-	VFMADD231PS 64(R11), Z8, Z1
-	VFMADD231PS 0(R11)(R8*1), Z9, Z2
-	VFMADD231PS 64(R11)(R8*1), Z9, Z3
-	VFMADD231PS 0(R11)(R8*2), Z10, Z4
-	VFMADD231PS 64(R11)(R8*2), Z10, Z5
-	VFMADD231PS 0(R11)(R12*1), Z11, Z6
-	VFMADD231PS 64(R11)(R12*1), Z11, Z7
-	LEAQ (R11)(R8*4), R11
-	ADDQ $16, SI
-	DECQ CX
-	JNZ zmmquad
-
-zmmtail:
-	MOVQ R9, CX
-	ANDQ $3, CX
-	JZ zmmstore
-
-zmmone:
-	VBROADCASTSS 0(SI), Z8
-	VFMADD231PS 0(R11), Z8, Z0
-	VFMADD231PS 64(R11), Z8, Z1
-	ADDQ R8, R11
-	ADDQ $4, SI
-	DECQ CX
-	JNZ zmmone
-
-zmmstore:
-	VADDPS Z2, Z0, Z0
-	VADDPS Z3, Z1, Z1
-	VADDPS Z6, Z4, Z4
-	VADDPS Z7, Z5, Z5
-	VADDPS Z4, Z0, Z0
-	VADDPS Z5, Z1, Z1
-	VADDPS 0(DX), Z0, Z0
-	VADDPS 64(DX), Z1, Z1
-	VMOVUPS Z0, 0(DX)
-	VMOVUPS Z1, 64(DX)
-	ADDQ $128, DI
-	ADDQ $128, DX
-	DECQ BX
-	JNZ zmmblock
-	VZEROUPPER
-	RET
+	GEMV(VPXORD, 64, 128, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11)
