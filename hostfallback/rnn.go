@@ -419,8 +419,9 @@ func (l *rnnLayer) store(t *graph.Tensor, v []float32) {
 }
 
 // inputProjection returns X·Wᵀ + bias for direction d over the whole
-// sequence, [seq·batch, gates·hidden]: the bias of gate k is Wb + Rb when
-// both(k), else Wb alone.
+// sequence, [seq·batch, gates·hidden], in a buffer of gemmBufs that the
+// caller puts back: the bias of gate k is Wb + Rb when both(k), else Wb
+// alone.
 func (l *rnnLayer) inputProjection(threads *Threads, d int, serial bool, both func(gate int) bool) *[]float32 {
 	gh := l.gates * l.hidden
 	rows := l.seq * l.batch
