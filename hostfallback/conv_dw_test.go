@@ -100,11 +100,7 @@ func TestDwSplit2(t *testing.T) {
 // has that too) against float64 over lengths around the vector widths,
 // large arguments, ±Inf and NaN; the two kernels agree bit for bit.
 func TestSigmoidF32(t *testing.T) {
-	defer func(v bool) { actZMM = v }(actZMM)
-	zmm := []bool{false}
-	if actZMM {
-		zmm = append(zmm, true)
-	}
+	zmm := zmmSettings(t, &actZMM)
 	sigmoid := opTol("Sigmoid")
 	r := rand.New(rand.NewPCG(13, 14))
 	special := []float32{0, -0.5, 3, 30, -30, 90, -90, 200, -200, float32(math.Inf(1)), float32(math.NaN())}

@@ -1,6 +1,7 @@
 package hostfallback
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -13,20 +14,31 @@ var (
 	gemvWidths = []int{1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 48, 63, 64, 100}
 )
 
+// zmmSettings returns the settings of a package switch for AVX-512
+// kernels (gemvZMM, actZMM) that a test runs: off, and on where the CPU
+// has AVX-512 (the switch's value). The switch is set back when t ends.
+func zmmSettings(t *testing.T, flag *bool) []bool {
+	was := *flag
+	t.Cleanup(func() { *flag = was })
+	if was {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
 // TestGemvRows checks gemvRows (with the AVX2 kernel where the CPU has
 // it, and again with the AVX-512 one where it has that too) and gemvGo
 // against the float64 sum of naiveGemm, adding to a C of random values,
 // with B's rows wider than the product's.
 func TestGemvRows(t *testing.T) {
-	defer func(v bool) { gemvZMM = v }(gemvZMM)
 	type kernel struct {
 		name string
 		f    func(a, b []float32, ldb int, c []float32)
 		zmm  bool
 	}
-	kernels := []kernel{{"gemvGo", gemvGo, false}, {"gemvRows", gemvRows, false}}
-	if gemvZMM {
-		kernels = append(kernels, kernel{"gemvRows (AVX-512)", gemvRows, true})
+	kernels := []kernel{{"gemvGo", gemvGo, false}}
+	for _, z := range zmmSettings(t, &gemvZMM) {
+		kernels = append(kernels, kernel{fmt.Sprintf("gemvRows (AVX-512 %v)", z), gemvRows, z})
 	}
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, k := range gemvDepths {
@@ -49,7 +61,8 @@ func TestGemvRows(t *testing.T) {
 
 // TestGemvPacked checks gemvPacked on one to four rows of A against
 // naiveGemm, with B packed in the 32- and 16-wide strips of the AVX-512
-// and AVX2 kernels and in 2-wide ones, storing and adding, on one goroutine and on several.
+// and AVX2 kernels and in 2-wide ones, storing and adding, on one
+// goroutine and on several.
 func TestGemvPacked(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, nr := range []int{32, 16, 2} {
