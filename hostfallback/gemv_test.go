@@ -62,29 +62,36 @@ func TestGemvRows(t *testing.T) {
 // TestGemvPacked checks gemvPacked on one to four rows of A against
 // naiveGemm, with B packed in the 32- and 16-wide strips of the AVX-512
 // and AVX2 kernels and in 2-wide ones, storing and adding, on one
-// goroutine and on several.
+// goroutine and on several, for every pair of gemvDepths and gemvWidths
+// and for one product large enough (gemvWork) to be split.
 func TestGemvPacked(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
+	var sizes [][2]int
+	for _, k := range gemvDepths {
+		for _, n := range gemvWidths {
+			sizes = append(sizes, [2]int{k, n})
+		}
+	}
+	sizes = append(sizes, [2]int{1000, gemvWork/1000 + 37})
 	for _, nr := range []int{32, 16, 2} {
-		for _, k := range gemvDepths {
-			for _, n := range gemvWidths {
-				m := 1 + (k+n)%gemvMaxRows
-				lda, ldc := k+1, n+2
-				a, b, c := nnRandFloats(r, m*lda), nnRandFloats(r, k*n), nnRandFloats(r, m*ldc)
-				packed := gemmPackWhole(false, b, k, n, nr)
-				for _, add := range []bool{false, true} {
-					want := append([]float32{}, c...)
-					beta := float32(0)
-					if add {
-						beta = 1
-					}
-					naiveGemm(false, false, m, n, k, 1, a, lda, b, n, beta, want, ldc)
-					for _, workers := range []int{1, 3} {
-						got := append([]float32{}, c...)
-						gemvPacked(NewThreads(workers), m, n, k, a, lda, packed, nr, add, got, ldc)
-						if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
-							t.Fatalf("nr=%d m=%d k=%d n=%d add=%v workers=%d: C[%d] = %v, want %v", nr, m, k, n, add, workers, i, got[i], want[i])
-						}
+		for _, kn := range sizes {
+			k, n := kn[0], kn[1]
+			m := 1 + (k+n)%gemvMaxRows
+			lda, ldc := k+1, n+2
+			a, b, c := nnRandFloats(r, m*lda), nnRandFloats(r, k*n), nnRandFloats(r, m*ldc)
+			packed := gemmPackWhole(false, b, k, n, nr)
+			for _, add := range []bool{false, true} {
+				want := append([]float32{}, c...)
+				beta := float32(0)
+				if add {
+					beta = 1
+				}
+				naiveGemm(false, false, m, n, k, 1, a, lda, b, n, beta, want, ldc)
+				for _, workers := range []int{1, 3} {
+					got := append([]float32{}, c...)
+					gemvPacked(NewThreads(workers), m, n, k, a, lda, packed, nr, add, got, ldc)
+					if i := nnClose(got, want, gemmTol.Abs, gemmTol.Rel); i >= 0 {
+						t.Fatalf("nr=%d m=%d k=%d n=%d add=%v workers=%d: C[%d] = %v, want %v", nr, m, k, n, add, workers, i, got[i], want[i])
 					}
 				}
 			}
