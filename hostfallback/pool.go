@@ -29,8 +29,10 @@ type poolLayout struct {
 	first, count, padded [][]int
 	inStrides            []int
 	// fast is the vectorised plan for 2-D planes, nil where it does not
-	// apply (see poolFastPlan).
-	fast *poolFast
+	// apply (see poolFastPlan); maxPad MaxPool's, where it applies, in its
+	// stead (see poolPaddedPlan).
+	fast   *poolFast
+	maxPad *poolPadded
 }
 
 // poolPlan checks X [N, C, D...] and the window attributes of a pooling
@@ -197,7 +199,9 @@ func maxPoolKernel(c *Call) error {
 	p, err := Memo(c, c.ShapeKey(), func() (*poolLayout, error) {
 		p, err := poolPlan(c, x.DType, x.Shape)
 		if err == nil && p.rank == 2 && f32Family(x.DType) {
-			p.fast = poolFastPlan(p)
+			if p.maxPad = poolPaddedPlan(p); p.maxPad == nil {
+				p.fast = poolFastPlan(p)
+			}
 		}
 		return p, err
 	})
@@ -231,8 +235,9 @@ func maxPoolKernel(c *Call) error {
 
 func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices []int64, colMajor bool, lowest T) {
 	var fast *poolFast
+	var maxPad *poolPadded
 	if _, f32 := any(x).([]float32); f32 && indices == nil {
-		fast = p.fast
+		fast, maxPad = p.fast, p.maxPad
 	}
 	p.forPlanes(threads, func(i int) {
 		var idx []int64
@@ -241,6 +246,10 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 		}
 		if p.rank == 2 && idx == nil {
 			xi, yi := x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize]
+			if maxPad != nil {
+				maxPad.plane(p, any(xi).([]float32), any(yi).([]float32))
+				return
+			}
 			if fast != nil {
 				fast.plane(p, any(xi).([]float32), any(yi).([]float32), func(_, _ int, dst, src []float32, offs []int) { maxRows(dst, src, offs) })
 				maxPlane2D(p, xi, yi, lowest, fast.skip0, fast.skip1)
