@@ -1,6 +1,7 @@
 package hostfallback
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -18,6 +19,9 @@ const convIm2colBudget = 1 << 18
 type convLayout struct {
 	*convGeom
 	n, cin, m, group, cg, mg int
+	// shiftA is the constant filters packed for shiftF32, once.
+	shiftOnce sync.Once
+	shiftA    []float32
 }
 
 // convPlan checks the shapes of X [N, C, D...] and W [M, C/group, k...] and
@@ -92,7 +96,7 @@ func convWith(c *Call, act *convAct) error {
 		b = *buf
 		clear(b)
 	}
-	l.runF32(c.Threads, f32Data(x), f32Data(w), b, out, act)
+	l.runF32(c.Threads, f32Data(x), f32Data(w), b, out, act, c.Const(1))
 	f32Commit(y, out)
 	return nil
 }
@@ -126,7 +130,7 @@ func (l *convLayout) pointwise() bool {
 // by the GEMM's epilogue (convAct.epilogue), as each column strip of a row
 // block is completed, other activations to each tile of output after its
 // GEMM. It writes every element of y.
-func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct) {
+func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct, constW bool) {
 	switch {
 	case l.n == 0 || l.m == 0 || l.outSize == 0:
 	case l.cg*l.kernelSize == 0:
@@ -136,6 +140,8 @@ func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct
 		l.depthwise2D(threads, x, w, b, y, act)
 	case l.pointwise() && !l.pointwisePacked(threads, act):
 		l.pointwiseF32(threads, x, w, b, y, act)
+	case l.shiftable():
+		l.shiftF32(threads, x, w, b, y, act, constW)
 	case convPackedUsable():
 		convPackedF32(threads, l, x, w, b, y, act)
 	default:

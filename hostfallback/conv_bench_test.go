@@ -100,3 +100,39 @@ func BenchmarkPointwiseSwish(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConvShift times stride-1 convolutions by the im2col product
+// (convPackedF32) and without the copy (shiftF32, the filters packed
+// once, as for a model's constant filters), on one goroutine: DenseNet's
+// 3×3 128→32 layers on each stage's planes, ResNet's 3×3 layers, a 5×5
+// one. It reports GFLOP/s.
+func BenchmarkConvShift(b *testing.B) {
+	if convShiftTile == nil {
+		b.Skip("no shifted-convolution tile kernel for this CPU in this build")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, s := range [][4]int{{128, 32, 56, 3}, {128, 32, 28, 3}, {128, 32, 14, 3}, {128, 32, 7, 3},
+		{64, 64, 56, 3}, {128, 128, 28, 3}, {256, 256, 14, 3}, {512, 512, 7, 3}, {16, 32, 28, 5}} {
+		ci, co, hw, k := s[0], s[1], s[2], s[3]
+		p := k / 2
+		g := &convGeom{rank: 2, in: []int{hw, hw}, out: []int{hw, hw}, kernel: []int{k, k}, stride: []int{1, 1}, dil: []int{1, 1},
+			padBegin: []int{p, p}, padEnd: []int{p, p}, inSize: hw * hw, outSize: hw * hw, kernelSize: k * k}
+		l := &convLayout{convGeom: g, n: 1, cin: ci, m: co, group: 1, cg: ci, mg: co}
+		x, w, bias := nnRandFloats(r, ci*hw*hw), nnRandFloats(r, co*ci*k*k), nnRandFloats(r, co)
+		y := make([]float32, co*hw*hw)
+		th := NewThreads(1)
+		flops := 2 * float64(ci*co*hw*hw*k*k)
+		for _, path := range []string{"im2col", "shift"} {
+			b.Run(fmt.Sprintf("%dx%dx%d_%d_k%d/%s", ci, hw, hw, co, k, path), func(b *testing.B) {
+				for b.Loop() {
+					if path == "shift" {
+						l.shiftF32(th, x, w, bias, y, nil, true)
+					} else {
+						convPackedF32(th, l, x, w, bias, y, nil)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

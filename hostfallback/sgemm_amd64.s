@@ -703,6 +703,44 @@ plain:
 	RET
 
 
+// func convShiftAVX512(c int, a *float32, b *float32, plane int, offs *int, taps int, out *float32, ldc int, bias *float32)
+//
+// The 8×32 tile of a stride-1 convolution over a padded input (see
+// convShiftF32): for each of the taps t, for each of the c channels,
+// the sums gain A's next eight values (A packed eight a k-step, taps
+// outer, channels inner) times the 32 floats of B at b + offs[t] +
+// ch·plane; then bias[i] is added to row i and the tile stored at out
+// (row stride ldc floats).
+TEXT ·convShiftAVX512(SB), NOSPLIT, $0-72
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ plane+24(FP), R12
+	SHLQ $2, R12
+	MOVQ offs+32(FP), R13
+	MOVQ taps+40(FP), BX
+	ZERO_Z16_Z31
+tap:
+	MOVQ (R13), DX
+	LEAQ (DI)(DX*4), DX
+	MOVQ c+0(FP), CX
+loop:
+	KSTEP_8X32
+	ADDQ $32, SI
+	ADDQ R12, DX
+	DECQ CX
+	JNZ loop
+	ADDQ $8, R13
+	DECQ BX
+	JNZ tap
+	MOVQ bias+64(FP), AX
+	BIAS_8X32(AX)
+	MOVQ out+48(FP), DI
+	MOVQ ldc+56(FP), R10
+	SHLQ $2, R10
+	STORE_8X32(DI, R10)
+	VZEROUPPER
+	RET
+
 // func gemmDotAVX2(a, b *float32, n int) float32
 TEXT ·gemmDotAVX2(SB), NOSPLIT, $0-28
 	MOVQ a+0(FP), SI
