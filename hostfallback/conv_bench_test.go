@@ -101,29 +101,32 @@ func BenchmarkPointwiseSwish(b *testing.B) {
 	}
 }
 
-// BenchmarkConvShift times stride-1 convolutions by the im2col product
+// BenchmarkConvShift times convolutions by the im2col product
 // (convPackedF32) and without the copy (shiftF32, the filters packed
 // once, as for a model's constant filters), on one goroutine: DenseNet's
 // 3×3 128→32 layers on each stage's planes, ResNet's 3×3 layers, a 5×5
-// one. It reports GFLOP/s.
+// one, and the stride-2 stems of MobileNet and ResNet. It reports
+// GFLOP/s.
 func BenchmarkConvShift(b *testing.B) {
 	if convShiftTile == nil {
 		b.Skip("no shifted-convolution tile kernel for this CPU in this build")
 	}
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, s := range [][4]int{{128, 32, 56, 3}, {128, 32, 28, 3}, {128, 32, 14, 3}, {128, 32, 7, 3},
-		{64, 64, 56, 3}, {128, 128, 28, 3}, {256, 256, 14, 3}, {512, 512, 7, 3}, {16, 32, 28, 5}} {
-		ci, co, hw, k := s[0], s[1], s[2], s[3]
+	for _, s := range [][5]int{{128, 32, 56, 3, 1}, {128, 32, 28, 3, 1}, {128, 32, 14, 3, 1}, {128, 32, 7, 3, 1},
+		{64, 64, 56, 3, 1}, {128, 128, 28, 3, 1}, {256, 256, 14, 3, 1}, {512, 512, 7, 3, 1}, {16, 32, 28, 5, 1},
+		{3, 16, 224, 3, 2}, {3, 64, 224, 7, 2}} {
+		ci, co, hw, k, st := s[0], s[1], s[2], s[3], s[4]
 		p := k / 2
-		g := &convGeom{rank: 2, in: []int{hw, hw}, out: []int{hw, hw}, kernel: []int{k, k}, stride: []int{1, 1}, dil: []int{1, 1},
-			padBegin: []int{p, p}, padEnd: []int{p, p}, inSize: hw * hw, outSize: hw * hw, kernelSize: k * k}
+		out := (hw+2*p-k)/st + 1
+		g := &convGeom{rank: 2, in: []int{hw, hw}, out: []int{out, out}, kernel: []int{k, k}, stride: []int{st, st}, dil: []int{1, 1},
+			padBegin: []int{p, p}, padEnd: []int{p, p}, inSize: hw * hw, outSize: out * out, kernelSize: k * k}
 		l := &convLayout{convGeom: g, n: 1, cin: ci, m: co, group: 1, cg: ci, mg: co}
 		x, w, bias := nnRandFloats(r, ci*hw*hw), nnRandFloats(r, co*ci*k*k), nnRandFloats(r, co)
-		y := make([]float32, co*hw*hw)
+		y := make([]float32, co*out*out)
 		th := NewThreads(1)
-		flops := 2 * float64(ci*co*hw*hw*k*k)
+		flops := 2 * float64(ci*co*out*out*k*k)
 		for _, path := range []string{"im2col", "shift"} {
-			b.Run(fmt.Sprintf("%dx%dx%d_%d_k%d/%s", ci, hw, hw, co, k, path), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%dx%dx%d_%d_k%ds%d/%s", ci, hw, hw, co, k, st, path), func(b *testing.B) {
 				for b.Loop() {
 					if path == "shift" {
 						l.shiftF32(th, x, w, bias, y, nil, true)

@@ -20,50 +20,65 @@ const (
 )
 
 // shiftable reports whether convShiftF32 computes the convolution: a 2-D
-// one of group 1, strides 1 and a kernel of more than one tap, where the
-// CPU has the tile kernel.
+// one of group 1, more than one tap and strides within the kernel's
+// extent, where the CPU has the tile kernel. (A strided 1×1 convolution,
+// or one whose stride skips input, reads some of the phase planes that
+// shiftF32 would copy whole: the im2col copy costs less.)
 func (l *convLayout) shiftable() bool {
-	return convShiftTile != nil && l.rank == 2 && l.group == 1 && l.kernelSize > 1 &&
-		l.stride[0] == 1 && l.stride[1] == 1
+	if convShiftTile == nil || l.rank != 2 || l.group != 1 || l.kernelSize == 1 {
+		return false
+	}
+	for d := range 2 {
+		if l.stride[d] > (l.kernel[d]-1)*l.dil[d]+1 {
+			return false
+		}
+	}
+	return true
 }
 
-// shiftF32 is the stride-1 convolution without the im2col copy (which
-// writes each input value once per tap, and costs as much as the product
-// where there are few output channels). Each image's input is copied once
-// into zero-padded planes of the hp×wp values its windows reach; output
-// (oh, ow) is then position oh·wp + ow of a grid of wp columns a row,
-// and tap (i, j) of every grid position reads the padded plane at that
-// position plus i·dh·wp + j·dw: for each tap, the product of the filters'
-// column of that tap by a contiguous run of the padded planes. The tile
-// kernel sums all taps and channels in registers, then adds the bias; the
-// grid's columns past OW are dropped as the tile is copied to y, and act
-// (nil: none) applied to each block of output. With constW (the filters
-// are a constant of the model) the filters are packed for the kernel once
-// (see shiftFilters). The sums run over taps,
-// then channels, where the im2col product's run over channels, then taps.
+// shiftF32 is the 2-D convolution without the im2col copy (which writes
+// each input value once per tap, and costs as much as the product where
+// there are few output channels). Each image's input is copied once into
+// zero-padded planes of the hp×wp values its windows reach, split by the
+// strides into sh·sw phase planes of hq×wq (phase (a, b) holding the rows
+// a, a+sh, … and columns b, b+sw, …); output (oh, ow) is then position
+// oh·wq + ow of a grid of wq columns a row, and tap (i, j) of every grid
+// position reads one phase plane, (i·dh mod sh, j·dw mod sw), at that
+// position plus ⌊i·dh/sh⌋·wq + ⌊j·dw/sw⌋: for each tap, the product of
+// the filters' column of that tap by a contiguous run of the phase planes.
+// The tile kernel sums all taps and channels in registers, then adds the
+// bias; the grid's columns past OW are dropped as the tile is copied to y,
+// and act (nil: none) applied to each block of output. With constW (the
+// filters are a constant of the model) the filters are packed for the
+// kernel once (see shiftFilters). The sums run over taps, then channels,
+// where the im2col product's run over channels, then taps.
 func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convAct, constW bool) {
 	H, W, OH, OW := l.in[0], l.in[1], l.out[0], l.out[1]
 	kh, kw, dh, dw := l.kernel[0], l.kernel[1], l.dil[0], l.dil[1]
-	hp, wp := OH+(kh-1)*dh, OW+(kw-1)*dw
+	sh, sw := l.stride[0], l.stride[1]
+	hp, wp := (OH-1)*sh+(kh-1)*dh+1, (OW-1)*sw+(kw-1)*dw+1
+	hq, wq := (hp+sh-1)/sh, (wp+sw-1)/sw
 	top, left := l.padBegin[0], min(l.padBegin[1], wp)
 	C, M, S, taps := l.cin, l.m, l.outSize, l.kernelSize
-	K, plane := C*taps, hp*wp
+	K, pq := C*taps, hq*wq
+	plane := sh * sw * pq
 	offs := make([]int, 0, taps)
 	for i := range kh {
 		for j := range kw {
-			offs = append(offs, i*dh*wp+j*dw)
+			r, c := i*dh, j*dw
+			offs = append(offs, (r%sh*sw+c%sw)*pq+r/sh*wq+c/sw)
 		}
 	}
 	blocks := (M + 7) / 8
-	ap := l.shiftFilters(w, constW)
-	if !constW {
-		defer gemmBufs.Put(&ap)
+	ap, abuf := l.shiftFilters(w, constW)
+	if abuf != nil {
+		defer gemmBufs.Put(abuf)
 	}
 	var bLast [8]float32
 	copy(bLast[:], b[(blocks-1)*8:M])
 	// Units of work: R output rows by bpg blocks of output channels.
 	workers := threads.Workers()
-	R := min(OH, max(1, convShiftCols/wp))
+	R := min(OH, max(1, convShiftCols/wq))
 	chunks := (OH + R - 1) / R
 	groups := (blocks + convShiftRows/8 - 1) / (convShiftRows / 8)
 	for chunks*groups < 2*workers && groups < blocks {
@@ -72,7 +87,7 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 	bpg := (blocks + groups - 1) / groups
 	groups = (blocks + bpg - 1) / bpg
 	units := chunks * groups
-	ld := gemmCeil((R-1)*wp+OW, 32) * 32
+	ld := gemmCeil((R-1)*wq+OW, 32) * 32
 	pbuf := gemmBuf(C*plane + 32)
 	defer gemmBufs.Put(pbuf)
 	pad := *pbuf
@@ -80,18 +95,37 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 	for img := range l.n {
 		xi := x[img*C*H*W:]
 		threads.For(C, max(1, 16384/plane), func(c0, c1 int) {
+			var row []float32
+			var rbuf *[]float32
+			if sw > 1 {
+				rbuf = gemmBuf(wp)
+				row = *rbuf
+			}
 			for c := c0; c < c1; c++ {
 				for r := range hp {
-					row := pad[c*plane+r*wp : c*plane+(r+1)*wp]
+					// Row r of the padded plane: row ⌊r/sh⌋ of the phase
+					// planes (r mod sh, ·).
+					at := c*plane + r%sh*sw*pq + r/sh*wq
 					ir := r - top
 					if ir < 0 || ir >= H {
-						clear(row)
+						for ph := range sw {
+							clear(pad[at+ph*pq : at+ph*pq+wq])
+						}
 						continue
+					}
+					if sw == 1 {
+						row = pad[at : at+wp]
 					}
 					n := copy(row[left:], xi[(c*H+ir)*W:(c*H+ir+1)*W])
 					clear(row[:left])
 					clear(row[left+n:])
+					if sw > 1 {
+						poolSplit(row, pad[at:], 1, wp, sw, wq, pq)
+					}
 				}
+			}
+			if rbuf != nil {
+				gemmBufs.Put(rbuf)
 			}
 		})
 		yi := img * M * S
@@ -99,14 +133,14 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 			ch, g := u/groups, u%groups
 			oh0, oh1 := ch*R, min(OH, (ch+1)*R)
 			rb0, rb1 := g*bpg, min(blocks, (g+1)*bpg)
-			tiles := gemmCeil((oh1-oh0-1)*wp+OW, 32)
+			tiles := gemmCeil((oh1-oh0-1)*wq+OW, 32)
 			for rb := rb0; rb < rb1; rb++ {
 				bias := b[rb*8:]
 				if rb == blocks-1 {
 					bias = bLast[:]
 				}
 				for t := range tiles {
-					q := oh0*wp + t*32
+					q := oh0*wq + t*32
 					convShiftTile(C, &ap[rb*8*K], &pad[q], plane, &offs[0], taps, &scr[(rb-rb0)*8*ld+t*32], ld, &bias[0])
 				}
 			}
@@ -114,7 +148,7 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 			for m := m0; m < m1; m++ {
 				src := scr[(m-m0)*ld:]
 				for oh := oh0; oh < oh1; oh++ {
-					copy(y[yi+m*S+oh*OW:yi+m*S+(oh+1)*OW], src[(oh-oh0)*wp:])
+					copy(y[yi+m*S+oh*OW:yi+m*S+(oh+1)*OW], src[(oh-oh0)*wq:])
 				}
 			}
 			act.apply(y, yi+m0*S+oh0*OW, m1-m0, (oh1-oh0)*OW, S)
@@ -142,13 +176,15 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 // of eight output channels (zero past M), per tap, per channel, the eight
 // channels' values. With constW they are packed once, kept in l (which the
 // call's memo keeps for its shapes) and returned from then on; else they
-// are packed into a buffer of gemmBufs, which the caller puts back.
-func (l *convLayout) shiftFilters(w []float32, constW bool) []float32 {
+// are packed into a buffer of gemmBufs, returned too for the caller to put
+// back.
+func (l *convLayout) shiftFilters(w []float32, constW bool) ([]float32, *[]float32) {
 	if constW {
 		l.shiftOnce.Do(func() { l.shiftA = l.packShiftFilters(w, make([]float32, l.shiftFiltersSize())) })
-		return l.shiftA
+		return l.shiftA, nil
 	}
-	return l.packShiftFilters(w, *gemmBuf(l.shiftFiltersSize()))
+	buf := gemmBuf(l.shiftFiltersSize())
+	return l.packShiftFilters(w, *buf), buf
 }
 
 // shiftFiltersSize is the length of the packed filters.

@@ -9,32 +9,34 @@ import (
 
 // TestConvShift checks shiftF32, with the filters packed per call and
 // packed once (twice over the same layout), against the im2col
-// convolution (convGeneral) on random stride-1 geometries: kernels of 2 to
-// 25 taps, dilations, pads on either side up to past the kernel, output
-// channels around the tile's eight, one to two images, planes down to a
-// single row or column, and a fused residual sum with a clamp.
+// convolution (convGeneral) on random geometries: kernels of 2 to 25
+// taps, strides and dilations up to 3 and 2, pads on either side up to
+// past the kernel, output channels around the tile's eight, one to two
+// images, planes down to a single row or column, and a fused residual sum
+// with a clamp.
 func TestConvShift(t *testing.T) {
 	if convShiftTile == nil {
 		t.Skip("no shifted-convolution tile kernel for this CPU (AVX-512) in this build")
 	}
 	r := rand.New(rand.NewPCG(31, 32))
-	for i := range 300 {
-		var kernel [2]int
-		for kernel[0]*kernel[1] < 2 {
-			kernel = [2]int{1 + r.IntN(5), 1 + r.IntN(5)}
-		}
+	for i := range 400 {
+		kernel := [2]int{1 + r.IntN(5), 1 + r.IntN(5)}
 		dil := [2]int{1 + r.IntN(2), 1 + r.IntN(2)}
+		stride := [2]int{1 + r.IntN(3), 1 + r.IntN(3)}
 		var in, out, pb, pe [2]int
 		for d := range 2 {
 			span := (kernel[d]-1)*dil[d] + 1
 			pb[d], pe[d] = r.IntN(span+1), r.IntN(span+1)
 			in[d] = max(1, span-pb[d]-pe[d]) + r.IntN(20)
-			out[d] = in[d] + pb[d] + pe[d] - span + 1
+			out[d] = (in[d]+pb[d]+pe[d]-span)/stride[d] + 1
 		}
-		g := &convGeom{rank: 2, in: in[:], out: out[:], kernel: kernel[:], stride: []int{1, 1}, dil: dil[:],
+		g := &convGeom{rank: 2, in: in[:], out: out[:], kernel: kernel[:], stride: stride[:], dil: dil[:],
 			padBegin: pb[:], padEnd: pe[:], inSize: in[0] * in[1], outSize: out[0] * out[1], kernelSize: kernel[0] * kernel[1]}
 		n, C, M := 1+r.IntN(2), 1+r.IntN(20), []int{1, 5, 8, 9, 16, 23, 40}[r.IntN(7)]
 		l := &convLayout{convGeom: g, n: n, cin: C, m: M, group: 1, cg: C, mg: M}
+		if g.kernelSize == 1 || stride[0] > (kernel[0]-1)*dil[0]+1 || stride[1] > (kernel[1]-1)*dil[1]+1 {
+			continue
+		}
 		if !l.shiftable() {
 			t.Fatalf("case %d: %+v not shiftable", i, g)
 		}

@@ -100,7 +100,7 @@ func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh, ow int, dst
 		buf := gemmBuf(f.sw * f.sub)
 		defer gemmBufs.Put(buf)
 		src = *buf
-		f.split(p, x, src)
+		poolSplit(x, src, p.in[0], p.in[1], f.sw, f.wq, f.sub)
 	}
 	OW, kw := p.out[1], p.kernel[1]
 	for oh := range p.out[0] {
@@ -116,17 +116,17 @@ func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh, ow int, dst
 	}
 }
 
-// split writes the input plane x into buf in the phase layout: column c
-// of row r at (c mod sw)·sub + r·wq + ⌊c/sw⌋. Slots past a phase row's
-// last column are left as they are (no window reads them).
-func (f *poolFast) split(p *poolLayout, x, buf []float32) {
-	H, W, sw, wq := p.in[0], p.in[1], f.sw, f.wq
+// poolSplit writes the H×W plane x into buf in the phase layout of column
+// stride sw: column c of row r at (c mod sw)·sub + r·wq + ⌊c/sw⌋. Slots
+// past a phase row's last column are left as they are (no window reads
+// them).
+func poolSplit(x, buf []float32, H, W, sw, wq, sub int) {
 	for r := range H {
 		row := x[r*W : (r+1)*W]
 		if sw == 2 {
 			// Even columns fill the wq = ⌈W/2⌉ slots of phase 0, odd ones
 			// ⌊W/2⌋ of phase 1.
-			even, odd := buf[r*wq:(r+1)*wq], buf[f.sub+r*wq:f.sub+r*wq+W/2]
+			even, odd := buf[r*wq:(r+1)*wq], buf[sub+r*wq:sub+r*wq+W/2]
 			n := dwSplit2(even, odd, row)
 			for i := n; i < len(even); i++ {
 				even[i] = row[2*i]
@@ -139,7 +139,7 @@ func (f *poolFast) split(p *poolLayout, x, buf []float32) {
 		// Column c's phase and index, stepped without dividing.
 		ph, q := 0, 0
 		for _, v := range row {
-			buf[ph*f.sub+r*wq+q] = v
+			buf[ph*sub+r*wq+q] = v
 			if ph++; ph == sw {
 				ph, q = 0, q+1
 			}
