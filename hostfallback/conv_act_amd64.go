@@ -65,8 +65,20 @@ func sigmoidAVX2(y *float32, n int, swish bool)
 //go:noescape
 func sigmoidAVX512(y *float32, n int, swish bool)
 
-// actZMM reports whether sigmoidF32 takes 16 lanes at a time with
-// sigmoidAVX512 (where the CPU has AVX-512).
+// tanhAVX2 is tanhF32 on n elements of y in place, n a positive multiple
+// of 8 (with FMA in the polynomial: within a few ulp of tanhF32).
+//
+//go:noescape
+func tanhAVX2(y *float32, n int)
+
+// tanhAVX512 is tanhAVX2 with zmm registers (the same operations, lane by
+// lane) for n a positive multiple of 16.
+//
+//go:noescape
+func tanhAVX512(y *float32, n int)
+
+// actZMM reports whether sigmoidF32 and tanhSlice take 16 lanes at a time
+// with sigmoidAVX512 and tanhAVX512 (where the CPU has AVX-512).
 var actZMM = hasAVX512
 
 // sigmoidF32 sets each element v of y to σ(v) = 1/(1+e⁻ᵛ) or, with swish,
@@ -85,6 +97,26 @@ func sigmoidF32(y []float32, swish bool) {
 		}
 	}
 	sigmoidF32Go(y[n:], swish)
+}
+
+// tanhSlice sets each element v of y to tanhF32(v), in place, within a
+// few ulp.
+func tanhSlice(y []float32) {
+	n := 0
+	if actZMM {
+		if n = len(y) &^ 15; n > 0 {
+			tanhAVX512(&y[0], n)
+		}
+	}
+	if hasAVX2 {
+		if m := (len(y) - n) &^ 7; m > 0 {
+			tanhAVX2(&y[n], m)
+			n += m
+		}
+	}
+	for i, v := range y[n:] {
+		y[n+i] = tanhF32(v)
+	}
 }
 
 // hardSigmoidAVX2 is hardSigmoidF32Go over n elements, n a positive

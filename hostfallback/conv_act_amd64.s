@@ -167,6 +167,91 @@ TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-17
 TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-17
 	SIGMOID(EXP_CONSTS_Z, EXP_Z1_Z4, VPXORD, 4, 64, Z0, Z1, Z4, Z15, Z7, Z9, Z8)
 
+// Constants of TANH: the mask of the magnitude bits, the bound between
+// its two formulas, 2, and the odd polynomial of Cephes' tanhf.
+DATA tanhConst<>+0(SB)/4, $0x7fffffff
+DATA tanhConst<>+4(SB)/4, $0.625
+DATA tanhConst<>+8(SB)/4, $2.0
+DATA tanhConst<>+12(SB)/4, $-5.70498872745e-3
+DATA tanhConst<>+16(SB)/4, $2.06390887954e-2
+DATA tanhConst<>+20(SB)/4, $-5.37397155531e-2
+DATA tanhConst<>+24(SB)/4, $1.33314422036e-1
+DATA tanhConst<>+28(SB)/4, $-3.33332819422e-1
+GLOBL tanhConst<>(SB), RODATA|NOPTR, $32
+
+// TANH is the body of tanhAVX2 and tanhAVX512, tanhF32 lane by lane:
+// for |x| ≥ 0.625, 1 − 2/(e + 1) with e = exp(2|x|) (the argument
+// clamped above at 88.3); below, x + p(x²)·x²·x; either with x's sign
+// (so that tanh(−0) = −0). Both are
+// computed and SELECT(m, big, small, r) picks big where |x| ≥ 0.625 (m,
+// a scratch mask register of the width), else small; NaN stays NaN (the
+// polynomial's). AND, ANDN and OR are the bitwise instructions of the
+// width (AVX-512F has only the integer ones for zmm). CONSTS and EXPX are EXP_CONSTS and EXP for the
+// registers' width (EXP reads v1 and leaves e, clobbering t1–t4), 2^shift
+// lanes and bytes bytes a vector; abs, one and hi are the registers that
+// CONSTS and the mask load fills.
+#define TANH(CONSTS, EXPX, SELECT, AND, ANDN, OR, shift, bytes, v, a, v1, e, t1, t2, t3, t4, abs, one, hi, m) \
+	MOVQ y+0(FP), DI; \
+	MOVQ n+8(FP), CX; \
+	CONSTS; \
+	VBROADCASTSS tanhConst<>+0(SB), abs; \
+	SHRQ $shift, CX; \
+tanhloop: \
+	VMOVUPS (DI), v; \
+	AND abs, v, a; \
+	VADDPS a, a, v1; \
+	VMINPS v1, hi, v1; \
+	EXPX; \
+	VADDPS one, e, e; \
+	VBROADCASTSS tanhConst<>+8(SB), t1; \
+	VDIVPS e, t1, e; \
+	VSUBPS e, one, e; \
+	ANDN v, abs, v1; \
+	OR v1, e, e; \
+	VMULPS v, v, t1; \
+	VBROADCASTSS tanhConst<>+12(SB), t2; \
+	VBROADCASTSS tanhConst<>+16(SB), t3; \
+	VFMADD213PS t3, t1, t2; \
+	VBROADCASTSS tanhConst<>+20(SB), t3; \
+	VFMADD213PS t3, t1, t2; \
+	VBROADCASTSS tanhConst<>+24(SB), t3; \
+	VFMADD213PS t3, t1, t2; \
+	VBROADCASTSS tanhConst<>+28(SB), t3; \
+	VFMADD213PS t3, t1, t2; \
+	VMULPS t1, t2, t2; \
+	VMULPS v, t2, t2; \
+	VADDPS v, t2, t2; \
+	OR v1, t2, t2; \
+	VBROADCASTSS tanhConst<>+4(SB), t4; \
+	SELECT(m, a, t4, e, t2, v); \
+	VMOVUPS v, (DI); \
+	ADDQ $bytes, DI; \
+	DECQ CX; \
+	JNZ tanhloop; \
+	VZEROUPPER; \
+	RET
+
+// SELECT_Y and SELECT_Z set r to big where a ≥ c, else to small, through
+// the mask m (a vector for ymm, an opmask for zmm).
+#define SELECT_Y(m, a, c, big, small, r) \
+	VCMPPS $13, c, a, m; \
+	VBLENDVPS m, big, small, r
+#define SELECT_Z(m, a, c, big, small, r) \
+	VCMPPS $13, c, a, m; \
+	VBLENDMPS big, small, m, r
+
+// func tanhAVX2(y *float32, n int)
+//
+// TANH on 8 lanes at a time, n a positive multiple of 8.
+TEXT ·tanhAVX2(SB), NOSPLIT, $0-16
+	TANH(EXP_CONSTS_Y, EXP_Y1_Y4, SELECT_Y, VANDPS, VANDNPS, VORPS, 3, 32, Y0, Y14, Y1, Y4, Y2, Y3, Y5, Y6, Y9, Y7, Y8, Y15)
+
+// func tanhAVX512(y *float32, n int)
+//
+// TANH on 16 lanes at a time, n a positive multiple of 16.
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-16
+	TANH(EXP_CONSTS_Z, EXP_Z1_Z4, SELECT_Z, VPANDD, VPANDND, VPORD, 4, 64, Z0, Z14, Z1, Z4, Z2, Z3, Z5, Z6, Z9, Z7, Z8, K1)
+
 // func expShiftAVX2(x, y *float32, n int, m float32) float32
 //
 // y[i] = exp(x[i] − m) for i < n, a positive multiple of 8, with the

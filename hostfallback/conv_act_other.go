@@ -10,6 +10,13 @@ func clampF32(y []float32, lo, hi float32) { clampF32Go(y, lo, hi) }
 // to v·σ(v), in place.
 func sigmoidF32(y []float32, swish bool) { sigmoidF32Go(y, swish) }
 
+// tanhSlice sets each element v of y to tanhF32(v), in place.
+func tanhSlice(y []float32) {
+	for i, v := range y {
+		y[i] = tanhF32(v)
+	}
+}
+
 // actZMM reports whether sigmoidF32 takes 16 lanes at a time with
 // AVX-512: never without the assembly.
 var actZMM = false

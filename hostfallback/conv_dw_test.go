@@ -139,6 +139,45 @@ func TestSigmoidF32(t *testing.T) {
 	}
 }
 
+// TestTanhSlice checks tanhSlice (the recurrent ops' tanh) against
+// float64 over lengths around the vector widths, with values about the
+// switch between its formulas, tiny and huge ones, ±0, ±Inf and NaN, and
+// requires the same bits from the AVX-512 kernel as from the AVX2 one.
+func TestTanhSlice(t *testing.T) {
+	zmm := zmmSettings(t, &actZMM)
+	tol := opTol("Tanh")
+	r := rand.New(rand.NewPCG(17, 18))
+	special := []float32{0, float32(math.Copysign(0, -1)), 0.625, -0.625, 0.62499994, 1e-30, -1e-41, 9, -9, 44.2, 50, -100,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	for n := range 70 {
+		y := make([]float32, n)
+		for i := range y {
+			y[i] = float32(r.NormFloat64() * 2)
+			if r.IntN(3) == 0 {
+				y[i] = special[r.IntN(len(special))]
+			}
+		}
+		var first []uint32
+		for _, z := range zmm {
+			actZMM = z
+			got := slices.Clone(y)
+			tanhSlice(got)
+			for i, v := range y {
+				want := math.Tanh(float64(v))
+				if g := float64(got[i]); !(g == want || math.IsNaN(g) && math.IsNaN(want) || tol.Within(g, want)) ||
+					math.Signbit(g) != math.Signbit(want) {
+					t.Fatalf("zmm %v n %d: tanh(%v) = %v, want %v", z, n, v, got[i], want)
+				}
+			}
+			if bits := f32Bits(got); first == nil {
+				first = bits
+			} else if !slices.Equal(bits, first) {
+				t.Fatalf("n %d: the AVX-512 kernel differs from the AVX2 one: %s", n, firstDiff(bits, first))
+			}
+		}
+	}
+}
+
 // TestHardSigmoidF32 checks the fused hard sigmoid and hard swish against
 // float64 over lengths around the vector width, in place and into another
 // slice, with values on and past both bends, ±Inf and NaN.

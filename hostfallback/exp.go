@@ -39,7 +39,7 @@ func tanhF32(x float32) float32 {
 	p = p*z - 5.37397155531e-2
 	p = p*z + 1.33314422036e-1
 	p = p*z - 3.33332819422e-1
-	return p*z*x + x
+	return float32(math.Copysign(float64(p*z*x+x), float64(x)))
 }
 
 // expShiftF32Go is the portable expShiftF32.

@@ -54,9 +54,7 @@ func (a rnnAct) apply(v []float32, clip float32) {
 	case "sigmoid":
 		sigmoidF32(v, false)
 	case "tanh":
-		for i, x := range v {
-			v[i] = tanhF32(x)
-		}
+		tanhSlice(v)
 	case "relu":
 		for i, x := range v {
 			v[i] = max(x, 0)
