@@ -102,15 +102,19 @@ func BenchmarkPointwiseSwish(b *testing.B) {
 }
 
 // BenchmarkConvShift times convolutions by the im2col product
-// (convPackedF32) and without the copy (shiftF32, the filters packed
-// once, as for a model's constant filters), on one goroutine: DenseNet's
+// (convPackedF32) and without the copy (shiftF32 with each tile kernel
+// the CPU has, the filters packed once, as for a model's constant
+// filters), on one goroutine: DenseNet's
 // 3×3 128→32 layers on each stage's planes, ResNet's 3×3 layers, a 5×5
 // one, and the stride-2 stems of MobileNet and ResNet. It reports
 // GFLOP/s.
 func BenchmarkConvShift(b *testing.B) {
-	if convShiftTile == nil {
+	kernels := convShiftKernels()
+	if len(kernels) == 0 {
 		b.Skip("no shifted-convolution tile kernel for this CPU in this build")
 	}
+	saved := convShiftTile
+	b.Cleanup(func() { convShiftTile = saved })
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, s := range [][5]int{{128, 32, 56, 3, 1}, {128, 32, 28, 3, 1}, {128, 32, 14, 3, 1}, {128, 32, 7, 3, 1},
 		{64, 64, 56, 3, 1}, {128, 128, 28, 3, 1}, {256, 256, 14, 3, 1}, {512, 512, 7, 3, 1}, {16, 32, 28, 5, 1},
@@ -125,14 +129,18 @@ func BenchmarkConvShift(b *testing.B) {
 		y := make([]float32, co*out*out)
 		th := NewThreads(1)
 		flops := 2 * float64(ci*co*out*out*k*k)
-		for _, path := range []string{"im2col", "shift"} {
-			b.Run(fmt.Sprintf("%dx%dx%d_%d_k%ds%d/%s", ci, hw, hw, co, k, st, path), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%dx%dx%d_%d_k%ds%d/im2col", ci, hw, hw, co, k, st), func(b *testing.B) {
+			for b.Loop() {
+				convPackedF32(th, l, x, w, bias, y, nil)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		for _, kn := range kernels {
+			convShiftTile = kn
+			ls := &convLayout{convGeom: g, n: 1, cin: ci, m: co, group: 1, cg: ci, mg: co}
+			b.Run(fmt.Sprintf("%dx%dx%d_%d_k%ds%d/shift-%s", ci, hw, hw, co, k, st, kn.name), func(b *testing.B) {
 				for b.Loop() {
-					if path == "shift" {
-						l.shiftF32(th, x, w, bias, y, nil, true)
-					} else {
-						convPackedF32(th, l, x, w, bias, y, nil)
-					}
+					ls.shiftF32(th, x, w, bias, y, nil, true)
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

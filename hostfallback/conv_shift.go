@@ -2,13 +2,21 @@ package hostfallback
 
 import "sync/atomic"
 
-// convShiftKernel computes an 8×32 tile of convShiftF32: for each of the
-// taps t, for each of the c channels, A's next eight values (eight output
+// convShiftKernel computes an mr×nr tile of shiftF32: for each of the
+// taps t, for each of the c channels, A's next mr values (mr output
 // channels' filter values of tap t and channel ch, packed taps outer,
-// channels inner) times the 32 floats of B at b + offs[t] + ch·plane,
+// channels inner) times the nr floats of B at b + offs[t] + ch·plane,
 // summed; then bias[i] added to row i and the tile stored at out (row
 // stride ldc floats).
-type convShiftKernel func(c int, a *float32, b *float32, plane int, offs *int, taps int, out *float32, ldc int, bias *float32)
+type convShiftKernel struct {
+	name   string
+	mr, nr int
+	tile   func(c int, a *float32, b *float32, plane int, offs *int, taps int, out *float32, ldc int, bias *float32)
+	// narrow: the kernel beats the im2col product only where its copy
+	// costs most, with few output channels or input channels (see
+	// shiftable).
+	narrow bool
+}
 
 // convShiftCols is about how many grid columns (see convShiftF32) a unit
 // of convShiftF32's work computes, and convShiftRows how many output
@@ -19,13 +27,28 @@ const (
 	convShiftRows = 64
 )
 
+// convShiftTile is shiftF32's tile kernel, the CPU's fastest; nil where
+// it has none.
+var convShiftTile = func() *convShiftKernel {
+	if ks := convShiftKernels(); len(ks) > 0 {
+		return ks[0]
+	}
+	return nil
+}()
+
 // shiftable reports whether convShiftF32 computes the convolution: a 2-D
 // one of group 1, more than one tap and strides within the kernel's
-// extent, where the CPU has the tile kernel. (A strided 1×1 convolution,
-// or one whose stride skips input, reads some of the phase planes that
-// shiftF32 would copy whole: the im2col copy costs less.)
+// extent, where the CPU has a tile kernel; with a narrow kernel, only
+// where there are at most 32 output channels or 4 input channels. (A
+// strided 1×1 convolution, or one whose stride skips input, reads some of
+// the phase planes that shiftF32 would copy whole: the im2col copy costs
+// less. The AVX2 kernel on one goroutine, against the AVX2 im2col
+// product, in GFLOP/s: 128→32 on 56² 81 vs 67, the 3→16 and 3→64 stems
+// 53 vs 45 and 93 vs 77, but 64→64 on 56² 88 vs 89, 256→256 on 14² 86 vs
+// 82, 512→512 on 7² 68 vs 90.)
 func (l *convLayout) shiftable() bool {
-	if convShiftTile == nil || l.rank != 2 || l.group != 1 || l.kernelSize == 1 {
+	kn := convShiftTile
+	if kn == nil || l.rank != 2 || l.group != 1 || l.kernelSize == 1 || kn.narrow && l.m > 32 && l.cin > 4 {
 		return false
 	}
 	for d := range 2 {
@@ -69,25 +92,27 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 			offs = append(offs, (r%sh*sw+c%sw)*pq+r/sh*wq+c/sw)
 		}
 	}
-	blocks := (M + 7) / 8
+	kn := convShiftTile
+	mr, nr := kn.mr, kn.nr
+	blocks := (M + mr - 1) / mr
 	ap, abuf := l.shiftFilters(w, constW)
 	if abuf != nil {
 		defer gemmBufs.Put(abuf)
 	}
 	var bLast [8]float32
-	copy(bLast[:], b[(blocks-1)*8:M])
+	copy(bLast[:], b[(blocks-1)*mr:M])
 	// Units of work: R output rows by bpg blocks of output channels.
 	workers := threads.Workers()
 	R := min(OH, max(1, convShiftCols/wq))
 	chunks := (OH + R - 1) / R
-	groups := (blocks + convShiftRows/8 - 1) / (convShiftRows / 8)
+	groups := (blocks + convShiftRows/mr - 1) / (convShiftRows / mr)
 	for chunks*groups < 2*workers && groups < blocks {
 		groups++
 	}
 	bpg := (blocks + groups - 1) / groups
 	groups = (blocks + bpg - 1) / bpg
 	units := chunks * groups
-	ld := gemmCeil((R-1)*wq+OW, 32) * 32
+	ld := gemmCeil((R-1)*wq+OW, nr) * nr
 	pbuf := gemmBuf(C*plane + 32)
 	defer gemmBufs.Put(pbuf)
 	pad := *pbuf
@@ -133,18 +158,18 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 			ch, g := u/groups, u%groups
 			oh0, oh1 := ch*R, min(OH, (ch+1)*R)
 			rb0, rb1 := g*bpg, min(blocks, (g+1)*bpg)
-			tiles := gemmCeil((oh1-oh0-1)*wq+OW, 32)
+			tiles := gemmCeil((oh1-oh0-1)*wq+OW, nr)
 			for rb := rb0; rb < rb1; rb++ {
-				bias := b[rb*8:]
+				bias := b[rb*mr:]
 				if rb == blocks-1 {
 					bias = bLast[:]
 				}
 				for t := range tiles {
-					q := oh0*wq + t*32
-					convShiftTile(C, &ap[rb*8*K], &pad[q], plane, &offs[0], taps, &scr[(rb-rb0)*8*ld+t*32], ld, &bias[0])
+					q := oh0*wq + t*nr
+					kn.tile(C, &ap[rb*mr*K], &pad[q], plane, &offs[0], taps, &scr[(rb-rb0)*mr*ld+t*nr], ld, &bias[0])
 				}
 			}
-			m0, m1 := rb0*8, min(M, rb1*8)
+			m0, m1 := rb0*mr, min(M, rb1*mr)
 			for m := m0; m < m1; m++ {
 				src := scr[(m-m0)*ld:]
 				for oh := oh0; oh < oh1; oh++ {
@@ -154,7 +179,7 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 			act.apply(y, yi+m0*S+oh0*OW, m1-m0, (oh1-oh0)*OW, S)
 		}
 		if workers == 1 || units == 1 {
-			buf := gemmBuf(bpg * 8 * ld)
+			buf := gemmBuf(bpg * mr * ld)
 			for u := range units {
 				run(u, *buf)
 			}
@@ -163,7 +188,7 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 		}
 		var next atomic.Int64
 		threads.For(workers, 1, func(_, _ int) {
-			buf := gemmBuf(bpg * 8 * ld)
+			buf := gemmBuf(bpg * mr * ld)
 			defer gemmBufs.Put(buf)
 			for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {
 				run(u, *buf)
@@ -172,12 +197,12 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 	}
 }
 
-// shiftFilters returns the filters w packed for convShiftKernel: per block
-// of eight output channels (zero past M), per tap, per channel, the eight
-// channels' values. With constW they are packed once, kept in l (which the
-// call's memo keeps for its shapes) and returned from then on; else they
-// are packed into a buffer of gemmBufs, returned too for the caller to put
-// back.
+// shiftFilters returns the filters w packed for the tile kernel: per block
+// of mr output channels (zero past M), per tap, per channel, the mr
+// channels' values. With constW they are packed once, kept in l (which
+// the call's memo keeps for its shapes) and returned from then on; else
+// they are packed into a buffer of gemmBufs, returned too for the caller
+// to put back.
 func (l *convLayout) shiftFilters(w []float32, constW bool) ([]float32, *[]float32) {
 	if constW {
 		l.shiftOnce.Do(func() { l.shiftA = l.packShiftFilters(w, make([]float32, l.shiftFiltersSize())) })
@@ -188,26 +213,29 @@ func (l *convLayout) shiftFilters(w []float32, constW bool) ([]float32, *[]float
 }
 
 // shiftFiltersSize is the length of the packed filters.
-func (l *convLayout) shiftFiltersSize() int { return (l.m + 7) / 8 * 8 * l.cin * l.kernelSize }
+func (l *convLayout) shiftFiltersSize() int {
+	mr := convShiftTile.mr
+	return (l.m + mr - 1) / mr * mr * l.cin * l.kernelSize
+}
 
 // packShiftFilters packs w into ap (see shiftFilters) and returns it.
 func (l *convLayout) packShiftFilters(w, ap []float32) []float32 {
-	M, C, taps := l.m, l.cin, l.kernelSize
+	M, C, taps, mr := l.m, l.cin, l.kernelSize, convShiftTile.mr
 	K := C * taps
-	for rb := range (M + 7) / 8 {
-		blk := ap[rb*8*K : (rb+1)*8*K]
-		for r := range 8 {
-			m := rb*8 + r
+	for rb := range (M + mr - 1) / mr {
+		blk := ap[rb*mr*K : (rb+1)*mr*K]
+		for r := range mr {
+			m := rb*mr + r
 			if m >= M {
 				for k := range K {
-					blk[k*8+r] = 0
+					blk[k*mr+r] = 0
 				}
 				continue
 			}
 			wm := w[m*K : (m+1)*K]
 			for c := range C {
 				for t := range taps {
-					blk[(t*C+c)*8+r] = wm[c*taps+t]
+					blk[(t*C+c)*mr+r] = wm[c*taps+t]
 				}
 			}
 		}

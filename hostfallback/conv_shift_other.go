@@ -2,5 +2,5 @@
 
 package hostfallback
 
-// convShiftTile is convShiftF32's tile kernel: none in this build.
-var convShiftTile convShiftKernel
+// convShiftKernels lists shiftF32's tile kernels: none in this build.
+func convShiftKernels() []*convShiftKernel { return nil }

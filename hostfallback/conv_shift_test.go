@@ -11,13 +11,16 @@ import (
 // packed once (twice over the same layout), against the im2col
 // convolution (convGeneral) on random geometries: kernels of 2 to 25
 // taps, strides and dilations up to 3 and 2, pads on either side up to
-// past the kernel, output channels around the tile's eight, one to two
+// past the kernel, output channels around the tiles' six and eight, one to two
 // images, planes down to a single row or column, and a fused residual sum
-// with a clamp.
+// with a clamp; with each tile kernel the CPU has.
 func TestConvShift(t *testing.T) {
-	if convShiftTile == nil {
-		t.Skip("no shifted-convolution tile kernel for this CPU (AVX-512) in this build")
+	kernels := convShiftKernels()
+	if len(kernels) == 0 {
+		t.Skip("no shifted-convolution tile kernel for this CPU (AVX2 or AVX-512) in this build")
 	}
+	saved := convShiftTile
+	t.Cleanup(func() { convShiftTile = saved })
 	r := rand.New(rand.NewPCG(31, 32))
 	for i := range 400 {
 		kernel := [2]int{1 + r.IntN(5), 1 + r.IntN(5)}
@@ -32,14 +35,12 @@ func TestConvShift(t *testing.T) {
 		}
 		g := &convGeom{rank: 2, in: in[:], out: out[:], kernel: kernel[:], stride: stride[:], dil: dil[:],
 			padBegin: pb[:], padEnd: pe[:], inSize: in[0] * in[1], outSize: out[0] * out[1], kernelSize: kernel[0] * kernel[1]}
-		n, C, M := 1+r.IntN(2), 1+r.IntN(20), []int{1, 5, 8, 9, 16, 23, 40}[r.IntN(7)]
+		n, C, M := 1+r.IntN(2), 1+r.IntN(20), []int{1, 5, 6, 7, 8, 9, 13, 16, 23, 40}[r.IntN(10)]
 		l := &convLayout{convGeom: g, n: n, cin: C, m: M, group: 1, cg: C, mg: M}
 		if g.kernelSize == 1 || stride[0] > (kernel[0]-1)*dil[0]+1 || stride[1] > (kernel[1]-1)*dil[1]+1 {
 			continue
 		}
-		if !l.shiftable() {
-			t.Fatalf("case %d: %+v not shiftable", i, g)
-		}
+
 		x, w, b := nnRandFloats(r, n*C*g.inSize), nnRandFloats(r, M*C*g.kernelSize), nnRandFloats(r, M)
 		var act *convAct
 		if i%3 == 0 {
@@ -55,15 +56,24 @@ func TestConvShift(t *testing.T) {
 			}
 		}, false)
 		act.apply(want, 0, 1, len(want), len(want))
-		for _, call := range []struct {
-			threads int
-			constW  bool
-		}{{1, false}, {3, false}, {2, true}, {1, true}} {
-			got := nnRandFloats(r, len(want))
-			l.shiftF32(NewThreads(call.threads), x, w, b, got, act, call.constW)
-			if j := nnClose(got, want, 1e-4, 1e-4); j >= 0 {
-				t.Fatalf("case %d (%+v, n %d, C %d, M %d, act %v, threads %d, constW %v): y[%d] = %v, want %v",
-					i, *g, n, C, M, act != nil, call.threads, call.constW, j, got[j], want[j])
+		for _, kn := range kernels {
+			convShiftTile = kn
+			// A layout of its own: the filters packed once are packed
+			// for the kernel.
+			l := &convLayout{convGeom: g, n: n, cin: C, m: M, group: 1, cg: C, mg: M}
+			if !l.shiftable() && !(kn.narrow && M > 32 && C > 4) {
+				t.Fatalf("case %d: %+v not shiftable by %s", i, g, kn.name)
+			}
+			for _, call := range []struct {
+				threads int
+				constW  bool
+			}{{1, false}, {3, false}, {2, true}, {1, true}} {
+				got := nnRandFloats(r, len(want))
+				l.shiftF32(NewThreads(call.threads), x, w, b, got, act, call.constW)
+				if j := nnClose(got, want, 1e-4, 1e-4); j >= 0 {
+					t.Fatalf("case %d, %s (%+v, n %d, C %d, M %d, act %v, threads %d, constW %v): y[%d] = %v, want %v",
+						i, kn.name, *g, n, C, M, act != nil, call.threads, call.constW, j, got[j], want[j])
+				}
 			}
 		}
 	}

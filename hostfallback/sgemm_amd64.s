@@ -11,6 +11,40 @@
 
 #include "textflag.h"
 
+// CONV_SHIFT is the body of the shifted-convolution tile kernels (see
+// convShiftKernel): ZERO clears the sums, KSTEP adds one k-step (B at DX,
+// A packed at SI, astep bytes a k-step), BIAS adds the bias at AX, STORE
+// stores the tile at DI (row stride R10 bytes).
+#define CONV_SHIFT(ZERO, KSTEP, astep, BIAS, STORE) \
+	MOVQ a+8(FP), SI \
+	MOVQ b+16(FP), DI \
+	MOVQ plane+24(FP), R12 \
+	SHLQ $2, R12 \
+	MOVQ offs+32(FP), R13 \
+	MOVQ taps+40(FP), BX \
+	ZERO \
+tap: \
+	MOVQ (R13), DX \
+	LEAQ (DI)(DX*4), DX \
+	MOVQ c+0(FP), CX \
+loop: \
+	KSTEP \
+	ADDQ $astep, SI \
+	ADDQ R12, DX \
+	DECQ CX \
+	JNZ loop \
+	ADDQ $8, R13 \
+	DECQ BX \
+	JNZ tap \
+	MOVQ bias+64(FP), AX \
+	BIAS \
+	MOVQ out+48(FP), DI \
+	MOVQ ldc+56(FP), R10 \
+	SHLQ $2, R10 \
+	STORE \
+	VZEROUPPER \
+	RET
+
 // func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX
@@ -107,6 +141,18 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-8
 	ADDQ ld, DI \
 	ROW_STORE(Y14, Y15)
 
+// KSTEP_6X16 is the k-step of the packed 6×16 AVX2 tile: B's two vectors
+// loaded from DX, A's six values from SI, the sums in Y4–Y15.
+#define KSTEP_6X16 \
+	VMOVUPS 0(DX), Y0 \
+	VMOVUPS 32(DX), Y1 \
+	ROW_FMA(0(SI), Y2, Y4, Y5) \
+	ROW_FMA(4(SI), Y3, Y6, Y7) \
+	ROW_FMA(8(SI), Y2, Y8, Y9) \
+	ROW_FMA(12(SI), Y3, Y10, Y11) \
+	ROW_FMA(16(SI), Y2, Y12, Y13) \
+	ROW_FMA(20(SI), Y3, Y14, Y15)
+
 // func gemmAVX2(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
 TEXT ·gemmAVX2(SB), NOSPLIT, $0-56
 	MOVQ kc+0(FP), CX
@@ -117,14 +163,7 @@ TEXT ·gemmAVX2(SB), NOSPLIT, $0-56
 	SHLQ $2, R8
 	ZERO_Y4_Y15
 loop:
-	VMOVUPS 0(DX), Y0
-	VMOVUPS 32(DX), Y1
-	ROW_FMA(0(SI), Y2, Y4, Y5)
-	ROW_FMA(4(SI), Y3, Y6, Y7)
-	ROW_FMA(8(SI), Y2, Y8, Y9)
-	ROW_FMA(12(SI), Y3, Y10, Y11)
-	ROW_FMA(16(SI), Y2, Y12, Y13)
-	ROW_FMA(20(SI), Y3, Y14, Y15)
+	KSTEP_6X16
 	ADDQ $24, SI
 	ADDQ $64, DX
 	DECQ CX
@@ -703,43 +742,26 @@ plain:
 	RET
 
 
+#define BIAS_8X32_AX BIAS_8X32(AX)
+#define STORE_8X32_R10 STORE_8X32(DI, R10)
+#define TILE16_STORE_R10 TILE16_STORE(R10)
+
 // func convShiftAVX512(c int, a *float32, b *float32, plane int, offs *int, taps int, out *float32, ldc int, bias *float32)
 //
-// The 8×32 tile of a stride-1 convolution over a padded input (see
-// convShiftF32): for each of the taps t, for each of the c channels,
+// The 8×32 tile of a convolution over padded phase planes (see
+// convShiftKernel): for each of the taps t, for each of the c channels,
 // the sums gain A's next eight values (A packed eight a k-step, taps
 // outer, channels inner) times the 32 floats of B at b + offs[t] +
 // ch·plane; then bias[i] is added to row i and the tile stored at out
 // (row stride ldc floats).
 TEXT ·convShiftAVX512(SB), NOSPLIT, $0-72
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ plane+24(FP), R12
-	SHLQ $2, R12
-	MOVQ offs+32(FP), R13
-	MOVQ taps+40(FP), BX
-	ZERO_Z16_Z31
-tap:
-	MOVQ (R13), DX
-	LEAQ (DI)(DX*4), DX
-	MOVQ c+0(FP), CX
-loop:
-	KSTEP_8X32
-	ADDQ $32, SI
-	ADDQ R12, DX
-	DECQ CX
-	JNZ loop
-	ADDQ $8, R13
-	DECQ BX
-	JNZ tap
-	MOVQ bias+64(FP), AX
-	BIAS_8X32(AX)
-	MOVQ out+48(FP), DI
-	MOVQ ldc+56(FP), R10
-	SHLQ $2, R10
-	STORE_8X32(DI, R10)
-	VZEROUPPER
-	RET
+	CONV_SHIFT(ZERO_Z16_Z31, KSTEP_8X32, 32, BIAS_8X32_AX, STORE_8X32_R10)
+
+// func convShiftAVX2(c int, a *float32, b *float32, plane int, offs *int, taps int, out *float32, ldc int, bias *float32)
+//
+// convShiftAVX512 on the 6×16 AVX2 tile (A packed six a k-step).
+TEXT ·convShiftAVX2(SB), NOSPLIT, $0-72
+	CONV_SHIFT(ZERO_Y4_Y15, KSTEP_6X16, 24, TILE16_BIAS, TILE16_STORE_R10)
 
 // func gemmDotAVX2(a, b *float32, n int) float32
 TEXT ·gemmDotAVX2(SB), NOSPLIT, $0-28
