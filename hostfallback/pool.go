@@ -383,13 +383,11 @@ func avgPlane2D(p *poolLayout, x, y []float32, includePad bool) {
 	skip0, skip1 := 0, 0
 	if f := p.fast; f != nil {
 		skip0, skip1 = f.skip0, f.skip1
+		// The fast path's windows all have input taps, and a call's
+		// outputs one divisor: an edge column alone, or interior columns,
+		// whose windows lie wholly in the input along the last axis.
 		f.plane(p, x, y, func(oh, ow int, dst, src []float32, offs []int) {
-			sumRows(dst, src, offs)
-			for i := range dst {
-				if n := divisor(oh, ow+i); n > 0 {
-					dst[i] /= float32(n)
-				}
-			}
+			meanRows(dst, src, offs, float32(divisor(oh, ow)))
 		})
 	}
 	p.windows2D(skip0, skip1, func(at, start, rn, cn int) {

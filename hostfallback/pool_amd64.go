@@ -22,6 +22,26 @@ func maxRows(dst, src []float32, offs []int) {
 	maxRowsAVX2(&dst[0], &src[0], &offs[0], len(offs), len(dst))
 }
 
+// meanRowsAVX2 is meanRowsGo for taps ≥ 1 offsets and n ≥ 1 outputs.
+//
+//go:noescape
+func meanRowsAVX2(dst, src *float32, offs *int, taps, n int, d float32)
+
+// meanRows sets dst[i] to the sum of src[offs[t]+i] over the taps t in
+// order, from zero (as avgPlane2D adds a window's taps: so −0 alone sums
+// to +0), divided by d. offs must not be empty, and 0 ≤ offs[t] ≤
+// len(src)−len(dst) for every t.
+func meanRows(dst, src []float32, offs []int, d float32) {
+	if !hasAVX2 || len(dst) == 0 {
+		meanRowsGo(dst, src, offs, d)
+		return
+	}
+	for _, off := range offs {
+		_ = src[off : off+len(dst)]
+	}
+	meanRowsAVX2(&dst[0], &src[0], &offs[0], len(offs), len(dst), d)
+}
+
 // sumF64AVX2 is the float64 sum of x[:n], n a positive multiple of 8,
 // in four interleaved vector partial sums.
 //

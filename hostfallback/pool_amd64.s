@@ -1,7 +1,7 @@
 //go:build !noasm
 
-// Vectorised max pooling and the float64 sum of GlobalAveragePool (see
-// pool_amd64.go). maxRowsAVX2: dst[i] = the fold over the taps t of
+// Vectorised max and average pooling and the float64 sum of
+// GlobalAveragePool (see pool_amd64.go). maxRowsAVX2: dst[i] = the fold over the taps t of
 // src[offs[t]+i] with best = v where v > best or best is NaN, 32 outputs
 // at a time, then 8, then a masked vector for the rest. VMAXPS v, best (Intel order) gives v > best ? v : best, best when
 // either is NaN; VBLENDVPS then takes v where best is NaN. AVX2.
@@ -123,6 +123,62 @@ partialstore:
 	VMASKMOVPS Y0, Y15, (DI)
 
 done:
+	VZEROUPPER
+	RET
+
+// func meanRowsAVX2(dst, src *float32, offs *int, taps, n int, d float32)
+//
+// dst[i] = (0 + Σₜ src[offs[t]+i]) / d, the taps added in order, 8
+// outputs at a time, then a masked vector for the rest.
+TEXT ·meanRowsAVX2(SB), NOSPLIT, $0-44
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ offs+16(FP), BX
+	MOVQ taps+24(FP), R8
+	MOVQ n+32(FP), CX
+	VBROADCASTSS d+40(FP), Y14
+	VXORPS Y13, Y13, Y13
+
+meanwide:
+	CMPQ CX, $8
+	JLT meanpartial
+	VMOVAPS Y13, Y0
+	XORQ R9, R9
+
+meanwidetap:
+	MOVQ (BX)(R9*8), R10
+	VADDPS 0(SI)(R10*4), Y0, Y0
+	INCQ R9
+	CMPQ R9, R8
+	JLT meanwidetap
+	VDIVPS Y14, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP meanwide
+
+meanpartial:
+	TESTQ CX, CX
+	JZ meandone
+	SHLQ $2, CX
+	LEAQ maxMask<>+32(SB), AX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y15
+	VMOVAPS Y13, Y0
+	XORQ R9, R9
+
+meanpartialtap:
+	MOVQ (BX)(R9*8), R10
+	VMASKMOVPS 0(SI)(R10*4), Y15, Y4
+	VADDPS Y4, Y0, Y0
+	INCQ R9
+	CMPQ R9, R8
+	JLT meanpartialtap
+	VDIVPS Y14, Y0, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+
+meandone:
 	VZEROUPPER
 	RET
 

@@ -3,7 +3,7 @@ package hostfallback
 // poolFast is the vectorised part of 2-D float32 pooling (MaxPool without
 // indices, AveragePool): the windows of the interior output columns
 // [c0, c1), those whose taps along the last axis all lie inside the input,
-// computed tap by tap over a whole output row at once (maxRows, sumRows),
+// computed tap by tap over a whole output row at once (maxRows, meanRows),
 // and those of the edge columns one at a time by the same kernels, with
 // the taps in the same order as the window-by-window paths (maxPlane2D,
 // avgPlane2D), so with the same results to the bit. With a column stride
@@ -160,10 +160,8 @@ func maxRowsGo(dst, src []float32, offs []int) {
 	}
 }
 
-// sumRows sets dst[i] to the sum of src[offs[t]+i] over the taps t in
-// order, from zero (as avgPlane2D adds a window's taps: so −0 alone sums
-// to +0).
-func sumRows(dst, src []float32, offs []int) {
+// meanRowsGo is the portable meanRows.
+func meanRowsGo(dst, src []float32, offs []int, d float32) {
 	first := src[offs[0]:][:len(dst)]
 	for i, v := range first {
 		dst[i] = v + 0
@@ -173,5 +171,8 @@ func sumRows(dst, src []float32, offs []int) {
 		for i, v := range tap {
 			dst[i] += v
 		}
+	}
+	for i := range dst {
+		dst[i] /= d
 	}
 }

@@ -38,21 +38,35 @@ func f32Bits(vals []float32) []uint32 {
 	return out
 }
 
-func TestMaxRowsMatchesGo(t *testing.T) {
+// TestPoolRowsMatchGo checks maxRows and meanRows bit for bit against
+// their portable loops, on values full of NaNs, infinities and signed
+// zeros, over lengths around the vector widths, meanRows with divisors of
+// one to a few taps.
+func TestPoolRowsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for range 300 {
-		n, taps := 1+r.IntN(80), 1+r.IntN(12)
-		src := poolSpecials(r, n+40)
-		offs := make([]int, taps)
-		for i := range offs {
-			offs[i] = r.IntN(41)
-		}
-		got, want := make([]float32, n+1), make([]float32, n+1)
-		got[n], want[n] = 7, 7
-		maxRows(got[:n], src, offs)
-		maxRowsGo(want[:n], src, offs)
-		if !slices.Equal(f32Bits(got), f32Bits(want)) {
-			t.Fatalf("n %d offs %v: got %v, want %v", n, offs, got, want)
+	for _, k := range []struct {
+		name     string
+		vec, ref func(dst, src []float32, offs []int, d float32)
+	}{
+		{"maxRows", func(dst, src []float32, offs []int, _ float32) { maxRows(dst, src, offs) },
+			func(dst, src []float32, offs []int, _ float32) { maxRowsGo(dst, src, offs) }},
+		{"meanRows", meanRows, meanRowsGo},
+	} {
+		for range 300 {
+			n, taps := 1+r.IntN(80), 1+r.IntN(12)
+			src := poolSpecials(r, n+40)
+			offs := make([]int, taps)
+			for i := range offs {
+				offs[i] = r.IntN(41)
+			}
+			d := float32(1 + r.IntN(taps))
+			got, want := make([]float32, n+1), make([]float32, n+1)
+			got[n], want[n] = 7, 7
+			k.vec(got[:n], src, offs, d)
+			k.ref(want[:n], src, offs, d)
+			if !slices.Equal(f32Bits(got), f32Bits(want)) {
+				t.Fatalf("%s n %d offs %v d %v: got %v, want %v", k.name, n, offs, d, got, want)
+			}
 		}
 	}
 }

@@ -8,5 +8,9 @@ package hostfallback
 // 0 ≤ offs[t] ≤ len(src)−len(dst) for every t.
 func maxRows(dst, src []float32, offs []int) { maxRowsGo(dst, src, offs) }
 
+// meanRows sets dst[i] to the sum of src[offs[t]+i] over the taps t in
+// order, from zero (so −0 alone sums to +0), divided by d.
+func meanRows(dst, src []float32, offs []int, d float32) { meanRowsGo(dst, src, offs, d) }
+
 // sumF64 returns the sum of x accumulated in float64.
 func sumF64(x []float32) float64 { return sumF64Go(x) }
