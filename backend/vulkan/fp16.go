@@ -212,7 +212,8 @@ var halfShaders = map[string]bool{
 	"unary": true, "binary": true, "clip": true, "matmul": true, "conv": true, "convgemm": true, "pool": true,
 	"softmax": true, "layernorm": true, "reduce": true, "batchnorm": true, "argmax": true, "cumsum": true,
 	"resize": true, "rotary": true, "transpose": true, "copy": true, "gather": true, "gatherelements": true,
-	"pad": true, "where": true, "trilu": true, "chain": true, "attention": true, "tensorscatter": true,
+	"pad": true, "where": true, "trilu": true, "chain": true, "attention": true, "flashattn": true,
+	"tensorscatter": true,
 }
 
 // halfInt16 lists the shaders whose HALF variant declares the Int16

@@ -194,6 +194,11 @@ type caps struct {
 	// rowWorkgroup).
 	subgroupRows bool
 	rowWorkgroup int64
+	// rowAttention forces attention.comp for Attention (see
+	// Schedule.Attention); sharedMem is the device's
+	// maxComputeSharedMemorySize, which flashattn.comp must fit.
+	rowAttention bool
+	sharedMem    int64
 }
 
 // query is what lowering knows of a node.

@@ -37,6 +37,12 @@ type Schedule struct {
 	// see RowSchedules; "" takes subgroup operations where the device has
 	// them.
 	Rows string
+	// Attention is the kernel of Attention: "flash" (flashattn.comp, a
+	// tile of query rows a workgroup, online softmax, no scores in
+	// memory) or "rows" (attention.comp, a query row a workgroup, its
+	// scores in scratch), see AttentionSchedules; "" takes flash
+	// wherever it is exact (lowerAttention).
+	Attention string
 }
 
 // WithSchedule makes Open force the schedules s names; Open fails on a
@@ -63,6 +69,22 @@ var rowKernels = []struct {
 	subgroup bool
 }{{"subgroup", true}, {"tree", false}}
 
+// attentionKernels are the kernels of Attention by name: whether each is
+// flashattn.comp.
+var attentionKernels = []struct {
+	name  string
+	flash bool
+}{{"flash", true}, {"rows", false}}
+
+// AttentionSchedules names the kernels of Attention (Schedule.Attention).
+func AttentionSchedules() []string {
+	var names []string
+	for _, k := range attentionKernels {
+		names = append(names, k.name)
+	}
+	return names
+}
+
 // RowSchedules names the reductions of the row kernels (Schedule.Rows).
 func RowSchedules() []string {
 	var names []string
@@ -86,7 +108,7 @@ func MatMulSchedules() []string {
 // (MatMulSchedules), each Conv kernel (ConvSchedules), convgemm.comp
 // without split-K and with three splits, and the row kernels'
 // shared-memory tree (their subgroup reduction is the default where a
-// device has it). Tests run their cases under each on a device that would
+// device has it) and Attention's row kernel (flash is the default). Tests run their cases under each on a device that would
 // pick only some of them itself.
 func ForcedSchedules() []Schedule {
 	var out []Schedule
@@ -96,7 +118,7 @@ func ForcedSchedules() []Schedule {
 	for _, c := range ConvSchedules() {
 		out = append(out, Schedule{Conv: c})
 	}
-	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3}, Schedule{Rows: "tree"})
+	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3}, Schedule{Rows: "tree"}, Schedule{Attention: "rows"})
 }
 
 // String names the schedules s forces, "device" for none.
@@ -116,6 +138,9 @@ func (s Schedule) String() string {
 	}
 	if s.Rows != "" {
 		parts = append(parts, "rows="+s.Rows)
+	}
+	if s.Attention != "" {
+		parts = append(parts, "attention="+s.Attention)
 	}
 	if parts == nil {
 		return "device"
@@ -169,6 +194,14 @@ func (s Schedule) apply(d *Device) error {
 			return fmt.Errorf("vulkan: row schedule %q: %s has no subgroup arithmetic in compute shaders", s.Rows, d.info.Name)
 		}
 		d.subgroupRows = rowKernels[i].subgroup
+	}
+	d.rowAttention = false
+	if s.Attention != "" {
+		i := slices.Index(AttentionSchedules(), s.Attention)
+		if i < 0 {
+			return fmt.Errorf("vulkan: no attention schedule %q (want one of %q)", s.Attention, AttentionSchedules())
+		}
+		d.rowAttention = !attentionKernels[i].flash
 	}
 	return nil
 }

@@ -226,35 +226,53 @@ func TestRowTiming(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			prog, steps, f := CompileOn(t, d, m)
-			run = append(run, func() time.Duration {
-				// A Run releases its input from the frame.
-				f.Values[d.Name()][steps[0].In[0]] = x
-				start := time.Now()
-				if err := prog.Run(context.Background(), f); err != nil {
-					t.Fatal(err)
-				}
-				if dt := prog.(interface{ DeviceTime() time.Duration }).DeviceTime(); dt > 0 {
-					return dt
-				}
-				return time.Since(start)
-			})
+			run = append(run, timedRun(t, d, m, x))
 		}
-		times := make([][]time.Duration, len(run))
-		for i := range runs + 2 {
-			for k, f := range run {
-				if dt := f(); i >= 2 {
-					times[k] = append(times[k], dt)
-				}
-			}
-		}
+		med := medianTimes(run, 2, runs)
 		line := fmt.Sprintf("%s %v:", n.OpType, shape)
-		var med []time.Duration
 		for k, rows := range RowSchedules() {
-			slices.Sort(times[k])
-			med = append(med, times[k][runs/2])
 			line += fmt.Sprintf("  %s %.2f ms", rows, float64(med[k])/1e6)
 		}
 		t.Logf("%s; tree/subgroup %.2f", line, float64(med[1])/float64(med[0]))
 	}
+}
+
+// timedRun compiles m on d and returns a function that runs it on inputs
+// in (the graph's inputs in order) and returns the Run's device time from
+// timestamp queries, or its wall time where the device has none.
+func timedRun(t *testing.T, d *Device, m *graph.Model, in ...*graph.Tensor) func() time.Duration {
+	prog, steps, f := CompileOn(t, d, m)
+	return func() time.Duration {
+		// A Run releases its inputs from the frame.
+		for i, x := range in {
+			f.Values[d.Name()][steps[0].In[i]] = x
+		}
+		start := time.Now()
+		if err := prog.Run(context.Background(), f); err != nil {
+			t.Fatal(err)
+		}
+		if dt := prog.(interface{ DeviceTime() time.Duration }).DeviceTime(); dt > 0 {
+			return dt
+		}
+		return time.Since(start)
+	}
+}
+
+// medianTimes calls each of run warm + runs times, alternating between
+// them, and returns the median of each one's last runs times.
+func medianTimes(run []func() time.Duration, warm, runs int) []time.Duration {
+	times := make([][]time.Duration, len(run))
+	for i := range warm + runs {
+		for k, f := range run {
+			if dt := f(); i >= warm {
+				times[k] = append(times[k], dt)
+			}
+		}
+	}
+	med := make([]time.Duration, len(run))
+	for k := range run {
+		slices.Sort(times[k])
+		med[k] = times[k][runs/2]
+	}
+	return med
 }

@@ -13,12 +13,14 @@ func init() {
 	register("TensorScatter", lowerTensorScatter)
 }
 
-// lowerAttention lowers Attention (opsets 23 and 24) to attention.comp:
-// one workgroup per query row, its scores in the launch's scratch, then
-// one dispatch per present cache the node outputs. Float16 tensors take
-// the HALF variant (see toHalf). Where the softmax_precision is float16
-// (the default for float16 tensors) the softmax's input and output are
-// rounded to it, as the CPU rounds them; one of bfloat16 stays on the CPU.
+// lowerAttention lowers Attention (opsets 23 and 24) to flashattn.comp
+// (see flashAttention) or, where that cannot be exact or does not fit,
+// attention.comp: one workgroup per query row, its scores in the launch's
+// scratch. Either is followed by one dispatch of attention.comp per
+// present cache the node outputs. Float16 tensors take the HALF variant
+// (see toHalf). Where the softmax_precision is float16 (the default for
+// float16 tensors) the softmax's input and output are rounded to it, as
+// the CPU rounds them; one of bfloat16 stays on the CPU.
 func lowerAttention(q *query) (*launch, bool) {
 	n, shapes := q.n, q.shapes
 	if q.opset < 23 || len(shapes) < 3 || shapes[1] == nil || shapes[2] == nil {
@@ -114,14 +116,32 @@ func lowerAttention(q *query) (*launch, bool) {
 			{int64(g.Batch), int64(g.KVHeads), total, int64(g.HeadSize)},
 			{int64(g.Batch), int64(g.KVHeads), total, int64(g.VHeadSize)},
 			{int64(g.Batch), int64(g.QHeads), int64(g.QLen), total}}}
+	// attention.comp stays where the scores themselves are an output
+	// (qk_matmul_output: flashattn.comp never holds a whole row of them),
+	// where a head is wider than flashattn.comp's arrays or the device's
+	// shared memory is smaller than they are, and where a Schedule
+	// forces it.
+	if !wanted(3) && !q.rowAttention {
+		if tq, tk, ok := flashTiles(q.caps, g.QLen, g.HeadSize, g.VHeadSize); ok {
+			main.shader, main.scratch, main.bindings = "flashattn", 0, bindings[:8]
+			main.push = append(main.push, words(uint32(tq), uint32(tk))...)
+			main.groups = int64(g.Batch*g.QHeads) * int64((g.QLen+tq-1)/tq)
+		}
+	}
 	// The present caches: OP 1 copies past (binding 4) and the new keys or
-	// values (binding 1) into binding 7.
+	// values (binding 1) into binding 7. It touches neither the scores
+	// output nor the scratch: after flashattn.comp, which has no scratch,
+	// they are bound to the cache itself.
 	for _, c := range []struct{ k, dim int }{{1, g.HeadSize}, {2, g.VHeadSize}} {
 		if !wanted(c.k) {
 			continue
 		}
+		unused := slot{true, scratchSlot}
+		if main.scratch == 0 {
+			unused = slot{true, c.k}
+		}
 		b := []slot{{false, 0}, {false, c.k}, {false, 0}, {false, 0}, {false, 0}, {false, 0}, {false, 0},
-			{true, c.k}, {true, scratchSlot}, {true, scratchSlot}}
+			{true, c.k}, unused, unused}
 		if g.PastLen > 0 {
 			b[4] = slot{false, c.k + 3}
 		}
@@ -129,6 +149,35 @@ func lowerAttention(q *query) (*launch, bool) {
 			elems: int64(g.Batch*g.KVHeads) * total * int64(c.dim)})
 	}
 	return main, true
+}
+
+// flashattn.comp's limits: the widest head it takes, the most query rows
+// of a workgroup (of 64 invocations), and the floats of its shared arrays (the query tile, the key or value tile,
+// the scores), which the device's shared memory must hold.
+const (
+	flashMaxHead  = 128
+	flashMaxRows  = 16
+	flashKVFloats = 4096
+	flashScores   = 1024
+	flashShared   = 4 * (flashMaxRows*(flashMaxHead+1) + flashKVFloats + flashScores)
+)
+
+// flashTiles returns flashattn.comp's query rows per workgroup (the
+// power of 2 at or above the query length, at most flashMaxRows: a decode
+// step's one row gets all 64 invocations) and keys per tile (as many as
+// its shared arrays hold, at most 64) for heads of dim (queries and keys)
+// and vdim (values) elements; ok is false when the kernel cannot take
+// them on a device with caps c.
+func flashTiles(c caps, sq, dim, vdim int) (tq, tk int, ok bool) {
+	if dim > flashMaxHead || vdim > flashMaxHead || c.sharedMem < flashShared {
+		return 0, 0, false
+	}
+	tq = 1
+	for tq < sq && tq < flashMaxRows {
+		tq *= 2
+	}
+	tk = min(64, flashKVFloats/max(dim+1, vdim), flashScores/tq)
+	return tq, tk, true
 }
 
 // lowerRotary lowers RotaryEmbedding (opset 23) to rotary.comp.

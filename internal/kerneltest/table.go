@@ -1355,7 +1355,7 @@ var Table = []Op{
 	{"", "GatherElements", gatherElementsCases},
 	{"", "LayerNormalization", layerNormCases},
 	{"", "RMSNormalization", transformerCases},
-	{"", "Attention", transformerCases},
+	{"", "Attention", attentionCases},
 	{"", "RotaryEmbedding", transformerCases},
 	{"", "TensorScatter", transformerCases},
 	{ops.FusedDomain, "LayerNormalization", fusedLayerNormCases},

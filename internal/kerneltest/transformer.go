@@ -1,10 +1,12 @@
 package kerneltest
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 
+	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/opcases"
 )
 
@@ -28,5 +30,128 @@ func transformerCases(op string, _ *rand.Rand) []Case {
 		}
 		cs = append(cs, Case{Node: c.Node, Opset: c.Opset, Args: args})
 	}
+	return cs
+}
+
+// attentionCases are Attention's cases of testdata/opset24 (see
+// transformerCases) and flashAttentionCases.
+func attentionCases(op string, r *rand.Rand) []Case {
+	return append(transformerCases(op, r), flashAttentionCases(r)...)
+}
+
+// flashKeyTile mirrors the keys per tile of the Vulkan backend's
+// flashattn.comp for a head of dim elements (its flashTiles): the sizes
+// flashAttentionCases crosses.
+func flashKeyTile(dim int64) int64 { return min(64, 4096/(dim+1)) }
+
+// flashAttentionCases are Attention cases at the sizes that cross every
+// tile edge of a tiled kernel (query tiles of up to 16 rows, key tiles of
+// flashKeyTile keys): query lengths 1, 15, 16, 17 and 40, key lengths 1
+// and a tile's −1, +0, +1 and twice over, with and without past keys,
+// head sizes 8, 64, 80 and 128; then grouped-query heads, is_causal with
+// more and fewer queries than keys, 3-D inputs, float and bool masks
+// broadcast along each axis (and shorter than the keys), rows whose every
+// key is masked, softcap, nonpad_kv_seqlen and the present caches.
+func flashAttentionCases(r *rand.Rand) []Case {
+	var cs []Case
+	// attention returns a case of a [b, heads, s, dim] layout (3-D when
+	// threeD) with past keys when past > 0, the mask (nil for none) and
+	// the outputs.
+	type spec struct {
+		b, hq, hkv, sq, skv, past, dim, vdim int64
+		threeD                               bool
+		mask                                 *graph.Tensor
+		nonpad                               []int64
+		attrs                                []*graph.Attribute
+		outputs                              []string
+	}
+	add := func(s spec) {
+		shape := func(heads, seq, dim int64) []int64 {
+			if s.threeD {
+				return []int64{s.b, seq, heads * dim}
+			}
+			return []int64{s.b, heads, seq, dim}
+		}
+		inputs := []string{"q", "k", "v"}
+		args := []Arg{
+			{T: RandFloats(r, shape(s.hq, s.sq, s.dim), -1, 1)},
+			{T: RandFloats(r, shape(s.hkv, s.skv, s.dim), -1, 1)},
+			{T: RandFloats(r, shape(s.hkv, s.skv, s.vdim), -1, 1)},
+		}
+		opset := int64(23)
+		if s.mask != nil || s.past > 0 || s.nonpad != nil {
+			inputs = append(inputs, "")
+			args = append(args, Arg{})
+			if s.mask != nil {
+				inputs[3], args[3] = "mask", Arg{T: s.mask}
+			}
+		}
+		if s.past > 0 {
+			inputs = append(inputs, "pk", "pv")
+			args = append(args, Arg{T: RandFloats(r, []int64{s.b, s.hkv, s.past, s.dim}, -1, 1)},
+				Arg{T: RandFloats(r, []int64{s.b, s.hkv, s.past, s.vdim}, -1, 1)})
+		}
+		if s.nonpad != nil {
+			for len(inputs) < 6 {
+				inputs = append(inputs, "")
+				args = append(args, Arg{})
+			}
+			inputs = append(inputs, "nonpad")
+			args = append(args, ConstInts(s.nonpad...))
+			opset = 24
+		}
+		attrs := s.attrs
+		if s.threeD {
+			attrs = append(attrs, IntAttr("q_num_heads", s.hq), IntAttr("kv_num_heads", s.hkv))
+		}
+		n := Node("Attention", inputs, attrs...)
+		if s.outputs != nil {
+			n.Outputs = s.outputs
+		}
+		cs = append(cs, Case{Node: n, Opset: opset, Args: args})
+	}
+	for _, dim := range []int64{8, 64, 80, 128} {
+		tk := flashKeyTile(dim)
+		for _, sq := range []int64{1, 15, 16, 17, 40} {
+			for _, skv := range []int64{1, tk - 1, tk, tk + 1, 2*tk + 5} {
+				add(spec{b: 1, hq: 2, hkv: 2, sq: sq, skv: skv, dim: dim, vdim: dim})
+			}
+		}
+		for _, past := range []int64{tk - 1, tk + 3} {
+			add(spec{b: 2, hq: 2, hkv: 1, sq: 1, skv: 1, past: past, dim: dim, vdim: dim,
+				attrs: []*graph.Attribute{IntAttr("is_causal", 1)}, outputs: []string{"y", "pk1", "pv1"}})
+			add(spec{b: 1, hq: 2, hkv: 2, sq: 17, skv: 17, past: past, dim: dim, vdim: 80 - dim/8})
+		}
+	}
+	causal := []*graph.Attribute{IntAttr("is_causal", 1)}
+	// Grouped-query heads, 3-D, is_causal with more and fewer queries
+	// than keys (the first rows of the latter see no key: zeros).
+	add(spec{b: 2, hq: 4, hkv: 2, sq: 17, skv: 70, dim: 80, vdim: 64, threeD: true, attrs: causal})
+	add(spec{b: 1, hq: 6, hkv: 2, sq: 40, skv: 9, dim: 64, vdim: 64, attrs: causal})
+	add(spec{b: 1, hq: 4, hkv: 1, sq: 33, skv: 33, past: 20, dim: 8, vdim: 8, attrs: causal})
+	// Masks broadcast along each axis of [batch, heads, queries, keys],
+	// shorter than the keys, with rows and keys wholly masked.
+	const b, hq, sq, total = 2, 3, 18, 70
+	for _, m := range [][]int64{{sq, total}, {b, 1, 1, total}, {1, hq, 1, total}, {b, hq, sq, total}, {1, 1, sq, 40}, {total}} {
+		fm := RandFloats(r, m, -2, 2)
+		bm := graph.NewTensor(graph.Bool, m)
+		mf, mb := graph.View[float32](fm), bm.Data
+		keys := m[len(m)-1]
+		for i := range mf {
+			// Every fifth row wholly masked, and some keys in each row.
+			if int64(i)/keys%5 == 3 || i*7%11 == 0 {
+				mf[i] = float32(math.Inf(-1))
+			} else {
+				mb[i] = 1
+			}
+		}
+		add(spec{b: b, hq: hq, hkv: 1, sq: sq, skv: total, dim: 64, vdim: 64, mask: fm})
+		add(spec{b: b, hq: hq, hkv: 3, sq: sq, skv: total - 30, past: 30, dim: 80, vdim: 80, mask: bm, attrs: causal})
+	}
+	add(spec{b: 1, hq: 2, hkv: 2, sq: 20, skv: 70, dim: 64, vdim: 64,
+		attrs: []*graph.Attribute{FloatAttr("softcap", 1.5), FloatAttr("scale", 0.9)}})
+	// nonpad_kv_seqlen: a full row, a short one and an empty one.
+	add(spec{b: 3, hq: 2, hkv: 2, sq: 4, skv: 70, dim: 64, vdim: 64, nonpad: []int64{70, 20, 0}, attrs: causal})
+	add(spec{b: 3, hq: 2, hkv: 1, sq: 17, skv: 70, dim: 80, vdim: 80, nonpad: []int64{3, 69, 65}})
 	return cs
 }

@@ -1,0 +1,281 @@
+// Attention on fp32 in one pass over the keys, flash-attention style
+// (hostfallback/attention.go states the semantics; attention.comp is the
+// kernel that also writes qk_matmul_output). A workgroup takes a tile of
+// p.tq query rows (1 to 16) of one (batch, head) and p.lanes = 64 / p.tq
+// invocations per row. It stages the rows of Q in shared memory, then
+// walks the past and new keys and values in tiles of p.tk (staged in
+// shared memory, K then V in the same array): each invocation computes the
+// scores of its row for keys lane, lane + lanes, ... of the tile (scale,
+// softcap, mask, is_causal, nonpad_kv_seqlen: a masked score is -inf), the
+// row's running maximum is updated from the tile's scores, the accumulator
+// and the running sum rescaled by exp(old max - new max), and the
+// invocation adds p·v for its dims lane, lane + lanes, ... Scores and
+// probabilities never leave shared memory; each output row is written
+// once, divided by the sum (a row whose every score is -inf gives zeros).
+// Tiles after the last key any row may see (is_causal, nonpad_kv_seqlen, a
+// mask's last key) are skipped. Every row reads the whole tile of scores
+// from shared memory for its maximum and sum, so no cross-invocation
+// reduction is needed.
+//
+// With flag bit 6 (softmax_precision float16) the softmax's input and
+// output are rounded to float16 as attention.comp rounds them; a
+// probability needs the row's final sum, so the kernel then takes two
+// passes over the keys: the first for the maximum and the sum, the second
+// for the rounded probabilities times V.
+//
+// Compiled with HALF, the tensors and a float mask are float16, the
+// arithmetic and shared memory fp32. Q, K, V and Y are [batch, heads, seq,
+// size] or, with flag bit 0, [batch, seq, heads·size]; the past caches are
+// [batch, hkv, past, size]. Head sizes up to MAXD.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "half.glsl"
+
+#define WG 64
+#define MAXD 128
+// Shared floats: the query tile (16 rows of MAXD + 1), the key or value
+// tile and the scores of the query tile against the key tile.
+#define QFLOATS 2064
+#define KVFLOATS 4096
+#define SFLOATS 1024
+
+layout(local_size_x = WG) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Q { DATA q[]; };
+layout(std430, set = 0, binding = 1) readonly buffer K { DATA k[]; };
+layout(std430, set = 0, binding = 2) readonly buffer V { DATA v[]; };
+// The mask: float (float16 with HALF), or bools read as bytes.
+layout(std430, set = 0, binding = 3) readonly buffer M { uint mask[]; };
+layout(std430, set = 0, binding = 4) readonly buffer PK { DATA pastK[]; };
+layout(std430, set = 0, binding = 5) readonly buffer PV { DATA pastV[]; };
+// nonpad_kv_seqlen: int64.
+layout(std430, set = 0, binding = 6) readonly buffer NP { int nonpad[]; };
+layout(std430, set = 0, binding = 7) writeonly buffer Y { DATA y[]; };
+
+layout(push_constant) uniform Params {
+    uint batch;
+    uint hq;
+    uint hkv;
+    uint sq;
+    uint skv;
+    uint past;
+    uint dim;
+    uint vdim;
+    float scale;
+    float softcap;
+    // flags: bit 0, 3-D; bit 1, float mask; bit 2, bool mask; bit 3,
+    // is_causal; bit 4, nonpad_kv_seqlen bound; bit 6, softmax in float16.
+    uint flags;
+    // The mask's element strides along batch, heads and queries (0 where
+    // broadcast) and its keys (later keys are masked).
+    uint mb;
+    uint mh;
+    uint mi;
+    uint keys;
+    // Query rows per workgroup (a power of 2, at most 16) and keys per
+    // tile: tk·(dim + 1) and tk·vdim at most KVFLOATS, tq·tk at most
+    // SFLOATS.
+    uint tq;
+    uint tk;
+} p;
+
+shared float qs[QFLOATS];
+shared float kv[KVFLOATS];
+shared float sc[SFLOATS];
+
+// roundHalf rounds x to the nearest float16 value, ties to even, as an fp32
+// value, exactly as attention.comp's roundHalf.
+float roundHalf(float x) {
+    if (isnan(x) || isinf(x)) {
+        return x;
+    }
+    int ex = int((floatBitsToUint(x) >> 23) & 0xffu) - 127;
+    int q = max(ex, -14) - 10;
+    float r = ldexp(roundEven(ldexp(x, -q)), q);
+    return abs(r) > 65504.0 ? uintBitsToFloat(floatBitsToUint(x) & 0x80000000u | 0x7f800000u) : r;
+}
+
+// row returns the element offset of row s of head h of batch entry b, of
+// a tensor of heads heads of size elements over len positions.
+uint row(uint b, uint h, uint s, uint heads, uint len, uint size) {
+    if ((p.flags & 1u) != 0u) {
+        return (b * len + s) * heads * size + h * size;
+    }
+    return ((b * heads + h) * len + s) * size;
+}
+
+// keyAt returns element d of key j (past, then new) of kv head kh.
+float keyAt(uint b, uint kh, uint j, uint d) {
+    if (j < p.past) {
+        return float(pastK[((b * p.hkv + kh) * p.past + j) * p.dim + d]);
+    }
+    return float(k[row(b, kh, j - p.past, p.hkv, p.skv, p.dim) + d]);
+}
+
+// valueAt returns element d of value j (past, then new) of kv head kh.
+float valueAt(uint b, uint kh, uint j, uint d) {
+    if (j < p.past) {
+        return float(pastV[((b * p.hkv + kh) * p.past + j) * p.vdim + d]);
+    }
+    return float(v[row(b, kh, j - p.past, p.hkv, p.skv, p.vdim) + d]);
+}
+
+// masked tells whether key j is hidden from query i of head h of batch
+// entry b by the mask, is_causal or nonpad_kv_seqlen; bias is the float
+// mask's value otherwise.
+bool masked(uint b, uint h, uint i, uint j, int valid, int offset, out float bias) {
+    bias = 0.0;
+    bool hasMask = (p.flags & 6u) != 0u;
+    if (hasMask && j >= p.keys || int(j) >= valid || (p.flags & 8u) != 0u && int(j) > int(i) + offset) {
+        return true;
+    }
+    if (!hasMask) {
+        return false;
+    }
+    uint at = b * p.mb + h * p.mh + i * p.mi + j;
+    if ((p.flags & 4u) != 0u) {
+        return ((mask[at >> 2] >> (8u * (at & 3u))) & 0xffu) == 0u;
+    }
+#ifdef HALF
+    bias = unpackHalf2x16(mask[at >> 1u])[at & 1u];
+#else
+    bias = uintBitsToFloat(mask[at]);
+#endif
+    return isinf(bias) && bias < 0.0;
+}
+
+void main() {
+    const float NEG_INF = uintBitsToFloat(0xff800000u);
+    uint lid = gl_LocalInvocationID.x;
+    uint lanes = WG / p.tq;
+    uint r = lid / lanes, lane = lid % lanes;
+    uint total = p.past + p.skv;
+    uint qstride = p.dim + 1u;
+    uint kstride = p.dim + 1u;
+    bool halfSoftmax = (p.flags & 64u) != 0u;
+    uint passes = halfSoftmax ? 2u : 1u;
+    uint tiles = (p.sq + p.tq - 1u) / p.tq;
+    uint per = (p.vdim + lanes - 1u) / lanes;
+    for (uint item = gl_WorkGroupID.x; item < p.batch * p.hq * tiles; item += gl_NumWorkGroups.x) {
+        uint i0 = (item % tiles) * p.tq, h = (item / tiles) % p.hq, b = item / (tiles * p.hq);
+        uint kh = h / (p.hq / p.hkv);
+        uint i = i0 + r;
+        bool live = i < p.sq;
+        int valid = int(total), offset = int(p.past);
+        if ((p.flags & 16u) != 0u) {
+            valid = nonpad[2u * b];
+            offset = valid - int(p.sq);
+        }
+        // The keys after end are masked for every row of the tile.
+        int end = min(int(total), valid);
+        if ((p.flags & 6u) != 0u) {
+            end = min(end, int(p.keys));
+        }
+        if ((p.flags & 8u) != 0u) {
+            end = min(end, int(min(i0 + p.tq, p.sq)) + offset);
+        }
+        uint keys = uint(max(end, 0));
+        barrier();
+        for (uint e = lid; e < p.tq * p.dim; e += WG) {
+            uint rr = e / p.dim, d = e % p.dim;
+            qs[rr * qstride + d] = i0 + rr < p.sq ? float(q[row(b, h, i0 + rr, p.hq, p.sq, p.dim) + d]) : 0.0;
+        }
+        float top = NEG_INF, sum = 0.0, inv = 0.0;
+        float acc[MAXD / 4];
+        for (uint pass = 0u; pass < passes; pass++) {
+            // last: the pass that adds p·v; rounded: its probabilities
+            // are rounded to float16 from the first pass's top and sum.
+            bool last = pass + 1u == passes;
+            bool rounded = halfSoftmax && last;
+            if (rounded) {
+                inv = sum > 0.0 ? 1.0 / sum : 0.0;
+            }
+            for (uint c = 0u; c < per; c++) {
+                acc[c] = 0.0;
+            }
+            for (uint j0 = 0u; j0 < keys; j0 += p.tk) {
+                uint n = min(p.tk, keys - j0);
+                barrier();
+                for (uint e = lid; e < n * p.dim; e += WG) {
+                    uint jj = e / p.dim, d = e % p.dim;
+                    kv[jj * kstride + d] = keyAt(b, kh, j0 + jj, d);
+                }
+                barrier();
+                for (uint jj = lane; jj < n; jj += lanes) {
+                    uint j = j0 + jj;
+                    float bias;
+                    float s = NEG_INF;
+                    if (live && !masked(b, h, i, j, valid, offset, bias)) {
+                        s = 0.0;
+                        for (uint d = 0u; d < p.dim; d++) {
+                            s += qs[r * qstride + d] * kv[jj * kstride + d];
+                        }
+                        s *= p.scale;
+                        if (p.softcap > 0.0) {
+                            s = p.softcap * tanh(s / p.softcap);
+                        }
+                        s += bias;
+                        if (halfSoftmax) {
+                            s = roundHalf(s);
+                        }
+                    }
+                    sc[r * p.tk + jj] = s;
+                }
+                barrier();
+                if (last) {
+                    for (uint e = lid; e < n * p.vdim; e += WG) {
+                        uint jj = e / p.vdim, d = e % p.vdim;
+                        kv[e] = valueAt(b, kh, j0 + jj, d);
+                    }
+                }
+                // The new maximum and the factor of what was summed.
+                float m = top;
+                if (!rounded) {
+                    for (uint jj = 0u; jj < n; jj++) {
+                        m = max(m, sc[r * p.tk + jj]);
+                    }
+                }
+                float alpha = m == top ? 1.0 : isinf(top) ? 0.0 : exp(top - m);
+                top = m;
+                barrier();
+                for (uint jj = lane; jj < n; jj += lanes) {
+                    float s = sc[r * p.tk + jj];
+                    float e = isinf(s) ? 0.0 : exp(s - m);
+                    if (rounded) {
+                        e = roundHalf(e * inv);
+                    }
+                    sc[r * p.tk + jj] = e;
+                }
+                barrier();
+                float part = 0.0;
+                for (uint jj = 0u; jj < n; jj++) {
+                    part += sc[r * p.tk + jj];
+                }
+                sum = sum * alpha + part;
+                if (last) {
+                    for (uint c = 0u; c < per; c++) {
+                        uint d = lane + c * lanes;
+                        float a = acc[c] * alpha;
+                        if (d < p.vdim) {
+                            for (uint jj = 0u; jj < n; jj++) {
+                                a += sc[r * p.tk + jj] * kv[jj * p.vdim + d];
+                            }
+                        }
+                        acc[c] = a;
+                    }
+                }
+            }
+        }
+        if (live) {
+            float f = halfSoftmax ? 1.0 : sum > 0.0 ? 1.0 / sum : 0.0;
+            uint yoff = row(b, h, i, p.hq, p.sq, p.vdim);
+            for (uint c = 0u; c < per; c++) {
+                uint d = lane + c * lanes;
+                if (d < p.vdim) {
+                    y[yoff + d] = DATA(acc[c] * f);
+                }
+            }
+        }
+    }
+}
