@@ -2,18 +2,13 @@ package onnxvk_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"testing"
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
-	"github.com/onnxvk/onnxvk/internal/sessionvalues"
-	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/loader"
-	"github.com/onnxvk/onnxvk/planner"
 )
 
 // TestSwishOpset24 loads a model that imports ai.onnx opset 24 (newer
@@ -46,23 +41,7 @@ func TestSwishOpset24(t *testing.T) {
 	tol := ops.Lookup("", "Swish", 24).Tolerance()
 	for _, dev := range []string{"cpu", "vulkan"} {
 		t.Run(dev, func(t *testing.T) {
-			sess, err := onnxvk.LoadBytes(data, onnxvk.WithDevice(dev))
-			if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
-				testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
-			p, err := sessionvalues.Of(sess).Plan(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, st := range p.Steps {
-				if st.Kind == planner.Compute && st.Device != sess.Device() {
-					t.Errorf("%s (%s) is placed on %s, not %s", st.Node.Name, st.Node.OpType, st.Device, sess.Device())
-				}
-			}
+			sess, _ := placedSession(t, func() (*onnxvk.Session, error) { return onnxvk.LoadBytes(data, onnxvk.WithDevice(dev)) })
 			x, err := onnxvk.NewTensor([]int64{n}, xs)
 			if err != nil {
 				t.Fatal(err)

@@ -1,9 +1,10 @@
-// Attention on fp32 in one pass over the keys, flash-attention style
-// (hostfallback/attention.go states the semantics; attention.comp is the
-// kernel that also writes qk_matmul_output). A workgroup takes a tile of
-// p.tq query rows (1 to 16) of one (batch, head) and p.lanes = 64 / p.tq
+// Attention on fp32 in one pass over the keys, flash-attention style: ONNX
+// Attention (hostfallback/attention.go states the semantics;
+// attention.comp is the kernel that also writes qk_matmul_output) and the
+// fused domain's ScaledDotProductAttention (graph/ops/fused.go). A workgroup takes a tile of
+// tq query rows (1 to 16) of one (batch, head) and lanes = 64 / tq
 // invocations per row. It stages the rows of Q in shared memory, then
-// walks the past and new keys and values in tiles of p.tk (staged in
+// walks the past and new keys and values in tiles of tk (staged in
 // shared memory, K then V in the same array): each invocation computes the
 // scores of its row for keys lane, lane + lanes, ... of the tile (scale,
 // softcap, mask, is_causal, nonpad_kv_seqlen: a masked score is -inf), the
@@ -24,9 +25,12 @@
 // for the rounded probabilities times V.
 //
 // Compiled with HALF, the tensors and a float mask are float16, the
-// arithmetic and shared memory fp32. Q, K, V and Y are [batch, heads, seq,
-// size] or, with flag bit 0, [batch, seq, heads·size]; the past caches are
-// [batch, hkv, past, size]. Head sizes up to MAXD.
+// arithmetic and shared memory fp32. Q, K, V and Y are read and written
+// through strides (an offset and the strides of batch, head and position;
+// a head's elements are contiguous, but for K's), so that Attention's 3-D and 4-D
+// layouts and ScaledDotProductAttention's permuted and viewed operands
+// take no copies; the past caches are [batch, hkv, past, size]. Head
+// sizes up to MAXD.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -64,7 +68,7 @@ layout(push_constant) uniform Params {
     uint vdim;
     float scale;
     float softcap;
-    // flags: bit 0, 3-D; bit 1, float mask; bit 2, bool mask; bit 3,
+    // flags: bit 1, float mask; bit 2, bool mask; bit 3,
     // is_causal; bit 4, nonpad_kv_seqlen bound; bit 6, softmax in float16.
     uint flags;
     // The mask's element strides along batch, heads and queries (0 where
@@ -73,11 +77,17 @@ layout(push_constant) uniform Params {
     uint mh;
     uint mi;
     uint keys;
-    // Query rows per workgroup (a power of 2, at most 16) and keys per
-    // tile: tk·(dim + 1) and tk·vdim at most KVFLOATS, tq·tk at most
-    // SFLOATS.
-    uint tq;
-    uint tk;
+    // Query rows per workgroup tq (a power of 2, at most 16; bits 0-15)
+    // and keys per tile tk (bits 16-31): tk·(dim + 1) and tk·vdim at most
+    // KVFLOATS, tq·tk at most SFLOATS.
+    uint tiles;
+    // Element offsets of Q, K and V and the strides along batch, head and
+    // position of Q, K, V and Y; K's along its depth too (kᵀ given as
+    // such lies with its depth strided).
+    uint qO, qB, qH, qS;
+    uint kO, kB, kH, kS, kD;
+    uint vO, vB, vH, vS;
+    uint yB, yH, yS;
 } p;
 
 shared float qs[QFLOATS];
@@ -96,21 +106,12 @@ float roundHalf(float x) {
     return abs(r) > 65504.0 ? uintBitsToFloat(floatBitsToUint(x) & 0x80000000u | 0x7f800000u) : r;
 }
 
-// row returns the element offset of row s of head h of batch entry b, of
-// a tensor of heads heads of size elements over len positions.
-uint row(uint b, uint h, uint s, uint heads, uint len, uint size) {
-    if ((p.flags & 1u) != 0u) {
-        return (b * len + s) * heads * size + h * size;
-    }
-    return ((b * heads + h) * len + s) * size;
-}
-
 // keyAt returns element d of key j (past, then new) of kv head kh.
 float keyAt(uint b, uint kh, uint j, uint d) {
     if (j < p.past) {
         return float(pastK[((b * p.hkv + kh) * p.past + j) * p.dim + d]);
     }
-    return float(k[row(b, kh, j - p.past, p.hkv, p.skv, p.dim) + d]);
+    return float(k[p.kO + b * p.kB + kh * p.kH + (j - p.past) * p.kS + d * p.kD]);
 }
 
 // valueAt returns element d of value j (past, then new) of kv head kh.
@@ -118,7 +119,7 @@ float valueAt(uint b, uint kh, uint j, uint d) {
     if (j < p.past) {
         return float(pastV[((b * p.hkv + kh) * p.past + j) * p.vdim + d]);
     }
-    return float(v[row(b, kh, j - p.past, p.hkv, p.skv, p.vdim) + d]);
+    return float(v[p.vO + b * p.vB + kh * p.vH + (j - p.past) * p.vS + d]);
 }
 
 // masked tells whether key j is hidden from query i of head h of batch
@@ -148,17 +149,18 @@ bool masked(uint b, uint h, uint i, uint j, int valid, int offset, out float bia
 void main() {
     const float NEG_INF = uintBitsToFloat(0xff800000u);
     uint lid = gl_LocalInvocationID.x;
-    uint lanes = WG / p.tq;
+    uint tq = p.tiles & 0xffffu, tk = p.tiles >> 16;
+    uint lanes = WG / tq;
     uint r = lid / lanes, lane = lid % lanes;
     uint total = p.past + p.skv;
     uint qstride = p.dim + 1u;
     uint kstride = p.dim + 1u;
     bool halfSoftmax = (p.flags & 64u) != 0u;
     uint passes = halfSoftmax ? 2u : 1u;
-    uint tiles = (p.sq + p.tq - 1u) / p.tq;
+    uint tiles = (p.sq + tq - 1u) / tq;
     uint per = (p.vdim + lanes - 1u) / lanes;
     for (uint item = gl_WorkGroupID.x; item < p.batch * p.hq * tiles; item += gl_NumWorkGroups.x) {
-        uint i0 = (item % tiles) * p.tq, h = (item / tiles) % p.hq, b = item / (tiles * p.hq);
+        uint i0 = (item % tiles) * tq, h = (item / tiles) % p.hq, b = item / (tiles * p.hq);
         uint kh = h / (p.hq / p.hkv);
         uint i = i0 + r;
         bool live = i < p.sq;
@@ -173,13 +175,13 @@ void main() {
             end = min(end, int(p.keys));
         }
         if ((p.flags & 8u) != 0u) {
-            end = min(end, int(min(i0 + p.tq, p.sq)) + offset);
+            end = min(end, int(min(i0 + tq, p.sq)) + offset);
         }
         uint keys = uint(max(end, 0));
         barrier();
-        for (uint e = lid; e < p.tq * p.dim; e += WG) {
+        for (uint e = lid; e < tq * p.dim; e += WG) {
             uint rr = e / p.dim, d = e % p.dim;
-            qs[rr * qstride + d] = i0 + rr < p.sq ? float(q[row(b, h, i0 + rr, p.hq, p.sq, p.dim) + d]) : 0.0;
+            qs[rr * qstride + d] = i0 + rr < p.sq ? float(q[p.qO + b * p.qB + h * p.qH + (i0 + rr) * p.qS + d]) : 0.0;
         }
         float top = NEG_INF, sum = 0.0, inv = 0.0;
         float acc[MAXD / 4];
@@ -194,8 +196,8 @@ void main() {
             for (uint c = 0u; c < per; c++) {
                 acc[c] = 0.0;
             }
-            for (uint j0 = 0u; j0 < keys; j0 += p.tk) {
-                uint n = min(p.tk, keys - j0);
+            for (uint j0 = 0u; j0 < keys; j0 += tk) {
+                uint n = min(tk, keys - j0);
                 barrier();
                 for (uint e = lid; e < n * p.dim; e += WG) {
                     uint jj = e / p.dim, d = e % p.dim;
@@ -220,7 +222,7 @@ void main() {
                             s = roundHalf(s);
                         }
                     }
-                    sc[r * p.tk + jj] = s;
+                    sc[r * tk + jj] = s;
                 }
                 barrier();
                 if (last) {
@@ -233,24 +235,24 @@ void main() {
                 float m = top;
                 if (!rounded) {
                     for (uint jj = 0u; jj < n; jj++) {
-                        m = max(m, sc[r * p.tk + jj]);
+                        m = max(m, sc[r * tk + jj]);
                     }
                 }
                 float alpha = m == top ? 1.0 : isinf(top) ? 0.0 : exp(top - m);
                 top = m;
                 barrier();
                 for (uint jj = lane; jj < n; jj += lanes) {
-                    float s = sc[r * p.tk + jj];
+                    float s = sc[r * tk + jj];
                     float e = isinf(s) ? 0.0 : exp(s - m);
                     if (rounded) {
                         e = roundHalf(e * inv);
                     }
-                    sc[r * p.tk + jj] = e;
+                    sc[r * tk + jj] = e;
                 }
                 barrier();
                 float part = 0.0;
                 for (uint jj = 0u; jj < n; jj++) {
-                    part += sc[r * p.tk + jj];
+                    part += sc[r * tk + jj];
                 }
                 sum = sum * alpha + part;
                 if (last) {
@@ -259,7 +261,7 @@ void main() {
                         float a = acc[c] * alpha;
                         if (d < p.vdim) {
                             for (uint jj = 0u; jj < n; jj++) {
-                                a += sc[r * p.tk + jj] * kv[jj * p.vdim + d];
+                                a += sc[r * tk + jj] * kv[jj * p.vdim + d];
                             }
                         }
                         acc[c] = a;
@@ -269,7 +271,7 @@ void main() {
         }
         if (live) {
             float f = halfSoftmax ? 1.0 : sum > 0.0 ? 1.0 / sum : 0.0;
-            uint yoff = row(b, h, i, p.hq, p.sq, p.vdim);
+            uint yoff = b * p.yB + h * p.yH + i * p.yS;
             for (uint c = 0u; c < per; c++) {
                 uint d = lane + c * lanes;
                 if (d < p.vdim) {

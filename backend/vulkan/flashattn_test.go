@@ -3,6 +3,7 @@ package vulkan
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +14,14 @@ import (
 	"github.com/onnxvk/onnxvk/planner"
 )
 
-// TestFlashAttention runs every Attention case of the kernel-test table
-// (those of kerneltest's flashAttentionCases cross each tile edge of
-// flashattn.comp) on the default device, in fp32 and in the Float16 mode
+// TestFlashAttention runs every Attention and ScaledDotProductAttention
+// case of the kernel-test table (those of kerneltest's
+// flashAttentionCases cross each tile edge of flashattn.comp) on the
+// default device, in fp32 and in the Float16 mode
 // (where the softmax's input and output are rounded to float16, the
-// kernel's two-pass form), unsampled, and checks that every case whose
-// scores are no output runs on flashattn.comp, not on attention.comp.
+// kernel's two-pass form), unsampled, and checks that every Attention
+// case whose scores are no output runs on flashattn.comp, not on
+// attention.comp.
 func TestFlashAttention(t *testing.T) {
 	base := openTest(t)
 	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.Float16} {
@@ -32,7 +35,15 @@ func TestFlashAttention(t *testing.T) {
 			}
 			flash := 0
 			only := func(c kerneltest.Case) bool {
-				if c.Node.OpType != "Attention" {
+				switch c.Node.OpType {
+				case "ScaledDotProductAttention":
+					// A decline is checked against the list.
+					if l, ok := lower(c.Query(), base.caps()); ok && !strings.HasPrefix(l.shader, "flashattn") {
+						t.Errorf("%v: lowered to %s, not flashattn", c, l.shader)
+					}
+					return true
+				case "Attention":
+				default:
 					return false
 				}
 				l, ok := lower(c.Query(), base.caps())
@@ -89,5 +100,33 @@ func TestAttentionTiming(t *testing.T) {
 			line += fmt.Sprintf("  %s %.2f ms", kernel, float64(med[k])/1e6)
 		}
 		t.Logf("%s; rows/flash %.2f", line, float64(med[1])/float64(med[0]))
+	}
+}
+
+// TestCommonBatch checks commonBatch on the batch factors of the layouts
+// the planner's fusion writes, and that it refuses incompatible ones.
+func TestCommonBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lists [4][][2]int64
+		want  []batchAxis
+	}{
+		// nn.MultiheadAttention's B·H heads read from the packed
+		// projection (B at 48, then H at 8) and written as one axis.
+		{"packed heads", [4][][2]int64{{{2, 48}, {2, 8}}, {{2, 48}, {2, 8}}, {{2, 48}, {2, 8}}, {{4, 8}}},
+			[]batchAxis{{2, [4]int64{48, 48, 48, 16}}, {2, [4]int64{8, 8, 8, 8}}}},
+		// [B, H] heads that every operand walks row-major: one axis.
+		{"merged", [4][][2]int64{{{2, 96}, {3, 32}}, {{2, 96}, {3, 32}}, {{2, 60}, {3, 20}}, {{2, 96}, {3, 32}}},
+			[]batchAxis{{6, [4]int64{32, 32, 20, 32}}}},
+		{"ones dropped", [4][][2]int64{{{1, 7}, {5, 3}}, {{5, 3}}, {{5, 4}, {1, 1}}, {{5, 2}}},
+			[]batchAxis{{5, [4]int64{3, 3, 4, 2}}}},
+		{"none", [4][][2]int64{}, nil},
+		{"incompatible", [4][][2]int64{{{2, 9}, {3, 3}}, {{3, 2}, {2, 1}}, {{6, 1}}, {{6, 1}}}, nil},
+		{"empty", [4][][2]int64{{{0, 1}}, {{0, 1}}, {{0, 1}}, {{0, 1}}}, nil},
+	} {
+		got, ok := commonBatch(tc.lists)
+		if wantOK := tc.want != nil || tc.name == "none"; ok != wantOK || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: commonBatch(%v) = %v, %t; want %v, %t", tc.name, tc.lists, got, ok, tc.want, wantOK)
+		}
 	}
 }

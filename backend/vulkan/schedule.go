@@ -41,7 +41,8 @@ type Schedule struct {
 	// tile of query rows a workgroup, online softmax, no scores in
 	// memory) or "rows" (attention.comp, a query row a workgroup, its
 	// scores in scratch), see AttentionSchedules; "" takes flash
-	// wherever it is exact (lowerAttention).
+	// wherever it is exact (lowerAttention). ScaledDotProductAttention
+	// has flashattn.comp alone.
 	Attention string
 }
 

@@ -14,7 +14,7 @@ func init() {
 }
 
 // lowerAttention lowers Attention (opsets 23 and 24) to flashattn.comp
-// (see flashAttention) or, where that cannot be exact or does not fit,
+// (see flashGeom) or, where that cannot be exact or does not fit,
 // attention.comp: one workgroup per query row, its scores in the launch's
 // scratch. Either is followed by one dispatch of attention.comp per
 // present cache the node outputs. Float16 tensors take the HALF variant
@@ -122,10 +122,23 @@ func lowerAttention(q *query) (*launch, bool) {
 	// shared memory is smaller than they are, and where a Schedule
 	// forces it.
 	if !wanted(3) && !q.rowAttention {
-		if tq, tk, ok := flashTiles(q.caps, g.QLen, g.HeadSize, g.VHeadSize); ok {
-			main.shader, main.scratch, main.bindings = "flashattn", 0, bindings[:8]
-			main.push = append(main.push, words(uint32(tq), uint32(tk))...)
-			main.groups = int64(g.Batch*g.QHeads) * int64((g.QLen+tq-1)/tq)
+		// Q, K, V and Y: [batch, heads, seq, size], or [batch, seq,
+		// heads·size] in 3-D.
+		layout := func(heads, seq, size int) [4]int64 {
+			if g.ThreeD {
+				return [4]int64{0, int64(seq * heads * size), int64(size), int64(heads * size)}
+			}
+			return [4]int64{0, int64(heads * seq * size), int64(seq * size), int64(size)}
+		}
+		f := &flashGeom{batch: g.Batch, hq: g.QHeads, hkv: g.KVHeads, sq: g.QLen, skv: g.KVLen, past: g.PastLen,
+			dim: g.HeadSize, vdim: g.VHeadSize, scale: g.ScaleValue, softcap: g.Softcap, flags: flags &^ 1,
+			mb: mb, mh: mh, mi: mi, keys: keys,
+			q: layout(g.QHeads, g.QLen, g.HeadSize), v: layout(g.KVHeads, g.KVLen, g.VHeadSize)}
+		k, y := layout(g.KVHeads, g.KVLen, g.HeadSize), layout(g.QHeads, g.QLen, g.VHeadSize)
+		f.k = [5]int64{k[0], k[1], k[2], k[3], 1}
+		f.y = [3]int64{y[1], y[2], y[3]}
+		if push, groups, ok := f.params(q.caps); ok {
+			main.shader, main.scratch, main.bindings, main.push, main.groups = "flashattn", 0, bindings[:8], push, groups
 		}
 	}
 	// The present caches: OP 1 copies past (binding 4) and the new keys or
@@ -149,35 +162,6 @@ func lowerAttention(q *query) (*launch, bool) {
 			elems: int64(g.Batch*g.KVHeads) * total * int64(c.dim)})
 	}
 	return main, true
-}
-
-// flashattn.comp's limits: the widest head it takes, the most query rows
-// of a workgroup (of 64 invocations), and the floats of its shared arrays (the query tile, the key or value tile,
-// the scores), which the device's shared memory must hold.
-const (
-	flashMaxHead  = 128
-	flashMaxRows  = 16
-	flashKVFloats = 4096
-	flashScores   = 1024
-	flashShared   = 4 * (flashMaxRows*(flashMaxHead+1) + flashKVFloats + flashScores)
-)
-
-// flashTiles returns flashattn.comp's query rows per workgroup (the
-// power of 2 at or above the query length, at most flashMaxRows: a decode
-// step's one row gets all 64 invocations) and keys per tile (as many as
-// its shared arrays hold, at most 64) for heads of dim (queries and keys)
-// and vdim (values) elements; ok is false when the kernel cannot take
-// them on a device with caps c.
-func flashTiles(c caps, sq, dim, vdim int) (tq, tk int, ok bool) {
-	if dim > flashMaxHead || vdim > flashMaxHead || c.sharedMem < flashShared {
-		return 0, 0, false
-	}
-	tq = 1
-	for tq < sq && tq < flashMaxRows {
-		tq *= 2
-	}
-	tk = min(64, flashKVFloats/max(dim+1, vdim), flashScores/tq)
-	return tq, tk, true
 }
 
 // lowerRotary lowers RotaryEmbedding (opset 23) to rotary.comp.

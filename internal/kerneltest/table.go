@@ -1356,6 +1356,7 @@ var Table = []Op{
 	{"", "LayerNormalization", layerNormCases},
 	{"", "RMSNormalization", transformerCases},
 	{"", "Attention", attentionCases},
+	{ops.FusedDomain, "ScaledDotProductAttention", sdpaCases},
 	{"", "RotaryEmbedding", transformerCases},
 	{"", "TensorScatter", transformerCases},
 	{ops.FusedDomain, "LayerNormalization", fusedLayerNormCases},

@@ -155,3 +155,54 @@ func flashAttentionCases(r *rand.Rand) []Case {
 	add(spec{b: 3, hq: 2, hkv: 1, sq: 17, skv: 70, dim: 80, vdim: 80, nonpad: []int64{3, 69, 65}})
 	return cs
 }
+
+// sdpaCases are ScaledDotProductAttention cases (of the fused domain) in
+// the layouts the planner's fusion writes: PyTorch's
+// nn.MultiheadAttention ([T, B·H, d] heads, Kᵀ by a three-axis
+// permutation), its heads read through views of the packed projection
+// [T, B, 3·H·d], the [B, S, H, d] heads of Hugging Face models, plain
+// matrices with Kᵀ given as such, and a Q read with its depth strided;
+// query and key counts across the tiles of a tiled kernel (see
+// flashAttentionCases).
+func sdpaCases(_ string, r *rand.Rand) []Case {
+	type spec struct {
+		q, k, v []int64
+		perms   [4][]int64
+		views   [3][]int64
+		scale   float32
+	}
+	mha := [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}
+	hf := [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}
+	// The heads of [T, B=2, 3·H·d] (H 2, d 8) for T positions: B·H walks
+	// B, then H.
+	packed := func(off, t int64) []int64 { return []int64{off, 3, 1, t, 96, 2, 2, 48, 2, 8, 1, 8, 1} }
+	tk := flashKeyTile(64)
+	specs := []spec{
+		{q: []int64{17, 4, 8}, k: []int64{70, 4, 8}, v: []int64{70, 4, 24}, perms: mha, scale: 0.35},
+		{q: []int64{1, 6, 80}, k: []int64{50, 6, 80}, v: []int64{50, 6, 80}, perms: mha, scale: 0.1},
+		{q: []int64{20, 2, 48}, k: []int64{20, 2, 48}, v: []int64{20, 2, 48}, perms: mha, views: [3][]int64{packed(0, 20), packed(16, 20), packed(32, 20)}, scale: 0.35},
+		{q: []int64{1, 2, 48}, k: []int64{20, 2, 48}, v: []int64{20, 2, 48}, perms: mha, views: [3][]int64{packed(0, 1), packed(16, 20), packed(32, 20)}, scale: 0.35},
+		{q: []int64{2, 17, 3, 64}, k: []int64{2, tk + 1, 3, 64}, v: []int64{2, tk + 1, 3, 64}, perms: hf, scale: 0.125},
+		{q: []int64{1, 16, 2, 64}, k: []int64{1, tk, 2, 64}, v: []int64{1, tk, 2, 64}, perms: hf, scale: 0.125},
+		{q: []int64{7, 5}, k: []int64{5, 9}, v: []int64{9, 3}, scale: 1},
+		{q: []int64{2, 40, 128}, k: []int64{2, 128, 2*flashKeyTile(128) + 5}, v: []int64{2, 2*flashKeyTile(128) + 5, 128}, scale: 0.09},
+		{q: []int64{2, 16, 25}, k: []int64{2, 31, 16}, v: []int64{2, 31, 8}, perms: [4][]int64{{0, 2, 1}, {0, 2, 1}, nil, nil}, scale: 0.3},
+	}
+	var cs []Case
+	for _, s := range specs {
+		attrs := []*graph.Attribute{FloatAttr("scale", s.scale)}
+		for i, name := range []string{"perm_q", "perm_k", "perm_v", "perm_y"} {
+			if s.perms[i] != nil {
+				attrs = append(attrs, IntsAttr(name, s.perms[i]...))
+			}
+		}
+		for i, name := range []string{"view_q", "view_k", "view_v"} {
+			if s.views[i] != nil {
+				attrs = append(attrs, IntsAttr(name, s.views[i]...))
+			}
+		}
+		args := []Arg{{T: RandFloats(r, s.q, -3, 3)}, {T: RandFloats(r, s.k, -3, 3)}, {T: RandFloats(r, s.v, -1, 1)}}
+		cs = append(cs, Case{Node: Node("ScaledDotProductAttention", []string{"q", "k", "v"}, attrs...), Opset: 1, Args: args})
+	}
+	return cs
+}

@@ -1,0 +1,132 @@
+package onnxvk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// exportedAttention is the attention core nn.MultiheadAttention exports,
+// its heads cut out of a packed projection qkv [t, b, 3·h·d] by Slices and
+// Reshapes to [t, b·h, d], transposed to [b·h, t, d] (Kᵀ to [b·h, d, t]),
+// the queries divided by √d, MatMul, Softmax, MatMul and the Transpose
+// back to [t, b·h, d].
+func exportedAttention(t, b, h, d int64) *graph.Model {
+	g := graph.NewGraph("mha")
+	g.Inputs = []*graph.ValueInfo{{Name: "qkv", Type: graph.TensorType(graph.Float, graph.ShapeOf(t, b, 3*h*d))}}
+	g.Initializers["heads"], _ = graph.FromSlice(graph.Int64, []int64{3}, []int64{t, b * h, d})
+	g.Initializers["axis"], _ = graph.FromSlice(graph.Int64, []int64{1}, []int64{2})
+	g.Initializers["root"], _ = graph.FromSlice(graph.Float, nil, []float32{float32(d) / 8})
+	perm := func(p ...int64) map[string]*graph.Attribute {
+		return map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: p}}
+	}
+	for i, name := range []string{"qh", "kh", "vh"} {
+		lo, hi := "lo"+name, "hi"+name
+		g.Initializers[lo], _ = graph.FromSlice(graph.Int64, []int64{1}, []int64{int64(i) * h * d})
+		g.Initializers[hi], _ = graph.FromSlice(graph.Int64, []int64{1}, []int64{int64(i+1) * h * d})
+		g.Nodes = append(g.Nodes, &graph.Node{Name: "slice" + name, OpType: "Slice", Inputs: []string{"qkv", lo, hi, "axis"}, Outputs: []string{"s" + name}},
+			&graph.Node{Name: "reshape" + name, OpType: "Reshape", Inputs: []string{"s" + name, "heads"}, Outputs: []string{name}})
+	}
+	g.Nodes = append(g.Nodes,
+		&graph.Node{Name: "tq", OpType: "Transpose", Inputs: []string{"qh"}, Outputs: []string{"qt"}, Attrs: perm(1, 0, 2)},
+		&graph.Node{Name: "div", OpType: "Div", Inputs: []string{"qt", "root"}, Outputs: []string{"qs"}},
+		&graph.Node{Name: "tk", OpType: "Transpose", Inputs: []string{"kh"}, Outputs: []string{"kt"}, Attrs: perm(1, 2, 0)},
+		&graph.Node{Name: "qk", OpType: "MatMul", Inputs: []string{"qs", "kt"}, Outputs: []string{"s"}},
+		&graph.Node{Name: "sm", OpType: "Softmax", Inputs: []string{"s"}, Outputs: []string{"p"},
+			Attrs: map[string]*graph.Attribute{"axis": {Name: "axis", Type: graph.AttrInt, I: -1}}},
+		&graph.Node{Name: "tv", OpType: "Transpose", Inputs: []string{"vh"}, Outputs: []string{"vt"}, Attrs: perm(1, 0, 2)},
+		&graph.Node{Name: "pv", OpType: "MatMul", Inputs: []string{"p", "vt"}, Outputs: []string{"o"}},
+		&graph.Node{Name: "ty", OpType: "Transpose", Inputs: []string{"o"}, Outputs: []string{"y"}, Attrs: perm(1, 0, 2)})
+	for i, n := range g.Nodes {
+		n.Index = i
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	return &graph.Model{Name: "mha", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
+}
+
+// TestAttentionPatternVulkan checks that the exported attention pattern
+// becomes one ScaledDotProductAttention on Vulkan, as on the CPU, and
+// that its output on Vulkan matches the CPU's within that op's
+// tolerance, at 100 positions (query tiles and key tiles and a part),
+// batch 2, 4 heads of 64.
+func TestAttentionPatternVulkan(t *testing.T) {
+	const tl, b, h, d = 100, 2, 4, 64
+	r := rand.New(rand.NewPCG(5, 6))
+	xs := make([]float32, tl*b*3*h*d)
+	for i := range xs {
+		xs[i] = 4*r.Float32() - 2
+	}
+	outs := map[string][]float32{}
+	for _, dev := range []string{"cpu", "vulkan"} {
+		sess, p := placedSession(t, func() (*onnxvk.Session, error) {
+			return onnxvk.NewSession(exportedAttention(tl, b, h, d), onnxvk.WithDevice(dev))
+		})
+		fused := 0
+		for _, st := range p.Steps {
+			if st.Kind == planner.Compute && st.Node.OpType == "ScaledDotProductAttention" {
+				fused++
+			}
+		}
+		if fused != 1 || p.Fused == 0 {
+			t.Errorf("%s: %d ScaledDotProductAttention steps of %d fused nodes, want the pattern as one", dev, fused, p.Fused)
+		}
+		x, err := onnxvk.NewTensor([]int64{tl, b, 3 * h * d}, xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"qkv": x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if outs[dev], err = onnxvk.Data[float32](out["y"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tol := ops.Lookup(ops.FusedDomain, "ScaledDotProductAttention", 1).Tolerance()
+	bad := 0
+	for i, want := range outs["cpu"] {
+		if got := outs["vulkan"][i]; !tol.Within(float64(got), float64(want)) {
+			if bad++; bad <= 5 {
+				t.Errorf("y[%d] = %g on vulkan, %g on cpu (tolerance %+v)", i, got, want, tol)
+			}
+		}
+	}
+	if len(outs["vulkan"]) != tl*b*h*d || bad > 0 {
+		t.Errorf("%d elements, %d out of tolerance", len(outs["vulkan"]), bad)
+	}
+}
+
+// placedSession opens a session with load, skipping the test when its
+// device is unavailable, closes it at the test's end, and returns it with
+// its plan for the model's declared shapes, failing the test where a
+// compute node is placed on another device than the session's.
+func placedSession(t *testing.T, load func() (*onnxvk.Session, error)) (*onnxvk.Session, *planner.Plan) {
+	t.Helper()
+	sess, err := load()
+	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {
+		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	p, err := sessionvalues.Of(sess).Plan(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range p.Steps {
+		if st.Kind == planner.Compute && st.Device != sess.Device() {
+			t.Errorf("%s (%s) is placed on %s, not %s", st.Node.Name, st.Node.OpType, st.Device, sess.Device())
+		}
+	}
+	return sess, p
+}

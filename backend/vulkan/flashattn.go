@@ -1,0 +1,261 @@
+package vulkan
+
+import (
+	"math"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
+)
+
+func init() {
+	registerFused("ScaledDotProductAttention", lowerSDPA)
+}
+
+// flashattn.comp's limits: the widest head it takes, the most query rows
+// of a workgroup (of 64 invocations), and the floats of its shared arrays
+// (the query tile, the key or value tile, the scores), which the device's
+// shared memory must hold.
+const (
+	flashMaxHead  = 128
+	flashMaxRows  = 16
+	flashKVFloats = 4096
+	flashScores   = 1024
+	flashShared   = 4 * (flashMaxRows*(flashMaxHead+1) + flashKVFloats + flashScores)
+)
+
+// flashTiles returns flashattn.comp's query rows per workgroup (the
+// power of 2 at or above the query length, at most flashMaxRows: a decode
+// step's one row gets all 64 invocations) and keys per tile (as many as
+// its shared arrays hold, at most 64) for heads of dim (queries and keys)
+// and vdim (values) elements; ok is false when the kernel cannot take
+// them on a device with caps c.
+func flashTiles(c caps, sq, dim, vdim int) (tq, tk int, ok bool) {
+	if dim > flashMaxHead || vdim > flashMaxHead || c.sharedMem < flashShared {
+		return 0, 0, false
+	}
+	tq = 1
+	for tq < sq && tq < flashMaxRows {
+		tq *= 2
+	}
+	tk = min(64, flashKVFloats/max(dim+1, vdim), flashScores/tq)
+	return tq, tk, true
+}
+
+// flashGeom is what flashattn.comp reads of one attention: the sizes
+// (batch entries, query and key/value heads, query, key and past lengths,
+// head sizes), the scale and softcap, the flags and the mask's strides
+// (see the shader), and where the rows of Q, K and V lie (an element
+// offset and the strides along batch, head and position, and for K along
+// its depth; the other operands' heads are contiguous) and those of Y
+// (the same, without offset).
+type flashGeom struct {
+	batch, hq, hkv, sq, skv, past, dim, vdim int
+	scale, softcap                           float32
+	flags                                    uint32
+	mb, mh, mi, keys                         int64
+	q, v                                     [4]int64
+	k                                        [5]int64
+	y                                        [3]int64
+}
+
+// params returns the push constants and the workgroups of flashattn.comp
+// for f; ok is false where its tiles do not fit the device (flashTiles).
+func (f *flashGeom) params(c caps) (push []byte, groups int64, ok bool) {
+	tq, tk, ok := flashTiles(c, f.sq, f.dim, f.vdim)
+	if !ok {
+		return nil, 0, false
+	}
+	w := []uint32{uint32(f.batch), uint32(f.hq), uint32(f.hkv), uint32(f.sq), uint32(f.skv), uint32(f.past),
+		uint32(f.dim), uint32(f.vdim), math.Float32bits(f.scale), math.Float32bits(f.softcap), f.flags,
+		uint32(f.mb), uint32(f.mh), uint32(f.mi), uint32(f.keys), uint32(tq) | uint32(tk)<<16}
+	for _, s := range [][]int64{f.q[:], f.k[:], f.v[:], f.y[:]} {
+		for _, x := range s {
+			if x < 0 || x > math.MaxUint32 {
+				return nil, 0, false
+			}
+			w = append(w, uint32(x))
+		}
+	}
+	return words(w...), int64(f.batch*f.hq) * int64((f.sq+tq-1)/tq), true
+}
+
+// batchAxis is an axis of batch entries common to the four operands of a
+// ScaledDotProductAttention (Q, K, V, Y): its size and its stride in
+// each.
+type batchAxis struct {
+	size   int64
+	stride [4]int64
+}
+
+// commonBatch returns the batch axes of four operands whose batch entries
+// walk the factors lists[i] ((size, stride) pairs, row-major): the
+// coarsest factors that each operand walks with one stride, adjacent ones
+// merged where every operand's strides allow; ok is false when the lists
+// split the entries incompatibly.
+func commonBatch(lists [4][][2]int64) (axes []batchAxis, ok bool) {
+	var at [4]int
+	var rem [4]int64
+	for i := range lists {
+		var fs [][2]int64
+		for _, f := range lists[i] {
+			if f[0] != 1 {
+				fs = append(fs, f)
+			}
+		}
+		if lists[i] = fs; len(fs) > 0 {
+			rem[i] = fs[0][0]
+		}
+	}
+	for at[0] < len(lists[0]) {
+		m := rem[0]
+		for i := range lists {
+			if at[i] == len(lists[i]) {
+				return nil, false
+			}
+			m = min(m, rem[i])
+		}
+		if m <= 0 {
+			return nil, false
+		}
+		ax := batchAxis{size: m}
+		for i := range lists {
+			if rem[i]%m != 0 {
+				return nil, false
+			}
+			rem[i] /= m
+			ax.stride[i] = lists[i][at[i]][1] * rem[i]
+			if rem[i] == 1 {
+				if at[i]++; at[i] < len(lists[i]) {
+					rem[i] = lists[i][at[i]][0]
+				}
+			}
+		}
+		if n := len(axes); n > 0 && mergeable(axes[n-1], ax) {
+			axes[n-1] = batchAxis{size: axes[n-1].size * ax.size, stride: ax.stride}
+		} else {
+			axes = append(axes, ax)
+		}
+	}
+	for i := range lists {
+		if at[i] != len(lists[i]) {
+			return nil, false
+		}
+	}
+	return axes, true
+}
+
+// mergeable reports whether batch axis b, inside a, makes one axis with
+// it in every operand.
+func mergeable(a, b batchAxis) bool {
+	for i := range a.stride {
+		if a.stride[i] != b.size*b.stride[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerSDPA lowers ScaledDotProductAttention (see graph/ops/fused.go) to
+// flashattn.comp: each operand read where it lies, through its
+// permutation and view as an offset and strides, Y written through
+// perm_y, no copies. The batch axes of the four operands must reduce to
+// two (flashattn.comp's batch and head) and the elements of each head of
+// Q, V and Y (Q's depth, V's and Y's columns) be contiguous; elsewhere the
+// node stays on another device, and so the planner does not fuse the
+// pattern for this one. Float16 operands are computed on in fp32 from the
+// scores to the output, rounded once as stored, as the fused float16
+// chains and LayerNormalization are.
+func lowerSDPA(q *query) (*launch, bool) {
+	n, shapes := q.n, q.shapes
+	if len(shapes) != 3 || shapes[0] == nil || shapes[1] == nil || shapes[2] == nil {
+		return nil, false
+	}
+	views, err := ops.AttentionViews(n, q.opset)
+	if err != nil {
+		return nil, false
+	}
+	var ls [3]*ops.AttentionView
+	for i, shape := range shapes {
+		if ls[i] = views[i]; ls[i] == nil {
+			ls[i] = rowMajor(shape)
+			continue
+		}
+		last := ls[i].Offset
+		for _, fs := range ls[i].Factors {
+			for _, f := range fs {
+				last += (f[0] - 1) * f[1]
+			}
+		}
+		if graph.NumElements(ls[i].Shape) == 0 || last >= graph.NumElements(shape) {
+			return nil, false
+		}
+	}
+	out, err := ops.AttentionShape(n, q.opset, graph.ShapeOf(ls[0].Shape...), graph.ShapeOf(ls[1].Shape...), graph.ShapeOf(ls[2].Shape...))
+	if err != nil || out == nil || !out.Known() {
+		return nil, false
+	}
+	r := len(ls[0].Shape)
+	perms, err := ops.AttentionPerms(n, q.opset, r)
+	if err != nil {
+		return nil, false
+	}
+	ys := out.Ints()
+	inv := make([]int, r)
+	for i, d := range perms[3] {
+		inv[d] = i
+	}
+	layouts := [4]*ops.AttentionView{ls[0], ls[1], ls[2], rowMajor(ys)}
+	axes := [4][]int{perms[0], perms[1], perms[2], inv}
+	// Each operand's matrix: rows and columns, their strides, and the
+	// factors its batch entries walk.
+	var rows, cols, rs, cs [4]int64
+	var batch [4][][2]int64
+	for i, l := range layouts {
+		perm := axes[i]
+		rows[i], cols[i] = l.Shape[perm[r-2]], l.Shape[perm[r-1]]
+		var ok1, ok2 bool
+		rs[i], ok1 = l.Stride(perm[r-2])
+		cs[i], ok2 = l.Stride(perm[r-1])
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		for d := range r - 2 {
+			batch[i] = append(batch[i], l.Factors[perm[d]]...)
+		}
+	}
+	// q is [M, D], kᵀ [D, N], v [N, Dv], y [M, Dv]: the depth of q and
+	// the columns of v and y must be contiguous.
+	m, d, nk, dv := rows[0], cols[0], cols[1], cols[2]
+	if m == 0 || nk == 0 || (d > 1 && cs[0] != 1) || (dv > 1 && (cs[2] != 1 || cs[3] != 1)) {
+		return nil, false
+	}
+	bs, ok := commonBatch(batch)
+	if !ok || len(bs) > 2 {
+		return nil, false
+	}
+	for len(bs) < 2 {
+		bs = append([]batchAxis{{size: 1}}, bs...)
+	}
+	offset := func(i int) int64 { return layouts[i].Offset }
+	f := &flashGeom{batch: int(bs[0].size), hq: int(bs[1].size), hkv: int(bs[1].size), sq: int(m), skv: int(nk),
+		dim: int(d), vdim: int(dv), scale: ops.Params[ops.ScaledDotProductAttentionParams](n, q.opset).Scale,
+		q: [4]int64{offset(0), bs[0].stride[0], bs[1].stride[0], rs[0]},
+		k: [5]int64{offset(1), bs[0].stride[1], bs[1].stride[1], cs[1], rs[1]},
+		v: [4]int64{offset(2), bs[0].stride[2], bs[1].stride[2], rs[2]},
+		y: [3]int64{bs[0].stride[3], bs[1].stride[3], rs[3]}}
+	push, groups, ok := f.params(q.caps)
+	if !ok {
+		return nil, false
+	}
+	return &launch{shader: "flashattn", push: push, groups: groups, elems: graph.NumElements(ys), outShapes: [][]int64{ys},
+		bindings: []slot{{false, 0}, {false, 1}, {false, 2}, {false, 0}, {false, 0}, {false, 0}, {false, 0}, {true, 0}}}, true
+}
+
+// rowMajor is the view of a whole tensor of shape: one factor an axis.
+func rowMajor(shape []int64) *ops.AttentionView {
+	l := &ops.AttentionView{Shape: shape, Factors: make([][][2]int64, len(shape))}
+	for a, st := range graph.Strides(shape) {
+		l.Factors[a] = [][2]int64{{shape[a], st}}
+	}
+	return l
+}
