@@ -17,11 +17,11 @@ import (
 // TestFlashAttention runs every Attention and ScaledDotProductAttention
 // case of the kernel-test table (those of kerneltest's
 // flashAttentionCases cross each tile edge of flashattn.comp) on the
-// default device, in fp32 and in the Float16 mode
-// (where the softmax's input and output are rounded to float16, the
-// kernel's two-pass form), unsampled, and checks that every Attention
-// case whose scores are no output runs on flashattn.comp, not on
-// attention.comp.
+// default device in fp32, and in the Float16 mode (where the softmax's
+// input and output are rounded to float16, the kernel's two-pass form)
+// every second one outside the long suites, and checks that every
+// Attention case whose scores are no output runs on flashattn.comp, not
+// on attention.comp.
 func TestFlashAttention(t *testing.T) {
 	base := openTest(t)
 	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.Float16} {
@@ -58,7 +58,13 @@ func TestFlashAttention(t *testing.T) {
 				}
 				return true
 			}
-			kerneltest.Suite{Device: base, Mode: mode, Declines: declines, Only: only}.Run(t)
+			// Float16 takes every second case outside the long suites (a
+			// second the run on lavapipe).
+			var sample *testenv.Sampler
+			if mode == kerneltest.Float16 {
+				sample = testenv.NewSampler(2)
+			}
+			kerneltest.Suite{Device: base, Mode: mode, Declines: declines, Only: only, Sample: sample}.Run(t)
 			if flash < 100 {
 				t.Errorf("%d cases on flashattn.comp, want the table's sweep of at least 100", flash)
 			}
