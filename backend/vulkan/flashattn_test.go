@@ -72,25 +72,33 @@ func TestFlashAttention(t *testing.T) {
 	}
 }
 
-// TestAttentionTiming times Attention over Q, K and V of [1, 8, 512, 64]
-// (and the same with is_causal) on flashattn.comp and on attention.comp,
-// alternating run by run: the median device time of 11 Runs each, from
-// timestamp queries where the device has them.
+// TestAttentionTiming times Attention on flashattn.comp and on
+// attention.comp, alternating run by run: the median device time of 11
+// Runs each, from timestamp queries where the device has them. The
+// shapes: Q, K and V of [1, 8, 512, 64], without and with is_causal, and
+// a decode step, one query of [1, 8, 1, 64] against K and V of
+// [1, 8, 2048, 64].
 func TestAttentionTiming(t *testing.T) {
 	testenv.SkipUnlessEnv(t, "ONNXVK_ATTN_TIMING", "times the Attention kernels")
 	const runs = 11
-	shape := []int64{1, 8, 512, 64}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, causal := range []int64{0, 1} {
-		n := kerneltest.Node("Attention", []string{"q", "k", "v"}, kerneltest.IntAttr("is_causal", causal))
+	for _, tc := range []struct {
+		q, kv  []int64
+		causal int64
+	}{{[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 0}, {[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 1}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 2048, 64}, 0}} {
+		n := kerneltest.Node("Attention", []string{"q", "k", "v"}, kerneltest.IntAttr("is_causal", tc.causal))
 		g := graph.NewGraph("attention")
-		for _, name := range n.Inputs {
+		for i, name := range n.Inputs {
+			shape := tc.kv
+			if i == 0 {
+				shape = tc.q
+			}
 			g.Inputs = append(g.Inputs, &graph.ValueInfo{Name: name, Type: graph.TensorType(graph.Float, graph.ShapeOf(shape...))})
 		}
 		g.Nodes = []*graph.Node{n}
 		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
 		m := &graph.Model{Name: "attention", IRVersion: 8, Opsets: map[string]int64{"": 23}, Graph: g}
-		in := []*graph.Tensor{kerneltest.RandFloats(r, shape, -1, 1), kerneltest.RandFloats(r, shape, -1, 1), kerneltest.RandFloats(r, shape, -1, 1)}
+		in := []*graph.Tensor{kerneltest.RandFloats(r, tc.q, -1, 1), kerneltest.RandFloats(r, tc.kv, -1, 1), kerneltest.RandFloats(r, tc.kv, -1, 1)}
 		var run []func() time.Duration
 		for _, kernel := range AttentionSchedules() {
 			d, err := Open("vulkan", WithSchedule(Schedule{Attention: kernel}))
@@ -101,7 +109,7 @@ func TestAttentionTiming(t *testing.T) {
 			run = append(run, timedRun(t, d, m, in...))
 		}
 		med := medianTimes(run, 1, runs)
-		line := fmt.Sprintf("Attention %v is_causal=%d:", shape, causal)
+		line := fmt.Sprintf("Attention q%v kv%v is_causal=%d:", tc.q, tc.kv, tc.causal)
 		for k, kernel := range AttentionSchedules() {
 			line += fmt.Sprintf("  %s %.2f ms", kernel, float64(med[k])/1e6)
 		}
