@@ -78,8 +78,8 @@ layout(push_constant) uniform Params {
     uint mi;
     uint keys;
     // Query rows per workgroup tq (a power of 2, at most 16; bits 0-15)
-    // and keys per tile tk (bits 16-31): tk·(dim + 1) and tk·vdim at most
-    // KVFLOATS, tq·tk at most SFLOATS.
+    // and keys per tile tk (bits 16-31): tq·tk at most SFLOATS and, with
+    // more than one row, tk·(dim + 1) and tk·vdim at most KVFLOATS.
     uint tiles;
     // Element offsets of Q, K and V and the strides along batch, head and
     // position of Q, K, V and Y; K's along its depth too (kᵀ given as
@@ -151,6 +151,10 @@ void main() {
     uint lid = gl_LocalInvocationID.x;
     uint tq = p.tiles & 0xffffu, tk = p.tiles >> 16;
     uint lanes = WG / tq;
+    // With one query row, each key is read by the one invocation that
+    // scores it and each value's column by the one that owns it: they
+    // read K and V where they lie, not staged (and tk is up to SFLOATS).
+    bool direct = tq == 1u;
     uint r = lid / lanes, lane = lid % lanes;
     uint total = p.past + p.skv;
     uint qstride = p.dim + 1u;
@@ -199,7 +203,7 @@ void main() {
             for (uint j0 = 0u; j0 < keys; j0 += tk) {
                 uint n = min(tk, keys - j0);
                 barrier();
-                for (uint e = lid; e < n * p.dim; e += WG) {
+                for (uint e = lid; !direct && e < n * p.dim; e += WG) {
                     uint jj = e / p.dim, d = e % p.dim;
                     kv[jj * kstride + d] = keyAt(b, kh, j0 + jj, d);
                 }
@@ -210,8 +214,14 @@ void main() {
                     float s = NEG_INF;
                     if (live && !masked(b, h, i, j, valid, offset, bias)) {
                         s = 0.0;
-                        for (uint d = 0u; d < p.dim; d++) {
-                            s += qs[r * qstride + d] * kv[jj * kstride + d];
+                        if (direct) {
+                            for (uint d = 0u; d < p.dim; d++) {
+                                s += qs[r * qstride + d] * keyAt(b, kh, j, d);
+                            }
+                        } else {
+                            for (uint d = 0u; d < p.dim; d++) {
+                                s += qs[r * qstride + d] * kv[jj * kstride + d];
+                            }
                         }
                         s *= p.scale;
                         if (p.softcap > 0.0) {
@@ -225,7 +235,7 @@ void main() {
                     sc[r * tk + jj] = s;
                 }
                 barrier();
-                if (last) {
+                if (last && !direct) {
                     for (uint e = lid; e < n * p.vdim; e += WG) {
                         uint jj = e / p.vdim, d = e % p.vdim;
                         kv[e] = valueAt(b, kh, j0 + jj, d);
@@ -259,7 +269,11 @@ void main() {
                     for (uint c = 0u; c < per; c++) {
                         uint d = lane + c * lanes;
                         float a = acc[c] * alpha;
-                        if (d < p.vdim) {
+                        if (d < p.vdim && direct) {
+                            for (uint jj = 0u; jj < n; jj++) {
+                                a += sc[r * tk + jj] * valueAt(b, kh, j0 + jj, d);
+                            }
+                        } else if (d < p.vdim) {
                             for (uint jj = 0u; jj < n; jj++) {
                                 a += sc[r * tk + jj] * kv[jj * p.vdim + d];
                             }

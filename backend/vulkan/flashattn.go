@@ -21,12 +21,14 @@ const (
 	flashKVFloats = 4096
 	flashScores   = 1024
 	flashShared   = 4 * (flashMaxRows*(flashMaxHead+1) + flashKVFloats + flashScores)
+	// flashDirectKeys is the key tile of a workgroup of one query row.
+	flashDirectKeys = 256
 )
 
 // flashTiles returns flashattn.comp's query rows per workgroup (the
 // power of 2 at or above the query length, at most flashMaxRows: a decode
 // step's one row gets all 64 invocations) and keys per tile (as many as
-// its shared arrays hold, at most 64) for heads of dim (queries and keys)
+// its shared arrays hold, at most 64; flashDirectKeys for one row) for heads of dim (queries and keys)
 // and vdim (values) elements; ok is false when the kernel cannot take
 // them on a device with caps c.
 func flashTiles(c caps, sq, dim, vdim int) (tq, tk int, ok bool) {
@@ -36,6 +38,11 @@ func flashTiles(c caps, sq, dim, vdim int) (tq, tk int, ok bool) {
 	tq = 1
 	for tq < sq && tq < flashMaxRows {
 		tq *= 2
+	}
+	if tq == 1 {
+		// One row reads K and V where they lie (see the shader): the
+		// tile is bounded by its scores alone.
+		return 1, flashDirectKeys, true
 	}
 	tk = min(64, flashKVFloats/max(dim+1, vdim), flashScores/tq)
 	return tq, tk, true

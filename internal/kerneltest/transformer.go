@@ -44,11 +44,15 @@ func attentionCases(op string, r *rand.Rand) []Case {
 // flashAttentionCases crosses.
 func flashKeyTile(dim int64) int64 { return min(64, 4096/(dim+1)) }
 
+// flashDirectTile mirrors the key tile of flashattn.comp's workgroups of
+// one query row (its flashDirectKeys), which read K and V unstaged.
+const flashDirectTile = 256
+
 // flashAttentionCases are Attention cases at the sizes that cross every
 // tile edge of a tiled kernel (query tiles of up to 16 rows, key tiles of
-// flashKeyTile keys): query lengths 1, 15, 16, 17 and 40, key lengths 1
-// and a tile's −1, +0, +1 and twice over, with and without past keys,
-// head sizes 8, 64, 80 and 128; then grouped-query heads, is_causal with
+// flashKeyTile keys, flashDirectTile for one query row): query lengths
+// 1, 15, 16, 17 and 40, key lengths 1 and a tile's −1, +0, +1 and twice
+// over, with and without past keys, head sizes 8, 64, 80 and 128; then grouped-query heads, is_causal with
 // more and fewer queries than keys, 3-D inputs, float and bool masks
 // broadcast along each axis (and shorter than the keys), rows whose every
 // key is masked, softcap, nonpad_kv_seqlen and the present caches.
@@ -122,6 +126,14 @@ func flashAttentionCases(r *rand.Rand) []Case {
 				attrs: []*graph.Attribute{IntAttr("is_causal", 1)}, outputs: []string{"y", "pk1", "pv1"}})
 			add(spec{b: 1, hq: 2, hkv: 2, sq: 17, skv: 17, past: past, dim: dim, vdim: 80 - dim/8})
 		}
+	}
+	// One query row: key tiles of flashDirectTile, with and without past.
+	for _, dim := range []int64{64, 80} {
+		for _, skv := range []int64{flashDirectTile - 1, flashDirectTile, flashDirectTile + 1} {
+			add(spec{b: 1, hq: 2, hkv: 1, sq: 1, skv: skv, dim: dim, vdim: dim})
+		}
+		add(spec{b: 2, hq: 2, hkv: 2, sq: 1, skv: 1, past: flashDirectTile, dim: dim, vdim: 72,
+			attrs: []*graph.Attribute{IntAttr("is_causal", 1)}, outputs: []string{"y", "pk1", "pv1"}})
 	}
 	causal := []*graph.Attribute{IntAttr("is_causal", 1)}
 	// Grouped-query heads, 3-D, is_causal with more and fewer queries
