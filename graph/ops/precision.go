@@ -34,6 +34,10 @@ var halfRules = map[string]HalfRule{
 	"MatMul": {Half: true, Why: halfProducts}, "Gemm": {Half: true, Why: halfProducts},
 	"Conv": {Half: true, Why: halfProducts}, "FusedConv": {Half: true, Why: halfProducts},
 	"FusedMatMul": {Half: true, Why: halfProducts}, "MatMulTransB": {Half: true, Why: halfProducts},
+	// The fused attention: its scores, softmax and product by V stay in
+	// float32 inside the kernel (Vulkan's flashattn.comp), between float16
+	// operands and output.
+	"ScaledDotProductAttention": {Half: true, Why: halfProducts},
 	// Elementwise ops whose results stay within float16's range for
 	// inputs in it.
 	"Add": {Half: true, Why: halfStorage}, "Sub": {Half: true, Why: halfStorage}, "Mul": {Half: true, Why: halfStorage},
