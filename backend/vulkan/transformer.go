@@ -119,9 +119,11 @@ func lowerAttention(q *query) (*launch, bool) {
 	// attention.comp stays where the scores themselves are an output
 	// (qk_matmul_output: flashattn.comp never holds a whole row of them),
 	// where a head is wider than flashattn.comp's arrays or the device's
-	// shared memory is smaller than they are, and where a Schedule
-	// forces it.
-	if !wanted(3) && !q.rowAttention {
+	// shared memory is smaller than they are, where a Schedule forces it,
+	// and for one query row (a decode step), where its 256 invocations a
+	// row beat flashattn.comp's 64 (lavapipe, 1 query against 2048 keys
+	// in 8 heads of 64: 34.5 against 49.1 ms; see GPU.md).
+	if !wanted(3) && !q.rowAttention && g.QLen > 1 {
 		// Q, K, V and Y: [batch, heads, seq, size], or [batch, seq,
 		// heads·size] in 3-D.
 		layout := func(heads, seq, size int) [4]int64 {
