@@ -70,8 +70,10 @@ func (l *convLayout) shiftable() bool {
 // position plus ⌊i·dh/sh⌋·wq + ⌊j·dw/sw⌋: for each tap, the product of
 // the filters' column of that tap by a contiguous run of the phase planes.
 // The tile kernel sums all taps and channels in registers, then adds the
-// bias; the grid's columns past OW are dropped as the tile is copied to y,
-// and act (nil: none) applied to each block of output. With constW (the
+// bias, and stores a tile that lies within one output row's columns
+// straight into y; another goes to a scratch tile, from which its output
+// columns are copied (the grid's columns past OW dropped). act (nil: none)
+// is applied to each block of output. With constW (the
 // filters are a constant of the model) the filters are packed for the
 // kernel once (see shiftFilters). The sums run over taps, then channels,
 // where the im2col product's run over channels, then taps.
@@ -112,7 +114,6 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 	bpg := (blocks + groups - 1) / groups
 	groups = (blocks + bpg - 1) / bpg
 	units := chunks * groups
-	ld := gemmCeil((R-1)*wq+OW, nr) * nr
 	pbuf := gemmBuf(C*plane + 32)
 	defer gemmBufs.Put(pbuf)
 	pad := *pbuf
@@ -158,28 +159,41 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 			ch, g := u/groups, u%groups
 			oh0, oh1 := ch*R, min(OH, (ch+1)*R)
 			rb0, rb1 := g*bpg, min(blocks, (g+1)*bpg)
-			tiles := gemmCeil((oh1-oh0-1)*wq+OW, nr)
+			last := (oh1-1)*wq + OW
 			for rb := rb0; rb < rb1; rb++ {
-				bias := b[rb*mr:]
+				m0 := rb * mr
+				bias, rows := b[m0:], min(mr, M-m0)
 				if rb == blocks-1 {
 					bias = bLast[:]
 				}
-				for t := range tiles {
-					q := oh0*wq + t*nr
-					kn.tile(C, &ap[rb*mr*K], &pad[q], plane, &offs[0], taps, &scr[(rb-rb0)*mr*ld+t*nr], ld, &bias[0])
+				for q := oh0 * wq; q < last; q += nr {
+					// A tile within one output row's columns goes
+					// straight to y; others to scr, then their output
+					// columns to y.
+					oh, c := q/wq, q%wq
+					if rows == mr && c+nr <= OW {
+						kn.tile(C, &ap[rb*mr*K], &pad[q], plane, &offs[0], taps, &y[yi+m0*S+oh*OW+c], S, &bias[0])
+						continue
+					}
+					kn.tile(C, &ap[rb*mr*K], &pad[q], plane, &offs[0], taps, &scr[0], nr, &bias[0])
+					for j := 0; j < nr && q+j < last; {
+						oh, c := (q+j)/wq, (q+j)%wq
+						n := min(nr-j, wq-c)
+						if c < OW {
+							n = min(n, OW-c)
+							for r := range rows {
+								copy(y[yi+(m0+r)*S+oh*OW+c:][:n], scr[r*nr+j:][:n])
+							}
+						}
+						j += n
+					}
 				}
 			}
 			m0, m1 := rb0*mr, min(M, rb1*mr)
-			for m := m0; m < m1; m++ {
-				src := scr[(m-m0)*ld:]
-				for oh := oh0; oh < oh1; oh++ {
-					copy(y[yi+m*S+oh*OW:yi+m*S+(oh+1)*OW], src[(oh-oh0)*wq:])
-				}
-			}
 			act.apply(y, yi+m0*S+oh0*OW, m1-m0, (oh1-oh0)*OW, S)
 		}
 		if workers == 1 || units == 1 {
-			buf := gemmBuf(bpg * mr * ld)
+			buf := gemmBuf(mr * nr)
 			for u := range units {
 				run(u, *buf)
 			}
@@ -188,7 +202,7 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 		}
 		var next atomic.Int64
 		threads.For(workers, 1, func(_, _ int) {
-			buf := gemmBuf(bpg * mr * ld)
+			buf := gemmBuf(mr * nr)
 			defer gemmBufs.Put(buf)
 			for u := int(next.Add(1) - 1); u < units; u = int(next.Add(1) - 1) {
 				run(u, *buf)
