@@ -59,27 +59,40 @@ func echoModel() *graph.Model {
 	return &graph.Model{Name: "echo", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
 }
 
-// slowModel is 16 products with one [512, 512] matrix and a Tanh, on
-// x float[batch, 512]: a few milliseconds a row on the CPU, so that
-// requests are in flight and queued when a test wants them to be.
+// slowModel is 24 products of x float[batch, 512] with a [512, 2048]
+// and a [2048, 512] matrix in turn, each followed by a Tanh: 24 M
+// multiply-adds a row over 8 MiB of weights, more than a millisecond a row
+// on the CPU (1.4 ms on a 2-core Zen 5; the 16 products of one [512, 512]
+// matrix it had took 0.16 ms there, and a SIGTERM then met no request in
+// flight), so that requests are in flight and queued when a test wants
+// them to be.
 func slowModel() *graph.Model {
 	g := graph.NewGraph("slow")
 	shape := graph.Shape{graph.SymDim("batch"), graph.DimOf(512)}
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, shape)}}
 	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, shape)}}
-	w := graph.NewTensor(graph.Float, []int64{512, 512})
-	for i, v := 0, graph.View[float32](w); i < len(v); i++ {
-		v[i] = float32((i*7919)%201-100) / 2000
+	for _, w := range []struct {
+		name       string
+		rows, cols int64
+	}{{"up", 512, 2048}, {"down", 2048, 512}} {
+		t := graph.NewTensor(graph.Float, []int64{w.rows, w.cols})
+		for i, v := 0, graph.View[float32](t); i < len(v); i++ {
+			v[i] = float32((i*7919)%201-100) / 4000
+		}
+		g.Initializers[w.name] = t
 	}
-	g.Initializers["w"] = w
 	prev := "x"
-	for i := range 16 {
+	for i := range 24 {
 		mm, out := fmt.Sprintf("mm%d", i), fmt.Sprintf("h%d", i)
-		if i == 15 {
+		if i == 23 {
 			out = "y"
 		}
+		w := "up"
+		if i%2 == 1 {
+			w = "down"
+		}
 		g.Nodes = append(g.Nodes,
-			&graph.Node{Name: mm, OpType: "MatMul", Inputs: []string{prev, "w"}, Outputs: []string{mm}, Index: 2 * i},
+			&graph.Node{Name: mm, OpType: "MatMul", Inputs: []string{prev, w}, Outputs: []string{mm}, Index: 2 * i},
 			&graph.Node{Name: "tanh" + fmt.Sprint(i), OpType: "Tanh", Inputs: []string{mm}, Outputs: []string{out}, Index: 2*i + 1})
 		prev = out
 	}
