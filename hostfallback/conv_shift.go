@@ -18,10 +18,10 @@ type convShiftKernel struct {
 	narrow bool
 }
 
-// convShiftCols is about how many grid columns (see convShiftF32) a unit
-// of convShiftF32's work computes, and convShiftRows how many output
-// channels at most: its tile of output, 64 rows by ~1024 columns, stays
-// within a core's L2.
+// convShiftCols is about how many grid columns (see shiftF32) a unit of
+// shiftF32's work computes, and convShiftRows how many output channels at
+// most: the unit's output, 64 channels by ~1024 columns, and the input
+// rows its taps read stay within a core's L2.
 const (
 	convShiftCols = 1024
 	convShiftRows = 64
@@ -36,7 +36,7 @@ var convShiftTile = func() *convShiftKernel {
 	return nil
 }()
 
-// shiftable reports whether convShiftF32 computes the convolution: a 2-D
+// shiftable reports whether shiftF32 computes the convolution: a 2-D
 // one of group 1, more than one tap and strides within the kernel's
 // extent, where the CPU has a tile kernel; with a narrow kernel, only
 // where there are at most 32 output channels or 4 input channels. (A
@@ -72,8 +72,8 @@ func (l *convLayout) shiftable() bool {
 // The tile kernel sums all taps and channels in registers, then adds the
 // bias, and stores a tile that lies within one output row's columns
 // straight into y; another goes to a scratch tile, from which its output
-// columns are copied (the grid's columns past OW dropped). act (nil: none)
-// is applied to each block of output. With constW (the
+// columns are copied (the grid's columns past OW dropped). act (nil:
+// none) is applied to each unit's block of output. With constW (the
 // filters are a constant of the model) the filters are packed for the
 // kernel once (see shiftFilters). The sums run over taps, then channels,
 // where the im2col product's run over channels, then taps.
