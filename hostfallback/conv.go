@@ -19,9 +19,11 @@ const convIm2colBudget = 1 << 18
 type convLayout struct {
 	*convGeom
 	n, cin, m, group, cg, mg int
-	// shiftA is the constant filters packed for shiftF32, once.
-	shiftOnce sync.Once
-	shiftA    []float32
+	// shiftA is the constant filters packed for shiftF32, once, and
+	// shiftOffs its taps' offsets in the phase planes.
+	shiftOnce, shiftGeom sync.Once
+	shiftA               []float32
+	shiftOffs            []int
 }
 
 // convPlan checks the shapes of X [N, C, D...] and W [M, C/group, k...] and

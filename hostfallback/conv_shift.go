@@ -87,13 +87,7 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 	C, M, S, taps := l.cin, l.m, l.outSize, l.kernelSize
 	K, pq := C*taps, hq*wq
 	plane := sh * sw * pq
-	offs := make([]int, 0, taps)
-	for i := range kh {
-		for j := range kw {
-			r, c := i*dh, j*dw
-			offs = append(offs, (r%sh*sw+c%sw)*pq+r/sh*wq+c/sw)
-		}
-	}
+	offs := l.shiftOffsets(wq, pq)
 	kn := convShiftTile
 	mr, nr := kn.mr, kn.nr
 	blocks := (M + mr - 1) / mr
@@ -209,6 +203,22 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 			}
 		})
 	}
+}
+
+// shiftOffsets returns each tap's offset (row-major over the kernel) in
+// shiftF32's phase planes (wq a phase row, pq a phase plane), worked out
+// once for l (which the call's memo keeps for its shapes).
+func (l *convLayout) shiftOffsets(wq, pq int) []int {
+	l.shiftGeom.Do(func() {
+		sh, sw := l.stride[0], l.stride[1]
+		for i := range l.kernel[0] {
+			for j := range l.kernel[1] {
+				r, c := i*l.dil[0], j*l.dil[1]
+				l.shiftOffs = append(l.shiftOffs, (r%sh*sw+c%sw)*pq+r/sh*wq+c/sw)
+			}
+		}
+	})
+	return l.shiftOffs
 }
 
 // shiftFilters returns the filters w packed for the tile kernel: per block
