@@ -70,11 +70,7 @@ func sdpaLayout(view *ops.AttentionView, shape []int64) *ops.AttentionView {
 	if view != nil {
 		return view
 	}
-	l := &ops.AttentionView{Shape: shape, Factors: make([][][2]int64, len(shape))}
-	for a, st := range graph.Strides(shape) {
-		l.Factors[a] = [][2]int64{{shape[a], st}}
-	}
-	return l
+	return ops.RowMajorView(shape)
 }
 
 // newSDPAPlan lays out operands q, k and v (their input tensors' shapes
@@ -90,13 +86,7 @@ func newSDPAPlan(c *Call, q, k, v []int64, lens [3]int) (*sdpaPlan, error) {
 		if views[i] == nil || graph.NumElements(views[i].Shape) == 0 {
 			continue
 		}
-		last := views[i].Offset
-		for _, fs := range views[i].Factors {
-			for _, f := range fs {
-				last += (f[0] - 1) * f[1]
-			}
-		}
-		if last >= int64(lens[i]) {
+		if last := views[i].Last(); last >= int64(lens[i]) {
 			return nil, c.Errorf("%s reaches element %d of an input of %d", [3]string{"view_q", "view_k", "view_v"}[i], last, lens[i])
 		}
 	}

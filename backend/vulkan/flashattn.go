@@ -184,16 +184,10 @@ func lowerSDPA(q *query) (*launch, bool) {
 	var ls [3]*ops.AttentionView
 	for i, shape := range shapes {
 		if ls[i] = views[i]; ls[i] == nil {
-			ls[i] = rowMajor(shape)
+			ls[i] = ops.RowMajorView(shape)
 			continue
 		}
-		last := ls[i].Offset
-		for _, fs := range ls[i].Factors {
-			for _, f := range fs {
-				last += (f[0] - 1) * f[1]
-			}
-		}
-		if graph.NumElements(ls[i].Shape) == 0 || last >= graph.NumElements(shape) {
+		if graph.NumElements(ls[i].Shape) == 0 || ls[i].Last() >= graph.NumElements(shape) {
 			return nil, false
 		}
 	}
@@ -211,7 +205,7 @@ func lowerSDPA(q *query) (*launch, bool) {
 	for i, d := range perms[3] {
 		inv[d] = i
 	}
-	layouts := [4]*ops.AttentionView{ls[0], ls[1], ls[2], rowMajor(ys)}
+	layouts := [4]*ops.AttentionView{ls[0], ls[1], ls[2], ops.RowMajorView(ys)}
 	axes := [4][]int{perms[0], perms[1], perms[2], inv}
 	// Each operand's matrix: rows and columns, their strides, and the
 	// factors its batch entries walk.
@@ -256,13 +250,4 @@ func lowerSDPA(q *query) (*launch, bool) {
 	}
 	return &launch{shader: "flashattn", push: push, groups: groups, elems: graph.NumElements(ys), outShapes: [][]int64{ys},
 		bindings: []slot{{false, 0}, {false, 1}, {false, 2}, {false, 0}, {false, 0}, {false, 0}, {false, 0}, {true, 0}}}, true
-}
-
-// rowMajor is the view of a whole tensor of shape: one factor an axis.
-func rowMajor(shape []int64) *ops.AttentionView {
-	l := &ops.AttentionView{Shape: shape, Factors: make([][][2]int64, len(shape))}
-	for a, st := range graph.Strides(shape) {
-		l.Factors[a] = [][2]int64{{shape[a], st}}
-	}
-	return l
 }

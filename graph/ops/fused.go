@@ -253,6 +253,28 @@ func (v *AttentionView) Stride(a int) (stride int64, ok bool) {
 	return stride, true
 }
 
+// RowMajorView is the view of a whole tensor of shape, row-major: one
+// factor an axis, what an operand without a view attribute is read as.
+func RowMajorView(shape []int64) *AttentionView {
+	v := &AttentionView{Shape: shape, Factors: make([][][2]int64, len(shape))}
+	for a, st := range graph.Strides(shape) {
+		v.Factors[a] = [][2]int64{{shape[a], st}}
+	}
+	return v
+}
+
+// Last returns the offset of the last element v reads (its last index on
+// every factor), for a check against its input's length.
+func (v *AttentionView) Last() int64 {
+	last := v.Offset
+	for _, fs := range v.Factors {
+		for _, f := range fs {
+			last += (f[0] - 1) * f[1]
+		}
+	}
+	return last
+}
+
 // parseAttentionView reads an AttentionView's attribute.
 func parseAttentionView(a []int64) (*AttentionView, error) {
 	if len(a) < 2 || a[0] < 0 || a[1] < 1 {
