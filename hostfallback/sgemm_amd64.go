@@ -2,6 +2,8 @@
 
 package hostfallback
 
+import "os"
+
 // The amd64 micro-kernels are in sgemm_amd64.s; the CPU features that they
 // need are probed here with CPUID and XGETBV (the OS must save the wider
 // registers on a context switch, which XCR0 tells).
@@ -103,8 +105,11 @@ func cpuFeatures() (avx2, avx512 bool) {
 }
 
 // hasAVX2 and hasAVX512 report the CPU features: AVX2 with FMA, and
-// AVX-512F.
-var hasAVX2, hasAVX512 = cpuFeatures()
+// AVX-512F, less those GODEBUG turns off.
+var hasAVX2, hasAVX512 = func() (bool, bool) {
+	avx2, avx512 := cpuFeatures()
+	return godebugCPU(os.Getenv("GODEBUG"), avx2, avx512)
+}()
 
 // sgemmVariants lists the kernels of amd64, fastest first; the portable
 // one is last.
