@@ -60,23 +60,28 @@ func BenchmarkConvIm2colPacked(b *testing.B) {
 	}
 }
 
-// BenchmarkDepthwise times depthwise convolutions of MobileNet v2/v3,
-// EfficientNet and ConvNeXt (batch 1): 3×3, 5×5 and 7×7, strides 1 and 2.
+// BenchmarkDepthwise times the depthwise convolutions of MobileNet v2/v3,
+// EfficientNet and ConvNeXt (batch 1): 3×3, 5×5 and 7×7, strides 1 and 2,
+// on one goroutine, the kernel alone (no planning). It reports GFLOP/s.
 func BenchmarkDepthwise(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, c := range []struct{ ch, hw, k, s int64 }{
-		{32, 112, 3, 1}, {96, 112, 3, 2}, {144, 56, 3, 1}, {144, 56, 3, 2}, {192, 28, 3, 1}, {384, 14, 3, 1},
-		{960, 7, 3, 1}, {96, 28, 5, 2}, {240, 14, 5, 1}, {576, 7, 5, 1}, {96, 56, 7, 1}, {384, 14, 7, 1}, {768, 7, 7, 1},
+	for _, c := range []struct{ ch, hw, k, s int }{
+		{32, 112, 3, 1}, {96, 112, 3, 2}, {144, 56, 3, 1}, {144, 56, 3, 2}, {72, 56, 3, 2}, {192, 28, 3, 1}, {384, 14, 3, 1},
+		{960, 7, 3, 1}, {96, 28, 5, 2}, {288, 14, 5, 2}, {240, 14, 5, 1}, {576, 7, 5, 1}, {96, 56, 7, 1}, {384, 14, 7, 1}, {768, 7, 7, 1},
 	} {
-		x, w, bias := nnRand(r, 1, c.ch, c.hw, c.hw), nnRand(r, c.ch, 1, c.k, c.k), nnRand(r, c.ch)
 		p := c.k / 2
-		attrs := nnAttrs{"kernel_shape": []int64{c.k, c.k}, "pads": []int64{p, p, p, p}, "strides": []int64{c.s, c.s}, "group": c.ch}
+		out := (c.hw+2*p-c.k)/c.s + 1
+		g := &convGeom{rank: 2, in: []int{c.hw, c.hw}, out: []int{out, out}, kernel: []int{c.k, c.k}, stride: []int{c.s, c.s}, dil: []int{1, 1},
+			padBegin: []int{p, p}, padEnd: []int{p, p}, inSize: c.hw * c.hw, outSize: out * out, kernelSize: c.k * c.k}
+		l := &convLayout{convGeom: g, n: 1, cin: c.ch, m: c.ch, group: c.ch, cg: 1, mg: 1}
+		x, w, bias := nnRandFloats(r, c.ch*c.hw*c.hw), nnRandFloats(r, c.ch*c.k*c.k), nnRandFloats(r, c.ch)
+		y := make([]float32, c.ch*out*out)
+		th := NewThreads(1)
 		b.Run(fmt.Sprintf("%dx%dx%d_k%ds%d", c.ch, c.hw, c.hw, c.k, c.s), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := nnRun("Conv", 13, attrs, x, w, bias); err != nil {
-					b.Fatal(err)
-				}
+				l.depthwise2D(th, x, w, bias, y, nil)
 			}
+			b.ReportMetric(2*float64(c.ch*out*out*c.k*c.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
