@@ -87,8 +87,15 @@ func (l *convLayout) dwLayout() (*dwPoly, []int) {
 			offs = append(offs, (r%sh*sw+c%sw)*sub+r/sh*p.wq+c/sw)
 		}
 	}
-	p.size = max(p.filled(), slices.Max(offs)+(l.out[0]-1)*p.wq+(l.out[1]+7)&^7)
+	p.size = max(p.filled(), slices.Max(offs)+dwSpan(l.out[0], l.out[1], p.wq))
 	return p, offs
+}
+
+// dwSpan is how far past a tap's offset dwRows reads for rows rows of ow
+// outputs, wq apart: whole vectors of 8 values, and whole groups of up to
+// 8 rows.
+func dwSpan(rows, ow, wq int) int {
+	return ((rows+7)&^7-1)*wq + (ow+7)&^7
 }
 
 // dwFits reports whether dwLayout's scratch stays within a few times the

@@ -8,11 +8,38 @@ package hostfallback
 //go:noescape
 func dwRowsAVX2(dst, src *float32, offs *int, w *float32, taps, rows, ow, wq int, bias, lo, hi float32)
 
+// dwRowsAVX512 is dwRowsAVX2 on 16 lanes, for the masks of dwMasks(ow).
+// dwRows takes it for rows of more than 8 outputs: on narrower ones its
+// masked 64-byte loads cost more than the AVX2 kernel's 32-byte ones.
+//
+//go:noescape
+func dwRowsAVX512(dst, src *float32, offs *int, w *float32, taps, rows, ow, wq int, bias, lo, hi float32, masks uint64)
+
+// dwZMM reports whether dwRows runs the AVX-512 kernel; the tests turn it
+// off to run the AVX2 one too.
+var dwZMM = hasAVX512
+
+// dwMasks returns the lanes of the last vectors of dwRowsAVX512's rows of
+// ow outputs, four 16-bit masks: of its one vector (ow ≤ 16), its two
+// (ow ≤ 32), or the four of its last chunk of 64 columns.
+func dwMasks(ow int) uint64 {
+	tail := ow
+	if ow > 32 {
+		tail = ow - (ow-1)/64*64
+	}
+	var m uint64
+	for j := range 4 {
+		lanes := min(max(tail-16*j, 0), 16)
+		m |= (1<<lanes - 1) << (16 * j)
+	}
+	return m
+}
+
 // dwRows sets the rows×ow values of dst, row r at r·ow, to the taps of a
 // depthwise kernel: dst[r·ow+i] = bias + Σₜ w[t]·src[offs[t]+r·wq+i],
 // clamped to [lo, hi] (NaN stays NaN). The caller ensures that 0 ≤
-// offs[t] and offs[t]+(rows−1)·wq+⌈ow/8⌉·8 ≤ len(src) for every t: the
-// vector loop reads whole vectors, unchecked.
+// offs[t] and offs[t]+dwSpan(rows, ow, wq) ≤ len(src) for every t: the
+// vector loops read whole vectors, and whole groups of rows, unchecked.
 func dwRows(dst, src []float32, offs []int, w []float32, rows, ow, wq int, bias, lo, hi float32) {
 	if !hasAVX2 || len(offs) == 0 || rows == 0 || ow == 0 {
 		dwRowsGo(dst, src, offs, w, rows, ow, wq, bias, lo, hi)
@@ -20,6 +47,10 @@ func dwRows(dst, src []float32, offs []int, w []float32, rows, ow, wq int, bias,
 	}
 	_ = dst[rows*ow-1]
 	w = w[:len(offs)]
+	if dwZMM && ow > 8 {
+		dwRowsAVX512(&dst[0], &src[0], &offs[0], &w[0], len(offs), rows, ow, wq, bias, lo, hi, dwMasks(ow))
+		return
+	}
 	dwRowsAVX2(&dst[0], &src[0], &offs[0], &w[0], len(offs), rows, ow, wq, bias, lo, hi)
 }
 

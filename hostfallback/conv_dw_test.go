@@ -7,19 +7,28 @@ import (
 	"testing"
 )
 
-// TestDwRows checks the depthwise row kernel against a plain sum over
-// the taps, for row widths around the vector widths, one to nine rows
-// (groups of four and the rows left over), one to 25 taps, and
-// clamps that cut both ends, none, or meet NaN; the values after the rows
-// must stay untouched.
+// TestDwRows checks the depthwise row kernel (with the AVX2 kernel where
+// the CPU has it, and again with the AVX-512 one where it has that too)
+// against a plain sum over the taps, for row widths around the vector
+// widths and the AVX-512 kernel's chunks of 64, one to 19 rows (groups of
+// two, four and eight and the rows left over), one to 25 taps, and clamps
+// that cut both ends, none, or meet NaN; the values after the rows must
+// stay untouched.
 func TestDwRows(t *testing.T) {
+	for _, z := range zmmSettings(t, &dwZMM) {
+		dwZMM = z
+		testDwRows(t)
+	}
+}
+
+func testDwRows(t *testing.T) {
 	conv := opTol("Conv")
 	r := rand.New(rand.NewPCG(5, 6))
 	inf := float32(math.Inf(1))
 	for _, taps := range []int{1, 3, 9, 25} {
-		for ow := 1; ow <= 75; ow++ {
-			rows, wq := 1+r.IntN(9), ow+r.IntN(4)
-			span := (rows-1)*wq + (ow+7)&^7
+		for ow := 1; ow <= 140; ow++ {
+			rows, wq := 1+r.IntN(19), ow+r.IntN(4)
+			span := dwSpan(rows, ow, wq)
 			src := nnRandFloats(r, span+40)
 			src[r.IntN(len(src))] = float32(math.NaN())
 			offs := make([]int, taps)
@@ -44,7 +53,7 @@ func TestDwRows(t *testing.T) {
 					}
 				}
 				if i := nnClose(got, want, conv.Abs, conv.Rel); i >= 0 {
-					t.Fatalf("taps %d rows %d ow %d wq %d clamp %v: dst[%d] = %v, want %v", taps, rows, ow, wq, bound, i, got[i], want[i])
+					t.Fatalf("AVX-512 %v, taps %d rows %d ow %d wq %d clamp %v: dst[%d] = %v, want %v", dwZMM, taps, rows, ow, wq, bound, i, got[i], want[i])
 				}
 			}
 		}
