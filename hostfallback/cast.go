@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -513,8 +514,9 @@ func decodeFloat32(threads *Threads, d []float32, t *graph.Tensor) {
 }
 
 // viaFloat32 runs k on a copy of c whose Float16 and BFloat16 input tensors
-// are converted to Float, then rounds k's Float outputs into c's outputs as
-// type dt. Kernels use it to compute the 16-bit float types in float32.
+// are converted to Float (a tensor that several inputs read, once), then
+// rounds k's Float outputs into c's outputs as type dt. Kernels use it to
+// compute the 16-bit float types in float32.
 func viaFloat32(c *Call, dt graph.DType, k Kernel) error {
 	sc := *c
 	sc.Alloc = nil
@@ -522,9 +524,15 @@ func viaFloat32(c *Call, dt graph.DType, k Kernel) error {
 	sc.Out = make([]graph.Value, len(c.Out))
 	for i, v := range c.In {
 		sc.In[i] = v
-		if t, ok := v.(*graph.Tensor); ok && isHalf(t.DType) {
-			sc.In[i] = float32Tensor(c.Threads, t)
+		t, ok := v.(*graph.Tensor)
+		if !ok || !isHalf(t.DType) {
+			continue
 		}
+		if j := slices.IndexFunc(c.In[:i], func(u graph.Value) bool { w, ok := u.(*graph.Tensor); return ok && w == t }); j >= 0 {
+			sc.In[i] = sc.In[j]
+			continue
+		}
+		sc.In[i] = float32Tensor(c.Threads, t)
 	}
 	if err := k(&sc); err != nil {
 		return err
