@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	RegisterDomainChecked(ops.FusedDomain, "ScaledDotProductAttention", sdpaKernel, Support{In: []Types{{graph.Float}}})
+	RegisterDomainChecked(ops.FusedDomain, "ScaledDotProductAttention", halfVia32(sdpaKernel), onFused)
 }
 
 // sdpaMatrix is how one matrix of a ScaledDotProductAttention operand lies
@@ -136,11 +136,14 @@ func newSDPAPlan(c *Call, q, k, v []int64, lens [3]int) (*sdpaPlan, error) {
 	return p, nil
 }
 
-// sdpaKernel is ScaledDotProductAttention: for each batch entry, the
-// scores scale·q·kᵀ, each row's softmax (float32, the vectorised exp, as
-// Softmax's kernel) times v, the division by each row's sum applied to
-// the product, each operand read through its permutation where it lies
-// and the result written where the output's permutation puts it. With
+// sdpaKernel is ScaledDotProductAttention of float32 tensors (float16 ones
+// are widened to float32 once and the output rounded once, see halfVia32,
+// as the planner's fusion of a float16 attention computes it): for each
+// batch entry, the scores scale·q·kᵀ, each row's softmax (float32, the
+// vectorised exp, as Softmax's kernel) times v, the division by each row's
+// sum applied to the product, each operand read through its permutation
+// where it lies and the result written where the output's permutation
+// puts it. With
 // enough queries (sdpaBlocked) the products run on the GEMM's
 // micro-kernels over kᵀ and v packed once an entry (see sdpaJob); a few
 // queries take sgemm's unpacked products, which read the keys in place.

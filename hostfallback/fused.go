@@ -39,9 +39,10 @@ var matmulTransBSupport = Support{In: onFloats.In, Check: func(q planner.Query) 
 	return ""
 }}
 
-// onFused is the support of FusedConv, FusedBatchNorm and FusedMatMul: float32 tensors,
-// and float16 ones, computed in float32 (the planner fuses float16 nodes
-// for a GPU's float16 kernels; the CPU runs them when it checks them).
+// onFused is the support of FusedConv, FusedBatchNorm, FusedMatMul and
+// ScaledDotProductAttention: float32 tensors, and float16 ones, computed
+// in float32 (the planner fuses float16 nodes for a GPU's float16 kernels
+// and for the CPU's, and the CPU checks the GPU's).
 var onFused = Support{In: []Types{{graph.Float, graph.Float16}}}
 
 // halfVia32 returns k for float32 nodes and k computed in float32 (see
