@@ -35,11 +35,12 @@ func fusableActivation(a *graph.Node) bool {
 //     those activations becomes one FusedBatchNorm;
 //   - a float32 MatMul followed by the Add of a constant vector along the
 //     product's last dimension becomes one FusedMatMul;
-//   - a float32 attention written out as MatMul, Softmax over the last
-//     axis and MatMul, with a constant scale of the queries or the scores
-//     and the Transposes that alone feed its operands or read its result,
-//     becomes one ScaledDotProductAttention that reads the heads through
-//     strides where they lie (see fuseAttentions);
+//   - an attention written out as MatMul, Softmax over the last axis and
+//     MatMul, in float32 or float16, with a constant scale of the queries
+//     or the scores and the Transposes that alone feed its operands or
+//     read its result, becomes one ScaledDotProductAttention that reads
+//     the heads through strides where they lie (and computes a float16
+//     one in fp32, see fuseAttentions);
 //   - a float32 Transpose that swaps the last two axes and is read only
 //     as B by a MatMul becomes, with the MatMul, one MatMulTransB reading
 //     the Transpose's input (attention's Q·Kᵀ without copying K);

@@ -7,12 +7,12 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
-// fuseAttentions replaces each float32 attention written out as MatMul,
-// Softmax over the last axis and MatMul (see fuse) by one
-// ScaledDotProductAttention of ops.FusedDomain, named after the first
-// product, at the place of its last node, marks the others gone and returns how many nodes it removed. The
-// chain may scale by a constant scalar (Div or Mul) the queries before the
-// first product or the scores after it; Transposes that alone feed the
+// fuseAttentions replaces each attention written out as MatMul, Softmax
+// over the last axis and MatMul (see fuse) by one ScaledDotProductAttention
+// of ops.FusedDomain, named after the first product, at the place of its
+// last node, marks the others gone and returns how many nodes it removed.
+// The chain may scale by a constant scalar (Div or Mul) the queries before
+// the first product or the scores after it; Transposes that alone feed the
 // queries, the keys (as the first product's B) or the values, and one that
 // alone reads the result, go into the fused node's permutations, so that
 // its kernel reads the heads where they lie instead of copying them; so do
@@ -20,6 +20,20 @@ import (
 // (see headView), the projection then read through a view. Every
 // value fused away must have no reader outside the chain, and the three
 // operands one rank and the same batch dimensions (no broadcasting).
+//
+// The chain's operands, scores, probabilities, result and scale are all
+// float32 or all float16; a chain mixing the two stays apart. It is fused
+// where the device that runs its first product takes the fused node in
+// that type (sameDevice): the devices' kernel registries alone say which
+// types they run it in. A float16 attention is then computed as ONNX
+// Runtime's fused attention computes it: scores, softmax and product by V
+// in fp32 from the float16 operands, the output rounded once to float16.
+// The unfused chain rounds the scores, the scaled scores and the
+// probabilities to float16 on the way, each rounding of a score s moving
+// its probability by up to |s|·2^-11 relative, so the two forms differ by
+// more than the fused one differs from an fp32 reference on the same
+// float16 operands: it is checked against that reference within its
+// tolerance widened by two float16 roundings (ops.Tolerance.Float16).
 func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, overridable map[string]bool, gone map[int]bool) int {
 	producer := producers(g)
 	// sole returns the node that alone reads value name, and its index.
@@ -42,8 +56,16 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		return g.Nodes[j], j
 	}
+	// elem is the element type of the attention at hand: float32 or
+	// float16, which its values and its scale share.
+	var elem graph.DType
+	typed := func(name string) bool {
+		t := g.TypeOf(name)
+		return t != nil && t.Kind == graph.TensorKind && t.Elem == elem
+	}
 	// scaling returns the operand x of n (Div or Mul) that n scales by a
-	// constant float32 scalar of rank at most r, and the factor.
+	// constant scalar of the attention's type and of rank at most r, and
+	// the factor.
 	scaling := func(n *graph.Node, r int) (x string, factor float32, ok bool) {
 		if len(n.Inputs) != 2 || (n.OpType != "Div" && n.OpType != "Mul") {
 			return "", 0, false
@@ -53,10 +75,10 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			x, c = c, x
 		}
 		t := g.Initializers[c]
-		if t == nil || overridable[c] || c == x || t.DType != graph.Float || t.NumElements() != 1 || t.Rank() > r {
+		if t == nil || overridable[c] || c == x || t.DType != elem || t.NumElements() != 1 || t.Rank() > r {
 			return "", 0, false
 		}
-		factor = graph.View[float32](t)[0]
+		factor = float32(t.Float64At(0))
 		if n.OpType == "Div" {
 			factor = 1 / factor
 		}
@@ -85,9 +107,10 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			continue
 		}
 		st := g.TypeOf(n.Outputs[0])
-		if st == nil || st.Kind != graph.TensorKind || st.Elem != graph.Float || len(st.Shape) < 2 {
+		if st == nil || st.Kind != graph.TensorKind || !fusable(st.Elem) || len(st.Shape) < 2 {
 			continue
 		}
+		elem = st.Elem
 		r := len(st.Shape)
 		chain := []int{i}
 		scale := float32(1)
@@ -103,7 +126,7 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			scores = sm.Outputs[0]
 			sm, j = sole(scores)
 		}
-		if sm == nil || sm.OpType != "Softmax" || len(sm.Inputs) != 1 {
+		if sm == nil || sm.OpType != "Softmax" || len(sm.Inputs) != 1 || !typed(scores) || !typed(sm.Outputs[0]) {
 			continue
 		}
 		if axis := ops.Params[ops.SoftmaxParams](sm, pm.OpsetOf(sm)).Axis; axis != -1 && axis != int64(r-1) {
@@ -111,7 +134,7 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		chain = append(chain, j)
 		pv, l := sole(sm.Outputs[0])
-		if pv == nil || pv.OpType != "MatMul" || len(pv.Inputs) != 2 || pv.Inputs[0] != sm.Outputs[0] || pv.Inputs[1] == sm.Outputs[0] {
+		if pv == nil || pv.OpType != "MatMul" || len(pv.Inputs) != 2 || pv.Inputs[0] != sm.Outputs[0] || pv.Inputs[1] == sm.Outputs[0] || !typed(pv.Outputs[0]) {
 			continue
 		}
 		chain = append(chain, l)
@@ -137,8 +160,8 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		operands := [3]string{q, k, v}
 		var shapes [3]graph.Shape
 		for o, name := range operands {
-			if t := g.TypeOf(name); t != nil && t.Kind == graph.TensorKind && t.Elem == graph.Float {
-				shapes[o] = t.Shape
+			if typed(name) {
+				shapes[o] = g.TypeOf(name).Shape
 			}
 		}
 		if !sameBatch(r, shapes, [3][]int64{permQ, permK, permV}) {
@@ -179,10 +202,10 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 	return removed
 }
 
-// sameBatch reports whether the operands of shapes (nil: not float32
-// tensors), of rank r, read through perms (nil: as they are), have batch
-// dimensions (all but the last two) known to be equal, so that fusing
-// them cannot hide a broadcast.
+// sameBatch reports whether the operands of shapes (nil: not tensors of
+// the attention's element type), of rank r, read through perms (nil: as
+// they are), have batch dimensions (all but the last two) known to be
+// equal, so that fusing them cannot hide a broadcast.
 func sameBatch(r int, operands [3]graph.Shape, perms [3][]int64) bool {
 	var shapes [3]graph.Shape
 	for i, s := range operands {
@@ -214,10 +237,10 @@ func sameBatch(r int, operands [3]graph.Shape, perms [3][]int64) bool {
 // ScaledDotProductAttention, see ops.AttentionView) through which operand
 // x is read from in, and the nodes that it spares, when x is the Reshape
 // of a Slice of in (each value read only by the next node, made returning
-// its maker then) that a strided view spells: a float32 in of known shape,
-// one axis sliced with constant bounds and step 1, and a Reshape whose
-// every axis walks whole dimensions of the slice or a part of one.
-// Otherwise view is nil.
+// its maker then) that a strided view spells: an in of x's element type
+// and known shape, one axis sliced with constant bounds and step 1, and a
+// Reshape whose every axis walks whole dimensions of the slice or a part
+// of one. Otherwise view is nil.
 func headView(g *graph.Graph, made func(string) (*graph.Node, int), x string, perm []int64) (in string, view []int64, nodes []int) {
 	rs, ri := made(x)
 	if rs == nil || rs.OpType != "Reshape" {
@@ -228,7 +251,7 @@ func headView(g *graph.Graph, made func(string) (*graph.Node, int), x string, pe
 		return "", nil, nil
 	}
 	xt, pt := g.TypeOf(x), g.TypeOf(sl.Inputs[0])
-	if xt == nil || pt == nil || pt.Kind != graph.TensorKind || pt.Elem != graph.Float || pt.Shape == nil || xt.Shape == nil || !pt.Shape.Known() || !xt.Shape.Known() {
+	if xt == nil || pt == nil || pt.Kind != graph.TensorKind || pt.Elem != xt.Elem || pt.Shape == nil || xt.Shape == nil || !pt.Shape.Known() || !xt.Shape.Known() {
 		return "", nil, nil
 	}
 	constant := func(i int) []int64 {
