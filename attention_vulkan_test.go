@@ -16,16 +16,16 @@ import (
 )
 
 // exportedAttention is the attention core nn.MultiheadAttention exports,
-// its heads cut out of a packed projection qkv [t, b, 3·h·d] by Slices and
-// Reshapes to [t, b·h, d], transposed to [b·h, t, d] (Kᵀ to [b·h, d, t]),
-// the queries divided by √d, MatMul, Softmax, MatMul and the Transpose
-// back to [t, b·h, d].
-func exportedAttention(t, b, h, d int64) *graph.Model {
+// of element type dt (float32 or float16), its heads cut out of a packed
+// projection qkv [t, b, 3·h·d] by Slices and Reshapes to [t, b·h, d],
+// transposed to [b·h, t, d] (Kᵀ to [b·h, d, t]), the queries divided by
+// √d, MatMul, Softmax, MatMul and the Transpose back to [t, b·h, d].
+func exportedAttention(dt graph.DType, t, b, h, d int64) *graph.Model {
 	g := graph.NewGraph("mha")
-	g.Inputs = []*graph.ValueInfo{{Name: "qkv", Type: graph.TensorType(graph.Float, graph.ShapeOf(t, b, 3*h*d))}}
+	g.Inputs = []*graph.ValueInfo{{Name: "qkv", Type: graph.TensorType(dt, graph.ShapeOf(t, b, 3*h*d))}}
 	g.Initializers["heads"], _ = graph.FromSlice(graph.Int64, []int64{3}, []int64{t, b * h, d})
 	g.Initializers["axis"], _ = graph.FromSlice(graph.Int64, []int64{1}, []int64{2})
-	g.Initializers["root"], _ = graph.FromSlice(graph.Float, nil, []float32{float32(d) / 8})
+	g.Initializers["root"] = tensorOf(dt, nil, []float32{float32(d) / 8})
 	perm := func(p ...int64) map[string]*graph.Attribute {
 		return map[string]*graph.Attribute{"perm": {Name: "perm", Type: graph.AttrInts, Ints: p}}
 	}
@@ -53,12 +53,20 @@ func exportedAttention(t, b, h, d int64) *graph.Model {
 	return &graph.Model{Name: "mha", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
 }
 
-// TestAttentionPatternVulkan checks that the exported attention pattern
-// becomes one ScaledDotProductAttention on Vulkan, as on the CPU, and
-// that its output on Vulkan matches the CPU's within that op's
-// tolerance, at 100 positions (query tiles and key tiles and a part),
-// batch 2, 4 heads of 64.
+// TestAttentionPatternVulkan checks that the exported attention pattern,
+// float32 and float16, becomes one ScaledDotProductAttention on Vulkan, as
+// on the CPU, and that its output on Vulkan matches the CPU's within that
+// op's tolerance (widened by two float16 roundings for float16: both
+// devices compute in fp32 and round once), at 100 positions (query tiles
+// and key tiles and a part), batch 2, 4 heads of 64.
 func TestAttentionPatternVulkan(t *testing.T) {
+	for _, dt := range []graph.DType{graph.Float, graph.Float16} {
+		t.Run(dt.String(), func(t *testing.T) { attentionPattern(t, dt) })
+	}
+}
+
+// attentionPattern is TestAttentionPatternVulkan of element type dt.
+func attentionPattern(t *testing.T, dt graph.DType) {
 	const tl, b, h, d = 100, 2, 4, 64
 	r := rand.New(rand.NewPCG(5, 6))
 	xs := make([]float32, tl*b*3*h*d)
@@ -68,7 +76,7 @@ func TestAttentionPatternVulkan(t *testing.T) {
 	outs := map[string][]float32{}
 	for _, dev := range []string{"cpu", "vulkan"} {
 		sess, p := placedSession(t, func() (*onnxvk.Session, error) {
-			return onnxvk.NewSession(exportedAttention(tl, b, h, d), onnxvk.WithDevice(dev))
+			return onnxvk.NewSession(exportedAttention(dt, tl, b, h, d), onnxvk.WithDevice(dev))
 		})
 		fused := 0
 		for _, st := range p.Steps {
@@ -79,19 +87,21 @@ func TestAttentionPatternVulkan(t *testing.T) {
 		if fused != 1 || p.Fused == 0 {
 			t.Errorf("%s: %d ScaledDotProductAttention steps of %d fused nodes, want the pattern as one", dev, fused, p.Fused)
 		}
-		x, err := onnxvk.NewTensor([]int64{tl, b, 3 * h * d}, xs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		x := onnxvk.TensorFrom(tensorOf(dt, []int64{tl, b, 3 * h * d}, xs))
 		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"qkv": x})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if outs[dev], err = onnxvk.Data[float32](out["y"]); err != nil {
+		if dt == graph.Float16 {
+			outs[dev] = widen(t, out["y"])
+		} else if outs[dev], err = onnxvk.Data[float32](out["y"]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tol := ops.Lookup(ops.FusedDomain, "ScaledDotProductAttention", 1).Tolerance()
+	if dt == graph.Float16 {
+		tol = tol.Float16()
+	}
 	bad := 0
 	for i, want := range outs["cpu"] {
 		if got := outs["vulkan"][i]; !tol.Within(float64(got), float64(want)) {

@@ -48,8 +48,8 @@ func openVulkan(t *testing.T, load func() (*onnxvk.Session, error)) *onnxvk.Sess
 }
 
 // checkOnDevice requires every compute node of sess's plan for inputs to
-// be placed on sess's device.
-func checkOnDevice(t *testing.T, sess *onnxvk.Session, inputs map[string]*graph.Type) {
+// be placed on sess's device, and returns the plan.
+func checkOnDevice(t *testing.T, sess *onnxvk.Session, inputs map[string]*graph.Type) *planner.Plan {
 	t.Helper()
 	p, err := sessionvalues.Of(sess).Plan(inputs)
 	if err != nil {
@@ -66,6 +66,33 @@ func checkOnDevice(t *testing.T, sess *onnxvk.Session, inputs map[string]*graph.
 		}
 	}
 	t.Logf("%d compute nodes on %s", nodes, sess.Device())
+	return p
+}
+
+// checkAttentionFused requires plan p of a transformer to compute each of
+// its attentions as one ScaledDotProductAttention on dt tensors: at least
+// one such step and no Softmax left apart.
+func checkAttentionFused(t *testing.T, p *planner.Plan, dt graph.DType) {
+	t.Helper()
+	fused := 0
+	for _, st := range p.Steps {
+		if st.Kind != planner.Compute {
+			continue
+		}
+		switch st.Node.OpType {
+		case "Softmax":
+			t.Errorf("%s: a Softmax left out of the fused attention", st.Node.Name)
+		case "ScaledDotProductAttention":
+			fused++
+			if e := p.Types[st.Out[0]].Elem; e != dt {
+				t.Errorf("%s computes on %s, want %s", st.Node.Name, e, dt)
+			}
+		}
+	}
+	if fused == 0 {
+		t.Error("no ScaledDotProductAttention step: the attention is not fused")
+	}
+	t.Logf("%d attentions fused", fused)
 }
 
 // widen returns the float32 values of a float16 tensor.
@@ -85,10 +112,12 @@ func widen(t *testing.T, x *onnxvk.Tensor) []float32 {
 // TestFloat16ModelsVulkan runs float16 models (testdata/torch/export.py's
 // resnet18_fp16 and transformer_fp16: the float32 models with every
 // weight, activation, input and output made float16) on the first Vulkan
-// device: every compute node must be placed on it, the output must match
-// the float32 model's run on the CPU within float16ModelTolerance of its
-// peak, and every node must agree with the CPU's run of it alone within
-// its op's float16 tolerance (Session.Verify). resnet18_fp16 runs in the
+// device: every compute node must be placed on it, the transformer's
+// attentions fused (a float16 ScaledDotProductAttention each), the output
+// must match the float32 model's run on the CPU within
+// float16ModelTolerance of its peak, and every node must agree with the
+// CPU's run of it alone within its op's float16 tolerance
+// (Session.Verify). resnet18_fp16 runs in the
 // long suites: its export and runs take about a minute on a 2-core
 // machine, and its check node by node (float16 convolutions on the CPU)
 // more.
@@ -107,7 +136,10 @@ func TestFloat16ModelsVulkan(t *testing.T) {
 			if in.DType != graph.Float16 {
 				t.Fatalf("input.npy holds %s, want float16", in.DType)
 			}
-			checkOnDevice(t, sess, map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+			p := checkOnDevice(t, sess, map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+			if name == "transformer_fp16" {
+				checkAttentionFused(t, p, graph.Float16)
+			}
 			outs, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
 			if err != nil {
 				t.Fatal(err)

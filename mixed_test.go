@@ -133,7 +133,8 @@ func ortRun(t *testing.T, path, input string) []float32 {
 // on the first Vulkan device and compares their outputs with the float32
 // run on the CPU: the largest difference within float16ModelTolerance of
 // the output's peak, and the same top-1 class per row. Every compute node
-// must be placed on the GPU. The transformer runs by default, resnet18 in
+// must be placed on the GPU, and the transformer's attentions fused and
+// computed on float16 tensors. The transformer runs by default, resnet18 in
 // the long suites.
 func TestFP16ModeVulkan(t *testing.T) {
 	cache, names := exportModels(t, []string{"transformer"}, "resnet18")
@@ -151,7 +152,10 @@ func TestFP16ModeVulkan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkOnDevice(t, sess, map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+			p := checkOnDevice(t, sess, map[string]*graph.Type{"input": graph.TensorType(in.DType, graph.ShapeOf(in.Shape...))})
+			if name == "transformer" {
+				checkAttentionFused(t, p, graph.Float16)
+			}
 			feed := map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)}
 			got := runOutput(t, sess, feed)
 			want := cpuOutput(t, model, feed)
