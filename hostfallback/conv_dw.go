@@ -68,7 +68,8 @@ type dwPoly struct {
 	h, w, sh, sw, padTop, padLeft int
 	hq, wq                        int
 	// size is the length of the layout with the zeros after it that
-	// dwRows reads (whole vectors) for the last row.
+	// dwRows reads (whole vectors and groups of rows) for the last row,
+	// and that fill's dwCopyRows writes (a whole vector) after its last.
 	size int
 }
 
@@ -87,7 +88,7 @@ func (l *convLayout) dwLayout() (*dwPoly, []int) {
 			offs = append(offs, (r%sh*sw+c%sw)*sub+r/sh*p.wq+c/sw)
 		}
 	}
-	p.size = max(p.filled(), slices.Max(offs)+dwSpan(l.out[0], l.out[1], p.wq))
+	p.size = max(p.filled()+8, slices.Max(offs)+dwSpan(l.out[0], l.out[1], p.wq))
 	return p, offs
 }
 
@@ -118,17 +119,21 @@ func (p *dwPoly) filled() int { return p.sh * p.sw * p.hq * p.wq }
 // polyphase layout. It writes the positions of x's values only, the same
 // ones for every plane: the padding in buf must be zero already.
 func (p *dwPoly) fill(buf, x []float32) {
+	if p.sh == 1 && p.sw == 1 && p.padLeft < p.wq && p.padTop < p.hq {
+		if dwCopyRows(buf[p.padTop*p.wq+p.padLeft:], x, min(p.h, p.hq-p.padTop), min(p.w, p.wq-p.padLeft), p.w, p.wq) {
+			return
+		}
+	}
 	sub := p.hq * p.wq
 	// Input row ih lands in sub-plane row (ih+padTop) mod sh, at index
 	// ⌊(ih+padTop)/sh⌋ (phase and q, stepped without dividing); input
 	// column c in sub-plane column (c+padLeft) mod sw, at index
 	// ⌊(c+padLeft)/sw⌋; the columns from wq on are not read.
 	phase, q := p.padTop%p.sh, p.padTop/p.sh
-	// For sw 2, the even and odd input columns of a row go to [e0, e0+ne)
-	// and [o0, o0+no) from its sub-plane row's start.
-	e, o := p.padLeft, p.padLeft+1
-	e0, o0 := e%2*sub+min(e/2, p.wq), o%2*sub+min(o/2, p.wq)
-	ne, no := min(p.wq-min(e/2, p.wq), (p.w+1)/2), min(p.wq-min(o/2, p.wq), p.w/2)
+	e0, o0, ne, no := p.columns()
+	if p.sw == 2 && p.splitRows(buf, x) {
+		return
+	}
 	for ih := range min(p.h, p.hq*p.sh-p.padTop) {
 		at := phase*p.sw*sub + q*p.wq
 		if phase++; phase == p.sh {
@@ -156,6 +161,37 @@ func (p *dwPoly) fill(buf, x []float32) {
 			}
 		}
 	}
+}
+
+// columns returns where fill puts a row's even and odd input columns for
+// column stride 2: ne of them at e0 and no at o0 from the start of its
+// row of sub-planes.
+func (p *dwPoly) columns() (e0, o0, ne, no int) {
+	sub := p.hq * p.wq
+	e, o := p.padLeft, p.padLeft+1
+	e0, o0 = e%2*sub+min(e/2, p.wq), o%2*sub+min(o/2, p.wq)
+	ne, no = min(p.wq-min(e/2, p.wq), (p.w+1)/2), min(p.wq-min(o/2, p.wq), p.w/2)
+	return e0, o0, ne, no
+}
+
+// splitRows is fill for column stride 2 with one dwSplitRows call for
+// each row phase (the input rows that land in one row of sub-planes),
+// reporting whether the calls did it.
+func (p *dwPoly) splitRows(buf, x []float32) bool {
+	sub := p.hq * p.wq
+	e0, o0, ne, no := p.columns()
+	h := min(p.h, p.hq*p.sh-p.padTop)
+	for ph := range p.sh {
+		ih0 := ((ph-p.padTop)%p.sh + p.sh) % p.sh
+		if ih0 >= h {
+			continue
+		}
+		at := ph*p.sw*sub + (ih0+p.padTop)/p.sh*p.wq
+		if !dwSplitRows(buf[at+e0:], buf[at+o0:], x[ih0*p.w:], (h-ih0+p.sh-1)/p.sh, ne, no, p.sh*p.w, p.wq) {
+			return false
+		}
+	}
+	return true
 }
 
 // dwRowsGo is the portable dwRows.

@@ -71,3 +71,45 @@ func dwSplit2(even, odd, x []float32) int {
 	dwSplit2AVX2(&even[0], &odd[0], &x[0], n)
 	return n
 }
+
+// dwCopyRowsAVX2 is dwCopyRows' copy, for rows ≥ 1 and n ≥ 1.
+//
+//go:noescape
+func dwCopyRowsAVX2(dst, src *float32, rows, n, srcPitch, dstPitch int)
+
+// dwCopyRows copies rows rows of n values, srcPitch apart in src, to dst,
+// dstPitch apart, in one call, and reports whether it did. Each row's
+// last vector of 8 is stored whole, zeros past the row: dst must hold
+// zeros or a later row there (as the padding and rows of dwPoly's layout
+// do), and room for the last row's whole vectors.
+func dwCopyRows(dst, src []float32, rows, n, srcPitch, dstPitch int) bool {
+	if !hasAVX2 || rows <= 0 || n <= 0 || (rows-1)*srcPitch+n > len(src) || (rows-1)*dstPitch+(n+7)&^7 > len(dst) {
+		return false
+	}
+	dwCopyRowsAVX2(&dst[0], &src[0], rows, n, srcPitch, dstPitch)
+	return true
+}
+
+// dwSplitRowsAVX2 is dwSplitRows' split: q whole chunks of 8 even and 8 odd
+// values a row, then re even and ro odd ones from the next m values.
+//
+//go:noescape
+func dwSplitRowsAVX2(even, odd, src *float32, rows, q, re, ro, m, srcPitch, dstPitch int)
+
+// dwSplitRows sets even[r·dstPitch+k] = src[r·srcPitch+2k] for k < ne and
+// odd[r·dstPitch+k] = src[r·srcPitch+2k+1] for k < no, for rows rows, in
+// one call, and reports whether it did; it takes ne ≥ 1 and no at most
+// one from ne, as a plane's even and odd columns are.
+func dwSplitRows(even, odd, src []float32, rows, ne, no, srcPitch, dstPitch int) bool {
+	if !hasAVX2 || rows <= 0 || ne < 1 || no < 0 || ne > no+1 || no > ne+1 {
+		return false
+	}
+	q := min(ne, no) / 8
+	re, ro := ne-8*q, no-8*q
+	m := max(2*re-1, 2*ro)
+	if (rows-1)*srcPitch+16*q+m > len(src) || (rows-1)*dstPitch+ne > len(even) || (rows-1)*dstPitch+no > len(odd) {
+		return false
+	}
+	dwSplitRowsAVX2(&even[0], &odd[0], &src[0], rows, q, re, ro, m, srcPitch, dstPitch)
+	return true
+}

@@ -33,6 +33,12 @@
 // ZMASKS loads the four masks of dwRowsAVX512 into K1–K4, through r.
 #define ZMASKS(r) MOVQ masks+80(FP), r; KMOVW r, K1; SHRQ $16, r; KMOVW r, K2; SHRQ $16, r; KMOVW r, K3; SHRQ $16, r; KMOVW r, K4
 
+// DWSPLIT sets Y2 to the even elements of Y0:Y1 and Y3 to the odd ones:
+// within each 128-bit lane the even (0x88) or odd (0xdd) elements of the
+// first source, then of the second; VPERMPD 0xd8 then puts the four pairs
+// in order.
+#define DWSPLIT VSHUFPS $0x88, Y1, Y0, Y2; VSHUFPS $0xdd, Y1, Y0, Y3; VPERMPD $0xd8, Y2, Y2; VPERMPD $0xd8, Y3, Y3
+
 // dwMask<>+4·(8−n) is the mask of a vector's first n lanes.
 DATA dwMask<>+0(SB)/4, $0xffffffff
 DATA dwMask<>+4(SB)/4, $0xffffffff
@@ -323,13 +329,7 @@ TEXT ·dwSplit2AVX2(SB), NOSPLIT, $0-32
 split:
 	VMOVUPS 0(SI), Y0
 	VMOVUPS 32(SI), Y1
-	// Within each 128-bit lane: the even (0x88) or odd (0xdd) elements
-	// of the first source, then of the second; VPERMPD 0xd8 then puts
-	// the four pairs in order.
-	VSHUFPS $0x88, Y1, Y0, Y2
-	VSHUFPS $0xdd, Y1, Y0, Y3
-	VPERMPD $0xd8, Y2, Y2
-	VPERMPD $0xd8, Y3, Y3
+	DWSPLIT
 	VMOVUPS Y2, 0(DI)
 	VMOVUPS Y3, 0(DX)
 	ADDQ $64, SI
@@ -526,5 +526,139 @@ z1tap:
 	JG z1
 
 done512:
+	VZEROUPPER
+	RET
+
+// func dwCopyRowsAVX2(dst, src *float32, rows, n, srcPitch, dstPitch int)
+TEXT ·dwCopyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ srcPitch+32(FP), R10
+	SHLQ $2, R10
+	MOVQ dstPitch+40(FP), R11
+	SHLQ $2, R11
+	// Y15 takes the n mod 8 lanes of a row's last vector, R9 counts them
+	// and CX the whole vectors before it.
+	MOVQ CX, R9
+	ANDQ $7, R9
+	SHRQ $3, CX
+	LEAQ (R9*4), AX
+	LEAQ dwMask<>+32(SB), BX
+	SUBQ AX, BX
+	VMOVDQU (BX), Y15
+
+copyrow:
+	MOVQ SI, DX
+	MOVQ DI, BX
+	MOVQ CX, R12
+	TESTQ R12, R12
+	JZ copytail
+
+copyvec:
+	VMOVUPS (DX), Y0
+	VMOVUPS Y0, (BX)
+	ADDQ $32, DX
+	ADDQ $32, BX
+	DECQ R12
+	JNZ copyvec
+
+copytail:
+	TESTQ R9, R9
+	JZ copynext
+	// The lanes past the row load as zeros and are stored so.
+	VMASKMOVPS (DX), Y15, Y0
+	VMOVUPS Y0, (BX)
+
+copynext:
+	ADDQ R10, SI
+	ADDQ R11, DI
+	DECQ R8
+	JNZ copyrow
+	VZEROUPPER
+	RET
+
+// func dwSplitRowsAVX2(even, odd, src *float32, rows, q, re, ro, m, srcPitch, dstPitch int)
+TEXT ·dwSplitRowsAVX2(SB), NOSPLIT, $0-80
+	MOVQ even+0(FP), DI
+	MOVQ odd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ rows+24(FP), R8
+	MOVQ q+32(FP), CX
+	MOVQ m+56(FP), R9
+	MOVQ srcPitch+64(FP), R11
+	SHLQ $2, R11
+	MOVQ dstPitch+72(FP), R12
+	SHLQ $2, R12
+	// The tail's masks: Y12 and Y13 its m inputs, Y14 its re even and
+	// Y15 its ro odd outputs.
+	LEAQ dwMask<>+32(SB), R10
+	MOVQ R9, AX
+	CMPQ AX, $8
+	JLE lomask
+	MOVQ $8, AX
+
+lomask:
+	SHLQ $2, AX
+	MOVQ R10, BX
+	SUBQ AX, BX
+	VMOVDQU (BX), Y12
+	MOVQ R9, AX
+	SUBQ $8, AX
+	JGE himask
+	XORQ AX, AX
+
+himask:
+	SHLQ $2, AX
+	MOVQ R10, BX
+	SUBQ AX, BX
+	VMOVDQU (BX), Y13
+	MOVQ re+40(FP), AX
+	SHLQ $2, AX
+	MOVQ R10, BX
+	SUBQ AX, BX
+	VMOVDQU (BX), Y14
+	MOVQ ro+48(FP), AX
+	SHLQ $2, AX
+	MOVQ R10, BX
+	SUBQ AX, BX
+	VMOVDQU (BX), Y15
+
+splitrow:
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ DX, R13
+	MOVQ CX, R14
+	TESTQ R14, R14
+	JZ splittail
+
+splitvec:
+	VMOVUPS 0(AX), Y0
+	VMOVUPS 32(AX), Y1
+	DWSPLIT
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, (R13)
+	ADDQ $64, AX
+	ADDQ $32, BX
+	ADDQ $32, R13
+	DECQ R14
+	JNZ splitvec
+
+splittail:
+	TESTQ R9, R9
+	JZ splitnext
+	VMASKMOVPS 0(AX), Y12, Y0
+	VMASKMOVPS 32(AX), Y13, Y1
+	DWSPLIT
+	VMASKMOVPS Y2, Y14, (BX)
+	VMASKMOVPS Y3, Y15, (R13)
+
+splitnext:
+	ADDQ R11, SI
+	ADDQ R12, DI
+	ADDQ R12, DX
+	DECQ R8
+	JNZ splitrow
 	VZEROUPPER
 	RET

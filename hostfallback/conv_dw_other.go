@@ -17,3 +17,11 @@ var dwZMM = false
 // dwSplit2 would split x's even and odd elements; the portable build
 // leaves it all to the caller and returns 0.
 func dwSplit2(even, odd, x []float32) int { return 0 }
+
+// dwCopyRows would copy rows of a plane in one call; the portable build
+// leaves it to the caller and returns false.
+func dwCopyRows(dst, src []float32, rows, n, srcPitch, dstPitch int) bool { return false }
+
+// dwSplitRows would split rows' even and odd values in one call; the
+// portable build leaves it to the caller and returns false.
+func dwSplitRows(even, odd, src []float32, rows, ne, no, srcPitch, dstPitch int) bool { return false }

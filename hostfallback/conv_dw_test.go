@@ -60,6 +60,108 @@ func testDwRows(t *testing.T) {
 	}
 }
 
+// TestDwCopyRows checks the one-call copy of a plane's rows into dwPoly's
+// stride-1 layout: each row's values in place, zeros up to its last whole
+// vector, and nothing else written; and that the layouts of stride-1
+// depthwise convolutions leave it the room it needs, so that fill takes it
+// wherever the CPU has it.
+func TestDwCopyRows(t *testing.T) {
+	// fast: the build and CPU have the one-call copy.
+	fast := dwCopyRows(make([]float32, 8), make([]float32, 1), 1, 1, 1, 1)
+	r := rand.New(rand.NewPCG(21, 22))
+	for range 300 {
+		rows, n := 1+r.IntN(12), 1+r.IntN(40)
+		srcPitch, dstPitch := n+r.IntN(3), n+r.IntN(6)
+		src := nnRandFloats(r, (rows-1)*srcPitch+n)
+		dst := nnRandFloats(r, (rows-1)*dstPitch+(n+7)&^7+r.IntN(3))
+		want := slices.Clone(dst)
+		for i := range rows {
+			end := min(i*dstPitch+(n+7)&^7, len(want))
+			clear(want[i*dstPitch+n : end])
+			copy(want[i*dstPitch:i*dstPitch+n], src[i*srcPitch:])
+		}
+		if !dwCopyRows(dst, src, rows, n, srcPitch, dstPitch) {
+			if fast {
+				t.Fatalf("rows %d n %d pitches %d, %d: not copied", rows, n, srcPitch, dstPitch)
+			}
+			continue
+		}
+		if !slices.Equal(dst, want) {
+			t.Fatalf("rows %d n %d pitches %d, %d: got %v, want %v", rows, n, srcPitch, dstPitch, dst, want)
+		}
+	}
+	for hw := 1; hw <= 20; hw++ {
+		for k := 1; k <= 7; k++ {
+			for pad := 0; pad <= k; pad++ {
+				out := hw + 2*pad - k + 1
+				if out < 1 {
+					continue
+				}
+				g := &convGeom{rank: 2, in: []int{hw, hw}, out: []int{out, out}, kernel: []int{k, k}, stride: []int{1, 1}, dil: []int{1, 1},
+					padBegin: []int{pad, pad}, padEnd: []int{pad, pad}, inSize: hw * hw, outSize: out * out, kernelSize: k * k}
+				p, _ := (&convLayout{convGeom: g, n: 1, cin: 1, m: 1, group: 1, cg: 1, mg: 1}).dwLayout()
+				buf := make([]float32, p.size)
+				rows, n := min(p.h, p.hq-p.padTop), min(p.w, p.wq-p.padLeft)
+				if got := dwCopyRows(buf[p.padTop*p.wq+p.padLeft:], make([]float32, hw*hw), rows, n, p.w, p.wq); got != fast {
+					t.Fatalf("%dx%d plane, %dx%d kernel, pads %d: dwCopyRows %v, want %v", hw, hw, k, k, pad, got, fast)
+				}
+			}
+		}
+	}
+}
+
+// TestDwSplitRows checks the one-call split of a plane's rows into even
+// and odd columns: every value in place and nothing else written, for
+// counts around the vectors of 8 and even and odd counts one apart; and
+// that fill takes it for the layouts of column stride 2 wherever the CPU
+// has it.
+func TestDwSplitRows(t *testing.T) {
+	fast := dwSplitRows(make([]float32, 1), make([]float32, 1), make([]float32, 2), 1, 1, 1, 2, 1)
+	r := rand.New(rand.NewPCG(23, 24))
+	for range 400 {
+		rows, ne := 1+r.IntN(9), 1+r.IntN(40)
+		no := max(ne-1+r.IntN(3), 0)
+		srcPitch, dstPitch := max(2*ne-1, 2*no)+r.IntN(3), max(ne, no)+r.IntN(4)
+		src := nnRandFloats(r, (rows-1)*srcPitch+max(2*ne-1, 2*no))
+		buf := nnRandFloats(r, 2*(rows*dstPitch+8))
+		even, odd := buf[:rows*dstPitch+8], buf[rows*dstPitch+8:]
+		want := slices.Clone(buf)
+		for i := range rows {
+			for k := range ne {
+				want[i*dstPitch+k] = src[i*srcPitch+2*k]
+			}
+			for k := range no {
+				want[rows*dstPitch+8+i*dstPitch+k] = src[i*srcPitch+2*k+1]
+			}
+		}
+		if !dwSplitRows(even, odd, src, rows, ne, no, srcPitch, dstPitch) {
+			if fast {
+				t.Fatalf("rows %d ne %d no %d: not split", rows, ne, no)
+			}
+			continue
+		}
+		if !slices.Equal(buf, want) {
+			t.Fatalf("rows %d ne %d no %d pitches %d, %d: got %v, want %v", rows, ne, no, srcPitch, dstPitch, buf, want)
+		}
+	}
+	for hw := 2; hw <= 20; hw++ {
+		for k := 1; k <= 7; k++ {
+			for pad := 0; pad <= k/2; pad++ {
+				out := (hw+2*pad-k)/2 + 1
+				if out < 1 {
+					continue
+				}
+				g := &convGeom{rank: 2, in: []int{hw, hw}, out: []int{out, out}, kernel: []int{k, k}, stride: []int{2, 2}, dil: []int{1, 1},
+					padBegin: []int{pad, pad}, padEnd: []int{pad, pad}, inSize: hw * hw, outSize: out * out, kernelSize: k * k}
+				p, _ := (&convLayout{convGeom: g, n: 1, cin: 1, m: 1, group: 1, cg: 1, mg: 1}).dwLayout()
+				if got := p.splitRows(make([]float32, p.size), make([]float32, hw*hw)); got != fast {
+					t.Fatalf("%dx%d plane, %dx%d kernel, stride 2, pads %d: splitRows %v, want %v", hw, hw, k, k, pad, got, fast)
+				}
+			}
+		}
+	}
+}
+
 // TestClampF32 checks the in-place clamp of fused activations over
 // lengths around the vector widths, NaN included.
 func TestClampF32(t *testing.T) {
