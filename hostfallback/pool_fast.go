@@ -121,6 +121,9 @@ func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh, ow int, dst
 // past a phase row's last column are left as they are (no window reads
 // them).
 func poolSplit(x, buf []float32, H, W, sw, wq, sub int) {
+	if sw == 2 && dwSplitRows(buf, buf[sub:], x, H, wq, W/2, W, wq) {
+		return
+	}
 	for r := range H {
 		row := x[r*W : (r+1)*W]
 		if sw == 2 {
