@@ -3,7 +3,8 @@
 // Vectorised depthwise convolution (see conv_dw_amd64.go). dwRowsAVX2:
 // dst[r·ow+i] = clamp(bias + Σₜ w[t]·src[offs[t]+r·wq+i], lo, hi). Rows
 // of up to 8 outputs go eight at a time, one masked vector each (see n8);
-// other rows under 64 outputs go four at a time, 16 outputs of each at once, then 8,
+// other rows under 64 outputs go four at a time, 16 outputs of each at once
+// (9 to 15 left also go as 16, the second vectors stored masked), then 8,
 // then a masked vector for the rest of the rows: eight or four sums in
 // flight, where a row alone of a narrow plane (7 or 14 outputs) would
 // wait on one sum's chain of FMAs; one to three rows left over go as the
@@ -105,8 +106,10 @@ gbody:
 	MOVQ SI, AX
 
 g16:
-	CMPQ CX, $16
-	JLT g8
+	// 9 to 15 outputs left go as 16, the second vectors stored masked
+	// (g16part).
+	CMPQ CX, $8
+	JLE g8
 	DWBIAS4(Y0, Y1, Y2, Y3)
 	DWBIAS4(Y5, Y6, Y7, Y8)
 	XORQ R9, R9
@@ -127,6 +130,8 @@ g16tap:
 	DWCLAMP4(Y0, Y1, Y2, Y3)
 	DWCLAMP4(Y5, Y6, Y7, Y8)
 	LEAQ (DI)(R12*8), R10
+	CMPQ CX, $16
+	JLT g16part
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y5, 32(DI)
 	VMOVUPS Y1, 0(DI)(R12*4)
@@ -139,6 +144,24 @@ g16tap:
 	ADDQ $64, DI
 	SUBQ $16, CX
 	JMP g16
+
+g16part:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 0(DI)(R12*4)
+	VMOVUPS Y2, 0(R10)
+	VMOVUPS Y3, 0(R10)(R12*4)
+	SUBQ $8, CX
+	SHLQ $2, CX
+	MOVQ R10, R9
+	LEAQ dwMask<>+32(SB), R10
+	SUBQ CX, R10
+	VMOVDQU (R10), Y9
+	VMASKMOVPS Y5, Y9, 32(DI)
+	VMASKMOVPS Y6, Y9, 32(DI)(R12*4)
+	VMASKMOVPS Y7, Y9, 32(R9)
+	VMASKMOVPS Y8, Y9, 32(R9)(R12*4)
+	LEAQ 32(DI)(CX*1), DI
+	JMP gnext
 
 g8:
 	TESTQ CX, CX
