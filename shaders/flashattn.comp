@@ -24,6 +24,20 @@
 // passes over the keys: the first for the maximum and the sum, the second
 // for the rounded probabilities times V.
 //
+// Split over the keys (flash-decoding, OP bit SPLIT), for a few query rows
+// against many keys: the keys are cut into chunks of p.tiles >> 16 key
+// tiles, and a workgroup takes one (batch, head, query tile, chunk) item,
+// walking only its chunk's keys as above. Instead of the output row it
+// writes the row's running maximum, sum and unnormalised accumulator to
+// part (binding 8, fp32 even with HALF): part[(row · chunks + chunk) ·
+// (vdim + 2)] on, the maximum, then the sum and the vdim accumulators, row
+// being (b · hq + h) · sq + i. A chunk past the last key a row may see
+// writes a maximum of -inf and zeros. A second dispatch with COMBINE, one
+// invocation per output element, merges a row's chunks: each scaled by
+// exp(its maximum - the row's maximum), summed, and divided by the summed
+// sums (zeros where no chunk saw a key). The float16 softmax's two passes
+// need the row's final sum before any probability, so it is never split.
+//
 // Compiled with HALF, the tensors and a float mask are float16, the
 // arithmetic and shared memory fp32. Q, K, V and Y are read and written
 // through strides (an offset and the strides of batch, head and position;
@@ -46,6 +60,11 @@
 
 layout(local_size_x = WG) in;
 
+layout(constant_id = 0) const int OP = 0;
+
+const bool SPLIT = (OP & 1) != 0;
+const bool COMBINE = (OP & 2) != 0;
+
 layout(std430, set = 0, binding = 0) readonly buffer Q { DATA q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { DATA k[]; };
 layout(std430, set = 0, binding = 2) readonly buffer V { DATA v[]; };
@@ -56,6 +75,8 @@ layout(std430, set = 0, binding = 5) readonly buffer PV { DATA pastV[]; };
 // nonpad_kv_seqlen: int64.
 layout(std430, set = 0, binding = 6) readonly buffer NP { int nonpad[]; };
 layout(std430, set = 0, binding = 7) writeonly buffer Y { DATA y[]; };
+// The chunks' partial results (SPLIT writes them, COMBINE reads them).
+layout(std430, set = 0, binding = 8) buffer P { float part[]; };
 
 layout(push_constant) uniform Params {
     uint batch;
@@ -77,9 +98,10 @@ layout(push_constant) uniform Params {
     uint mh;
     uint mi;
     uint keys;
-    // Query rows per workgroup tq (a power of 2, at most 16; bits 0-15)
-    // and keys per tile tk (bits 16-31): tq·tk at most SFLOATS and, with
-    // more than one row, tk·(dim + 1) and tk·vdim at most KVFLOATS.
+    // Query rows per workgroup tq (a power of 2, at most 16; bits 0-4),
+    // keys per tile tk (bits 5-15): tq·tk at most SFLOATS and, with
+    // more than one row, tk·(dim + 1) and tk·vdim at most KVFLOATS; with
+    // SPLIT or COMBINE, key tiles per chunk (bits 16-31).
     uint tiles;
     // Element offsets of Q, K and V and the strides along batch, head and
     // position of Q, K, V and Y; K's along its depth too (kᵀ given as
@@ -146,25 +168,60 @@ bool masked(uint b, uint h, uint i, uint j, int valid, int offset, out float bia
     return isinf(bias) && bias < 0.0;
 }
 
+// combine merges the chunks' partial results of every output row (see
+// the top of the file).
+void combine(uint chunks) {
+    const float NEG_INF = uintBitsToFloat(0xff800000u);
+    uint width = p.vdim + 2u;
+    for (uint e = gl_GlobalInvocationID.x; e < p.batch * p.hq * p.sq * p.vdim; e += gl_NumWorkGroups.x * WG) {
+        uint row = e / p.vdim, d = e % p.vdim;
+        uint i = row % p.sq, h = (row / p.sq) % p.hq, b = row / (p.sq * p.hq);
+        uint base = row * chunks * width;
+        float top = NEG_INF;
+        for (uint c = 0u; c < chunks; c++) {
+            top = max(top, part[base + c * width]);
+        }
+        float sum = 0.0, a = 0.0;
+        for (uint c = 0u; c < chunks && !isinf(top); c++) {
+            uint at = base + c * width;
+            float m = part[at];
+            float w = isinf(m) ? 0.0 : exp(m - top);
+            sum += part[at + 1u] * w;
+            a += part[at + 2u + d] * w;
+        }
+        float f = sum > 0.0 ? 1.0 / sum : 0.0;
+        y[b * p.yB + h * p.yH + i * p.yS + d] = DATA(a * f);
+    }
+}
+
 void main() {
     const float NEG_INF = uintBitsToFloat(0xff800000u);
     uint lid = gl_LocalInvocationID.x;
-    uint tq = p.tiles & 0xffffu, tk = p.tiles >> 16;
+    uint tq = p.tiles & 31u, tk = (p.tiles >> 5) & 2047u;
+    // chunk: the keys of each chunk (SPLIT, COMBINE), all of them
+    // otherwise.
+    uint total = p.past + p.skv;
+    uint chunk = SPLIT || COMBINE ? (p.tiles >> 16) * tk : total;
+    uint chunks = SPLIT || COMBINE ? (total + chunk - 1u) / chunk : 1u;
+    if (COMBINE) {
+        combine(chunks);
+        return;
+    }
     uint lanes = WG / tq;
     // With one query row, each key is read by the one invocation that
     // scores it and each value's column by the one that owns it: they
     // read K and V where they lie, not staged (and tk is up to SFLOATS).
     bool direct = tq == 1u;
     uint r = lid / lanes, lane = lid % lanes;
-    uint total = p.past + p.skv;
     uint qstride = p.dim + 1u;
     uint kstride = p.dim + 1u;
     bool halfSoftmax = (p.flags & 64u) != 0u;
     uint passes = halfSoftmax ? 2u : 1u;
     uint tiles = (p.sq + tq - 1u) / tq;
     uint per = (p.vdim + lanes - 1u) / lanes;
-    for (uint item = gl_WorkGroupID.x; item < p.batch * p.hq * tiles; item += gl_NumWorkGroups.x) {
-        uint i0 = (item % tiles) * tq, h = (item / tiles) % p.hq, b = item / (tiles * p.hq);
+    for (uint item = gl_WorkGroupID.x; item < p.batch * p.hq * tiles * chunks; item += gl_NumWorkGroups.x) {
+        uint ck = item % chunks, t = item / chunks;
+        uint i0 = (t % tiles) * tq, h = (t / tiles) % p.hq, b = t / (tiles * p.hq);
         uint kh = h / (p.hq / p.hkv);
         uint i = i0 + r;
         bool live = i < p.sq;
@@ -181,7 +238,8 @@ void main() {
         if ((p.flags & 8u) != 0u) {
             end = min(end, int(min(i0 + tq, p.sq)) + offset);
         }
-        uint keys = uint(max(end, 0));
+        // This chunk's keys: [from, to).
+        uint from = ck * chunk, to = min(uint(max(end, 0)), from + chunk);
         barrier();
         for (uint e = lid; e < tq * p.dim; e += WG) {
             uint rr = e / p.dim, d = e % p.dim;
@@ -200,8 +258,8 @@ void main() {
             for (uint c = 0u; c < per; c++) {
                 acc[c] = 0.0;
             }
-            for (uint j0 = 0u; j0 < keys; j0 += tk) {
-                uint n = min(tk, keys - j0);
+            for (uint j0 = from; j0 < to; j0 += tk) {
+                uint n = min(tk, to - j0);
                 barrier();
                 for (uint e = lid; !direct && e < n * p.dim; e += WG) {
                     uint jj = e / p.dim, d = e % p.dim;
@@ -283,7 +341,17 @@ void main() {
                 }
             }
         }
-        if (live) {
+        if (live && SPLIT) {
+            uint at = (((b * p.hq + h) * p.sq + i) * chunks + ck) * (p.vdim + 2u);
+            part[at] = top;
+            part[at + 1u] = sum;
+            for (uint c = 0u; c < per; c++) {
+                uint d = lane + c * lanes;
+                if (d < p.vdim) {
+                    part[at + 2u + d] = acc[c];
+                }
+            }
+        } else if (live) {
             float f = halfSoftmax ? 1.0 : sum > 0.0 ? 1.0 / sum : 0.0;
             uint yoff = b * p.yB + h * p.yH + i * p.yS;
             for (uint c = 0u; c < per; c++) {

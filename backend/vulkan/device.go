@@ -58,9 +58,9 @@ type Device struct {
 	// subgroupRows selects the SUBGROUP variants of the row kernels (see
 	// Schedule.Rows).
 	subgroupRows bool
-	// rowAttention selects attention.comp for every Attention (see
-	// Schedule.Attention).
-	rowAttention bool
+	// rowAttention selects attention.comp for every Attention, and
+	// splitAttention flash-decoding (see Schedule.Attention).
+	rowAttention, splitAttention bool
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
 

@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"math"
+	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
@@ -23,7 +24,46 @@ const (
 	flashShared   = 4 * (flashMaxRows*(flashMaxHead+1) + flashKVFloats + flashScores)
 	// flashDirectKeys is the key tile of a workgroup of one query row.
 	flashDirectKeys = 256
+	// flashWG is the shader's workgroup size.
+	flashWG = 64
 )
+
+// flashattn.comp's OP bits: the split pass of flash-decoding and the
+// dispatch that combines its chunks.
+const (
+	flashSplit   = 1
+	flashCombine = 2
+)
+
+// Flash-decoding (see flashChunks): flashWanted is the workgroups a split
+// attention aims at (about two per compute unit of a large GPU, as
+// convWanted: Vulkan has no core count to read), flashChunkKeys the
+// fewest keys of a chunk, so that each workgroup's walk outweighs its
+// share of the combining pass.
+const (
+	flashWanted    = 256
+	flashChunkKeys = 256
+)
+
+// flashChunks returns the key tiles per chunk of flash-decoding for items
+// workgroups of one query tile per (batch, head) with tiles of tk keys
+// over total keys, and the number of chunks; 0 and 1 where the keys stay
+// whole. It splits when the workgroups are too few to fill a GPU
+// (flashWanted) and the keys make at least two chunks of
+// flashChunkKeys (rounded up to whole tiles): into about
+// flashWanted/items chunks, fewer where they would be shorter than that.
+func flashChunks(items, total, tk int) (per, chunks int) {
+	if items >= flashWanted {
+		return 0, 1
+	}
+	want := (flashWanted + items - 1) / items
+	tiles := max((flashChunkKeys+tk-1)/tk, ((total+want-1)/want+tk-1)/tk)
+	chunks = (total + tiles*tk - 1) / (tiles * tk)
+	if chunks < 2 || tiles > 0xffff {
+		return 0, 1
+	}
+	return tiles, chunks
+}
 
 // flashTiles returns flashattn.comp's query rows per workgroup (the
 // power of 2 at or above the query length, at most flashMaxRows: a decode
@@ -66,24 +106,64 @@ type flashGeom struct {
 }
 
 // params returns the push constants and the workgroups of flashattn.comp
-// for f; ok is false where its tiles do not fit the device (flashTiles).
-func (f *flashGeom) params(c caps) (push []byte, groups int64, ok bool) {
+// for f, and the chunks of its keys: 1 without flash-decoding, which
+// takes devices with caps.splitAttention, one query tile per (batch,
+// head) and the fp32 softmax (the float16 one needs the row's final sum
+// before any probability), and splits as flashChunks says. ok is false
+// where the tiles do not fit the device (flashTiles).
+func (f *flashGeom) params(c caps) (push []byte, groups int64, chunks int, ok bool) {
 	tq, tk, ok := flashTiles(c, f.sq, f.dim, f.vdim)
 	if !ok {
-		return nil, 0, false
+		return nil, 0, 0, false
+	}
+	per, chunks := 0, 1
+	if rows := int64(f.batch * f.hq * f.sq); c.splitAttention && f.sq <= tq && f.flags&64 == 0 {
+		per, chunks = flashChunks(f.batch*f.hq, f.past+f.skv, tk)
+		if rows*int64(chunks)*int64(f.vdim+2) > c.maxElems {
+			per, chunks = 0, 1
+		}
 	}
 	w := []uint32{uint32(f.batch), uint32(f.hq), uint32(f.hkv), uint32(f.sq), uint32(f.skv), uint32(f.past),
 		uint32(f.dim), uint32(f.vdim), math.Float32bits(f.scale), math.Float32bits(f.softcap), f.flags,
-		uint32(f.mb), uint32(f.mh), uint32(f.mi), uint32(f.keys), uint32(tq) | uint32(tk)<<16}
+		uint32(f.mb), uint32(f.mh), uint32(f.mi), uint32(f.keys), uint32(tq) | uint32(tk)<<5 | uint32(per)<<16}
 	for _, s := range [][]int64{f.q[:], f.k[:], f.v[:], f.y[:]} {
 		for _, x := range s {
 			if x < 0 || x > math.MaxUint32 {
-				return nil, 0, false
+				return nil, 0, 0, false
 			}
 			w = append(w, uint32(x))
 		}
 	}
-	return words(w...), int64(f.batch*f.hq) * int64((f.sq+tq-1)/tq), true
+	return words(w...), int64(f.batch*f.hq) * int64((f.sq+tq-1)/tq) * int64(chunks), chunks, true
+}
+
+// lower makes l flashattn.comp's dispatches for f, reading the inputs
+// that in binds (Q, K, V, the mask, the past keys and values,
+// nonpad_kv_seqlen) and writing output 0: one dispatch, or with
+// flash-decoding the split pass, which writes the chunks' partial results
+// to the launch's scratch, and the dispatch that combines them (then, in
+// the same command buffer after a barrier: the scratch orders them). ok
+// is false where the tiles do not fit the device (flashTiles).
+func (f *flashGeom) lower(c caps, l *launch, in []slot) bool {
+	push, groups, chunks, ok := f.params(c)
+	if !ok {
+		return false
+	}
+	// Binding 8 holds the chunks' partial results; a single pass never
+	// touches it and binds Y there.
+	y := slot{true, 0}
+	l.shader, l.op, l.push, l.groups, l.scratch = "flashattn", 0, push, groups, 0
+	l.bindings = append(slices.Clone(in[:7]), y, y)
+	if chunks == 1 {
+		return true
+	}
+	rows := int64(f.batch * f.hq * f.sq)
+	l.op, l.bindings[8], l.scratch = flashSplit, slot{true, scratchSlot}, uint64(4*rows*int64(chunks)*int64(f.vdim+2))
+	none := slot{false, 0}
+	l.then = append([]*launch{{shader: "flashattn", op: flashCombine, push: push, elems: l.elems,
+		groups:   (rows*int64(f.vdim) + flashWG - 1) / flashWG,
+		bindings: []slot{none, none, none, none, none, none, none, y, {false, scratchSlot}}}}, l.then...)
+	return true
 }
 
 // batchAxis is an axis of batch entries common to the four operands of a
@@ -244,10 +324,10 @@ func lowerSDPA(q *query) (*launch, bool) {
 		k: [5]int64{offset(1), bs[0].stride[1], bs[1].stride[1], cs[1], rs[1]},
 		v: [4]int64{offset(2), bs[0].stride[2], bs[1].stride[2], rs[2]},
 		y: [3]int64{bs[0].stride[3], bs[1].stride[3], rs[3]}}
-	push, groups, ok := f.params(q.caps)
-	if !ok {
+	l := &launch{elems: graph.NumElements(ys), outShapes: [][]int64{ys}}
+	none := slot{false, 0}
+	if !f.lower(q.caps, l, []slot{{false, 0}, {false, 1}, {false, 2}, none, none, none, none}) {
 		return nil, false
 	}
-	return &launch{shader: "flashattn", push: push, groups: groups, elems: graph.NumElements(ys), outShapes: [][]int64{ys},
-		bindings: []slot{{false, 0}, {false, 1}, {false, 2}, {false, 0}, {false, 0}, {false, 0}, {false, 0}, {true, 0}}}, true
+	return l, true
 }

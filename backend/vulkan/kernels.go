@@ -195,10 +195,13 @@ type caps struct {
 	subgroupRows bool
 	rowWorkgroup int64
 	// rowAttention forces attention.comp for Attention (see
-	// Schedule.Attention); sharedMem is the device's
+	// Schedule.Attention); splitAttention lets flashattn.comp split the
+	// keys of few query rows over workgroups (flash-decoding, see
+	// flashGeom.params); sharedMem is the device's
 	// maxComputeSharedMemorySize, which flashattn.comp must fit.
-	rowAttention bool
-	sharedMem    int64
+	rowAttention   bool
+	splitAttention bool
+	sharedMem      int64
 }
 
 // query is what lowering knows of a node.

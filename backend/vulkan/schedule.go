@@ -39,10 +39,14 @@ type Schedule struct {
 	Rows string
 	// Attention is the kernel of Attention: "flash" (flashattn.comp, a
 	// tile of query rows a workgroup, online softmax, no scores in
-	// memory) or "rows" (attention.comp, a query row a workgroup, its
-	// scores in scratch), see AttentionSchedules; "" takes flash
-	// wherever it is exact (lowerAttention). ScaledDotProductAttention
-	// has flashattn.comp alone.
+	// memory), "rows" (attention.comp, a query row a workgroup, its
+	// scores in scratch) or "split" (flash, and flash-decoding: the keys
+	// of few query rows split over workgroups and the chunks combined
+	// by a second dispatch, which a decode step of Attention takes
+	// too), see AttentionSchedules; "" takes flash wherever it is exact
+	// (lowerAttention), with flash-decoding on GPUs (not on CPU
+	// implementations such as lavapipe). ScaledDotProductAttention has
+	// flashattn.comp alone, split or not.
 	Attention string
 }
 
@@ -71,11 +75,12 @@ var rowKernels = []struct {
 }{{"subgroup", true}, {"tree", false}}
 
 // attentionKernels are the kernels of Attention by name: whether each is
-// flashattn.comp.
+// flashattn.comp, and whether it splits the keys of few query rows
+// (flash-decoding).
 var attentionKernels = []struct {
-	name  string
-	flash bool
-}{{"flash", true}, {"rows", false}}
+	name         string
+	flash, split bool
+}{{"flash", true, false}, {"rows", false, false}, {"split", true, true}}
 
 // AttentionSchedules names the kernels of Attention (Schedule.Attention).
 func AttentionSchedules() []string {
@@ -109,7 +114,8 @@ func MatMulSchedules() []string {
 // (MatMulSchedules), each Conv kernel (ConvSchedules), convgemm.comp
 // without split-K and with three splits, and the row kernels'
 // shared-memory tree (their subgroup reduction is the default where a
-// device has it) and Attention's row kernel (flash is the default). Tests run their cases under each on a device that would
+// device has it), Attention's row kernel (flash is the default) and
+// flash-decoding (the default on GPUs only). Tests run their cases under each on a device that would
 // pick only some of them itself.
 func ForcedSchedules() []Schedule {
 	var out []Schedule
@@ -119,7 +125,7 @@ func ForcedSchedules() []Schedule {
 	for _, c := range ConvSchedules() {
 		out = append(out, Schedule{Conv: c})
 	}
-	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3}, Schedule{Rows: "tree"}, Schedule{Attention: "rows"})
+	return append(out, Schedule{Conv: "gemm", ConvSplits: 1}, Schedule{Conv: "gemm", ConvSplits: 3}, Schedule{Rows: "tree"}, Schedule{Attention: "rows"}, Schedule{Attention: "split"})
 }
 
 // String names the schedules s forces, "device" for none.
@@ -196,13 +202,13 @@ func (s Schedule) apply(d *Device) error {
 		}
 		d.subgroupRows = rowKernels[i].subgroup
 	}
-	d.rowAttention = false
+	d.rowAttention, d.splitAttention = false, gpu
 	if s.Attention != "" {
 		i := slices.Index(AttentionSchedules(), s.Attention)
 		if i < 0 {
 			return fmt.Errorf("vulkan: no attention schedule %q (want one of %q)", s.Attention, AttentionSchedules())
 		}
-		d.rowAttention = !attentionKernels[i].flash
+		d.rowAttention, d.splitAttention = !attentionKernels[i].flash, attentionKernels[i].split
 	}
 	return nil
 }

@@ -120,10 +120,16 @@ func lowerAttention(q *query) (*launch, bool) {
 	// (qk_matmul_output: flashattn.comp never holds a whole row of them),
 	// where a head is wider than flashattn.comp's arrays or the device's
 	// shared memory is smaller than they are, where a Schedule forces it,
-	// and for one query row (a decode step), where its 256 invocations a
-	// row beat flashattn.comp's 64 (lavapipe, 1 query against 2048 keys
-	// in 8 heads of 64: 34.5 against 49.1 ms; see GPU.md).
-	if !wanted(3) && !q.rowAttention && g.QLen > 1 {
+	// and for one query row (a decode step) unless flashattn.comp splits
+	// its keys (flash-decoding, on GPUs: see flashGeom.params). Unsplit,
+	// the row kernel's 256 invocations a row beat flashattn.comp's 64
+	// (lavapipe, 1 query against 2048 keys in 8 heads of 64: 34.5
+	// against 49.1 ms; see GPU.md), and both make batch·heads
+	// workgroups; split, flashattn.comp makes up to flashWanted, which a
+	// GPU needs to stream a long cache through all its compute units. On
+	// lavapipe the split is slower than either (TestAttentionTiming), so
+	// CPU implementations do not split and keep the row kernel here.
+	if !wanted(3) && !q.rowAttention {
 		// Q, K, V and Y: [batch, heads, seq, size], or [batch, seq,
 		// heads·size] in 3-D.
 		layout := func(heads, seq, size int) [4]int64 {
@@ -139,8 +145,8 @@ func lowerAttention(q *query) (*launch, bool) {
 		k, y := layout(g.KVHeads, g.KVLen, g.HeadSize), layout(g.QHeads, g.QLen, g.VHeadSize)
 		f.k = [5]int64{k[0], k[1], k[2], k[3], 1}
 		f.y = [3]int64{y[1], y[2], y[3]}
-		if push, groups, ok := f.params(q.caps); ok {
-			main.shader, main.scratch, main.bindings, main.push, main.groups = "flashattn", 0, bindings[:8], push, groups
+		if _, _, chunks, ok := f.params(q.caps); ok && (g.QLen > 1 || chunks > 1) {
+			f.lower(q.caps, main, bindings[:7])
 		}
 	}
 	// The present caches: OP 1 copies past (binding 4) and the new keys or
