@@ -26,13 +26,7 @@ func TestFlashAttention(t *testing.T) {
 	base := openTest(t)
 	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.Float16} {
 		t.Run(mode.String(), func(t *testing.T) {
-			if mode == kerneltest.Float16 && !base.half.storage {
-				testenv.Skip(t, base.Decline(planner.Query{Inputs: []*graph.Type{graph.TensorType(graph.Float16, graph.ShapeOf(1))}}))
-			}
-			declines := "vulkan"
-			if mode == kerneltest.Float16 {
-				declines = "vulkan-float16"
-			}
+			declines := modeDeclines(t, base, mode)
 			flash := 0
 			only := func(c kerneltest.Case) bool {
 				switch c.Node.OpType {
@@ -72,6 +66,63 @@ func TestFlashAttention(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFlashDecoding runs the Attention and ScaledDotProductAttention
+// cases of the kernel-test table that flash-decoding splits, on the
+// default device with the "split" schedule (a GPU's own choice, which
+// lavapipe does not make), in fp32 and in the Float16 mode, and checks
+// that they are the table's flash-decoding cases at least: each lowered
+// to flashattn.comp's split pass and its combining dispatch.
+func TestFlashDecoding(t *testing.T) {
+	base := openTest(t)
+	d, err := Open("vulkan", WithSchedule(Schedule{Attention: "split"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.Float16} {
+		t.Run(mode.String(), func(t *testing.T) {
+			declines := modeDeclines(t, base, mode)
+			split := 0
+			only := func(c kerneltest.Case) bool {
+				if c.Node.OpType != "Attention" && c.Node.OpType != "ScaledDotProductAttention" {
+					return false
+				}
+				l, ok := lower(c.Query(), d.caps())
+				if !ok || l.op != flashSplit {
+					return false
+				}
+				if !strings.HasPrefix(l.shader, "flashattn") || len(l.then) == 0 || l.then[0].op != flashCombine || l.scratch == 0 {
+					t.Errorf("%v: split pass without its combining dispatch", c)
+				}
+				split++
+				return true
+			}
+			kerneltest.Suite{Device: d, Mode: mode, Declines: declines, Only: only}.Run(t)
+			// The table's flash-decoding cases: 18 of Attention, 2 of
+			// ScaledDotProductAttention.
+			if split < 20 {
+				t.Errorf("%d cases split, want the table's 20 at least", split)
+			}
+		})
+	}
+}
+
+// modeDeclines returns the declines list of base's device in mode,
+// skipping t in the Float16 mode where the device has no 16-bit storage.
+func modeDeclines(t *testing.T, base *Device, mode kerneltest.Mode) string {
+	if mode != kerneltest.Float16 {
+		return "vulkan"
+	}
+	if !base.half.storage {
+		testenv.Skip(t, base.Decline(planner.Query{Inputs: []*graph.Type{graph.TensorType(graph.Float16, graph.ShapeOf(1))}}))
+	}
+	return "vulkan-float16"
 }
 
 // TestAttentionTiming times Attention on flashattn.comp and on

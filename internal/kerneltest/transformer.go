@@ -48,6 +48,12 @@ func flashKeyTile(dim int64) int64 { return min(64, 4096/(dim+1)) }
 // one query row (its flashDirectKeys), which read K and V unstaged.
 const flashDirectTile = 256
 
+// flashChunk mirrors the keys of a chunk of flashattn.comp's
+// flash-decoding over key tiles of tk (its flashChunks) while the keys
+// are at most flashWanted/(batch·heads) chunks: 256 keys rounded up to
+// whole tiles.
+func flashChunk(tk int64) int64 { return (256 + tk - 1) / tk * tk }
+
 // flashAttentionCases are Attention cases at the sizes that cross every
 // tile edge of a tiled kernel (query tiles of up to 16 rows, key tiles of
 // flashKeyTile keys, flashDirectTile for one query row): query lengths
@@ -55,7 +61,8 @@ const flashDirectTile = 256
 // over, with and without past keys, head sizes 8, 64, 80 and 128; then grouped-query heads, is_causal with
 // more and fewer queries than keys, 3-D inputs, float and bool masks
 // broadcast along each axis (and shorter than the keys), rows whose every
-// key is masked, softcap, nonpad_kv_seqlen and the present caches.
+// key is masked, softcap, nonpad_kv_seqlen and the present caches; then
+// flash-decoding's cases (see flashChunk).
 func flashAttentionCases(r *rand.Rand) []Case {
 	var cs []Case
 	// attention returns a case of a [b, heads, s, dim] layout (3-D when
@@ -141,22 +148,26 @@ func flashAttentionCases(r *rand.Rand) []Case {
 	add(spec{b: 2, hq: 4, hkv: 2, sq: 17, skv: 70, dim: 80, vdim: 64, threeD: true, attrs: causal})
 	add(spec{b: 1, hq: 6, hkv: 2, sq: 40, skv: 9, dim: 64, vdim: 64, attrs: causal})
 	add(spec{b: 1, hq: 4, hkv: 1, sq: 33, skv: 33, past: 20, dim: 8, vdim: 8, attrs: causal})
-	// Masks broadcast along each axis of [batch, heads, queries, keys],
-	// shorter than the keys, with rows and keys wholly masked.
-	const b, hq, sq, total = 2, 3, 18, 70
-	for _, m := range [][]int64{{sq, total}, {b, 1, 1, total}, {1, hq, 1, total}, {b, hq, sq, total}, {1, 1, sq, 40}, {total}} {
-		fm := RandFloats(r, m, -2, 2)
-		bm := graph.NewTensor(graph.Bool, m)
+	// masks returns a float and a bool mask of shape m: every fifth row
+	// wholly masked, and some keys in each row.
+	masks := func(m []int64) (fm, bm *graph.Tensor) {
+		fm, bm = RandFloats(r, m, -2, 2), graph.NewTensor(graph.Bool, m)
 		mf, mb := graph.View[float32](fm), bm.Data
 		keys := m[len(m)-1]
 		for i := range mf {
-			// Every fifth row wholly masked, and some keys in each row.
 			if int64(i)/keys%5 == 3 || i*7%11 == 0 {
 				mf[i] = float32(math.Inf(-1))
 			} else {
 				mb[i] = 1
 			}
 		}
+		return fm, bm
+	}
+	// Masks broadcast along each axis of [batch, heads, queries, keys],
+	// shorter than the keys, with rows and keys wholly masked.
+	const b, hq, sq, total = 2, 3, 18, 70
+	for _, m := range [][]int64{{sq, total}, {b, 1, 1, total}, {1, hq, 1, total}, {b, hq, sq, total}, {1, 1, sq, 40}, {total}} {
+		fm, bm := masks(m)
 		add(spec{b: b, hq: hq, hkv: 1, sq: sq, skv: total, dim: 64, vdim: 64, mask: fm})
 		add(spec{b: b, hq: hq, hkv: 3, sq: sq, skv: total - 30, past: 30, dim: 80, vdim: 80, mask: bm, attrs: causal})
 	}
@@ -165,6 +176,34 @@ func flashAttentionCases(r *rand.Rand) []Case {
 	// nonpad_kv_seqlen: a full row, a short one and an empty one.
 	add(spec{b: 3, hq: 2, hkv: 2, sq: 4, skv: 70, dim: 64, vdim: 64, nonpad: []int64{70, 20, 0}, attrs: causal})
 	add(spec{b: 3, hq: 2, hkv: 1, sq: 17, skv: 70, dim: 80, vdim: 80, nonpad: []int64{3, 69, 65}})
+	// Flash-decoding: one query tile per (batch, head) against keys on
+	// each side of two chunks and over many, then with chunks that no
+	// row sees (is_causal with fewer queries than keys, nonpad_kv_seqlen,
+	// a mask shorter than the keys). softmax_precision float keeps the
+	// fp32 softmax, which alone splits, in the Float16 mode.
+	fp32 := IntAttr("softmax_precision", int64(graph.Float))
+	fp32Causal := []*graph.Attribute{fp32, IntAttr("is_causal", 1)}
+	for _, sq := range []int64{1, 3} {
+		c := flashChunk(flashDirectTile)
+		if sq > 1 {
+			c = flashChunk(flashKeyTile(64))
+		}
+		for _, skv := range []int64{2*c - 1, 2 * c, 2*c + 1, 9*c + 4} {
+			add(spec{b: 1, hq: 4, hkv: 2, sq: sq, skv: skv, dim: 64, vdim: 64, attrs: []*graph.Attribute{fp32}})
+		}
+	}
+	add(spec{b: 1, hq: 2, hkv: 2, sq: 16, skv: 2*flashChunk(flashKeyTile(8)) + 1, dim: 8, vdim: 8, attrs: []*graph.Attribute{fp32}})
+	add(spec{b: 1, hq: 2, hkv: 1, sq: 5, skv: 2*flashChunk(flashKeyTile(128)) + 1, dim: 128, vdim: 128, attrs: []*graph.Attribute{fp32}})
+	add(spec{b: 2, hq: 4, hkv: 2, sq: 1, skv: 520, dim: 64, vdim: 48, threeD: true, attrs: []*graph.Attribute{fp32}})
+	add(spec{b: 2, hq: 2, hkv: 1, sq: 1, skv: 1, past: 600, dim: 80, vdim: 72, attrs: fp32Causal, outputs: []string{"y", "pk1", "pv1"}})
+	add(spec{b: 1, hq: 2, hkv: 2, sq: 4, skv: 700, dim: 64, vdim: 64, attrs: fp32Causal})
+	add(spec{b: 3, hq: 2, hkv: 2, sq: 1, skv: 800, dim: 64, vdim: 64, nonpad: []int64{800, 257, 0}, attrs: []*graph.Attribute{fp32}})
+	add(spec{b: 3, hq: 2, hkv: 1, sq: 4, skv: 700, dim: 64, vdim: 64, nonpad: []int64{700, 100, 0}, attrs: fp32Causal})
+	fm, bm := masks([]int64{2, 1, 2, 400})
+	add(spec{b: 2, hq: 2, hkv: 2, sq: 2, skv: 700, dim: 64, vdim: 64, mask: fm, attrs: []*graph.Attribute{fp32}})
+	add(spec{b: 2, hq: 2, hkv: 1, sq: 2, skv: 300, past: 400, dim: 64, vdim: 64, mask: bm, attrs: fp32Causal})
+	add(spec{b: 1, hq: 2, hkv: 2, sq: 1, skv: 600, dim: 64, vdim: 64,
+		attrs: []*graph.Attribute{fp32, FloatAttr("softcap", 1.5), FloatAttr("scale", 0.9)}})
 	return cs
 }
 
@@ -199,6 +238,9 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 		{q: []int64{7, 5}, k: []int64{5, 9}, v: []int64{9, 3}, scale: 1},
 		{q: []int64{2, 40, 128}, k: []int64{2, 128, 2*flashKeyTile(128) + 5}, v: []int64{2, 2*flashKeyTile(128) + 5, 128}, scale: 0.09},
 		{q: []int64{2, 16, 25}, k: []int64{2, 31, 16}, v: []int64{2, 31, 8}, perms: [4][]int64{{0, 2, 1}, {0, 2, 1}, nil, nil}, scale: 0.3},
+		// Flash-decoding: one and three queries against three chunks.
+		{q: []int64{1, 6, 80}, k: []int64{600, 6, 80}, v: []int64{600, 6, 80}, perms: mha, scale: 0.1},
+		{q: []int64{2, 3, 2, 64}, k: []int64{2, 2*flashChunk(tk) + 1, 2, 64}, v: []int64{2, 2*flashChunk(tk) + 1, 2, 64}, perms: hf, scale: 0.125},
 	}
 	var cs []Case
 	for _, s := range specs {
