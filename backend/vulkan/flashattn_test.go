@@ -125,12 +125,13 @@ func modeDeclines(t *testing.T, base *Device, mode kerneltest.Mode) string {
 	return "vulkan-float16"
 }
 
-// TestAttentionTiming times Attention on flashattn.comp and on
-// attention.comp, alternating run by run: the median device time of 11
-// Runs each, from timestamp queries where the device has them. The
-// shapes: Q, K and V of [1, 8, 512, 64], without and with is_causal, and
-// a decode step, one query of [1, 8, 1, 64] against K and V of
-// [1, 8, 2048, 64].
+// TestAttentionTiming times Attention under each of its schedules
+// (flashattn.comp, attention.comp and flash-decoding: "split"),
+// alternating run by run: the median device time of 11 Runs each, from
+// timestamp queries where the device has them. The shapes: Q, K and V of
+// [1, 8, 512, 64], without and with is_causal, decode steps, one query of
+// [1, 8, 1, 64] against K and V of [1, 8, 2048, 64], [1, 8, 8192, 64]
+// and [1, 8, 32768, 64], and 4 queries against [1, 8, 8192, 64].
 func TestAttentionTiming(t *testing.T) {
 	testenv.SkipUnlessEnv(t, "ONNXVK_ATTN_TIMING", "times the Attention kernels")
 	const runs = 11
@@ -138,7 +139,9 @@ func TestAttentionTiming(t *testing.T) {
 	for _, tc := range []struct {
 		q, kv  []int64
 		causal int64
-	}{{[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 0}, {[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 1}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 2048, 64}, 0}} {
+	}{{[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 0}, {[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 1},
+		{[]int64{1, 8, 1, 64}, []int64{1, 8, 2048, 64}, 0}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 8192, 64}, 0},
+		{[]int64{1, 8, 4, 64}, []int64{1, 8, 8192, 64}, 0}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 32768, 64}, 0}} {
 		n := kerneltest.Node("Attention", []string{"q", "k", "v"}, kerneltest.IntAttr("is_causal", tc.causal))
 		g := graph.NewGraph("attention")
 		for i, name := range n.Inputs {
@@ -166,7 +169,7 @@ func TestAttentionTiming(t *testing.T) {
 		for k, kernel := range AttentionSchedules() {
 			line += fmt.Sprintf("  %s %.2f ms", kernel, float64(med[k])/1e6)
 		}
-		t.Logf("%s; rows/flash %.2f", line, float64(med[1])/float64(med[0]))
+		t.Logf("%s; rows/flash %.2f, rows/split %.2f", line, float64(med[1])/float64(med[0]), float64(med[1])/float64(med[2]))
 	}
 }
 
