@@ -48,12 +48,12 @@ const (
 // flashChunks returns the key tiles per chunk of flash-decoding for items
 // workgroups of one query tile per (batch, head) with tiles of tk keys
 // over total keys, and the number of chunks; 0 and 1 where the keys stay
-// whole. It splits when the workgroups are too few to fill a GPU
-// (flashWanted) and the keys make at least two chunks of
-// flashChunkKeys (rounded up to whole tiles): into about
-// flashWanted/items chunks, fewer where they would be shorter than that.
+// whole (also for no items, an empty batch). It splits when the
+// workgroups are too few to fill a GPU (flashWanted) and the keys make at
+// least two chunks of flashChunkKeys (rounded up to whole tiles): into
+// about flashWanted/items chunks, fewer where they would be shorter.
 func flashChunks(items, total, tk int) (per, chunks int) {
-	if items >= flashWanted {
+	if items < 1 || items >= flashWanted {
 		return 0, 1
 	}
 	want := (flashWanted + items - 1) / items

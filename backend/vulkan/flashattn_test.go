@@ -113,6 +113,27 @@ func TestFlashDecoding(t *testing.T) {
 	}
 }
 
+// TestFlashChunks checks flash-decoding's split rule: about flashWanted
+// workgroups, chunks of at least flashChunkKeys keys in whole tiles, at
+// least two of them.
+func TestFlashChunks(t *testing.T) {
+	for _, tc := range []struct{ items, total, tk, per, chunks int }{
+		{8, 2048, 256, 1, 8},       // 256-key chunks: 64 workgroups
+		{8, 8192, 256, 1, 32},      // 32 chunks a head: 256 workgroups
+		{1, 1 << 20, 256, 16, 256}, // 4096-key chunks
+		{4, 2839, 63, 5, 10},       // 315 keys: 5 tiles of 63
+		{2, 256, 256, 0, 1},        // one chunk: no split
+		{2, 257, 256, 1, 2},        // the last chunk one key
+		{256, 1 << 20, 256, 0, 1},  // the heads fill the device
+		{0, 4096, 256, 0, 1},       // no batch
+	} {
+		per, chunks := flashChunks(tc.items, tc.total, tc.tk)
+		if per != tc.per || chunks != tc.chunks {
+			t.Errorf("flashChunks(%d, %d, %d) = %d, %d; want %d, %d", tc.items, tc.total, tc.tk, per, chunks, tc.per, tc.chunks)
+		}
+	}
+}
+
 // modeDeclines returns the declines list of base's device in mode,
 // skipping t in the Float16 mode where the device has no 16-bit storage.
 func modeDeclines(t *testing.T, base *Device, mode kerneltest.Mode) string {
