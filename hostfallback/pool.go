@@ -251,7 +251,7 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 				return
 			}
 			if fast != nil {
-				fast.plane(p, any(xi).([]float32), any(yi).([]float32), func(_, _ int, dst, src []float32, offs []int) { maxRows(dst, src, offs) })
+				fast.plane(p, any(xi).([]float32), any(yi).([]float32), func(_, _ int, dst, src []float32, offs []int) { maxRows(dst, src, offs) }, maxRowsPitch)
 				maxPlane2D(p, xi, yi, lowest, fast.skip0, fast.skip1)
 				return
 			}
@@ -388,7 +388,7 @@ func avgPlane2D(p *poolLayout, x, y []float32, includePad bool) {
 		// whose windows lie wholly in the input along the last axis.
 		f.plane(p, x, y, func(oh, ow int, dst, src []float32, offs []int) {
 			meanRows(dst, src, offs, float32(divisor(oh, ow)))
-		})
+		}, nil)
 	}
 	p.windows2D(skip0, skip1, func(at, start, rn, cn int) {
 		var sum float32

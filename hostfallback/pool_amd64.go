@@ -2,24 +2,35 @@
 
 package hostfallback
 
-// maxRowsAVX2 is maxRowsGo for taps ≥ 1 offsets and n ≥ 1 outputs.
+// maxRowsAVX2 is maxRowsPitch for taps ≥ 1 offsets, n ≥ 1 outputs and
+// rows ≥ 1.
 //
 //go:noescape
-func maxRowsAVX2(dst, src *float32, offs *int, taps, n int)
+func maxRowsAVX2(dst, src *float32, offs *int, taps, n, rows, dstPitch, srcPitch int)
 
 // maxRows sets dst[i] to the maximum of src[offs[t]+i] over the taps t in
 // order, by maxPlane's rule: a tap replaces the running value when it is
 // greater or when the running value is NaN. offs must not be empty, and
 // 0 ≤ offs[t] ≤ len(src)−len(dst) for every t.
 func maxRows(dst, src []float32, offs []int) {
-	if !hasAVX2 || len(dst) == 0 {
-		maxRowsGo(dst, src, offs)
+	maxRowsPitch(dst, src, offs, len(dst), 1, 0, 0)
+}
+
+// maxRowsPitch is maxRows over rows rows of n outputs, dstPitch apart in
+// dst, the taps of each srcPitch on in src from the last's, in one call.
+func maxRowsPitch(dst, src []float32, offs []int, n, rows, dstPitch, srcPitch int) {
+	if n <= 0 || rows <= 0 {
 		return
 	}
-	for _, off := range offs {
-		_ = src[off : off+len(dst)]
+	if !hasAVX2 {
+		maxRowsPitchGo(dst, src, offs, n, rows, dstPitch, srcPitch)
+		return
 	}
-	maxRowsAVX2(&dst[0], &src[0], &offs[0], len(offs), len(dst))
+	_ = dst[(rows-1)*dstPitch : (rows-1)*dstPitch+n]
+	for _, off := range offs {
+		_ = src[off : off+(rows-1)*srcPitch+n]
+	}
+	maxRowsAVX2(&dst[0], &src[0], &offs[0], len(offs), n, rows, dstPitch, srcPitch)
 }
 
 // meanRowsAVX2 is meanRowsGo for taps ≥ 1 offsets and n ≥ 1 outputs.

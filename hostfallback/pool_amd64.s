@@ -3,7 +3,8 @@
 // Vectorised max and average pooling and the float64 sum of
 // GlobalAveragePool (see pool_amd64.go). maxRowsAVX2: dst[i] = the fold over the taps t of
 // src[offs[t]+i] with best = v where v > best or best is NaN, 32 outputs
-// at a time, then 8, then a masked vector for the rest. VMAXPS v, best (Intel order) gives v > best ? v : best, best when
+// at a time, then 8, then a masked vector for the rest; then the same for
+// each further row, dstPitch and srcPitch on. VMAXPS v, best (Intel order) gives v > best ? v : best, best when
 // either is NaN; VBLENDVPS then takes v where best is NaN. AVX2.
 
 #include "textflag.h"
@@ -33,13 +34,21 @@ GLOBL maxMask<>(SB), RODATA|NOPTR, $64
 	VCMPPS $3, best, best, t2 \
 	VBLENDVPS t2, v, t1, best
 
-// func maxRowsAVX2(dst, src *float32, offs *int, taps, n int)
-TEXT ·maxRowsAVX2(SB), NOSPLIT, $0-40
+// func maxRowsAVX2(dst, src *float32, offs *int, taps, n, rows, dstPitch, srcPitch int)
+TEXT ·maxRowsAVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ offs+16(FP), BX
 	MOVQ taps+24(FP), R8
 	MOVQ n+32(FP), CX
+	MOVQ rows+40(FP), R11
+	MOVQ dstPitch+48(FP), R12
+	SHLQ $2, R12
+	MOVQ srcPitch+56(FP), R13
+	SHLQ $2, R13
+	// R14 and DX: the row's first output and input.
+	MOVQ DI, R14
+	MOVQ SI, DX
 
 wide:
 	CMPQ CX, $32
@@ -123,6 +132,16 @@ partialstore:
 	VMASKMOVPS Y0, Y15, (DI)
 
 done:
+	DECQ R11
+	JZ last
+	ADDQ R12, R14
+	ADDQ R13, DX
+	MOVQ R14, DI
+	MOVQ DX, SI
+	MOVQ n+32(FP), CX
+	JMP wide
+
+last:
 	VZEROUPPER
 	RET
 

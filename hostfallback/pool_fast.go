@@ -92,9 +92,13 @@ func (f *poolFast) taps(p *poolLayout, ow, cn int) []int {
 // windows, with the row's interior outputs (dst, from output column ow),
 // the source its taps read at offs (rn·kernel[1] of them, rn the
 // window's input rows) plus the output's index among dst's, then once for
-// each edge column (dst its one output, rn·cn taps). maxPlane2D or
-// avgPlane2D with the skip range [skip0, skip1) writes the rest.
-func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh, ow int, dst, src []float32, offs []int)) {
+// each edge column (dst its one output, rn·cn taps). Where rows is not
+// nil, it takes the interior outputs of each run of rows whose windows
+// all lie in the input (so stride rows apart) in one call instead: n outputs
+// of each of the rows, dstPitch apart in dst, their taps srcPitch apart
+// in src. maxPlane2D or avgPlane2D with the skip range [skip0, skip1)
+// writes the rest.
+func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh, ow int, dst, src []float32, offs []int), rows func(dst, src []float32, offs []int, n, rows, dstPitch, srcPitch int)) {
 	src := x
 	if f.sw > 1 {
 		buf := gemmBuf(f.sw * f.sub)
@@ -102,17 +106,31 @@ func (f *poolFast) plane(p *poolLayout, x, y []float32, row func(oh, ow int, dst
 		src = *buf
 		poolSplit(x, src, p.in[0], p.in[1], f.sw, f.wq, f.sub)
 	}
-	OW, kw := p.out[1], p.kernel[1]
-	for oh := range p.out[0] {
+	OH, OW, kh, kw, sh := p.out[0], p.out[1], p.kernel[0], p.kernel[1], p.stride[0]
+	for oh := 0; oh < OH; oh++ {
 		rn := p.count[0][oh]
 		if rn == 0 {
 			continue
 		}
-		in := src[p.first[0][oh]*f.wq:]
-		row(oh, f.c0, y[oh*OW+f.c0:oh*OW+f.c1], in, f.offs[:rn*kw])
-		for _, e := range f.edges {
-			row(oh, e.ow, y[oh*OW+e.ow:oh*OW+e.ow+1], in, e.offs[:rn*e.cn])
+		first := p.first[0][oh]
+		n := 1
+		if rows != nil && rn == kh {
+			// Whole windows start where their row's does (the stride
+			// apart), no tap cut off.
+			for oh+n < OH && p.count[0][oh+n] == kh {
+				n++
+			}
+			rows(y[oh*OW+f.c0:], src[first*f.wq:], f.offs[:rn*kw], f.c1-f.c0, n, OW, sh*f.wq)
+		} else {
+			row(oh, f.c0, y[oh*OW+f.c0:oh*OW+f.c1], src[first*f.wq:], f.offs[:rn*kw])
 		}
+		for r := oh; r < oh+n; r++ {
+			in := src[p.first[0][r]*f.wq:]
+			for _, e := range f.edges {
+				row(r, e.ow, y[r*OW+e.ow:r*OW+e.ow+1], in, e.offs[:rn*e.cn])
+			}
+		}
+		oh += n - 1
 	}
 }
 
@@ -147,6 +165,13 @@ func poolSplit(x, buf []float32, H, W, sw, wq, sub int) {
 				ph, q = 0, q+1
 			}
 		}
+	}
+}
+
+// maxRowsPitchGo is the portable maxRowsPitch.
+func maxRowsPitchGo(dst, src []float32, offs []int, n, rows, dstPitch, srcPitch int) {
+	for r := range rows {
+		maxRowsGo(dst[r*dstPitch:r*dstPitch+n], src[r*srcPitch:], offs)
 	}
 }
 
