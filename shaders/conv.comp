@@ -85,6 +85,8 @@ layout(push_constant) uniform Params {
     float beta;
 } p;
 
+#include "epilogue.glsl"
+
 void transposed() {
     uint ks = p.k[0] * p.k[1] * p.k[2];
     uint isz = p.idim[0] * p.idim[1] * p.idim[2];
@@ -188,15 +190,8 @@ void direct() {
             }
         }
         for (int i = 0; i < MB && m0 + uint(i) < p.mg; i++) {
-            uint mi = g * p.mg + m0 + uint(i);
-            float b = (p.flags & 1u) != 0u ? float(bias[mi]) : 0.0;
             for (uint j = 0u; j < 4u && q0 + j * p.pw < p.cols; j++) {
-                uint at = yi[j] + (m0 + uint(i)) * p.s;
-                float v = acc[i][j] + b;
-                if ((p.flags & 2u) != 0u) {
-                    v += float(sum[at]);
-                }
-                y[at] = DATA(act(ACT, v, p.alpha, p.beta));
+                epilogue(yi[j] + (m0 + uint(i)) * p.s, g * p.mg + m0 + uint(i), acc[i][j]);
             }
         }
     }

@@ -105,17 +105,7 @@ layout(push_constant) uniform Params {
 shared vec4 As[KS][TM / 4u + 1u];
 shared vec4 Bs[KS][TN / 4u];
 
-// epilogue adds the bias of channel mi and the Sum at output index at to
-// v, applies the activation and stores it.
-void epilogue(uint at, uint mi, float v) {
-    if ((p.flags & 1u) != 0u) {
-        v += float(bias[mi]);
-    }
-    if ((p.flags & 2u) != 0u) {
-        v += float(sum[at]);
-    }
-    y[at] = DATA(act(ACT, v, p.alpha, p.beta));
-}
+#include "epilogue.glsl"
 
 void reduce() {
     uint total = p.cols * p.m;
