@@ -15,8 +15,8 @@
 // implementations such as lavapipe). The bounds of each tap are checked
 // once per tap and reused over the group's input channels. On GPUs,
 // convgemm.comp takes Conv and FusedConv instead, but for groups of fewer
-// than 16 output channels (depthwise ones): this is the schedule of CPU
-// implementations, of narrow groups and of ConvTranspose.
+// than 16 output channels, and dwconv.comp depthwise ones: this is the
+// schedule of CPU implementations, of narrow groups and of ConvTranspose.
 //
 // ConvTranspose (TRANSPOSED set, W [C, mg, k...]) gathers instead: one
 // invocation computes one output element, summing over the taps whose

@@ -42,6 +42,9 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o copy_f16.spv copy.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o cumsum.spv cumsum.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o cumsum_f16.spv cumsum.comp
+//go:generate glslc --target-env=vulkan1.1 -O -o dwconv.spv dwconv.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -o dwconv_f16.spv dwconv.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o dwconv_f16w.spv dwconv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o dynquant.spv dynquant.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o flashattn.spv flashattn.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o flashattn_f16.spv flashattn.comp

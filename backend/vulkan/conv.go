@@ -105,7 +105,11 @@ func (w *window) words() []uint32 {
 // lowerConv lowers Conv and FusedConv on float32 X [N, C, D...] and W
 // [M, C/group, k...] with one to three spatial axes and an optional bias
 // B [M], W and B constant or not. FusedConv adds its optional Sum (input
-// 3) and applies its activation in the store.
+// 3) and applies its activation in the store. A depthwise convolution
+// (one input channel per group) over one or two axes runs dwconv.comp
+// where its tile fits shared memory, other convolutions on GPUs
+// convgemm.comp when their groups have at least convGemmMinRows output
+// channels, the rest conv.comp (see Schedule.Conv).
 func lowerConv(q *query) (*launch, bool) {
 	n, shapes := q.n, q.shapes
 	maxIn := 3
@@ -150,6 +154,11 @@ func lowerConv(q *query) (*launch, bool) {
 	size := graph.NumElements(out[2:])
 	cols := x[0] * size
 	mg := m / group
+	if q.depthwiseConv && c == group && r <= 2 {
+		if l, ok := dwConv(q.caps, w, out, mg, act, alpha, beta, bindings, flags); ok {
+			return l, true
+		}
+	}
 	if q.tiledConv && mg >= convGemmMinRows {
 		return convGemm(q.caps, w, x, wt, out, group, act, alpha, beta, bindings, flags)
 	}
@@ -292,6 +301,62 @@ func convTile(mg, cols, mb int64) int64 {
 		}
 	}
 	return best
+}
+
+// dwShared is the floats of dwconv.comp's shared array (its SHARED: 16
+// KiB, which every Vulkan device has), dwOuts the most outputs one of its
+// invocations computes (its OUTS, the fewest that cover the tile, is in
+// bits 8-10 of OP), dwMaxWidth the most columns of its tile.
+const (
+	dwShared   = 4096
+	dwOuts     = 4
+	dwMaxWidth = 64
+)
+
+// dwConv returns the dispatch of dwconv.comp for a depthwise convolution
+// (mg output channels per input channel) of output shape out over the
+// window w's last two axes, which lowerConv has checked; ok is false
+// when the device's shared memory is smaller than dwconv.comp's or one
+// output's taps and input patch do not fit it.
+func dwConv(c caps, w *window, out []int64, mg int64, act int32, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
+	th, tw, ok := dwTile(w)
+	if !ok || c.sharedMem < 4*dwShared {
+		return nil, false
+	}
+	ty, tx := (w.out[1]+th-1)/th, (w.out[2]+tw-1)/tw
+	images, m := out[0], out[1]
+	vals := []uint32{uint32(m), uint32(mg), uint32(images), uint32(th), uint32(tw), uint32(ty), uint32(tx)}
+	vals = append(vals, w.words()...)
+	vals = append(vals, flags, math.Float32bits(alpha), math.Float32bits(beta))
+	return &launch{shader: "dwconv", op: act | int32((th*tw+workgroupSize-1)/workgroupSize)<<8, bindings: bindings, push: words(vals...),
+		elems: graph.NumElements(out), outShapes: [][]int64{out}, groups: images * m * ty * tx}, true
+}
+
+// dwTile returns dwconv.comp's tile for the output of window w's last two
+// axes, th rows by tw columns: at most dwMaxWidth columns and
+// dwOuts·workgroupSize outputs, the output split into tiles of even
+// sizes, then halved (rows first) until the kernel's taps and the input
+// patch the tile reads fit dwShared floats; ok is false when one output's
+// do not.
+func dwTile(w *window) (th, tw int64, ok bool) {
+	even := func(n, most int64) int64 {
+		parts := (n + most - 1) / most
+		return (n + parts - 1) / parts
+	}
+	tw = even(w.out[2], dwMaxWidth)
+	th = even(w.out[1], dwOuts*workgroupSize/tw)
+	span := func(t int64, d int) int64 { return (t-1)*w.stride[d] + (w.kernel[d]-1)*w.dil[d] + 1 }
+	for w.kernel[1]*w.kernel[2]+span(th, 1)*span(tw, 2) > dwShared {
+		switch {
+		case th > 1:
+			th = (th + 1) / 2
+		case tw > 1:
+			tw = (tw + 1) / 2
+		default:
+			return 0, 0, false
+		}
+	}
+	return th, tw, true
 }
 
 // convTransposed is conv.comp's TRANSPOSED bit of OP, with MB 1.

@@ -16,13 +16,14 @@ import (
 )
 
 // forceConvGemm makes d lower Conv and FusedConv to convgemm.comp, as on
-// a GPU, with splits K splits (0: convSchedule's choice), until the test
-// ends.
+// a GPU, with splits K splits (0: convSchedule's choice), and the rest,
+// depthwise convolutions included, to conv.comp (the "gemm" schedule),
+// until the test ends.
 func forceConvGemm(t *testing.T, d *Device, splits int) {
 	t.Helper()
-	tiled, old := d.tiledConv, d.convSplits
-	t.Cleanup(func() { d.tiledConv, d.convSplits = tiled, old })
-	d.tiledConv, d.convSplits = true, splits
+	tiled, old, dw := d.tiledConv, d.convSplits, d.depthwiseConv
+	t.Cleanup(func() { d.tiledConv, d.convSplits, d.depthwiseConv = tiled, old, dw })
+	d.tiledConv, d.convSplits, d.depthwiseConv = true, splits, false
 }
 
 // convGemmCases are convolutions convgemm.comp takes (at least
@@ -296,6 +297,27 @@ func TestConvSchedule(t *testing.T) {
 	}
 }
 
+// convDeviceTime returns the median device time of 20 runs of Conv c
+// with a bias on d, after 3 runs that warm it up.
+func convDeviceTime(t *testing.T, d *Device, c convCase) time.Duration {
+	t.Helper()
+	m, feeds := convModel(c, convTails[0], true, false, rand.New(rand.NewPCG(1, 2)))
+	prog, steps, f := CompileOn(t, d, m)
+	var times []time.Duration
+	for r := range 23 {
+		// A Run releases its input from the frame.
+		f.Values[d.Name()][steps[0].In[0]] = feeds["x"]
+		if err := prog.Run(context.Background(), f); err != nil {
+			t.Fatal(err)
+		}
+		if r >= 3 {
+			times = append(times, prog.(interface{ DeviceTime() time.Duration }).DeviceTime())
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2]
+}
+
 // TestConvTiming times ResNet-50's convolutions at batch 1 (ONNXVK_CONV_TIMING=1
 // runs it; it is meant for GPUs) on the direct kernel, on convgemm.comp
 // without split-K and on convgemm.comp as convSchedule splits it: the
@@ -336,21 +358,7 @@ func TestConvTiming(t *testing.T) {
 		line := fmt.Sprintf("%4d→%-4d %dx%d/%d at %3d² ×%d:", s.cin, s.cout, s.k, s.k, s.stride, s.in, s.count)
 		for i, sc := range schedules {
 			d.tiledConv, d.convSplits = sc.tiled, sc.splits
-			m, feeds := convModel(c, convTails[0], true, false, rand.New(rand.NewPCG(1, 2)))
-			prog, steps, f := CompileOn(t, d, m)
-			var times []time.Duration
-			for r := range 23 {
-				// A Run releases its input from the frame.
-				f.Values[d.Name()][steps[0].In[0]] = feeds["x"]
-				if err := prog.Run(context.Background(), f); err != nil {
-					t.Fatal(err)
-				}
-				if r >= 3 {
-					times = append(times, prog.(interface{ DeviceTime() time.Duration }).DeviceTime())
-				}
-			}
-			slices.Sort(times)
-			med := times[len(times)/2]
+			med := convDeviceTime(t, d, c)
 			totals[i] += med * time.Duration(s.count)
 			line += fmt.Sprintf("  %s %7.1f µs %6.2f TFLOP/s", sc.name, float64(med)/1e3, flop/float64(med)/1e3)
 		}

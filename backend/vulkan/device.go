@@ -55,6 +55,10 @@ type Device struct {
 	// splits (split-K); 0 lets convSchedule choose.
 	tiledConv  bool
 	convSplits int
+	// depthwiseConv selects dwconv.comp for depthwise convolutions
+	// (see lowerConv); set on GPUs like tiledConv unless a Schedule says
+	// otherwise.
+	depthwiseConv bool
 	// subgroupRows selects the SUBGROUP variants of the row kernels (see
 	// Schedule.Rows).
 	subgroupRows bool

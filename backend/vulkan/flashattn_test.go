@@ -76,15 +76,7 @@ func TestFlashAttention(t *testing.T) {
 // to flashattn.comp's split pass and its combining dispatch.
 func TestFlashDecoding(t *testing.T) {
 	base := openTest(t)
-	d, err := Open("vulkan", WithSchedule(Schedule{Attention: "split"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := d.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	d := openTest(t, WithSchedule(Schedule{Attention: "split"}))
 	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.Float16} {
 		t.Run(mode.String(), func(t *testing.T) {
 			declines := modeDeclines(t, base, mode)

@@ -160,6 +160,7 @@ var halfVariants = map[string]struct {
 	"matmul":   {"matmul_f16w", 1},
 	"conv":     {"conv_f16w", 1},
 	"convgemm": {"convgemm_f16w", 1},
+	"dwconv":   {"dwconv_f16w", 1},
 }
 
 // useHalfWeights switches l to its shader's fp16-weight variant when the
@@ -209,7 +210,7 @@ func (l *launch) halfInput(k int) bool { return slices.Contains(l.halfInputs, k)
 // shaders/half.glsl): there the float tensors they bind are float16, and
 // the raw elements they move are 16-bit words.
 var halfShaders = map[string]bool{
-	"unary": true, "binary": true, "clip": true, "matmul": true, "conv": true, "convgemm": true, "pool": true,
+	"unary": true, "binary": true, "clip": true, "matmul": true, "conv": true, "convgemm": true, "dwconv": true, "pool": true,
 	"softmax": true, "layernorm": true, "reduce": true, "batchnorm": true, "argmax": true, "cumsum": true,
 	"resize": true, "rotary": true, "transpose": true, "copy": true, "gather": true, "gatherelements": true,
 	"pad": true, "where": true, "trilu": true, "chain": true, "attention": true, "flashattn": true,

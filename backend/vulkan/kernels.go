@@ -178,6 +178,8 @@ type caps struct {
 	// convSplits, when positive, fixes its K splits (see Device).
 	tiledConv  bool
 	convSplits int
+	// depthwiseConv selects dwconv.comp for depthwise convolutions.
+	depthwiseConv bool
 	// halfWeights selects the fp16-weight shader variants (see WithFP16).
 	halfWeights bool
 	// half16 tells that the device has 16-bit storage enabled: nodes of

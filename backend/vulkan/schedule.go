@@ -8,8 +8,9 @@ import (
 
 // Schedule forces kernel schedules that a device otherwise picks by itself
 // from its type and each node's shapes: GPUs take matmul.comp's tiled and
-// gemv schedules and convgemm.comp, CPU implementations such as lavapipe
-// the blocked schedule and conv.comp. The zero Schedule forces nothing.
+// gemv schedules, convgemm.comp and dwconv.comp, CPU implementations such
+// as lavapipe the blocked schedule and conv.comp. The zero Schedule forces
+// nothing.
 // Tests run every schedule on whatever device they have; timings compare
 // them.
 type Schedule struct {
@@ -21,10 +22,13 @@ type Schedule struct {
 	// columns of y per workgroup of the gemv schedule; 0 lets the shape
 	// decide (gemvColumns).
 	GEMVColumns int64
-	// Conv is the kernel of Conv and FusedConv: "direct" (conv.comp) or
+	// Conv is the kernel of Conv and FusedConv: "direct" (conv.comp),
 	// "gemm" (convgemm.comp, for groups of at least 16 output channels;
-	// narrower ones stay direct), see ConvSchedules, or "" to pick by
-	// device.
+	// narrower ones stay direct) or "depthwise" (dwconv.comp for
+	// depthwise convolutions, the rest direct), see ConvSchedules, or ""
+	// to pick by device (on GPUs dwconv.comp for depthwise convolutions
+	// and convgemm.comp for wide groups, elsewhere conv.comp: on lavapipe
+	// dwconv.comp is slower).
 	Conv string
 	// ConvSplits, when positive, is the number of splits of convgemm.comp's
 	// depth (split-K with more than 1, as far as the depth allows); 0 lets
@@ -60,12 +64,12 @@ var schedules = []struct {
 	s    matmulSchedule
 }{{"blocked", scheduleBlocked}, {"tiled", scheduleTiled}, {"gemv", scheduleGEMV}}
 
-// convKernels are the kernels of Conv by name: whether each is
-// convgemm.comp.
+// convKernels are the kernels of Conv by name: whether each takes
+// convgemm.comp and dwconv.comp where they apply.
 var convKernels = []struct {
-	name string
-	gemm bool
-}{{"direct", false}, {"gemm", true}}
+	name            string
+	gemm, depthwise bool
+}{{"direct", false, false}, {"gemm", true, false}, {"depthwise", false, true}}
 
 // rowKernels are the row kernels' reductions by name: whether each
 // uses subgroup operations.
@@ -168,7 +172,7 @@ func ConvSchedules() []string {
 // the rest.
 func (s Schedule) apply(d *Device) error {
 	gpu := d.info.Type != "cpu"
-	d.tiledMatMul, d.tiledConv = gpu, gpu
+	d.tiledMatMul, d.tiledConv, d.depthwiseConv = gpu, gpu, gpu
 	if s.MatMul != "" {
 		i := slices.Index(MatMulSchedules(), s.MatMul)
 		if i < 0 {
@@ -185,7 +189,7 @@ func (s Schedule) apply(d *Device) error {
 		if i < 0 {
 			return fmt.Errorf("vulkan: no conv schedule %q (want one of %q)", s.Conv, ConvSchedules())
 		}
-		d.tiledConv = convKernels[i].gemm
+		d.tiledConv, d.depthwiseConv = convKernels[i].gemm, convKernels[i].depthwise
 	}
 	if s.ConvSplits < 0 {
 		return fmt.Errorf("vulkan: conv splits %d: want 0 or more", s.ConvSplits)

@@ -17,11 +17,12 @@ import (
 	"github.com/onnxvk/onnxvk/planner"
 )
 
-// openTest opens the default Vulkan device or skips (fails under
-// ONNXVK_REQUIRE_TOOLS) when there is none.
-func openTest(t *testing.T) *Device {
+// openTest opens the default Vulkan device with opts, closed when the
+// test ends, or skips (fails under ONNXVK_REQUIRE_TOOLS) when there is
+// none.
+func openTest(t *testing.T, opts ...OpenOption) *Device {
 	t.Helper()
-	d, err := Open("vulkan")
+	d, err := Open("vulkan", opts...)
 	if errors.Is(err, backend.ErrDeviceUnavailable) {
 		testenv.Skip(t, fmt.Sprintf("no Vulkan device: %v", err))
 	}

@@ -388,7 +388,66 @@ func convDiffCases(op string, r *rand.Rand) []Case {
 			cs = append(cs, Case{n, opset, args})
 		}
 	}
+	return append(cs, depthwiseCases(op, opset, acts, r)...)
+}
+
+// depthwiseShapes are depthwise convolutions (one input channel per
+// group), which Vulkan runs on dwconv.comp: 3x3, 5x5 and 7x7 kernels,
+// strides 1 to 3, dilation 2, asymmetric pads, a channel multiplier of
+// 2, batches of 2, output planes of 1, 7, 13, 17x23, 56x56 (tiles of
+// several rows) and 45x65 (2x2 tiles, the last row and column of tiles
+// one shorter), a tile halved to fit shared memory (5x5 stride 3 over
+// 61x97, the last tile one row shorter), 1-D, and a dilation whose
+// patch does not fit it (conv.comp then).
+var depthwiseShapes = []conv{
+	{[]int64{1, 3, 1, 1}, []int64{3, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 3), IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{1, 4, 7, 7}, []int64{4, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 4), IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{2, 5, 13, 13}, []int64{5, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 5), IntsAttr("strides", 2, 2), IntsAttr("pads", 1, 0, 0, 1)}},
+	{[]int64{1, 3, 17, 23}, []int64{6, 1, 5, 5}, []*graph.Attribute{IntAttr("group", 3), IntsAttr("pads", 2, 2, 2, 2)}},
+	{[]int64{1, 2, 56, 56}, []int64{2, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{1, 2, 45, 65}, []int64{2, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("pads", 1, 1, 1, 1)}},
+	{[]int64{1, 3, 56, 56}, []int64{3, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 3), IntsAttr("strides", 2, 2), IntsAttr("pads", 0, 0, 1, 1)}},
+	{[]int64{1, 2, 23, 17}, []int64{2, 1, 7, 7}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("pads", 3, 3, 3, 3)}},
+	{[]int64{1, 3, 13, 13}, []int64{3, 1, 5, 5}, []*graph.Attribute{IntAttr("group", 3), IntsAttr("dilations", 2, 2), IntsAttr("pads", 4, 3, 4, 5)}},
+	{[]int64{2, 4, 17, 23}, []int64{8, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 4), IntsAttr("dilations", 2, 2), IntsAttr("strides", 2, 2), IntsAttr("pads", 2, 1, 2, 1)}},
+	{[]int64{1, 2, 9, 9}, []int64{2, 1, 7, 7}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("strides", 2, 2), IntsAttr("pads", 3, 2, 3, 2)}},
+	{[]int64{1, 2, 61, 97}, []int64{2, 1, 5, 5}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("strides", 3, 3), IntsAttr("pads", 2, 2, 2, 2)}},
+	{[]int64{2, 3, 40}, []int64{6, 1, 5}, []*graph.Attribute{IntAttr("group", 3), IntsAttr("strides", 2), IntsAttr("pads", 1, 3)}},
+	{[]int64{1, 2, 85, 85}, []int64{2, 1, 3, 3}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("dilations", 40, 40)}},
+}
+
+// depthwiseCases are the cases of op (opset) over depthwiseShapes, with
+// bias or not; FusedConv's take one of acts each in turn, and every
+// second a residual Sum (input 3, with the bias).
+func depthwiseCases(op string, opset int64, acts [][]*graph.Attribute, r *rand.Rand) []Case {
+	var cs []Case
+	for i, c := range depthwiseShapes {
+		n := Node(op, []string{"x", "w", "b"}, append(slices.Clone(c.attrs), acts[i%len(acts)]...)...)
+		konst := i%2 == 0
+		args := []Arg{{T: RandFloats(r, c.x, -1, 1)}, {T: RandFloats(r, c.w, -1, 1), Const: konst}, {T: RandFloats(r, c.w[:1], -1, 1), Const: konst}}
+		switch {
+		case op == "FusedConv" && i%2 == 1:
+			n.Inputs = append(n.Inputs, "s")
+			args = append(args, Arg{T: RandFloats(r, convOut(c), -1, 1)})
+		case i%3 == 2:
+			n.Inputs, args = n.Inputs[:2], args[:2]
+		}
+		cs = append(cs, Case{n, opset, args})
+	}
 	return cs
+}
+
+// convOut returns the output shape of convolution c, its pads explicit.
+func convOut(c conv) []int64 {
+	p := ops.WindowOf(Node("Conv", []string{"x", "w"}, c.attrs...), 11)
+	x, w := c.x, c.w
+	r := len(x) - 2
+	st, dil, pads := p.StridesFor(r), p.DilationsFor(r), p.PadsFor(r)
+	out := []int64{x[0], w[0]}
+	for i := range r {
+		out = append(out, (x[2+i]+pads[i]+pads[r+i]-(w[2+i]-1)*dil[i]-1)/st[i]+1)
+	}
+	return out
 }
 
 // dynamicQuantizeCases are the cases of DynamicQuantizeLinear: ranges on
