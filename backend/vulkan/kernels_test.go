@@ -72,10 +72,10 @@ func newCases(c caps, others ...caps) func(kerneltest.Case) bool {
 // fp32 and in the fp16 weight mode, under each schedule of
 // forcedSchedules, the cases whose dispatches differ from those of the
 // suites before (on lavapipe, which takes the blocked and direct kernels,
-// the tiled and gemv products and convgemm; on a GPU, the blocked and
-// direct ones; in fp16, the products and convolutions of constant
-// weights). A case
-// the device declines must be listed in kerneltest's declines/vulkan.txt.
+// the tiled and gemv products, convgemm and dwconv; on a GPU, the blocked
+// and direct ones; in fp16, the products and convolutions of constant
+// weights). A case the device declines must be listed in kerneltest's
+// declines/vulkan.txt.
 func TestKernels(t *testing.T) {
 	base := openTest(t)
 	t.Run("fp32 device", func(t *testing.T) {
