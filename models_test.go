@@ -86,7 +86,8 @@ const vulkanTorchTolerance = 1e-3
 // variant another device could pick, forced (lavapipe itself picks the
 // blocked MatMul and the direct Conv). resnet18 runs under every forced
 // schedule (its convolutions and its Gemm), the transformer, which has no
-// Conv, under the MatMul ones; the other CNNs would repeat resnet18's
+// Conv, under the MatMul ones, mobilenet_v2 under the depthwise Conv
+// (dwconv.comp, a GPU's choice); the other CNNs would repeat these
 // kernels at several minutes of CI each.
 func vulkanSchedules(name string) []vulkan.Schedule {
 	out := []vulkan.Schedule{{}}
@@ -94,7 +95,7 @@ func vulkanSchedules(name string) []vulkan.Schedule {
 		return out
 	}
 	for _, s := range vulkan.ForcedSchedules() {
-		if name == "resnet18" || name == "transformer" && s.MatMul != "" {
+		if name == "resnet18" || name == "transformer" && s.MatMul != "" || name == "mobilenet_v2" && s.Conv == "depthwise" {
 			out = append(out, s)
 		}
 	}
