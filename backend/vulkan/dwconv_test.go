@@ -18,7 +18,8 @@ import (
 // to dwconv.comp but the two (Conv and FusedConv) whose input patch does
 // not fit its shared memory, which lower to conv.comp, as every one does
 // under the "direct" schedule; and that the device's own schedule
-// lowers them to dwconv.comp on GPUs only.
+// lowers them to dwconv.comp on GPUs only. Every case is lowered and
+// checked; a third of them run outside the long suites.
 func TestDepthwiseConv(t *testing.T) {
 	base := openTest(t)
 	d := openTest(t, WithSchedule(Schedule{Conv: "depthwise"}))
@@ -55,7 +56,7 @@ func TestDepthwiseConv(t *testing.T) {
 				}
 				return true
 			}
-			kerneltest.Suite{Device: d, Mode: mode, Declines: declines, Only: only}.Run(t)
+			kerneltest.Suite{Device: d, Mode: mode, Declines: declines, Only: only, Sample: testenv.NewSampler(3)}.Run(t)
 			if dw < 50 || fallback != 2 {
 				t.Errorf("%d cases on dwconv.comp and %d on conv.comp, want the table's 50 at least and 2", dw, fallback)
 			}

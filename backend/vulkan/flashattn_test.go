@@ -73,7 +73,8 @@ func TestFlashAttention(t *testing.T) {
 // default device with the "split" schedule (a GPU's own choice, which
 // lavapipe does not make), in fp32 and in the Float16 mode, and checks
 // that they are the table's flash-decoding cases at least: each lowered
-// to flashattn.comp's split pass and its combining dispatch.
+// to flashattn.comp's split pass and its combining dispatch. Every case
+// is lowered and checked; a third of them run outside the long suites.
 func TestFlashDecoding(t *testing.T) {
 	base := openTest(t)
 	d := openTest(t, WithSchedule(Schedule{Attention: "split"}))
@@ -95,7 +96,7 @@ func TestFlashDecoding(t *testing.T) {
 				split++
 				return true
 			}
-			kerneltest.Suite{Device: d, Mode: mode, Declines: declines, Only: only}.Run(t)
+			kerneltest.Suite{Device: d, Mode: mode, Declines: declines, Only: only, Sample: testenv.NewSampler(3)}.Run(t)
 			// The table's flash-decoding cases: 18 of Attention, 2 of
 			// ScaledDotProductAttention.
 			if split < 20 {

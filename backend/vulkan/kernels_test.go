@@ -19,12 +19,17 @@ import (
 // without split-K and with three splits (its shape's choice splits the
 // deeper cases of the table); in the long suites also the gemv schedule
 // at each column count (outside them, the table's shapes give it a few).
+// Outside the long suites it leaves out the depthwise Conv kernel and
+// flash-decoding, whose cases TestDepthwiseConv and TestFlashDecoding run.
 func forcedSchedules() []Schedule {
 	out := ForcedSchedules()
-	if testenv.Long() {
-		for cols := int64(1); cols <= 256; cols *= 2 {
-			out = append(out, Schedule{MatMul: "gemv", GEMVColumns: cols})
-		}
+	if !testenv.Long() {
+		return slices.DeleteFunc(out, func(s Schedule) bool {
+			return s == Schedule{Conv: "depthwise"} || s == Schedule{Attention: "split"}
+		})
+	}
+	for cols := int64(1); cols <= 256; cols *= 2 {
+		out = append(out, Schedule{MatMul: "gemv", GEMVColumns: cols})
 	}
 	return out
 }
