@@ -121,6 +121,7 @@ func TestKernels(t *testing.T) {
 			})
 		}
 	}
+	kerneltest.CheckCasesUnchanged(t)
 }
 
 // TestKernelsFloat16 runs the kernel-test suite in the Float16 mode on
@@ -160,6 +161,7 @@ func TestKernelsFloat16(t *testing.T) {
 			})
 		}
 	})
+	kerneltest.CheckCasesUnchanged(t)
 }
 
 // TestKernelTableCoversEveryKernel checks that kerneltest.Table has an

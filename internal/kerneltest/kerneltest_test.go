@@ -14,6 +14,7 @@ import (
 // build tag, the portable Go kernels in place of the assembly ones.
 func TestCPU(t *testing.T) {
 	Suite{Device: hostfallback.NewDevice(nil), Mode: FP32, Declines: "cpu", Sample: testenv.NewSampler(2)}.Run(t)
+	CheckCasesUnchanged(t)
 }
 
 // TestCPUFloat16 runs the table's cases of the nodes the planner's fusion
@@ -25,4 +26,5 @@ func TestCPU(t *testing.T) {
 func TestCPUFloat16(t *testing.T) {
 	fused := func(c Case) bool { return c.Node.Domain == ops.FusedDomain }
 	Suite{Device: hostfallback.NewDevice(nil), Mode: Float16, Declines: "cpu", Only: fused, Sample: testenv.NewSampler(2)}.Run(t)
+	CheckCasesUnchanged(t)
 }

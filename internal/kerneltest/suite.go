@@ -4,8 +4,11 @@ import (
 	"embed"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/backend"
@@ -23,8 +26,28 @@ type Named struct {
 
 // Cases returns the cases of every op of Table, in order, with inputs
 // drawn from a generator seeded by the op's name (the same cases every
-// time) and each node's domain set to its op's.
+// time) and each node's domain set to its op's. The cases are built once
+// a process (drawing their inputs costs a tenth of a second, and a
+// package's tests run the table in many suites): each call returns its
+// own nodes and argument lists, which planning may fill in, over input
+// tensors that every call shares and that nothing may write
+// (CheckCasesUnchanged).
 func Cases() []Named {
+	cs := slices.Clone(built())
+	for i := range cs {
+		n := *cs[i].Node
+		n.Inputs, n.Outputs = slices.Clone(n.Inputs), slices.Clone(n.Outputs)
+		n.Attrs, n.Metadata = maps.Clone(n.Attrs), maps.Clone(n.Metadata)
+		cs[i].Node, cs[i].Args = &n, slices.Clone(cs[i].Args)
+	}
+	return cs
+}
+
+// built returns the cases Cases hands out copies of.
+var built = sync.OnceValue(buildCases)
+
+// buildCases builds the cases of every op of Table.
+func buildCases() []Named {
 	var out []Named
 	taken := map[string]int{}
 	for _, e := range Table {
@@ -41,6 +64,22 @@ func Cases() []Named {
 		}
 	}
 	return out
+}
+
+// CheckCasesUnchanged fails t where the input tensors that Cases shares
+// differ from freshly drawn ones: a device or kernel wrote into one.
+// Suites that run the table call it when they are done.
+func CheckCasesUnchanged(t *testing.T) {
+	t.Helper()
+	fresh := buildCases()
+	for i, c := range built() {
+		for j, a := range c.Args {
+			b := fresh[i].Args[j].T
+			if a.T != nil && (!slices.Equal(a.T.Data, b.Data) || !slices.Equal(a.T.Strings, b.Strings)) {
+				t.Errorf("%s: input %d was written to", c.Name, j)
+			}
+		}
+	}
 }
 
 // Suite runs the table on one device in one mode.
