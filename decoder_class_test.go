@@ -46,7 +46,7 @@ func TestDecoderShapeClasses(t *testing.T) {
 	if testenv.Long() {
 		steps, compareSteps = 200, 50
 	}
-	model, prompt, want := decoderModel(t, steps)
+	model, prompt, want := decoderModel(t, decoderName(), steps)
 	for _, dev := range []string{"cpu", "vulkan"} {
 		t.Run(dev, func(t *testing.T) {
 			// The past length reaches len(prompt)+steps-1: its class
@@ -70,13 +70,13 @@ func TestDecoderShapeClasses(t *testing.T) {
 			changes := 0
 			var worst float64
 			d := newDecoding(t, sess, prompt, dev == "vulkan")
-			defer d.release()
+			defer d.Release()
 			var tokens []int64
 			var moved, submits []int64
 			for step := range steps {
 				var wantLogits []float32
 				if ref != nil && step >= 2 && step < 2+compareSteps {
-					out, err := ref.Run(context.Background(), d.inputs())
+					out, err := ref.Run(context.Background(), d.Inputs())
 					require.NoError(t, err)
 					wantLogits, err = onnxvk.Data[float32](out["logits"])
 					require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestDecoderShapeClasses(t *testing.T) {
 					submits = append(submits, did.Submits)
 				}
 				if wantLogits != nil {
-					got, err := onnxvk.Data[float32](d.logits)
+					got, err := onnxvk.Data[float32](d.Logits)
 					require.NoError(t, err)
 					require.Len(t, got, len(wantLogits))
 					for i := range got {
@@ -125,10 +125,11 @@ func TestDecoderShapeClasses(t *testing.T) {
 			require.LessOrEqual(t, st.Compiled-first.Compiled, int64(2), "plans compiled after the first step: %+v", st)
 			t.Logf("%s: %d steps, plans %+v; device memory %s (%d changes after step %d); RSS %s; largest logit difference from a concrete plan over %d steps: %g",
 				dev, steps, st, strings.Join(mem, ", "), changes, warm, strings.Join(res, ", "), compareSteps, worst)
-			// The cache at the end: 12 tensors of 8 heads, 64 floats per
-			// position, past length len(prompt)+steps-1; the device memory
-			// does not grow with it.
-			cache := int64(12 * 8 * 64 * 4 * (len(prompt) + steps - 1))
+			// The cache at the end: a key and a value tensor per layer,
+			// past length len(prompt)+steps-1; the device memory does not
+			// grow with it.
+			g := geometryOf(t, sess)
+			cache := 2 * g.layers * g.heads * g.headDim * 4 * int64(len(prompt)+steps-1)
 			require.LessOrEqual(t, memLast-memWarm, int64(64<<10), "device memory growth after step %d (%d Vulkan segments), against a cache of %d bytes", warm, segments, cache)
 			require.LessOrEqual(t, resLast, resWarm+resWarm/4, "resident set at step %d and at the end", warm)
 			if dev == "vulkan" {
@@ -139,11 +140,12 @@ func TestDecoderShapeClasses(t *testing.T) {
 				// constants: per layer, the mask's row (P+1 bytes) and
 				// the parameters of its elementwise chains, about 1 KiB
 				// (bounded here at 2 KiB: the point is that the cache,
-				// 24 KiB per past position, does not cross).
+				// 2·layers·heads·headDim floats per past position, does
+				// not cross).
 				for i, n := range moved {
 					p := int64(len(prompt) + i + 2)
 					require.Equal(t, int64(1), submits[i], "submissions of step %d", i+3)
-					require.LessOrEqual(t, n, int64(8+4096+6*(p+1)+12<<10), "step %d (past length %d) moved %d bytes between host and device", i+3, p, n)
+					require.LessOrEqual(t, n, 8+4096+g.layers*(p+1)+12<<10, "step %d (past length %d) moved %d bytes between host and device", i+3, p, n)
 				}
 				t.Logf("per step from the third: %d..%d submissions, %d..%d bytes between host and device", slices.Min(submits), slices.Max(submits), slices.Min(moved), slices.Max(moved))
 			}
@@ -184,10 +186,11 @@ func checkClassPlacement(t *testing.T, sess *onnxvk.Session) int {
 			attention[n.Op]++
 		}
 	}
+	layers := int(geometryOf(t, sess).layers)
 	for _, op := range []string{"Concat", "MatMul", "Mul", "Where", "Softmax"} {
-		require.GreaterOrEqual(t, attention[op], 6, "%s nodes of the layers on Vulkan (on the host: %v)", op, host)
+		require.GreaterOrEqual(t, attention[op], layers, "%s nodes of the layers on Vulkan (on the host: %v)", op, host)
 	}
-	require.GreaterOrEqual(t, attention["Concat"], 12, "KV Concat nodes on Vulkan")
+	require.GreaterOrEqual(t, attention["Concat"], 2*layers, "KV Concat nodes on Vulkan")
 	require.Empty(t, host, "nodes on the host")
 	require.Equal(t, 1, segments, "Vulkan segments")
 	return segments
@@ -208,7 +211,7 @@ func TestDecoderMatchesORT(t *testing.T) {
 	if testenv.Long() {
 		steps = 200
 	}
-	model, prompt, _ := decoderModel(t, steps)
+	model, prompt, _ := decoderModel(t, decoderName(), steps)
 	ids := make([]string, len(prompt))
 	for i, id := range prompt {
 		ids[i] = strconv.FormatInt(id, 10)
@@ -235,15 +238,15 @@ func TestDecoderMatchesORT(t *testing.T) {
 func TestDecoderStepTimes(t *testing.T) {
 	testenv.SkipUnlessEnv(t, "ONNXVK_DECODE_TIMES", "decode step times")
 	const steps = 24
-	model, prompt, _ := decoderModel(t, steps)
+	model, prompt, _ := decoderModel(t, "decoder", steps)
 	for _, dev := range []string{"cpu", "vulkan"} {
 		t.Run(dev, func(t *testing.T) {
 			names := []string{"class", "concrete"}
 			sessions := []*onnxvk.Session{loadDecoder(t, model, dev), loadDecoder(t, model, dev, onnxvk.WithoutShapeClasses())}
-			var runs []*decoding
+			var runs []greedy
 			for _, s := range sessions {
 				d := newDecoding(t, s, prompt, false)
-				defer d.release()
+				defer d.Release()
 				runs = append(runs, d)
 			}
 			wall, cpu := make([][]time.Duration, 2), make([][]time.Duration, 2)

@@ -12,86 +12,32 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/internal/decoding"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/internal/torchmodels"
 )
 
-// decoding is greedy decoding of the exported decoder on a session: the
-// prompt first (with empty caches), then one token per step with the
-// present keys and values fed back as the past ones, kept on the device
-// when keep is set.
-type decoding struct {
-	sess  *onnxvk.Session
-	opts  onnxvk.RunOptions
-	cache []string
-	past  map[string]*onnxvk.Tensor
-	ids   *onnxvk.Tensor
-	// logits are the latest step's.
-	logits *onnxvk.Tensor
-}
+// greedy is greedy decoding (decoding.Greedy) that fails the test on an
+// error.
+type greedy struct{ *decoding.Greedy }
 
-// newDecoding starts decoding prompt on sess.
-func newDecoding(t *testing.T, sess *onnxvk.Session, prompt []int64, keep bool) *decoding {
+// newDecoding starts decoding prompt on sess, the caches kept on the
+// device when keep is set.
+func newDecoding(t *testing.T, sess *onnxvk.Session, prompt []int64, keep bool) greedy {
 	t.Helper()
-	d := &decoding{sess: sess, past: map[string]*onnxvk.Tensor{}}
-	for _, in := range sess.Inputs() {
-		if name, ok := strings.CutPrefix(in.Name, "past."); ok {
-			d.cache = append(d.cache, name)
-		}
-	}
-	if keep {
-		for _, name := range d.cache {
-			d.opts.KeepOnDevice = append(d.opts.KeepOnDevice, "present."+name)
-		}
-	}
-	for _, name := range d.cache {
-		empty, err := onnxvk.NewTensor([]int64{1, 8, 0, 64}, []float32{})
-		require.NoError(t, err)
-		d.past[name] = empty
-	}
-	var err error
-	d.ids, err = onnxvk.NewTensor([]int64{1, int64(len(prompt))}, prompt)
+	g, err := decoding.New(sess, prompt, keep)
 	require.NoError(t, err)
-	return d
+	return greedy{g}
 }
 
 // step runs one step and returns its token and what the session's
 // devices did for it.
-func (d *decoding) step(t *testing.T) (token int64, did onnxvk.Counters) {
+func (d greedy) step(t *testing.T) (token int64, did onnxvk.Counters) {
 	t.Helper()
-	before := d.sess.Counters()
-	out, err := d.sess.RunWith(context.Background(), d.inputs(), d.opts)
-	require.NoError(t, err)
-	did = d.sess.Counters().Sub(before)
-	d.logits = out["logits"]
-	logits, err := onnxvk.Data[float32](out["logits"])
-	require.NoError(t, err)
-	last := logits[len(logits)-1024:]
-	token = int64(slices.Index(last, slices.Max(last)))
-	for _, name := range d.cache {
-		d.past[name].Release()
-		d.past[name] = out["present."+name]
-	}
-	d.ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{token})
+	token, did, _, err := d.Step(context.Background())
 	require.NoError(t, err)
 	return token, did
-}
-
-// inputs are the next step's inputs.
-func (d *decoding) inputs() map[string]*onnxvk.Tensor {
-	in := map[string]*onnxvk.Tensor{"ids": d.ids}
-	for name, v := range d.past {
-		in["past."+name] = v
-	}
-	return in
-}
-
-// release gives back the caches.
-func (d *decoding) release() {
-	for _, v := range d.past {
-		v.Release()
-	}
 }
 
 // generate runs steps steps of decoding prompt on sess (see decoding);
@@ -101,7 +47,7 @@ func (d *decoding) release() {
 func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, keep bool, each func(step int)) (tokens []int64, moved []int64) {
 	t.Helper()
 	d := newDecoding(t, sess, prompt, keep)
-	defer d.release()
+	defer d.Release()
 	for step := range steps {
 		token, did := d.step(t)
 		tokens = append(tokens, token)
@@ -115,14 +61,50 @@ func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, kee
 	return tokens, moved
 }
 
-// decoderModel exports the GPT-2-style decoder (see generate) if needed and
-// returns its file, its prompt and PyTorch's first steps tokens after it.
-func decoderModel(t *testing.T, steps int) (model string, prompt, want []int64) {
+// decoderName is the decoder the tests run: decoder (6 layers of width
+// 512, 8 heads, an 81 MB model) in the long suites, decoder_small (2
+// layers of width 256, 4 heads, 9 MB) otherwise; both have the vocabulary
+// (1024) and head width (64) of GPT-2's smallest kind.
+func decoderName() string {
+	if testenv.Long() {
+		return "decoder"
+	}
+	return "decoder_small"
+}
+
+// decoderGeometry is the shape of a decoder's KV cache.
+type decoderGeometry struct {
+	// layers is the number of blocks, each with a key and a value cache of
+	// heads heads of headDim floats per position.
+	layers, heads, headDim int64
+}
+
+// geometryOf reads the geometry of the decoder sess runs from its past
+// inputs ([1, heads, P, headDim], a key and a value per layer).
+func geometryOf(t *testing.T, sess *onnxvk.Session) decoderGeometry {
+	t.Helper()
+	var g decoderGeometry
+	for _, in := range sess.Inputs() {
+		if strings.HasPrefix(in.Name, "past.") {
+			require.Len(t, in.Shape, 4, in.Name)
+			g.layers++
+			g.heads, g.headDim = in.Shape[1], in.Shape[3]
+		}
+	}
+	require.True(t, g.layers > 0 && g.layers%2 == 0 && g.heads > 0 && g.headDim > 0, "decoder cache inputs: %+v", g)
+	g.layers /= 2
+	return g
+}
+
+// decoderModel exports the named GPT-2-style decoder (see generate) if
+// needed and returns its file, its prompt and PyTorch's first steps tokens
+// after it.
+func decoderModel(t *testing.T, name string, steps int) (model string, prompt, want []int64) {
 	t.Helper()
 	testenv.SkipShort(t, "exports and runs a PyTorch model")
 	cache := torchmodels.Cache(t, ".")
-	torchmodels.Export(t, ".", cache, []string{"decoder"})
-	dir := filepath.Join(cache, "decoder")
+	torchmodels.Export(t, ".", cache, []string{name})
+	dir := filepath.Join(cache, name)
 	p, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
 	require.NoError(t, err)
 	ref, err := npy.ReadFile(filepath.Join(dir, "tokens.npy"))
@@ -148,8 +130,8 @@ func loadDecoder(t *testing.T, model, dev string, opts ...onnxvk.Option) *onnxvk
 }
 
 // TestDecoderGeneration runs greedy generation with the GPT-2-style decoder
-// exported from PyTorch (6 layers, d_model 512, 8 heads, a KV cache of
-// past and present inputs and outputs) on the CPU and on Vulkan with the
+// exported from PyTorch (see decoderName; a KV cache of past and present
+// inputs and outputs) on the CPU and on Vulkan with the
 // cache kept on the GPU, a concrete plan per step there (WithoutShapeClasses;
 // TestDecoderShapeClasses runs the class plans):
 // both give PyTorch's tokens, and a decode step
@@ -161,7 +143,7 @@ func TestDecoderGeneration(t *testing.T) {
 	if testenv.Long() {
 		steps = 200
 	}
-	model, p, want := decoderModel(t, steps)
+	model, p, want := decoderModel(t, decoderName(), steps)
 	got, _ := generate(t, loadDecoder(t, model, "cpu"), p, steps, false, nil)
 	require.Equal(t, want, got, "CPU tokens against PyTorch's")
 

@@ -30,11 +30,11 @@ const torchTolerance = 1e-4
 // the PyTorch comparisons run outside the long suites.
 var defaultTorchModels = []string{"resnet18", "transformer"}
 
-// The models this package's default tests export (squeezenet1_1 for
-// TestShardStagesTorchVulkan), exported in one run of the export script by
-// whichever test needs one first; the long suites' other models are
-// exported as their tests need them.
-var _ = torchmodels.Want(append([]string{"decoder", "transformer_fp16", "transformer_mixed", "transformer_keepio", "squeezenet1_1"}, defaultTorchModels...)...)
+// The models this package's default tests export (decoder_small for the
+// decoder tests, squeezenet1_1 for TestShardStagesTorchVulkan), exported
+// in one run of the export script by whichever test needs one first; the
+// long suites' other models are exported as their tests need them.
+var _ = torchmodels.Want(append([]string{"decoder_small", "transformer_fp16", "transformer_mixed", "transformer_keepio", "squeezenet1_1"}, defaultTorchModels...)...)
 
 // cpuTorchModels returns the models TestTorchModels and
 // TestTorchModelsFromArchive run: resnet18 and the transformer, and in the

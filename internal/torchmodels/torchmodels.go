@@ -53,10 +53,10 @@ func Cache(t *testing.T, root string) string {
 }
 
 // files lists the files of an exported model: the model and
-// PyTorch's reference (the decoder's is a prompt and its greedy
+// PyTorch's reference (a decoder's is a prompt and its greedy
 // continuation).
 func files(name string) []string {
-	if name == "decoder" {
+	if name == "decoder" || name == "decoder_small" {
 		return []string{"model.onnx", "prompt.npy", "tokens.npy"}
 	}
 	return []string{"model.onnx", "input.npy", "output.npy"}

@@ -11,9 +11,10 @@ mixed-precision models NAME_mixed (float16 weights cast to float32, see
 cast_weights) and NAME_keepio (float16 inside float32 inputs and outputs,
 see keep_io_types) have a float32 input.npy holding float16 values, and
 model_fp32.onnx likewise. The
-decoder (a GPT-2-style model with a KV cache, see Decoder) has its own inputs
-and outputs; its reference is PyTorch's greedy continuation of a prompt
-(prompt.npy, tokens.npy).
+decoders (GPT-2-style models with a KV cache, see Decoder: decoder, and
+decoder_small, the same with 2 layers of width 256, for the tests outside
+the long suites) have their own inputs and outputs; their reference is
+PyTorch's greedy continuation of a prompt (prompt.npy, tokens.npy).
 
 Usage: /usr/bin/python3 testdata/torch/export.py --out DIR [--all] [names...]
 
@@ -176,10 +177,11 @@ class Decoder(torch.nn.Module):
     layer, past keys and values [1, heads, P, d/heads] in; logits
     [1, T, vocab] and the present keys and values [1, heads, P+T, ...] out."""
 
-    LAYERS, D, HEADS, VOCAB, POSITIONS = 6, 512, 8, 1024, 512
+    VOCAB, POSITIONS = 1024, 512
 
-    def __init__(self):
+    def __init__(self, layers, d, heads):
         super().__init__()
+        self.LAYERS, self.D, self.HEADS = layers, d, heads
         self.wte = torch.nn.Embedding(self.VOCAB, self.D)
         self.wpe = torch.nn.Embedding(self.POSITIONS, self.D)
         self.blocks = torch.nn.ModuleList(Block(self.D, self.HEADS) for _ in range(self.LAYERS))
@@ -201,9 +203,9 @@ class Decoder(torch.nn.Module):
         return [torch.zeros(shape) for _ in range(2 * self.LAYERS)]
 
 
-def decoder_names():
+def decoder_names(layers):
     names = []
-    for i in range(Decoder.LAYERS):
+    for i in range(layers):
         names += [f"{i}.key", f"{i}.value"]
     return names
 
@@ -212,12 +214,16 @@ PROMPT = [7, 300, 12, 999]
 GENERATE = 200
 
 
-def export_decoder(tmp):
-    """Export the decoder, and PyTorch's greedy continuation of PROMPT
+# DECODERS gives the layers, width and heads of each decoder.
+DECODERS = {"decoder": (6, 512, 8), "decoder_small": (2, 256, 4)}
+
+
+def export_decoder(tmp, name):
+    """Export the decoder name, and PyTorch's greedy continuation of PROMPT
     (prompt.npy, tokens.npy: GENERATE tokens) as the reference."""
     torch.manual_seed(0)
-    model = Decoder().eval()
-    cache = decoder_names()
+    model = Decoder(*DECODERS[name]).eval()
+    cache = decoder_names(model.LAYERS)
     names = ["ids"] + ["past." + n for n in cache]
     outputs = ["logits"] + ["present." + n for n in cache]
     axes = {"ids": {1: "T"}, "logits": {1: "T"}}
@@ -248,6 +254,7 @@ LARGE = {
     "efficientnet_b0": vision("efficientnet_b0"),
     "resnet50": vision("resnet50"),
     "decoder": export_decoder,
+    "decoder_small": export_decoder,
     "bert": bert,
 }
 # HALF maps each float16 or mixed-precision model to the model it is made
@@ -345,7 +352,7 @@ def export(name, out):
         tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=out)
         os.chmod(tmp, 0o755)
         try:
-            export_decoder(tmp)
+            export_decoder(tmp, name)
             move_into_place(tmp, os.path.join(out, name))
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
