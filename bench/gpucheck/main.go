@@ -1,12 +1,15 @@
 // Command gpucheck is the one-shot check of a Vulkan GPU: in one run of a
 // few minutes it records the device and then, in this order, runs the
 // PyTorch models on the GPU against PyTorch's outputs, a batched vision
-// model, greedy decoding with the KV cache on the GPU, a MatMul sweep in
-// TFLOP/s, the GPU kernel tests, and the ONNX backend tests on the CPU and
-// on the GPU (every test that passes on the CPU must pass on the GPU), and
-// writes everything to one JSON file. Each part gets at most its own cap
-// and what is left of --budget. bench/gpucheck/run.sh builds it and exports
-// the models; --quick makes every part small enough for lavapipe in CI.
+// model, greedy decoding with the KV cache on the GPU, the decoder and
+// mobilenet_v2 under the device's kernel schedule and under the
+// alternatives to it (flash-decoding or not, the depthwise convolution
+// kernel or not), a MatMul sweep in TFLOP/s, the GPU kernel tests, and
+// the ONNX backend tests on the CPU and on the GPU (every test that passes
+// on the CPU must pass on the GPU), and writes everything to one JSON
+// file. Each part gets at most its own cap and what is left of --budget.
+// bench/gpucheck/run.sh builds it and exports the models; --quick makes
+// every part small enough for lavapipe in CI.
 //
 // It exits 1 when a correctness check fails or a part could not run, 0
 // otherwise; timings are recorded, never judged.
@@ -32,8 +35,10 @@ import (
 	"time"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/bench"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/decoding"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/loader"
@@ -142,6 +147,7 @@ func check(c *config) *report {
 			{"models", 2 * time.Minute, models},
 			{"batch", time.Minute, batch},
 			{"decoder", time.Minute, decoder},
+			{"schedules", time.Minute, schedules},
 			{"matmul", 2 * time.Minute, matmul},
 			{"kernel tests", 4 * time.Minute, kernelTests},
 			{"conformance", 3 * time.Minute, conformance},
@@ -225,6 +231,10 @@ func summary(w io.Writer, r *report) {
 			fmt.Fprintf(w, "       %s batch %d: median %.3f ms, %.1f images/s\n", d.Model, d.Batch, d.MedianMs, d.ImagesPerSec)
 		case *decoderResult:
 			fmt.Fprintf(w, "       %d tokens, median %.3f ms/token\n", d.Tokens, d.MedianMsPerToken)
+		case []scheduleResult:
+			for _, r := range d {
+				fmt.Fprintf(w, "       %-16s %-16s median %9.3f ms  %.2f× the device schedule's\n", r.Workload, r.Schedule, r.MedianMs, r.VsDevice)
+			}
 		case []matmulResult:
 			for _, m := range d {
 				if m.Placed != "" {
@@ -667,94 +677,35 @@ type decoderResult struct {
 // KV cache kept on the device: the tokens must be PyTorch's. Steps after
 // the prompt are timed.
 func decoder(ctx context.Context, c *config) (any, error) {
-	dir := filepath.Join(c.models, "decoder")
-	prompt, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
-	if err != nil {
-		return nil, err
-	}
-	ref, err := npy.ReadFile(filepath.Join(dir, "tokens.npy"))
+	prompt, want, err := decoderReference(c)
 	if err != nil {
 		return nil, err
 	}
 	// Class plans: the past length is symbolic from the third step, and
 	// the attention and the cache stay on the GPU.
-	sess, err := onnxvk.Load(filepath.Join(dir, "model.onnx"), onnxvk.WithDevice(c.device))
+	sess, err := onnxvk.Load(filepath.Join(c.models, "decoder", "model.onnx"), onnxvk.WithDevice(c.device))
 	if err != nil {
 		return nil, err
 	}
 	defer sess.Close()
-	steps := 64
-	if c.quick {
-		steps = 6
-	}
-	want := graph.View[int64](ref)
-	steps = min(steps, len(want))
-	var cache []string
-	var opts onnxvk.RunOptions
-	for _, in := range sess.Inputs() {
-		if name, ok := strings.CutPrefix(in.Name, "past."); ok {
-			cache = append(cache, name)
-			opts.KeepOnDevice = append(opts.KeepOnDevice, "present."+name)
-		}
-	}
-	past := map[string]*onnxvk.Tensor{}
-	defer func() {
-		for _, t := range past {
-			t.Release()
-		}
-	}()
-	for _, name := range cache {
-		dims, err := cacheShape(sess, "past."+name)
-		if err != nil {
-			return nil, err
-		}
-		dims[2] = 0
-		empty, err := onnxvk.NewTensor(dims, []float32{})
-		if err != nil {
-			return nil, err
-		}
-		past[name] = empty
-	}
-	ids, err := onnxvk.NewTensor([]int64{1, prompt.Shape[1]}, graph.View[int64](prompt))
+	d, err := decoding.New(sess, prompt, true)
 	if err != nil {
 		return nil, err
 	}
+	defer d.Release()
 	r := &decoderResult{Matches: true}
 	var times []float64
-	for step := range steps {
-		in := map[string]*onnxvk.Tensor{"ids": ids}
-		for name, v := range past {
-			in["past."+name] = v
-		}
-		before := sess.Counters()
-		begin := time.Now()
-		out, err := sess.RunWith(ctx, in, opts)
+	for step := range decodeSteps(c, want) {
+		took, moved, err := decodeStep(ctx, d, step, want[step])
 		if err != nil {
-			return r, fmt.Errorf("step %d: %w", step, err)
-		}
-		logits, err := out["logits"].Float32s()
-		if err != nil {
+			r.Matches = !errors.Is(err, errTokenDiffers)
 			return r, err
 		}
-		vocab := int(out["logits"].Shape()[2])
-		last := logits[len(logits)-vocab:]
-		next := int64(slices.Index(last, slices.Max(last)))
 		if step >= 2 {
-			times = append(times, ms(time.Since(begin)))
-			r.HostBytesPerToken = max(r.HostBytesPerToken, sess.Counters().Sub(before).HostDeviceBytes)
-		}
-		for _, name := range cache {
-			past[name].Release()
-			past[name] = out["present."+name]
+			times = append(times, took)
+			r.HostBytesPerToken = max(r.HostBytesPerToken, moved)
 		}
 		r.Tokens++
-		if next != want[step] {
-			r.Matches = false
-			return r, fmt.Errorf("token %d is %d, PyTorch's is %d", step, next, want[step])
-		}
-		if ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{next}); err != nil {
-			return r, err
-		}
 	}
 	if len(times) > 0 {
 		r.MedianMsPerToken, r.MinMsPerToken = quantile(times, 0.5), slices.Min(times)
@@ -762,23 +713,227 @@ func decoder(ctx context.Context, c *config) (any, error) {
 	return r, nil
 }
 
-// cacheShape returns the shape of the cache input name with its known
-// dimensions and 0 for the others (the past length).
-func cacheShape(sess *onnxvk.Session, name string) ([]int64, error) {
-	for _, in := range sess.Inputs() {
-		if in.Name != name {
+// decoderReference reads the decoder's prompt and PyTorch's greedy
+// continuation of it.
+func decoderReference(c *config) (prompt, want []int64, err error) {
+	dir := filepath.Join(c.models, "decoder")
+	p, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ref, err := npy.ReadFile(filepath.Join(dir, "tokens.npy"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if prompt, err = p.Int64s(); err != nil {
+		return nil, nil, err
+	}
+	if want, err = ref.Int64s(); err != nil {
+		return nil, nil, err
+	}
+	return prompt, want, nil
+}
+
+// decodeSteps returns how many tokens the decoding parts generate.
+func decodeSteps(c *config, want []int64) int {
+	if c.quick {
+		return min(6, len(want))
+	}
+	return min(64, len(want))
+}
+
+// errTokenDiffers is the error of a decode step whose token is not
+// PyTorch's.
+var errTokenDiffers = errors.New("the token differs from PyTorch's")
+
+// decodeStep runs step step of g and checks that its token is want (an
+// error wrapping errTokenDiffers if not); it returns the step's
+// milliseconds and the bytes it moved between host and device.
+func decodeStep(ctx context.Context, g *decoding.Greedy, step int, want int64) (took float64, moved int64, err error) {
+	token, did, d, err := g.Step(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("step %d: %w", step, err)
+	}
+	if token != want {
+		return 0, 0, fmt.Errorf("token %d is %d, PyTorch's is %d: %w", step, token, want, errTokenDiffers)
+	}
+	return ms(d), did.HostDeviceBytes, nil
+}
+
+// scheduleResult is a workload's median milliseconds under one kernel
+// schedule: the device's own or one forced in its place.
+type scheduleResult struct {
+	Workload string  `json:"workload"`
+	Schedule string  `json:"schedule"`
+	MedianMs float64 `json:"median_ms"`
+	// VsDevice is MedianMs over the device schedule's median.
+	VsDevice float64 `json:"vs_device_schedule"`
+	// MaxAbsDiff is a model's largest difference from PyTorch's output.
+	MaxAbsDiff float64 `json:"max_abs_diff,omitempty"`
+}
+
+// scheduleAlternatives are the schedules each workload of the schedules
+// part is timed under besides the device's own: the kernels the device
+// picks by default on a GPU and not on lavapipe (flash-decoding, dwconv)
+// and those they replace.
+var scheduleAlternatives = map[string][]vulkan.Schedule{
+	"decoder step":     {{Attention: "rows"}, {Attention: "split"}},
+	"mobilenet_v2 run": {{Conv: "direct"}, {Conv: "depthwise"}},
+}
+
+// schedules times a decode step of the decoder and a run of mobilenet_v2
+// (whose depthwise convolutions have kernels of their own) under the
+// device's schedule and under each of scheduleAlternatives, the sessions
+// taking turns step by step; every schedule must give PyTorch's tokens
+// and output.
+func schedules(ctx context.Context, c *config) (any, error) {
+	var res []scheduleResult
+	dec, err := scheduleDecoder(ctx, c)
+	res = append(res, dec...)
+	if err != nil {
+		return res, err
+	}
+	mv2, err := scheduleModel(ctx, c, "mobilenet_v2")
+	return append(res, mv2...), err
+}
+
+// scheduleSessions loads model once per schedule: the device's own first,
+// then workload's alternatives.
+func scheduleSessions(c *config, model, workload string) ([]*onnxvk.Session, []string, error) {
+	scheds := append([]vulkan.Schedule{{}}, scheduleAlternatives[workload]...)
+	var sessions []*onnxvk.Session
+	var names []string
+	for _, s := range scheds {
+		sess, err := onnxvk.Load(model, onnxvk.WithDevice(c.device), onnxvk.WithVulkanOptions(vulkan.WithSchedule(s)))
+		if err != nil {
+			closeAll(sessions)
+			return nil, nil, fmt.Errorf("%s, schedule %s: %w", workload, s, err)
+		}
+		sessions, names = append(sessions, sess), append(names, s.String())
+	}
+	return sessions, names, nil
+}
+
+func closeAll(sessions []*onnxvk.Session) {
+	for _, s := range sessions {
+		s.Close()
+	}
+}
+
+// scheduleTimes returns a result per schedule from each one's timings.
+func scheduleTimes(workload string, names []string, times [][]float64) []scheduleResult {
+	var res []scheduleResult
+	for i, name := range names {
+		if len(times[i]) == 0 {
 			continue
 		}
-		if len(in.Shape) != 4 {
-			return nil, fmt.Errorf("%s has rank %d, want 4", name, len(in.Shape))
+		r := scheduleResult{Workload: workload, Schedule: name, MedianMs: quantile(times[i], 0.5)}
+		if len(times[0]) > 0 {
+			r.VsDevice = r.MedianMs / quantile(times[0], 0.5)
 		}
-		dims := make([]int64, 4)
-		for i, d := range in.Shape {
-			dims[i] = max(d, 0)
-		}
-		return dims, nil
+		res = append(res, r)
 	}
-	return nil, fmt.Errorf("no input %s", name)
+	return res
+}
+
+// scheduleDecoder decodes with the class plans under each schedule in
+// turns, a step of each session after the other, timing the steps after
+// the prompt's.
+func scheduleDecoder(ctx context.Context, c *config) ([]scheduleResult, error) {
+	const workload = "decoder step"
+	prompt, want, err := decoderReference(c)
+	if err != nil {
+		return nil, err
+	}
+	sessions, names, err := scheduleSessions(c, filepath.Join(c.models, "decoder", "model.onnx"), workload)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(sessions)
+	var runs []*decoding.Greedy
+	defer func() {
+		for _, d := range runs {
+			d.Release()
+		}
+	}()
+	for _, s := range sessions {
+		d, err := decoding.New(s, prompt, true)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, d)
+	}
+	times := make([][]float64, len(runs))
+	for step := range decodeSteps(c, want) {
+		for i, d := range runs {
+			took, _, err := decodeStep(ctx, d, step, want[step])
+			if err != nil {
+				return scheduleTimes(workload, names, times), fmt.Errorf("%s, schedule %s: %w", workload, names[i], err)
+			}
+			if step >= 2 {
+				times[i] = append(times[i], took)
+			}
+		}
+	}
+	return scheduleTimes(workload, names, times), nil
+}
+
+// scheduleModel runs an exported model under each schedule in turns, a
+// run of each session after the other, after a warm-up run of each that
+// is checked against PyTorch's output.
+func scheduleModel(ctx context.Context, c *config, name string) ([]scheduleResult, error) {
+	workload := name + " run"
+	dir := filepath.Join(c.models, name)
+	in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
+	if err != nil {
+		return nil, err
+	}
+	want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	if err != nil {
+		return nil, err
+	}
+	sessions, names, err := scheduleSessions(c, filepath.Join(dir, "model.onnx"), workload)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(sessions)
+	feed := map[string]*onnxvk.Tensor{sessions[0].Inputs()[0].Name: onnxvk.TensorFrom(in)}
+	diffs := make([]float64, len(sessions))
+	for i, s := range sessions {
+		out, err := s.Run(ctx, feed)
+		if err != nil {
+			return nil, fmt.Errorf("%s, schedule %s: %w", workload, names[i], err)
+		}
+		got, err := out[s.Outputs()[0].Name].Float32s()
+		if err != nil {
+			return nil, err
+		}
+		if diffs[i] = maxAbsDiff(got, graph.View[float32](want)); !(diffs[i] <= modelTolerance) {
+			return nil, fmt.Errorf("%s, schedule %s: max |diff| %.3g from PyTorch's output (tolerance %g)", workload, names[i], diffs[i], modelTolerance)
+		}
+	}
+	runs := 30
+	if c.quick {
+		runs = 3
+	}
+	times := make([][]float64, len(sessions))
+	for range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		for i, s := range sessions {
+			begin := time.Now()
+			if _, err := s.Run(ctx, feed); err != nil {
+				return nil, fmt.Errorf("%s, schedule %s: %w", workload, names[i], err)
+			}
+			times[i] = append(times[i], ms(time.Since(begin)))
+		}
+	}
+	res := scheduleTimes(workload, names, times)
+	for i := range res {
+		res[i].MaxAbsDiff = diffs[slices.Index(names, res[i].Schedule)]
+	}
+	return res, nil
 }
 
 type matmulResult struct {

@@ -32,3 +32,11 @@ FAIL
 		"TestC":   {"c_test.go:3: logged at the end"},
 	}, messages)
 }
+
+func TestScheduleTimes(t *testing.T) {
+	res := scheduleTimes("w", []string{"device", "a", "b"}, [][]float64{{2, 4, 3}, {6, 1, 9}, {}})
+	require.Equal(t, []scheduleResult{
+		{Workload: "w", Schedule: "device", MedianMs: 3, VsDevice: 1},
+		{Workload: "w", Schedule: "a", MedianMs: 6, VsDevice: 2},
+	}, res)
+}
