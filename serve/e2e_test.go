@@ -39,6 +39,9 @@ func freePort(t *testing.T) string {
 // output is bit for bit run's. Then SIGTERM: the server exits 0.
 func TestSameOutputsEverywhere(t *testing.T) {
 	testenv.SkipShort(t, "builds cmd/onnxvk and runs it")
+	// Building the command and the processes' start-ups: beside the other
+	// tests.
+	t.Parallel()
 	bin := serve.BuildCommand(t)
 	dir := t.TempDir()
 	model := filepath.Join(dir, "edges.onnx")

@@ -154,6 +154,9 @@ func (s *syncBuffer) String() string {
 // the drain timeout.
 func TestServeSIGTERMDrains(t *testing.T) {
 	testenv.SkipShort(t, "builds cmd/onnxvk and runs it under load")
+	// The load runs in another process, for seconds: beside the other
+	// tests.
+	t.Parallel()
 	bin := buildCommand(t)
 	model := saveModel(t, t.TempDir(), slowModel())
 	cmd, url, stderr := startServe(t, bin, "--device", "cpu", "--queue", "64", "--drain-timeout", "20s", model)

@@ -26,6 +26,9 @@ const prometheusBin = "/usr/bin/prometheus"
 // 200 ms after 5 requests (one malformed), and reads the counts back
 // through its query API.
 func TestPrometheusScrapes(t *testing.T) {
+	// Most of its time is Prometheus starting and scraping: it waits
+	// beside the other tests.
+	t.Parallel()
 	if _, err := os.Stat(prometheusBin); err != nil {
 		testenv.Skip(t, "no Prometheus server (Debian's prometheus package): "+err.Error())
 	}
