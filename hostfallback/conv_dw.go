@@ -67,6 +67,10 @@ const dwRunOut = 4096
 type dwPoly struct {
 	h, w, sh, sw, padTop, padLeft int
 	hq, wq                        int
+	// With column stride 2, fill puts a row's even input columns, ne of
+	// them, at e0 from the start of its row of sub-planes, and its odd
+	// ones, no of them, at o0 (see columns).
+	e0, o0, ne, no int
 	// size is the length of the layout with the zeros after it that
 	// dwRows reads (whole vectors and groups of rows) for the last row,
 	// and that fill's dwCopyRows writes (a whole vector) after its last.
@@ -89,6 +93,7 @@ func (l *convLayout) dwLayout() (*dwPoly, []int) {
 		}
 	}
 	p.size = max(p.filled()+8, slices.Max(offs)+dwSpan(l.out[0], l.out[1], p.wq))
+	p.e0, p.o0, p.ne, p.no = p.columns()
 	return p, offs
 }
 
@@ -130,7 +135,6 @@ func (p *dwPoly) fill(buf, x []float32) {
 	// column c in sub-plane column (c+padLeft) mod sw, at index
 	// ⌊(c+padLeft)/sw⌋; the columns from wq on are not read.
 	phase, q := p.padTop%p.sh, p.padTop/p.sh
-	e0, o0, ne, no := p.columns()
 	if p.sw == 2 && p.splitRows(buf, x) {
 		return
 	}
@@ -144,7 +148,7 @@ func (p *dwPoly) fill(buf, x []float32) {
 		case 1:
 			copy(buf[at+min(p.padLeft, p.wq):at+p.wq], src)
 		case 2:
-			even, odd := buf[at+e0:at+e0+ne], buf[at+o0:at+o0+no]
+			even, odd := buf[at+p.e0:at+p.e0+p.ne], buf[at+p.o0:at+p.o0+p.no]
 			n := dwSplit2(even, odd, src)
 			for i := n; i < len(even); i++ {
 				even[i] = src[2*i]
@@ -164,8 +168,8 @@ func (p *dwPoly) fill(buf, x []float32) {
 }
 
 // columns returns where fill puts a row's even and odd input columns for
-// column stride 2: ne of them at e0 and no at o0 from the start of its
-// row of sub-planes.
+// column stride 2 (dwPoly's e0, o0, ne and no, which dwLayout sets from
+// it once).
 func (p *dwPoly) columns() (e0, o0, ne, no int) {
 	sub := p.hq * p.wq
 	e, o := p.padLeft, p.padLeft+1
@@ -179,7 +183,6 @@ func (p *dwPoly) columns() (e0, o0, ne, no int) {
 // reporting whether the calls did it.
 func (p *dwPoly) splitRows(buf, x []float32) bool {
 	sub := p.hq * p.wq
-	e0, o0, ne, no := p.columns()
 	h := min(p.h, p.hq*p.sh-p.padTop)
 	for ph := range p.sh {
 		ih0 := ((ph-p.padTop)%p.sh + p.sh) % p.sh
@@ -187,7 +190,7 @@ func (p *dwPoly) splitRows(buf, x []float32) bool {
 			continue
 		}
 		at := ph*p.sw*sub + (ih0+p.padTop)/p.sh*p.wq
-		if !dwSplitRows(buf[at+e0:], buf[at+o0:], x[ih0*p.w:], (h-ih0+p.sh-1)/p.sh, ne, no, p.sh*p.w, p.wq) {
+		if !dwSplitRows(buf[at+p.e0:], buf[at+p.o0:], x[ih0*p.w:], (h-ih0+p.sh-1)/p.sh, p.ne, p.no, p.sh*p.w, p.wq) {
 			return false
 		}
 	}
