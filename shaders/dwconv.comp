@@ -27,13 +27,6 @@
 
 #include "half.glsl"
 
-#if defined(HALF_WEIGHTS) || defined(HALF)
-#extension GL_EXT_shader_16bit_storage : require
-#define WEIGHT float16_t
-#else
-#define WEIGHT float
-#endif
-
 layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;

@@ -14,3 +14,14 @@
 #define DATA float
 #define WORD uint
 #endif
+
+// WEIGHT is the storage type of the constant weights of the products and
+// convolutions: float16_t in NAME_f16w.spv, compiled with HALF_WEIGHTS
+// (the fp16 weight mode: half the memory and bandwidth, widened as read),
+// and in NAME_f16.spv; float otherwise.
+#if defined(HALF_WEIGHTS) || defined(HALF)
+#extension GL_EXT_shader_16bit_storage : require
+#define WEIGHT float16_t
+#else
+#define WEIGHT float
+#endif
