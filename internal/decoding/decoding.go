@@ -90,7 +90,11 @@ func (g *Greedy) Step(ctx context.Context) (token int64, did onnxvk.Counters, to
 	if err != nil {
 		return 0, did, took, err
 	}
-	last := logits[len(logits)-int(g.Logits.Shape()[2]):]
+	shape := g.Logits.Shape()
+	if len(shape) != 3 || shape[2] < 1 || int64(len(logits)) < shape[2] {
+		return 0, did, took, fmt.Errorf("decoding: logits of shape %v, want [1, T, vocab]", shape)
+	}
+	last := logits[len(logits)-int(shape[2]):]
 	token = int64(slices.Index(last, slices.Max(last)))
 	if g.ids, err = onnxvk.NewTensor([]int64{1, 1}, []int64{token}); err != nil {
 		return 0, did, took, err
