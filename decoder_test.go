@@ -40,10 +40,10 @@ func (d greedy) step(t *testing.T) (token int64, did onnxvk.Counters) {
 	return token, did
 }
 
-// generate runs steps steps of decoding prompt on sess (see decoding);
-// each, when not nil, is called after every step with its index. It
-// returns the tokens and, for each step after the first two, the bytes the
-// session moved between host and device.
+// generate runs steps steps of decoding prompt on sess (see
+// decoding.Greedy); each, when not nil, is called after every step with
+// its index. It returns the tokens and, for each step after the first
+// two, the bytes the session moved between host and device.
 func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, keep bool, each func(step int)) (tokens []int64, moved []int64) {
 	t.Helper()
 	d := newDecoding(t, sess, prompt, keep)
@@ -63,8 +63,8 @@ func generate(t *testing.T, sess *onnxvk.Session, prompt []int64, steps int, kee
 
 // decoderName is the decoder the tests run: decoder (6 layers of width
 // 512, 8 heads, an 81 MB model) in the long suites, decoder_small (2
-// layers of width 256, 4 heads, 9 MB) otherwise; both have the vocabulary
-// (1024) and head width (64) of GPT-2's smallest kind.
+// layers of width 256, 4 heads, 9 MB) otherwise; both have a vocabulary
+// of 1024 and heads 64 wide.
 func decoderName() string {
 	if testenv.Long() {
 		return "decoder"
