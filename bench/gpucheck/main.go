@@ -468,12 +468,20 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-func runModel(ctx context.Context, device, name, dir string, warmup, runs int) (*modelResult, error) {
-	in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+// reference reads the input of the exported model in dir and PyTorch's
+// output for it.
+func reference(dir string) (in, want *graph.Tensor, err error) {
+	if in, err = npy.ReadFile(filepath.Join(dir, "input.npy")); err != nil {
+		return nil, nil, err
 	}
-	want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	if want, err = npy.ReadFile(filepath.Join(dir, "output.npy")); err != nil {
+		return nil, nil, err
+	}
+	return in, want, nil
+}
+
+func runModel(ctx context.Context, device, name, dir string, warmup, runs int) (*modelResult, error) {
+	in, want, err := reference(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -616,11 +624,7 @@ func batch(ctx context.Context, c *config) (any, error) {
 		return nil, err
 	}
 	defer sess.Close()
-	in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
-	if err != nil {
-		return nil, err
-	}
-	want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	in, want, err := reference(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -884,11 +888,7 @@ func scheduleDecoder(ctx context.Context, c *config) ([]scheduleResult, error) {
 func scheduleModel(ctx context.Context, c *config, name string) ([]scheduleResult, error) {
 	workload := name + " run"
 	dir := filepath.Join(c.models, name)
-	in, err := npy.ReadFile(filepath.Join(dir, "input.npy"))
-	if err != nil {
-		return nil, err
-	}
-	want, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	in, want, err := reference(dir)
 	if err != nil {
 		return nil, err
 	}
