@@ -589,7 +589,7 @@ func (pr *program) runIn(ctx context.Context, f *backend.Frame, ec *execContext)
 				return fmt.Errorf("vulkan: input %q is a device tensor of %d bytes on %s (released: %v); the plan expects %d bytes on %s",
 					f.Plan.Values[in.v], v.size, v.d.name, b == nil, in.size, pr.d.name)
 			}
-			mv.in = append(mv.in, devCopy{b: b, off: in.off, size: in.size})
+			mv.in = append(mv.in, devCopy{v: in.v, b: b, off: in.off, size: in.size})
 			continue
 		default:
 			return fmt.Errorf("vulkan: input %q of %s is not a tensor", f.Plan.Values[in.v], pr.d.name)
@@ -1038,7 +1038,7 @@ func (pr *program) record(ec *execContext, cb, query uintptr, profile bool, mv *
 			DstAccessMask: shaderRW | transferRW})
 	copied := false
 	if ec.stage != nil {
-		if r := ioRegions(pr.ins, mv.inSlots()); len(r) > 0 {
+		if r := ioRegions(pr.ins, mv.inValues()); len(r) > 0 {
 			vk.CmdCopyBufferRegions(cb, ec.stage.buf, ec.io.buf, r)
 			copied = true
 		}
@@ -1067,7 +1067,7 @@ func (pr *program) record(ec *execContext, cb, query uintptr, profile bool, mv *
 	}
 	var staged []vk.BufferCopy
 	if ec.stage != nil {
-		staged = ioRegions(pr.outs, mv.outSlots())
+		staged = ioRegions(pr.outs, mv.outValues())
 	}
 	if len(staged) > 0 || len(mv.outs()) > 0 {
 		vk.CmdPipelineBarrier(cb, vk.PipelineStageComputeShaderBit, vk.PipelineStageTransferBit,
@@ -1091,14 +1091,16 @@ func (pr *program) record(ec *execContext, cb, query uintptr, profile bool, mv *
 }
 
 // ioRegions returns the copies of the io ranges of vs between the io
-// buffer and the staging buffer, which share one layout, but for those at
-// the offsets in skip; a range that several values share (a view and its
-// input) is copied once.
-func ioRegions(vs []ioValue, skip map[uint64]bool) []vk.BufferCopy {
+// buffer and the staging buffer, which share one layout, but for the
+// values in skip (those copied to or from a DeviceTensor instead); a range
+// that several values share (a view and its input) is copied once, and is
+// copied whenever one of them is not skipped: a view the host reads of a
+// value kept on the device.
+func ioRegions(vs []ioValue, skip map[int]bool) []vk.BufferCopy {
 	var r []vk.BufferCopy
 	seen := map[uint64]bool{}
 	for _, v := range vs {
-		if !seen[v.off] && !skip[v.off] {
+		if !seen[v.off] && !skip[v.v] {
 			seen[v.off] = true
 			r = append(r, vk.BufferCopy{SrcOffset: v.off, DstOffset: v.off, Size: wordSize(v.size)})
 		}
@@ -1117,8 +1119,10 @@ type moves struct {
 	in, out []devCopy
 }
 
-// devCopy is a copy between an io range (off, size) and buffer b.
+// devCopy is a copy between the io range (off, size) of value v and
+// buffer b.
 type devCopy struct {
+	v         int
 	b         *buffer
 	off, size uint64
 }
@@ -1139,13 +1143,13 @@ func (mv *moves) outs() []devCopy {
 	return mv.out
 }
 
-func (mv *moves) inSlots() map[uint64]bool  { return slots(mv.ins()) }
-func (mv *moves) outSlots() map[uint64]bool { return slots(mv.outs()) }
+func (mv *moves) inValues() map[int]bool  { return values(mv.ins()) }
+func (mv *moves) outValues() map[int]bool { return values(mv.outs()) }
 
-func slots(cs []devCopy) map[uint64]bool {
-	m := make(map[uint64]bool, len(cs))
+func values(cs []devCopy) map[int]bool {
+	m := make(map[int]bool, len(cs))
 	for _, c := range cs {
-		m[c.off] = true
+		m[c.v] = true
 	}
 	return m
 }
@@ -1173,7 +1177,7 @@ func (pr *program) keep(f *backend.Frame, mv *moves) (map[int]*DeviceTensor, err
 			t.transient()
 		}
 		kept[out.v] = t
-		mv.out = append(mv.out, devCopy{b: b, off: out.off, size: out.size})
+		mv.out = append(mv.out, devCopy{v: out.v, b: b, off: out.off, size: out.size})
 	}
 	return kept, nil
 }

@@ -107,3 +107,62 @@ func TestStagedDeviceTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedKeptView keeps an output on the device while the host reads
+// a view of it (an Identity placed on its io range) with staged io: the
+// range is copied to the device tensor and to the staging buffer both.
+// The staging copy was once skipped for every range a DeviceTensor took,
+// and the host read the view as zeros (on discrete GPUs only).
+func TestStagedKeptView(t *testing.T) {
+	d := openTest(t)
+	mapIO = func(*buffer) bool { return false }
+	t.Cleanup(func() { mapIO = (*buffer).hostReadable })
+	f32 := graph.TensorType(graph.Float, graph.ShapeOf(3, 5))
+	g := graph.NewGraph("view")
+	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: f32}}
+	g.Nodes = []*graph.Node{
+		{OpType: "Tanh", Inputs: []string{"x"}, Outputs: []string{"s"}},
+		{OpType: "Identity", Inputs: []string{"s"}, Outputs: []string{"y"}},
+	}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: f32}, {Name: "s", Type: f32}}
+	m := &graph.Model{Name: "view", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := graph.NewTensor(graph.Float, []int64{3, 5})
+	xs := graph.View[float32](x)
+	for i := range xs {
+		xs[i] = float32(i)/7 - 1
+	}
+	out, err := ex.RunWith(context.Background(), map[string]graph.Value{"x": x}, backend.RunOptions{Keep: []string{"s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, ok := out["s"].(*DeviceTensor)
+	if !ok {
+		t.Fatalf("s is a %T, want a *DeviceTensor", out["s"])
+	}
+	defer kept.Release()
+	s, err := kept.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, ok := out["y"].(*graph.Tensor)
+	if !ok {
+		t.Fatalf("y is a %T, want a host tensor", out["y"])
+	}
+	for i, v := range xs {
+		want := float32(math.Tanh(float64(v)))
+		if got := graph.View[float32](y)[i]; math.Abs(float64(got-want)) > 1e-6 {
+			t.Fatalf("y[%d] = %v, want %v", i, got, want)
+		}
+		if got := graph.View[float32](s)[i]; math.Abs(float64(got-want)) > 1e-6 {
+			t.Fatalf("s[%d] = %v, want %v", i, got, want)
+		}
+	}
+}
