@@ -2,6 +2,12 @@
 // chain.comp: binaryOp(op, x, v) with op one of the codes below (the OP of
 // binary.comp). B_NAME is the code of the ONNX op whose name in capitals
 // is NAME: backend/vulkan reads the codes from here (shaders.Constants).
+// Div rounds as the CPU's IEEE 754 division does (quotient.glsl): OpFDiv
+// may err by 2.5 ulp (NVIDIA's does by 1), and a graph that rounds a
+// quotient again to an integer (an expanded DynamicQuantizeLinear's scale
+// and zero point) then lands across a tie from the CPU's result.
+
+#include "quotient.glsl"
 
 const int B_ADD = 0;
 const int B_SUB = 1;
@@ -105,7 +111,7 @@ float binaryOp(int op, float x, float v) {
     case B_ADD: return x + v;
     case B_SUB: return x - v;
     case B_MUL: return x * v;
-    case B_DIV: return x / v;
+    case B_DIV: return quotient(x, v);
     case B_POW: return pow_(x, v);
     case B_MAX: return isnan(x) || isnan(v) ? x + v : max(x, v);
     case B_MIN: return isnan(x) || isnan(v) ? x + v : min(x, v);
