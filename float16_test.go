@@ -23,15 +23,6 @@ import (
 	"github.com/onnxvk/onnxvk/planner"
 )
 
-// float16ModelTolerance bounds the largest absolute difference of a
-// float16 model's output from the float32 model's, as a fraction of the
-// float32 output's largest magnitude. Each op is checked on its own within
-// its float16 tolerance (ops.Tolerance.Float16, through Session.Verify);
-// across a model the roundings of every activation and weight to float16
-// add up: resnet18 and the transformer encoder differ by about 2e-3 of
-// their peak on lavapipe.
-const float16ModelTolerance = 1e-2
-
 // openVulkan loads the model at path on the first Vulkan device, skipping
 // the test when there is none.
 func openVulkan(t *testing.T, load func() (*onnxvk.Session, error)) *onnxvk.Session {
@@ -115,7 +106,7 @@ func widen(t *testing.T, x *onnxvk.Tensor) []float32 {
 // device: every compute node must be placed on it, the transformer's
 // attentions fused (a float16 ScaledDotProductAttention each), the output
 // must match the float32 model's run on the CPU within
-// float16ModelTolerance of its peak, and every node must agree with the
+// ops.Float16ModelTolerance of its peak, and every node must agree with the
 // CPU's run of it alone within its op's float16 tolerance
 // (Session.Verify). resnet18_fp16 runs in the
 // long suites: its export and runs take about a minute on a 2-core
@@ -163,7 +154,7 @@ func TestFloat16ModelsVulkan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compareToPeak(t, got, want, float16ModelTolerance)
+			compareToPeak(t, got, want, ops.Float16ModelTolerance)
 
 			checks, err := sess.Verify(context.Background(), map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)})
 			if err != nil {

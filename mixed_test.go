@@ -12,6 +12,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
@@ -25,7 +26,7 @@ import (
 // compute in float16, where each device rounds every activation (2.4e-4
 // of the peak against ONNX Runtime for squeezenet1_1, 1.1e-3 for the
 // transformer).
-var mixedTolerance = map[string]float64{"mixed": 1e-4, "keepio": float16ModelTolerance}
+var mixedTolerance = map[string]float64{"mixed": 1e-4, "keepio": ops.Float16ModelTolerance}
 
 // TestMixedPrecisionVulkan runs the mixed-precision models of
 // testdata/torch/export.py on the first Vulkan device: NAME_mixed, whose
@@ -36,7 +37,7 @@ var mixedTolerance = map[string]float64{"mixed": 1e-4, "keepio": float16ModelTol
 // input cast to float16, a float16 body, the output cast back, those
 // Casts listed last). Every compute node must be placed on the GPU; the
 // output must match the CPU's run of the same model within
-// mixedTolerance, the float32 model's within float16ModelTolerance, and,
+// mixedTolerance, the float32 model's within ops.Float16ModelTolerance, and,
 // with ONNXVK_ORT=1, ONNX Runtime's (bench/ort/outputs.js) within
 // mixedTolerance. The transformer's run by default, squeezenet1_1's and
 // resnet18's (13 s and 40 s each on lavapipe) in the long suites.
@@ -79,7 +80,7 @@ func TestMixedPrecisionVulkan(t *testing.T) {
 				}
 			}
 			compareToPeak(t, got, cpuOutput(t, model, feed), tol)
-			compareToPeak(t, got, cpuOutput(t, filepath.Join(dir, "model_fp32.onnx"), feed), float16ModelTolerance)
+			compareToPeak(t, got, cpuOutput(t, filepath.Join(dir, "model_fp32.onnx"), feed), ops.Float16ModelTolerance)
 			if os.Getenv("ONNXVK_ORT") == "1" {
 				compareToPeak(t, got, ortRun(t, model, filepath.Join(dir, "input.npy")), tol)
 			}
@@ -131,7 +132,7 @@ func ortRun(t *testing.T, path, input string) []float32 {
 
 // TestFP16ModeVulkan runs float32 models in the float16 mode (WithFP16)
 // on the first Vulkan device and compares their outputs with the float32
-// run on the CPU: the largest difference within float16ModelTolerance of
+// run on the CPU: the largest difference within ops.Float16ModelTolerance of
 // the output's peak, and the same top-1 class per row. Every compute node
 // must be placed on the GPU, and the transformer's attentions fused and
 // computed on float16 tensors. The transformer runs by default, resnet18 in
@@ -159,7 +160,7 @@ func TestFP16ModeVulkan(t *testing.T) {
 			feed := map[string]*onnxvk.Tensor{"input": onnxvk.TensorFrom(in)}
 			got := runOutput(t, sess, feed)
 			want := cpuOutput(t, model, feed)
-			compareToPeak(t, got, want, float16ModelTolerance)
+			compareToPeak(t, got, want, ops.Float16ModelTolerance)
 			var diff, mag float64
 			for i := range want {
 				diff += math.Abs(float64(got[i] - want[i]))

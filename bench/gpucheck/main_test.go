@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/onnxvk/onnxvk/graph/ops"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -34,9 +36,15 @@ FAIL
 }
 
 func TestScheduleTimes(t *testing.T) {
-	res := scheduleTimes("w", []string{"device", "a", "b"}, [][]float64{{2, 4, 3}, {6, 1, 9}, {}})
+	res := scheduleTimes("w", []string{"device", "a", "b"}, [][]float64{{2, 4, 3}, {6, 1, 9}, {}}, []int{5, 5, 0})
 	require.Equal(t, []scheduleResult{
-		{Workload: "w", Schedule: "device", MedianMs: 3, VsDevice: 1},
-		{Workload: "w", Schedule: "a", MedianMs: 6, VsDevice: 2},
+		{Workload: "w", Schedule: "device", MedianMs: 3, VsDevice: 1, KernelSteps: 5},
+		{Workload: "w", Schedule: "a", MedianMs: 6, VsDevice: 2, KernelSteps: 5},
 	}, res)
+}
+
+func TestOutputTolerance(t *testing.T) {
+	want := []float32{0.5, -4, 2}
+	require.Equal(t, modelTolerance, outputTolerance(false, want))
+	require.InDelta(t, 4*ops.Float16ModelTolerance, outputTolerance(true, want), 1e-12)
 }
