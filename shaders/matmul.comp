@@ -16,6 +16,14 @@
 // (256 / C)-th k of its column for each row, and the slices' sums are
 // added up in shared memory (see gemv).
 //
+// Split-K: with bit 8 of TILED set (SPLIT, on the tiled schedule), the
+// workgroup count is the tiles times p.splits, split s of a tile covers
+// the k steps [s * p.per, (s + 1) * p.per) of 16, and it writes its raw
+// sums to part[s * total + e] (e the output's index, total y's size).
+// A second dispatch with bit 9 set (REDUCE), one invocation per output
+// element, adds the splits' sums and stores them: alpha, beta * c and the
+// residual once, after the full sum.
+//
 // Compiled with HALF_WEIGHTS defined (matmul_f16w.spv), b is read as
 // float16_t through 16-bit storage (half the memory and bandwidth of
 // constant weights); the products still accumulate in fp32.
@@ -28,11 +36,16 @@ layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int TILED = 0;
 
+const int SCHEDULE = TILED & 255;
+const bool SPLIT = (TILED & 256) != 0;
+const bool REDUCE = (TILED & 512) != 0;
+
 layout(std430, set = 0, binding = 0) readonly buffer A { DATA a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { WEIGHT b[]; };
 layout(std430, set = 0, binding = 2) readonly buffer C { DATA c[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { DATA y[]; };
 layout(std430, set = 0, binding = 4) readonly buffer S { DATA s[]; };
+layout(std430, set = 0, binding = 5) buffer Part { float part[]; };
 
 layout(push_constant) uniform Params {
     uint m;
@@ -56,6 +69,9 @@ layout(push_constant) uniform Params {
     uint bdims[4];
     uint bsa[4];
     uint bsb[4];
+    // splits and per are split-K's splits and k steps per split.
+    uint splits;
+    uint per;
 } p;
 
 shared float ta[16][64];
@@ -134,27 +150,31 @@ void blocked() {
 void tiled() {
     uint tm = (p.m + 63u) / 64u;
     uint tn = (p.n + 63u) / 64u;
-    uint total = p.batches * tm * tn;
+    uint tiles = p.batches * tm * tn;
+    uint total = SPLIT ? tiles * p.splits : tiles;
     uint lid = gl_LocalInvocationID.x;
     uint tx = lid % 16u;
     uint ty = lid / 16u;
     for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
-        uint bi = t / (tm * tn);
+        uint split = t / tiles;
+        uint bi = (t % tiles) / (tm * tn);
         uint r = t % (tm * tn);
         uint m0 = (r / tn) * 64u;
         uint n0 = (r % tn) * 64u;
         uvec2 o = offsets(bi);
+        uint kb = SPLIT ? split * p.per * 16u : 0u;
+        uint ke = SPLIT ? min(p.k, kb + p.per * 16u) : p.k;
         float acc[4][4];
         for (uint i = 0u; i < 4u; i++) {
             for (uint j = 0u; j < 4u; j++) {
                 acc[i][j] = 0.0;
             }
         }
-        for (uint k0 = 0u; k0 < p.k; k0 += 16u) {
+        for (uint k0 = kb; k0 < ke; k0 += 16u) {
             for (uint q = lid; q < 1024u; q += 256u) {
                 uint kk = q / 64u;
                 uint e = q % 64u;
-                bool ink = k0 + kk < p.k;
+                bool ink = k0 + kk < ke;
                 ta[kk][e] = ink && m0 + e < p.m ? float(a[o.x + (m0 + e) * p.sam + (k0 + kk) * p.sak]) : 0.0;
                 tb[kk][e] = ink && n0 + e < p.n ? float(b[o.y + (k0 + kk) * p.sbk + (n0 + e) * p.sbn]) : 0.0;
             }
@@ -179,7 +199,11 @@ void tiled() {
                 uint row = m0 + ty + 16u * i;
                 uint col = n0 + tx + 16u * j;
                 if (row < p.m && col < p.n) {
-                    store(bi, row, col, acc[i][j]);
+                    if (SPLIT) {
+                        part[(split * p.batches + bi) * p.m * p.n + row * p.n + col] = acc[i][j];
+                    } else {
+                        store(bi, row, col, acc[i][j]);
+                    }
                 }
             }
         }
@@ -193,7 +217,7 @@ void gemv() {
     // is contiguous along k instead (a transposed b: sbk == 1), column
     // lid / S and slice lid % S, so that they read neighbouring k. Slice ks
     // sums k = ks, ks + S, ks + 2S, ... into one accumulator per row.
-    uint cols = 1u << uint(max(TILED - 2, 0));
+    uint cols = 1u << uint(max(SCHEDULE - 2, 0));
     uint slices = 256u / cols;
     uint lid = gl_LocalInvocationID.x;
     bool alongK = p.sbk == 1u && p.sbn != 1u;
@@ -258,10 +282,27 @@ void gemv() {
     }
 }
 
+// reduce adds the splits' partial sums of each output element and stores
+// the result (see Split-K above).
+void reduce() {
+    uint mn = p.m * p.n;
+    uint total = p.batches * mn;
+    uint stride = gl_NumWorkGroups.x * 256u;
+    for (uint e = gl_GlobalInvocationID.x; e < total; e += stride) {
+        float v = 0.0;
+        for (uint i = 0u; i < p.splits; i++) {
+            v += part[i * total + e];
+        }
+        store(e / mn, (e % mn) / p.n, e % p.n, v);
+    }
+}
+
 void main() {
-    if (TILED >= 2) {
+    if (REDUCE) {
+        reduce();
+    } else if (SCHEDULE >= 2) {
         gemv();
-    } else if (TILED != 0) {
+    } else if (SCHEDULE != 0) {
         tiled();
     } else {
         blocked();

@@ -224,15 +224,26 @@ const convGemmMinRows = 16
 // convWanted workgroups, each split at least convMinSteps steps; the
 // partial sums (splits times elems floats) must fit a binding.
 func convSchedule(c caps, tiles, depth, elems int64) (splits, per int64) {
+	return kSplits(c.convSplits, c.maxElems, tiles, depth, elems)
+}
+
+// kSplits returns the K splits of a GEMM of 64x64 tiles stepping
+// convKSlice deep (convgemm.comp's, and matmul.comp's tiled schedule),
+// tiles output tiles, depth K and elems outputs, and the K steps of each
+// split: forced splits where positive, else one when the tiles fill the
+// device and enough to make about convWanted workgroups otherwise, each
+// split at least convMinSteps steps; the partial sums (splits times elems
+// floats) must fit a binding of maxElems.
+func kSplits(forced int, maxElems, tiles, depth, elems int64) (splits, per int64) {
 	steps := (depth + convKSlice - 1) / convKSlice
 	splits = 1
 	switch {
-	case c.convSplits > 0:
-		splits = int64(c.convSplits)
+	case forced > 0:
+		splits = int64(forced)
 	case tiles < convWanted:
 		splits = min((convWanted+tiles-1)/tiles, steps/convMinSteps)
 	}
-	splits = max(1, min(splits, steps, c.maxElems/elems))
+	splits = max(1, min(splits, steps, maxElems/elems))
 	per = (steps + splits - 1) / splits
 	return (steps + per - 1) / per, per
 }

@@ -44,11 +44,13 @@ type Device struct {
 	// intDot tells that the integer dot product is enabled (see
 	// Info.IntegerDotProduct).
 	intDot bool
-	// schedule, when set, forces one schedule of matmul.comp, and
+	// schedule, when set, forces one schedule of matmul.comp,
 	// gemvColumns, when positive, the columns per workgroup of its gemv
-	// schedule (see Schedule).
-	schedule    matmulSchedule
-	gemvColumns int64
+	// schedule, and matmulSplits, when positive, the K splits of its
+	// tiled one (see Schedule).
+	schedule     matmulSchedule
+	gemvColumns  int64
+	matmulSplits int
 	// tiledConv selects convgemm.comp, the shared-memory schedule of
 	// Conv and FusedConv; set on GPUs like tiledMatMul unless a Schedule
 	// says otherwise. convSplits, when positive, fixes its number of K

@@ -174,6 +174,9 @@ type caps struct {
 	// gemv schedule (see Schedule).
 	schedule    matmulSchedule
 	gemvColumns int64
+	// matmulSplits, when positive, fixes the K splits of matmul.comp's
+	// tiled schedule (see splitProducts).
+	matmulSplits int
 	// tiledConv selects convgemm.comp for Conv and FusedConv;
 	// convSplits, when positive, fixes its K splits (see Device).
 	tiledConv  bool

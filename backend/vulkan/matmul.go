@@ -8,6 +8,7 @@ import (
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // maxBatchRank is the highest batch rank matmul.comp broadcasts over.
@@ -158,7 +159,8 @@ func lowerGemm(q *query) (*launch, bool) {
 }
 
 // launch returns the dispatch of matmul.comp for g with these bindings
-// (a, b, c, y, s).
+// (a, b, c, y, s) and an unsplit depth (see splitProducts): the shader's
+// part, which only split-K binds, is bound to a.
 func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	batches := graph.NumElements(g.batch)
 	var flags uint32
@@ -174,6 +176,8 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 		dims[i], sa[i], sb[i] = uint32(d), uint32(g.bsa[i]), uint32(g.bsb[i])
 	}
 	vals = append(append(append(vals, dims...), sa...), sb...)
+	vals = append(vals, 1, 0)
+	bindings = append(slices.Clone(bindings), slot{false, 0})
 	l := &launch{shader: "matmul", bindings: bindings, push: words(vals...), elems: batches * g.m * g.n, outShapes: [][]int64{g.outShape},
 		rowsOfBatch: g.rowsOfBatch}
 	switch c.matmulSchedule(g.m) {
@@ -257,7 +261,8 @@ func gemvColumns(tiles, n, k int64) int64 {
 
 // Word indexes in matmul.comp's push constants (see matmulGeom.launch):
 // the batch rank, the flags, alpha and beta, a's strides along m and k,
-// b's along k and n, and the batch strides of a and b.
+// b's along k and n, the batch strides of a and b, and split-K's splits
+// (followed by its k steps per split).
 const (
 	mmBatchRank = 4
 	mmFlags     = 5
@@ -267,7 +272,56 @@ const (
 	mmSbk       = 10
 	mmBatchA    = 14 + maxBatchRank
 	mmBatchB    = 14 + 2*maxBatchRank
+	mmSplits    = 14 + 3*maxBatchRank
 )
+
+// matmul.comp's TILED bits besides the schedule: split-K's GEMM and its
+// reduction (see splitProducts).
+const (
+	matmulSplit  = 1 << 8
+	matmulReduce = 1 << 9
+)
+
+// splitProducts splits the depth of each product lowered to matmul.comp's
+// tiled schedule whose output tiles are too few to keep a GPU busy, as
+// kSplits decides (an H100 ran BERT-base's [128, 768] by [768, 768]
+// projections in 24 workgroups of 64x64 on its 132 compute units): its
+// GEMM writes each split's sums to the scratch, and a second dispatch,
+// one invocation per output element, adds them and applies the store's
+// epilogue (alpha, beta·C, the residual) once. It runs after the folds,
+// which leave the products' push constants and bindings final.
+func splitProducts(c caps, launches []*launch, compiled []*planner.Step) {
+	for i, l := range launches {
+		if compiled[i] == nil || l == nil || l.shader != "matmul" && l.shader != "matmul"+halfSuffix && l.shader != halfVariants["matmul"].shader ||
+			l.op != 1 || len(l.then) > 0 {
+			continue
+		}
+		word := func(w int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*w:])) }
+		m, n, k, batches := word(0), word(1), word(2), word(3)
+		elems := batches * m * n
+		splits, per := kSplits(c.matmulSplits, c.maxElems, batches*((m+63)/64)*((n+63)/64), k, elems)
+		if splits == 1 {
+			continue
+		}
+		push := slices.Clone(l.push)
+		binary.LittleEndian.PutUint32(push[4*mmSplits:], uint32(splits))
+		binary.LittleEndian.PutUint32(push[4*(mmSplits+1):], uint32(per))
+		// The reduction reads no b: the fp16-weight variant's (fp32
+		// data) is the plain shader.
+		reduce := l.shader
+		if reduce == halfVariants["matmul"].shader {
+			reduce = "matmul"
+		}
+		b := l.bindings
+		gemm := *l
+		gemm.op, gemm.push, gemm.groups = matmulSplit|1, push, l.groups*splits
+		gemm.bindings = []slot{b[0], b[1], {false, 0}, {false, 0}, {false, 0}, {true, scratchSlot}}
+		gemm.scratch = uint64(4 * splits * elems)
+		gemm.then = []*launch{{shader: reduce, op: matmulReduce, push: push, elems: elems,
+			bindings: []slot{{false, 0}, {false, 0}, b[2], b[3], b[4], {false, scratchSlot}}}}
+		launches[i] = &gemm
+	}
+}
 
 // readThrough makes matmul launch l read operand k (0: a, 1: b), whose
 // logical shape is shape, through the element strides st instead of

@@ -7,6 +7,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // matmulPairs are MatMul input shapes: 1-D promotion on either side, odd
@@ -19,14 +20,18 @@ var matmulPairs = [][2][]int64{
 	{{70000, 1, 1}, {1, 1}},
 }
 
-// forEachSchedule runs f with each schedule of matmul.comp forced on d.
+// forEachSchedule runs f with each schedule of matmul.comp forced on d,
+// and the tiled one with its depth split in 3 (split-K, which it takes
+// by itself only where a product's k is 128 or more).
 func forEachSchedule(t *testing.T, d *Device, f func(t *testing.T)) {
-	old := d.schedule
-	t.Cleanup(func() { d.schedule = old })
+	old, splits := d.schedule, d.matmulSplits
+	t.Cleanup(func() { d.schedule, d.matmulSplits = old, splits })
 	for _, s := range schedules {
 		d.schedule = s.s
 		t.Run(s.name, f)
 	}
+	d.schedule, d.matmulSplits = scheduleTiled, 3
+	t.Run("tiled-3-splits", f)
 }
 
 // TestMatMulMatchesCPU checks MatMul against the CPU kernel, with B a
@@ -115,5 +120,42 @@ func TestScheduleOption(t *testing.T) {
 	gpu := d.info.Type != "cpu"
 	if c := d.caps(); c.schedule != scheduleGEMV || c.gemvColumns != 8 || !c.tiledConv || c.convSplits != 3 || c.tiledMatMul != gpu {
 		t.Errorf("caps %+v; want the gemv schedule with 8 columns, convgemm with 3 splits, tiledMatMul %v", c, gpu)
+	}
+}
+
+// TestSplitProducts checks which tiled products splitProducts splits and
+// how: BERT-base's [128, 768] by [768, 768] projection, 24 tiles, in 10
+// splits of 5 steps of 16 (240 workgroups), a product whose tiles fill a
+// GPU and one too shallow to split left whole.
+func TestSplitProducts(t *testing.T) {
+	c := caps{tiledMatMul: true, maxElems: 1 << 30}
+	for _, s := range []struct {
+		a, b           []int64
+		splits, groups int64
+	}{
+		{[]int64{128, 768}, []int64{768, 768}, 10, 240},
+		{[]int64{1024, 256}, []int64{256, 1024}, 1, 256},
+		{[]int64{128, 96}, []int64{96, 64}, 1, 2},
+	} {
+		g, ok := newMatMulGeom(s.a, s.b)
+		if !ok {
+			t.Fatalf("%v %v: no geometry", s.a, s.b)
+		}
+		ls := []*launch{g.launch(c, []slot{{false, 0}, {false, 1}, {false, 0}, {true, 0}, {false, 0}})}
+		splitProducts(c, ls, []*planner.Step{{}})
+		l := ls[0]
+		if l.groups != s.groups {
+			t.Errorf("%v %v: %d workgroups, want %d", s.a, s.b, l.groups, s.groups)
+		}
+		if s.splits == 1 {
+			if len(l.then) != 0 || l.op != 1 {
+				t.Errorf("%v %v: split (op %d, %d more dispatches), want it whole", s.a, s.b, l.op, len(l.then))
+			}
+			continue
+		}
+		elems := s.a[0] * s.b[1]
+		if len(l.then) != 1 || l.op != matmulSplit|1 || l.then[0].op != matmulReduce || l.scratch != uint64(4*s.splits*elems) {
+			t.Errorf("%v %v: op %d, %d more dispatches, %d bytes of scratch, want the split GEMM and its reduction over %d splits", s.a, s.b, l.op, len(l.then), l.scratch, s.splits)
+		}
 	}
 }

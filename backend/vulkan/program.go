@@ -51,7 +51,7 @@ func (d *Device) Supports(q planner.Query) (ok bool) {
 // implementations.
 func (d *Device) caps() caps {
 	c := caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
-		tiledMatMul: d.tiledMatMul, tiledConv: d.tiledConv, convSplits: d.convSplits, depthwiseConv: d.depthwiseConv, schedule: d.schedule, gemvColumns: d.gemvColumns, halfWeights: d.half.on, half16: d.half.storage, int16: d.info.Int16, intDot: d.intDot,
+		tiledMatMul: d.tiledMatMul, tiledConv: d.tiledConv, convSplits: d.convSplits, depthwiseConv: d.depthwiseConv, schedule: d.schedule, gemvColumns: d.gemvColumns, matmulSplits: d.matmulSplits, halfWeights: d.half.on, half16: d.half.storage, int16: d.info.Int16, intDot: d.intDot,
 		subgroupRows: d.subgroupRows, rowAttention: d.rowAttention, splitAttention: d.splitAttention, sharedMem: int64(d.info.limits.MaxComputeSharedMemorySize)}
 	if d.subgroupRows {
 		c.rowWorkgroup = rowWorkgroup(d.info.SubgroupSize)
@@ -251,6 +251,7 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		}
 		compiled[c.last], launches[c.last] = &c.step, c.l
 	}
+	splitProducts(d.caps(), launches, compiled)
 	var keys []weightKey
 	for i, st := range compiled {
 		if st == nil {

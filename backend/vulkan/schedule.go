@@ -22,6 +22,10 @@ type Schedule struct {
 	// columns of y per workgroup of the gemv schedule; 0 lets the shape
 	// decide (gemvColumns).
 	GEMVColumns int64
+	// MatMulSplits, when positive, is the number of splits of the tiled
+	// schedule's depth (split-K with more than 1, as far as the depth
+	// allows); 0 lets the shape decide (splitProducts).
+	MatMulSplits int
 	// Conv is the kernel of Conv and FusedConv: "direct" (conv.comp),
 	// "gemm" (convgemm.comp, for groups of at least 16 output channels;
 	// narrower ones stay direct) or "depthwise" (dwconv.comp for
@@ -141,6 +145,9 @@ func (s Schedule) String() string {
 	if s.GEMVColumns > 0 {
 		parts = append(parts, fmt.Sprint("columns=", s.GEMVColumns))
 	}
+	if s.MatMulSplits > 0 {
+		parts = append(parts, fmt.Sprint("matmul-splits=", s.MatMulSplits))
+	}
 	if s.Conv != "" {
 		parts = append(parts, "conv="+s.Conv)
 	}
@@ -184,6 +191,10 @@ func (s Schedule) apply(d *Device) error {
 		return fmt.Errorf("vulkan: gemv columns %d: want a power of two up to 256, or 0", c)
 	}
 	d.gemvColumns = s.GEMVColumns
+	if s.MatMulSplits < 0 {
+		return fmt.Errorf("vulkan: matmul splits %d: want 0 or more", s.MatMulSplits)
+	}
+	d.matmulSplits = s.MatMulSplits
 	if s.Conv != "" {
 		i := slices.Index(ConvSchedules(), s.Conv)
 		if i < 0 {
