@@ -58,8 +58,10 @@ type config struct {
 	kernelRun string
 	// conformanceRun selects the backend tests by name (nil: all).
 	conformanceRun *regexp.Regexp
-	budget         time.Duration
-	start          time.Time
+	// only holds the parts to run (nil: all).
+	only   map[string]bool
+	budget time.Duration
+	start  time.Time
 }
 
 // part is the outcome of one part of the check.
@@ -93,12 +95,24 @@ func main() {
 	flag.StringVar(&c.kernelBin, "kernel-tests", "", "the backend/vulkan test binary (go test -c) to run, `PATH`")
 	flag.StringVar(&c.kernelDir, "kernel-dir", ".", "the `DIR` the kernel tests run in (backend/vulkan)")
 	flag.StringVar(&c.kernelRun, "kernel-run", "", "the kernel tests to run, a go test -run `REGEX` (default: all, or TestKernels with --quick)")
+	only := flag.String("parts", "", "run only the parts in `LIST`, comma-separated ("+strings.Join(partNames(), ", ")+"; a dash for a space); default: all")
 	conformanceRun := flag.String("conformance-run", "", "run only the backend tests whose suite/name matches `REGEX` (default: all, or a sample with --quick)")
 	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "stop starting new parts after `DURATION`; the last part started gets what is left")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "gpucheck: no arguments expected:", strings.Join(flag.Args(), " "))
 		os.Exit(2)
+	}
+	if *only != "" {
+		c.only = map[string]bool{}
+		for _, name := range strings.Split(*only, ",") {
+			name = strings.ReplaceAll(strings.TrimSpace(name), "-", " ")
+			if !slices.Contains(partNames(), name) {
+				fmt.Fprintf(os.Stderr, "gpucheck: --parts: no part %q (want some of %s)\n", name, strings.Join(partNames(), ", "))
+				os.Exit(2)
+			}
+			c.only[name] = true
+		}
 	}
 	switch {
 	case *conformanceRun != "":
@@ -129,7 +143,33 @@ func main() {
 	}
 }
 
-// check runs every part in turn, each within what is left of the budget.
+// parts are the parts of the check after the device's, in the order they
+// run, each with its time cap.
+var parts = []struct {
+	name string
+	cap  time.Duration
+	run  func(ctx context.Context, c *config) (any, error)
+}{
+	{"models", 2 * time.Minute, models},
+	{"batch", time.Minute, batch},
+	{"decoder", time.Minute, decoder},
+	{"schedules", time.Minute, schedules},
+	{"matmul", 2 * time.Minute, matmul},
+	{"kernel tests", 4 * time.Minute, kernelTests},
+	{"conformance", 3 * time.Minute, conformance},
+}
+
+// partNames names the parts.
+func partNames() []string {
+	var names []string
+	for _, p := range parts {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// check runs every part in turn (those of --parts), each within what is
+// left of the budget.
 func check(c *config) *report {
 	r := &report{Build: onnxvk.Build().String(), Quick: c.quick, Started: c.start, GoMaxProc: runtime.GOMAXPROCS(0)}
 	info, err := device(c.device)
@@ -140,20 +180,10 @@ func check(c *config) *report {
 	}
 	r.Parts = append(r.Parts, devicePart)
 	if err == nil {
-		parts := []struct {
-			name string
-			cap  time.Duration
-			run  func(ctx context.Context, c *config) (any, error)
-		}{
-			{"models", 2 * time.Minute, models},
-			{"batch", time.Minute, batch},
-			{"decoder", time.Minute, decoder},
-			{"schedules", time.Minute, schedules},
-			{"matmul", 2 * time.Minute, matmul},
-			{"kernel tests", 4 * time.Minute, kernelTests},
-			{"conformance", 3 * time.Minute, conformance},
-		}
 		for _, p := range parts {
+			if c.only != nil && !c.only[p.name] {
+				continue
+			}
 			left := c.budget - time.Since(c.start)
 			if left <= 0 {
 				r.Parts = append(r.Parts, part{Name: p.name, Error: "not run: the time budget is spent"})
