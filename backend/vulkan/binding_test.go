@@ -2,11 +2,15 @@ package vulkan
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk/backend"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/hostfallback"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/internal/torchmodels"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
@@ -54,11 +58,51 @@ func BenchmarkClassProgramBinding(b *testing.B) {
 	}
 }
 
+// TestClassProgramReusesLaunches compiles a binding of the small test
+// decoder's decode-step class program on a class program that has
+// lowered other bindings (and reuses the launches of the steps whose
+// inputs those left unchanged, see lowerStep) and on a fresh one: both
+// give the same dispatches (pipelines, push constants, workgroups,
+// barriers, and bindings but for the weights' places, as the constants
+// each program computes are its own).
+func TestClassProgramReusesLaunches(t *testing.T) {
+	testenv.SkipShort(t, "exports a PyTorch model")
+	root := filepath.Join("..", "..")
+	cache := torchmodels.Cache(t, root)
+	torchmodels.Export(t, root, cache, []string{"decoder_small"})
+	model := filepath.Join(cache, "decoder_small", "model.onnx")
+	d := openTest(t)
+	warm, frames := decodeStepClass(t, d, model, 3)
+	for _, f := range frames[:2] {
+		pr, err := warm.program(f)
+		require.NoError(t, err)
+		warm.done(pr)
+	}
+	reused, err := warm.program(frames[2])
+	require.NoError(t, err)
+	defer warm.done(reused)
+	fresh, freshFrames := decodeStepClass(t, d, model, 3)
+	want, err := fresh.program(freshFrames[2])
+	require.NoError(t, err)
+	defer fresh.done(want)
+	require.Len(t, reused.dispatches, len(want.dispatches))
+	for i, w := range want.dispatches {
+		g := reused.dispatches[i]
+		require.Same(t, w.pipe, g.pipe, "pipeline of dispatch %d", i)
+		require.Equal(t, [2]any{w.push, w.groups}, [2]any{g.push, g.groups}, "push constants and workgroups of dispatch %d", i)
+		require.Equal(t, [2]any{w.barrier, w.node}, [2]any{g.barrier, g.node}, "barrier and node of dispatch %d", i)
+		require.True(t, slices.EqualFunc(w.bindings, g.bindings, func(a, b loc) bool {
+			return a.region == b.region && a.size == b.size && (a.region == inWeight || a.off == b.off)
+		}), "bindings of dispatch %d: %v, want %v", i, g.bindings, w.bindings)
+	}
+	require.Equal(t, [2]uint64{want.arenaSize, want.ioSize}, [2]uint64{reused.arenaSize, reused.ioSize})
+}
+
 // decodeStepClass plans the decoder model on d for decode steps (ids
 // [1, 1], the past length symbolic up to 64) and returns its one class
 // program, sized for the largest past length, and frames of n past
 // lengths from 8 whose inputs have the binding's sizes (zeros).
-func decodeStepClass(b *testing.B, d *Device, model string, n int) (*classProgram, []*backend.Frame) {
+func decodeStepClass(b testing.TB, d *Device, model string, n int) (*classProgram, []*backend.Frame) {
 	b.Helper()
 	m, err := loader.Load(model)
 	if err != nil {
