@@ -275,3 +275,102 @@ func TestDecoderStepTimes(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecoderBinding times a decode step of the decoders on Vulkan
+// on their class plan (the past length symbolic, the caches kept on the
+// device), cycling over the inputs of consecutive steps: "new" over one
+// more past length than a class program keeps programs for, so that
+// every step binds sizes it has not seen (it lowers and compiles the
+// segment on the host and records the context's command buffer again),
+// "seen" over one past length (nothing is lowered or recorded). Their
+// difference is the host's cost of a new binding:
+// go test -run '^$' -bench DecoderBinding -count 6 .
+func BenchmarkDecoderBinding(b *testing.B) {
+	for _, name := range []string{"decoder_small", "decoder"} {
+		b.Run(name, func(b *testing.B) {
+			model, prompt, _ := decoderModel(b, name, 1)
+			sess := loadDecoder(b, model, "vulkan", onnxvk.WithDimMax("P", 64))
+			const lengths = 5
+			steps, opts := decodeSteps(b, sess, prompt, lengths)
+			for _, bench := range []struct {
+				name    string
+				lengths int
+			}{{"new", lengths}, {"seen", 1}} {
+				b.Run(bench.name, func(b *testing.B) {
+					i := 0
+					for b.Loop() {
+						out, err := sess.RunWith(context.Background(), steps[i%bench.lengths], opts)
+						if err != nil {
+							b.Fatal(err)
+						}
+						for _, t := range out {
+							t.Release()
+						}
+						i++
+					}
+				})
+			}
+		})
+	}
+}
+
+// decodeSteps decodes prompt on sess, the caches kept on the device, and
+// returns the inputs of n consecutive decode steps from the third (the
+// first the class plan of decode steps serves), each run once, and the
+// options that keep a step's caches on the device. The token fed back is
+// the prompt's last: the steps' sizes are what matters.
+func decodeSteps(b *testing.B, sess *onnxvk.Session, prompt []int64, n int) ([]map[string]*onnxvk.Tensor, onnxvk.RunOptions) {
+	b.Helper()
+	var opts onnxvk.RunOptions
+	in := map[string]*onnxvk.Tensor{}
+	for _, x := range sess.Inputs() {
+		name, ok := strings.CutPrefix(x.Name, "past.")
+		if !ok {
+			continue
+		}
+		opts.KeepOnDevice = append(opts.KeepOnDevice, "present."+name)
+		empty, err := onnxvk.NewTensor([]int64{1, x.Shape[1], 0, x.Shape[3]}, []float32{})
+		require.NoError(b, err)
+		in[x.Name] = empty
+	}
+	ids, err := onnxvk.NewTensor([]int64{1, int64(len(prompt))}, prompt)
+	require.NoError(b, err)
+	in["ids"] = ids
+	token, err := onnxvk.NewTensor([]int64{1, 1}, prompt[len(prompt)-1:])
+	require.NoError(b, err)
+	var steps []map[string]*onnxvk.Tensor
+	b.Cleanup(func() {
+		for _, in := range steps {
+			for _, t := range in {
+				t.Release()
+			}
+		}
+	})
+	for range n + 3 {
+		out, err := sess.RunWith(context.Background(), in, opts)
+		require.NoError(b, err)
+		if len(steps) < 3 {
+			for name, t := range in {
+				if name != "ids" {
+					t.Release()
+				}
+			}
+		}
+		steps = append(steps, in)
+		in = map[string]*onnxvk.Tensor{"ids": token}
+		for name, t := range out {
+			if past, ok := strings.CutPrefix(name, "present."); ok {
+				in["past."+past] = t
+			} else {
+				t.Release()
+			}
+		}
+	}
+	for _, t := range in {
+		if t != token {
+			t.Release()
+		}
+	}
+	steps = steps[3:]
+	return steps, opts
+}

@@ -99,7 +99,7 @@ func geometryOf(t *testing.T, sess *onnxvk.Session) decoderGeometry {
 // decoderModel exports the named GPT-2-style decoder (see generate) if
 // needed and returns its file, its prompt and PyTorch's first steps tokens
 // after it.
-func decoderModel(t *testing.T, name string, steps int) (model string, prompt, want []int64) {
+func decoderModel(t testing.TB, name string, steps int) (model string, prompt, want []int64) {
 	t.Helper()
 	testenv.SkipShort(t, "exports and runs a PyTorch model")
 	cache := torchmodels.Cache(t, ".")
@@ -118,7 +118,7 @@ func decoderModel(t *testing.T, name string, steps int) (model string, prompt, w
 
 // loadDecoder loads the decoder on dev ("cpu" or "vulkan") with opts,
 // skipping the test where there is no Vulkan device.
-func loadDecoder(t *testing.T, model, dev string, opts ...onnxvk.Option) *onnxvk.Session {
+func loadDecoder(t testing.TB, model, dev string, opts ...onnxvk.Option) *onnxvk.Session {
 	t.Helper()
 	sess, err := onnxvk.Load(model, append([]onnxvk.Option{onnxvk.WithDevice(dev)}, opts...)...)
 	if errors.Is(err, onnxvk.ErrDeviceUnavailable) {

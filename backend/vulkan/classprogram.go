@@ -64,7 +64,14 @@ func trial(q planner.Query) (planner.Query, bool) {
 // binding there, and the shape values computed for it (see
 // evaluateShapes).
 func queryOf(p *planner.Plan, st *planner.Step) planner.Query {
-	q := p.Query(st)
+	return boundQuery(p, st, p.Query(st))
+}
+
+// boundQuery is queryOf from q, the query p.Query gives for st, which it
+// leaves as it is: a class program keeps its steps' queries, which only
+// depend on the graph, and binds them to each binding's plan.
+func boundQuery(p *planner.Plan, st *planner.Step, q planner.Query) planner.Query {
+	q.Inputs, q.Consts = slices.Clone(q.Inputs), slices.Clone(q.Consts)
 	for k, v := range st.In {
 		if k >= len(q.Inputs) || v < 0 {
 			continue
@@ -132,6 +139,9 @@ type classProgram struct {
 	d     *Device
 	p     *planner.Plan
 	steps []planner.Step
+	// queries are the steps' queries (planner.Plan.Query), the same for
+	// every binding.
+	queries []planner.Query
 	// sym are the values entering the segment whose sizes make the
 	// binding.
 	sym []int
@@ -161,6 +171,81 @@ type classProgram struct {
 	// lowered and recorded count the bindings lowered and the contexts
 	// rebound (command buffers recorded for another binding).
 	lowered, recorded int
+	// lowerings holds, by node, the latest launch lowered for each step
+	// of the segment (see lowerStep); lowMu guards it.
+	lowMu     sync.Mutex
+	lowerings map[*graph.Node]*lowering
+}
+
+// lowering is a step's launch and the input types and constants it was
+// lowered for.
+type lowering struct {
+	elems  []graph.DType
+	shapes [][]int64
+	consts []*graph.Tensor
+	l      *launch
+}
+
+// lowerStep lowers the step of q, or returns the launch lowered for it
+// before when its input types and constants are the same: lowering is a
+// function of those (the node, its opset and the device being fixed),
+// and compile copies a launch before it changes it, so a new binding
+// lowers only the steps whose sizes or shape values it changes (for a
+// decoder's decode step, the attention's; not the projections and
+// normalizations of one token).
+func (c *classProgram) lowerStep(q planner.Query, caps caps) (*launch, bool) {
+	c.lowMu.Lock()
+	if lw := c.lowerings[q.Node]; lw != nil && lw.matches(q) {
+		c.lowMu.Unlock()
+		return lw.l, true
+	}
+	c.lowMu.Unlock()
+	l, ok := lower(q, caps)
+	if !ok {
+		return nil, false
+	}
+	lw := &lowering{elems: make([]graph.DType, len(q.Inputs)), shapes: make([][]int64, len(q.Inputs)), consts: slices.Clone(q.Consts), l: l}
+	for k, t := range q.Inputs {
+		if t != nil {
+			// lower took only tensor types of known shapes.
+			lw.elems[k], lw.shapes[k] = t.Elem, t.Shape.Ints()
+		}
+	}
+	c.lowMu.Lock()
+	if c.lowerings == nil {
+		c.lowerings = make(map[*graph.Node]*lowering, len(c.steps))
+	}
+	c.lowerings[q.Node] = lw
+	c.lowMu.Unlock()
+	return l, true
+}
+
+// matches reports whether q has the input types and constants lw was
+// lowered for.
+func (lw *lowering) matches(q planner.Query) bool {
+	if len(q.Inputs) != len(lw.shapes) || len(q.Consts) != len(lw.consts) {
+		return false
+	}
+	for k, t := range q.Inputs {
+		if q.Consts[k] != lw.consts[k] {
+			return false
+		}
+		switch {
+		case t == nil:
+			if lw.shapes[k] != nil {
+				return false
+			}
+		case t.Kind != graph.TensorKind || t.Elem != lw.elems[k] || len(t.Shape) != len(lw.shapes[k]) || lw.shapes[k] == nil:
+			return false
+		default:
+			for i, d := range t.Shape {
+				if !d.Known() || d.Value != lw.shapes[k][i] {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // binding is the program of a class program for one binding of its sizes.
@@ -175,8 +260,10 @@ func (d *Device) newClassProgram(p *planner.Plan, steps []planner.Step, sym []in
 	if d.closed {
 		return nil, fmt.Errorf("vulkan: %s is closed", d.name)
 	}
+	queries := make([]planner.Query, len(steps))
 	for i := range steps {
-		q := trialQuery(p, &steps[i])
+		queries[i] = p.Query(&steps[i])
+		q, _ := trial(queries[i])
 		if shapeOnly(q) {
 			continue
 		}
@@ -184,19 +271,13 @@ func (d *Device) newClassProgram(p *planner.Plan, steps []planner.Step, sym []in
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", steps[i].Node)
 		}
 	}
-	c := &classProgram{d: d, p: p, steps: steps, sym: sym, held: map[weightKey]bool{}, constants: map[*graph.Tensor]bool{}, using: map[*program]int{}}
+	c := &classProgram{d: d, p: p, steps: steps, queries: queries, sym: sym, held: map[weightKey]bool{}, constants: map[*graph.Tensor]bool{}, using: map[*program]int{}}
 	for _, t := range p.Constants {
 		c.constants[t] = true
 	}
 	c.largest = largestTypes(p, sym)
 	d.classes = append(d.classes, c)
 	return c, nil
-}
-
-// trialQuery is the query of st as Supports tried it (see trial).
-func trialQuery(p *planner.Plan, st *planner.Step) planner.Query {
-	q, _ := trial(p.Query(st))
-	return q
 }
 
 // Run runs the program of the Run's binding (see classProgram).
@@ -412,9 +493,9 @@ func (c *classProgram) lower(types map[int]*graph.Type, values map[int]*graph.Te
 		bound.Types[v] = t
 	}
 	caps := c.d.caps()
-	lowered := map[*graph.Node]*launch{}
-	e, err := evaluateShapes(&bound, c.steps, values, func(cp *planner.Plan, st *planner.Step, q planner.Query) error {
-		l, ok := lower(q, caps)
+	lowered := make(map[*graph.Node]*launch, len(c.steps))
+	e, err := evaluateShapes(&bound, c.steps, c.queries, values, func(cp *planner.Plan, st *planner.Step, q planner.Query) error {
+		l, ok := c.lowerStep(q, caps)
 		if !ok {
 			return fmt.Errorf("vulkan: %s: no kernel for the input types of this Run (%s): %w", st.Node, describeTypes(q.Inputs), backend.ErrSizesRefused)
 		}

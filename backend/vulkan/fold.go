@@ -13,9 +13,12 @@ import (
 
 // readCounts counts, for each value of p, the steps that read it.
 func readCounts(p *planner.Plan) map[int]int {
-	reads := map[int]int{}
+	reads := make(map[int]int, len(p.Values))
 	for _, st := range p.Steps {
-		for _, v := range append(slices.Clone(st.In), st.Captured...) {
+		for _, v := range st.In {
+			reads[v]++
+		}
+		for _, v := range st.Captured {
 			reads[v]++
 		}
 	}

@@ -84,8 +84,17 @@ func (pr *program) traceNodes(tr *backend.Trace, submitted time.Duration, spans 
 	for n, node := range pr.nodes {
 		sp := spans[n]
 		tr.Add(backend.TraceEvent{Name: node.Name, Op: node.OpType, Device: pr.d.name,
-			Start: submitted + sp.start, Dur: sp.dur, DeviceDur: sp.dur, Note: pr.notes[n]})
+			Start: submitted + sp.start, Dur: sp.dur, DeviceDur: sp.dur, Note: pr.note(n)})
 	}
+}
+
+// note says why node n of the program records no dispatch of its own, ""
+// when it does.
+func (pr *program) note(n int) string {
+	if f := pr.fused[n]; f != nil {
+		return "fused into " + f.String()
+	}
+	return pr.notes[n]
 }
 
 // describe names the segment in error messages.

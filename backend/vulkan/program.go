@@ -108,9 +108,12 @@ type program struct {
 	ins, outs  []ioValue
 	release    []int
 	// nodes are the segment's nodes in order, for traces; notes says, for
-	// each, why it records no dispatch of its own ("" when it does).
+	// each, why it records no dispatch of its own ("" when it does, or
+	// when it is fused into the node fused holds there, named only when a
+	// trace asks: see note).
 	nodes []*graph.Node
 	notes []string
+	fused []*graph.Node
 	// weights are the resident weights the program binds, which it holds
 	// until Release (see holdWeights).
 	weights []weightKey
@@ -146,7 +149,7 @@ func (d *Device) Compile(p *planner.Plan, steps []planner.Step) (backend.Program
 	if sym := symbolicInputs(p, steps); sym != nil {
 		return d.newClassProgram(p, steps, sym)
 	}
-	e, err := evaluateShapes(p, steps, nil, nil)
+	e, err := evaluateShapes(p, steps, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +315,8 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		at = steps[i].Node
 		if st == nil {
 			pr.nodes = append(pr.nodes, steps[i].Node)
-			pr.notes = append(pr.notes, "fused into "+fusedInto[i].String())
+			pr.notes = append(pr.notes, "")
+			pr.fused = append(pr.fused, fusedInto[i])
 			pr.release = append(pr.release, steps[i].Release...)
 			continue
 		}
@@ -344,12 +348,14 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		if inPlace[i] {
 			pr.nodes = append(pr.nodes, st.Node)
 			pr.notes = append(pr.notes, "written in place by its inputs")
+			pr.fused = append(pr.fused, nil)
 			pr.release = append(pr.release, st.Release...)
 			continue
 		}
 		if pr.view(st, l, where, escapes) {
 			pr.nodes = append(pr.nodes, st.Node)
 			pr.notes = append(pr.notes, "a view of its input")
+			pr.fused = append(pr.fused, nil)
 			pr.release = append(pr.release, st.Release...)
 			continue
 		}
@@ -430,6 +436,7 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		pr.release = append(pr.release, st.Release...)
 		pr.nodes = append(pr.nodes, st.Node)
 		pr.notes = append(pr.notes, "")
+		pr.fused = append(pr.fused, nil)
 	}
 	at = nil
 	for _, out := range pr.outs {

@@ -63,7 +63,8 @@ type evaluated struct {
 // inputs the segment reads from outside (see classProgram.program). Each
 // other step goes to propagate, when not nil, which may give the types of
 // its outputs in the copy of the plan (a class program's binding).
-func evaluateShapes(p *planner.Plan, steps []planner.Step, known map[int]*graph.Tensor, propagate func(cp *planner.Plan, st *planner.Step, q planner.Query) error) (*evaluated, error) {
+// queries, when not nil, are the steps' queries as p.Query gives them.
+func evaluateShapes(p *planner.Plan, steps []planner.Step, queries []planner.Query, known map[int]*graph.Tensor, propagate func(cp *planner.Plan, st *planner.Step, q planner.Query) error) (*evaluated, error) {
 	cp := *p
 	cp.Constants = maps.Clone(p.Constants)
 	cp.Types = slices.Clone(p.Types)
@@ -77,7 +78,12 @@ func evaluateShapes(p *planner.Plan, steps []planner.Step, known map[int]*graph.
 	var done []int
 	for i := range steps {
 		st := &steps[i]
-		q := queryOf(&cp, st)
+		var q planner.Query
+		if queries != nil {
+			q = boundQuery(&cp, st, queries[i])
+		} else {
+			q = queryOf(&cp, st)
+		}
 		if shapeOnly(q) {
 			ok, err := evaluateStep(&cp, st, set)
 			if err != nil {

@@ -20,7 +20,7 @@ import (
 // openTest opens the default Vulkan device with opts, closed when the
 // test ends, or skips (fails under ONNXVK_REQUIRE_TOOLS) when there is
 // none.
-func openTest(t *testing.T, opts ...OpenOption) *Device {
+func openTest(t testing.TB, opts ...OpenOption) *Device {
 	t.Helper()
 	d, err := Open("vulkan", opts...)
 	if errors.Is(err, backend.ErrDeviceUnavailable) {

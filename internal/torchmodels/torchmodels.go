@@ -35,7 +35,7 @@ var script = filepath.Join("testdata", "torch", "export.py")
 // named after a hash of the script, in $ONNXVK_MODEL_CACHE or else in
 // onnxvk/torch-models in the user's cache folder. Editing the script
 // therefore leads to a fresh export.
-func Cache(t *testing.T, root string) string {
+func Cache(t testing.TB, root string) string {
 	src, err := os.ReadFile(filepath.Join(root, script))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func missingIn(cache string, names []string) []string {
 // running the export script (root is the module's root folder) for the
 // missing ones only, with the missing ones Want declared; it skips
 // (testenv.Skip) where PyTorch is missing.
-func Export(t *testing.T, root, cache string, names []string) {
+func Export(t testing.TB, root, cache string, names []string) {
 	exporting.Lock()
 	defer exporting.Unlock()
 	if len(missingIn(cache, names)) == 0 {
