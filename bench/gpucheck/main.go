@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -97,6 +98,7 @@ func main() {
 	flag.StringVar(&c.kernelRun, "kernel-run", "", "the kernel tests to run, a go test -run `REGEX` (default: all, or TestKernels with --quick)")
 	only := flag.String("parts", "", "run only the parts in `LIST`, comma-separated ("+strings.Join(partNames(), ", ")+"; a dash for a space); default: all")
 	conformanceRun := flag.String("conformance-run", "", "run only the backend tests whose suite/name matches `REGEX` (default: all, or a sample with --quick)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the check to `FILE` (go tool pprof), to see where a part's host time goes")
 	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "stop starting new parts after `DURATION`; the last part started gets what is left")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -131,8 +133,20 @@ func main() {
 			c.kernelRun = "TestKernels"
 		}
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gpucheck: --cpuprofile:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+	}
 	c.start = time.Now()
 	r := check(&c)
+	pprof.StopCPUProfile()
 	if err := writeReport(c.out, r); err != nil {
 		fmt.Fprintln(os.Stderr, "gpucheck:", err)
 		os.Exit(1)
