@@ -232,6 +232,44 @@ func TestConformanceVulkanSchedules(t *testing.T) {
 	}
 }
 
+// TestConformanceVulkanStaged runs the conformance tests that pass on the
+// CPU on the first Vulkan device with its inputs and outputs staged
+// (vulkan.WithStagedIO), a discrete GPU's path, which lavapipe's unified
+// memory would otherwise skip: each must pass, and each on the committed
+// Vulkan list with every node on Vulkan. Outside the long suites one test
+// in four runs.
+func TestConformanceVulkanStaged(t *testing.T) {
+	dirs := suiteDirs(t)
+	cpuPass := readList(t, passList, false)
+	whole := readList(t, vulkanList, false)
+	sampler := testenv.NewSampler(4)
+	var run []string
+	for _, name := range conformanceNames(t, dirs) {
+		if _, ok := cpuPass[name]; ok && sampler.Take() {
+			run = append(run, regexp.QuoteMeta(name))
+		}
+	}
+	if len(run) == 0 {
+		t.Fatalf("no test of %s chosen", passList)
+	}
+	filter := regexp.MustCompile("^(" + strings.Join(run, "|") + ")$")
+	results := runVulkanConformance(t, dirs, filter, onnxvk.WithVulkanOptions(vulkan.WithStagedIO()))
+	for _, r := range results {
+		_, listed := whole[r.Name]
+		why := notWholeOnVulkan(r)
+		switch {
+		case r.Status != Pass:
+			t.Errorf("%s with staged inputs and outputs: %s %s", r.Name, r.Status, r.Reason)
+		case listed && why != "":
+			t.Errorf("%s with staged inputs and outputs %s", r.Name, why)
+		}
+	}
+	if len(results) != len(run) {
+		t.Errorf("%d of the %d tests chosen ran", len(results), len(run))
+	}
+	t.Logf("%d conformance tests with staged inputs and outputs", len(results))
+}
+
 // TestConformanceCPU runs the ONNX backend tests on the CPU and checks the
 // results against the committed lists: every listed pass must pass, every
 // other test must be excluded with a reason, and an excluded test that now

@@ -44,6 +44,9 @@ type Device struct {
 	// intDot tells that the integer dot product is enabled (see
 	// Info.IntegerDotProduct).
 	intDot bool
+	// stagedIO sends every Run's inputs and outputs through a staging
+	// buffer, even where the io buffer is host-visible (WithStagedIO).
+	stagedIO bool
 	// schedule, when set, forces one schedule of matmul.comp,
 	// gemvColumns, when positive, the columns per workgroup of its gemv
 	// schedule, and matmulSplits, when positive, the K splits of its
@@ -221,6 +224,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	if err := cfg.schedule.apply(d); err != nil {
 		return nil, err
 	}
+	d.stagedIO = cfg.stagedIO
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	if info.Int16 {

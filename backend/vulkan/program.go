@@ -922,7 +922,7 @@ func (pr *program) rebind(ec *execContext) error {
 	if err := grow(&ec.io, pr.ioSize, false, "input/output buffer"); err != nil {
 		return err
 	}
-	if !mapIO(ec.io) {
+	if !d.mapIO(ec.io) {
 		if err := grow(&ec.stage, ec.io.size, true, "staging buffer"); err != nil {
 			return err
 		}
@@ -1000,10 +1000,10 @@ func (pr *program) bind(ec *execContext) error {
 	return nil
 }
 
-// mapIO reports whether a context's io buffer is used through its
-// mapping rather than through a staging buffer; tests replace it to take
-// the staging path on unified memory.
-var mapIO = (*buffer).hostReadable
+// mapIO reports whether a context's io buffer b is used through its
+// mapping rather than through a staging buffer: where the host can read
+// it, unless the device was opened WithStagedIO.
+func (d *Device) mapIO(b *buffer) bool { return !d.stagedIO && b.hostReadable() }
 
 // host returns the memory the host writes the inputs to and reads the
 // outputs from: io's mapping, or the staging buffer's.

@@ -62,6 +62,13 @@ type Schedule struct {
 // name it does not know.
 func WithSchedule(s Schedule) OpenOption { return func(c *openConfig) { c.schedule = s } }
 
+// WithStagedIO makes Open take a discrete GPU's path for the inputs and
+// outputs of every Run on any device: through a staging buffer and copies
+// recorded in the command buffer, where a device with unified memory
+// (lavapipe, integrated GPUs) would use the io buffer's mapping. Tests use
+// it to run that path on lavapipe.
+func WithStagedIO() OpenOption { return func(c *openConfig) { c.stagedIO = true } }
+
 // schedules are matmul.comp's schedules by name.
 var schedules = []struct {
 	name string
