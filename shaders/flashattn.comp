@@ -16,7 +16,7 @@
 // Tiles after the last key any row may see (is_causal, nonpad_kv_seqlen, a
 // mask's last key) are skipped. Every row reads the whole tile of scores
 // from shared memory for its maximum and sum, so no cross-invocation
-// reduction is needed.
+// reduction is needed beyond the SUBGROUP variant's dot groups (below).
 //
 // With flag bit 6 (softmax_precision float16) the softmax's input and
 // output are rounded to float16 as attention.comp rounds them; a
@@ -38,6 +38,19 @@
 // sums (zeros where no chunk saw a key). The float16 softmax's two passes
 // need the row's final sum before any probability, so it is never split.
 //
+// Compiled with SUBGROUP (flashattn_sg.spv, flashattn_f16_sg.spv), the
+// GPU configuration of the prefill path: the workgroup is as wide as
+// specialization constant 1 says (256 invocations: the backend's
+// flashWideWG), so a row has 256 / tq lanes, and the dot product of a
+// score is spread over a dot group of 1, 2, 4 or 8 adjacent lanes of a
+// subgroup (p.tiles bits 14-15 hold its log2), each summing the dims g,
+// g + group, ... of it, their partial sums added by subgroup shuffles;
+// a row then scores lanes / group keys at once, which keeps every lane
+// busy where a row has more lanes than a tile has keys. Invocations are
+// numbered by subgroup (gl_SubgroupID, gl_SubgroupInvocationID) so that
+// a dot group never straddles two subgroups. Without SUBGROUP the group is
+// one lane and the workgroup 64 invocations.
+//
 // Compiled with HALF, the tensors and a float mask are float16, the
 // arithmetic and shared memory fp32. Q, K, V and Y are read and written
 // through strides (an offset and the strides of batch, head and position;
@@ -50,15 +63,21 @@
 
 #include "half.glsl"
 
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+layout(local_size_x = 256, local_size_x_id = 1) in;
+#define WG gl_WorkGroupSize.x
+#else
 #define WG 64
+layout(local_size_x = WG) in;
+#endif
 #define MAXD 128
 // Shared floats: the query tile (16 rows of MAXD + 1), the key or value
 // tile and the scores of the query tile against the key tile.
 #define QFLOATS 2064
 #define KVFLOATS 4096
 #define SFLOATS 1024
-
-layout(local_size_x = WG) in;
 
 layout(constant_id = 0) const int OP = 0;
 
@@ -99,9 +118,10 @@ layout(push_constant) uniform Params {
     uint mi;
     uint keys;
     // Query rows per workgroup tq (a power of 2, at most 16; bits 0-4),
-    // keys per tile tk (bits 5-15): tq·tk at most SFLOATS and, with
-    // more than one row, tk·(dim + 1) and tk·vdim at most KVFLOATS; with
-    // SPLIT or COMBINE, key tiles per chunk (bits 16-31).
+    // keys per tile tk (bits 5-13): tq·tk at most SFLOATS and, with
+    // more than one row, tk·(dim + 1) and tk·vdim at most KVFLOATS; the
+    // log2 of the lanes of a dot group (bits 14-15, 0 without SUBGROUP);
+    // with SPLIT or COMBINE, key tiles per chunk (bits 16-31).
     uint tiles;
     // Element offsets of Q, K and V and the strides along batch, head and
     // position of Q, K, V and Y; K's along its depth too (kᵀ given as
@@ -196,8 +216,12 @@ void combine(uint chunks) {
 
 void main() {
     const float NEG_INF = uintBitsToFloat(0xff800000u);
+#ifdef SUBGROUP
+    uint lid = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+#else
     uint lid = gl_LocalInvocationID.x;
-    uint tq = p.tiles & 31u, tk = (p.tiles >> 5) & 2047u;
+#endif
+    uint tq = p.tiles & 31u, tk = (p.tiles >> 5) & 511u, group = 1u << ((p.tiles >> 14) & 3u);
     // chunk: the keys of each chunk (SPLIT, COMBINE), all of them
     // otherwise.
     uint total = p.past + p.skv;
@@ -208,11 +232,14 @@ void main() {
         return;
     }
     uint lanes = WG / tq;
-    // With one query row, each key is read by the one invocation that
-    // scores it and each value's column by the one that owns it: they
+    // With one query row, each key is read by the one dot group that
+    // scores it and each value's column by the one lane that owns it: they
     // read K and V where they lie, not staged (and tk is up to SFLOATS).
     bool direct = tq == 1u;
     uint r = lid / lanes, lane = lid % lanes;
+    // A row scores span keys at once, one a dot group: lane g of group
+    // kl sums the dims g, g + group, ... of key kl.
+    uint span = lanes / group, kl = lane / group, g = lane % group;
     uint qstride = p.dim + 1u;
     uint kstride = p.dim + 1u;
     bool halfSoftmax = (p.flags & 64u) != 0u;
@@ -266,21 +293,30 @@ void main() {
                     kv[jj * kstride + d] = keyAt(b, kh, j0 + jj, d);
                 }
                 barrier();
-                for (uint jj = lane; jj < n; jj += lanes) {
-                    uint j = j0 + jj;
+                // The loop is uniform over the workgroup (n and span are),
+                // so that every lane of a dot group takes the shuffles.
+                for (uint jb = 0u; jb < n; jb += span) {
+                    uint jj = jb + kl, j = j0 + jj;
                     float bias;
-                    float s = NEG_INF;
-                    if (live && !masked(b, h, i, j, valid, offset, bias)) {
-                        s = 0.0;
-                        if (direct) {
-                            for (uint d = 0u; d < p.dim; d++) {
-                                s += qs[r * qstride + d] * keyAt(b, kh, j, d);
-                            }
-                        } else {
-                            for (uint d = 0u; d < p.dim; d++) {
-                                s += qs[r * qstride + d] * kv[jj * kstride + d];
-                            }
+                    bool hidden = !live || jj >= n || masked(b, h, i, j, valid, offset, bias);
+                    float s = 0.0;
+                    if (!hidden && direct) {
+                        for (uint d = g; d < p.dim; d += group) {
+                            s += qs[r * qstride + d] * keyAt(b, kh, j, d);
                         }
+                    } else if (!hidden) {
+                        for (uint d = g; d < p.dim; d += group) {
+                            s += qs[r * qstride + d] * kv[jj * kstride + d];
+                        }
+                    }
+#ifdef SUBGROUP
+                    for (uint o = 1u; o < group; o <<= 1) {
+                        s += subgroupShuffleXor(s, o);
+                    }
+#endif
+                    if (hidden) {
+                        s = NEG_INF;
+                    } else {
                         s *= p.scale;
                         if (p.softcap > 0.0) {
                             s = p.softcap * tanh(s / p.softcap);
@@ -290,7 +326,9 @@ void main() {
                             s = roundHalf(s);
                         }
                     }
-                    sc[r * tk + jj] = s;
+                    if (jj < n && g == 0u) {
+                        sc[r * tk + jj] = s;
+                    }
                 }
                 barrier();
                 if (last && !direct) {

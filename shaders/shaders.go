@@ -48,6 +48,8 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o dynquant.spv dynquant.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o flashattn.spv flashattn.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o flashattn_f16.spv flashattn.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DSUBGROUP -o flashattn_f16_sg.spv flashattn.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DSUBGROUP -o flashattn_sg.spv flashattn.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gather.spv gather.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o gather_f16.spv gather.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o gatherelements.spv gatherelements.comp

@@ -67,9 +67,10 @@ type Device struct {
 	// subgroupRows selects the SUBGROUP variants of the row kernels (see
 	// Schedule.Rows).
 	subgroupRows bool
-	// rowAttention selects attention.comp for every Attention, and
-	// splitAttention flash-decoding (see Schedule.Attention).
-	rowAttention, splitAttention bool
+	// rowAttention selects attention.comp for every Attention,
+	// splitAttention flash-decoding and wideAttention flashattn.comp's
+	// GPU configuration (see Schedule.Attention).
+	rowAttention, splitAttention, wideAttention bool
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
 

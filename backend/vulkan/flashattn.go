@@ -2,6 +2,7 @@ package vulkan
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -24,8 +25,13 @@ const (
 	flashShared   = 4 * (flashMaxRows*(flashMaxHead+1) + flashKVFloats + flashScores)
 	// flashDirectKeys is the key tile of a workgroup of one query row.
 	flashDirectKeys = 256
-	// flashWG is the shader's workgroup size.
-	flashWG = 64
+	// flashWG is the shader's workgroup size; flashWideWG that of its GPU
+	// configuration (the SUBGROUP variant's specialization constant 1),
+	// whose dot groups have at most flashMaxGroup lanes (the shader keeps
+	// their log2 in two bits).
+	flashWG       = 64
+	flashWideWG   = 256
+	flashMaxGroup = 8
 )
 
 // flashattn.comp's OP bits: the split pass of flash-decoding and the
@@ -65,27 +71,61 @@ func flashChunks(items, total, tk int) (per, chunks int) {
 	return tiles, chunks
 }
 
-// flashTiles returns flashattn.comp's query rows per workgroup (the
-// power of 2 at or above the query length, at most flashMaxRows: a decode
-// step's one row gets all 64 invocations) and keys per tile (as many as
-// its shared arrays hold, at most 64; flashDirectKeys for one row) for heads of dim (queries and keys)
+// flashTile is a configuration of flashattn.comp: the invocations of a
+// workgroup (flashWG, or flashWideWG on the SUBGROUP variant), its query
+// rows, the keys of a tile and the lanes of a dot group.
+type flashTile struct {
+	wg, tq, tk, group int
+}
+
+// flashTiles returns flashattn.comp's configuration for heads (batch
+// entries times query heads) of sq query rows of dim (queries and keys)
 // and vdim (values) elements; ok is false when the kernel cannot take
 // them on a device with caps c.
-func flashTiles(c caps, sq, dim, vdim int) (tq, tk int, ok bool) {
+//
+// The query rows of a workgroup are the power of 2 at or above sq, at
+// most flashMaxRows (a decode step's one row gets all 64 invocations),
+// the keys of a tile as many as the shared arrays hold, at most 64
+// (flashDirectKeys for one row, which reads K and V where they lie), a
+// dot group one lane: lavapipe's timings chose these. With
+// caps.wideAttention (GPUs), more than one row takes the SUBGROUP
+// variant, for a GPU's thousands of resident invocations: flashWideWG
+// invocations, and where sq makes more than one tile, the rows halved
+// while the workgroups (heads times tiles) are fewer than flashWanted,
+// but not below 2 rows nor to more lanes a row than the power of 2 at or
+// above vdim (beyond which lanes idle as values are added); then the dot
+// group doubled, up to flashMaxGroup and the subgroup, while a row's
+// lanes still score a whole tile at once. BERT-base (12 heads of 64, 128
+// rows) so gets 384 workgroups of 4 rows of 64 lanes (against 96 of 64
+// invocations), each lane scoring one key a tile.
+func flashTiles(c caps, heads, sq, dim, vdim int) (t flashTile, ok bool) {
 	if dim > flashMaxHead || vdim > flashMaxHead || c.sharedMem < flashShared {
-		return 0, 0, false
+		return flashTile{}, false
 	}
-	tq = 1
-	for tq < sq && tq < flashMaxRows {
-		tq *= 2
+	t = flashTile{wg: flashWG, tq: 1, group: 1}
+	for t.tq < sq && t.tq < flashMaxRows {
+		t.tq *= 2
 	}
-	if tq == 1 {
-		// One row reads K and V where they lie (see the shader): the
-		// tile is bounded by its scores alone.
-		return 1, flashDirectKeys, true
+	if t.tq == 1 {
+		t.tk = flashDirectKeys
+		return t, true
 	}
-	tk = min(64, flashKVFloats/max(dim+1, vdim), flashScores/tq)
-	return tq, tk, true
+	if c.wideAttention {
+		t.wg = flashWideWG
+		columns := 1
+		for columns < vdim {
+			columns *= 2
+		}
+		least := max(2, t.wg/columns)
+		for sq > t.tq && t.tq/2 >= least && heads*((sq+t.tq-1)/t.tq) < flashWanted {
+			t.tq /= 2
+		}
+	}
+	t.tk = min(64, flashKVFloats/max(dim+1, vdim), flashScores/t.tq)
+	for t.wg == flashWideWG && t.group < flashMaxGroup && int64(2*t.group) <= c.subgroupSize && t.wg/t.tq >= 2*t.group*t.tk {
+		t.group *= 2
+	}
+	return t, true
 }
 
 // flashGeom is what flashattn.comp reads of one attention: the sizes
@@ -106,16 +146,17 @@ type flashGeom struct {
 }
 
 // params returns the push constants and the workgroups of flashattn.comp
-// for f, and the chunks of its keys: 1 without flash-decoding, which
-// takes devices with caps.splitAttention, one query tile per (batch,
-// head) and the fp32 softmax (the float16 one needs the row's final sum
-// before any probability), and splits as flashChunks says. ok is false
-// where the tiles do not fit the device (flashTiles).
-func (f *flashGeom) params(c caps) (push []byte, groups int64, chunks int, ok bool) {
-	tq, tk, ok := flashTiles(c, f.sq, f.dim, f.vdim)
+// for f, its configuration (flashTiles), and the chunks of its keys: 1
+// without flash-decoding, which takes devices with caps.splitAttention,
+// one query tile per (batch, head) and the fp32 softmax (the float16 one
+// needs the row's final sum before any probability), and splits as
+// flashChunks says. ok is false where the tiles do not fit the device.
+func (f *flashGeom) params(c caps) (push []byte, groups int64, t flashTile, chunks int, ok bool) {
+	t, ok = flashTiles(c, f.batch*f.hq, f.sq, f.dim, f.vdim)
 	if !ok {
-		return nil, 0, 0, false
+		return nil, 0, t, 0, false
 	}
+	tq, tk := t.tq, t.tk
 	per, chunks := 0, 1
 	if rows := int64(f.batch * f.hq * f.sq); c.splitAttention && f.sq <= tq && f.flags&64 == 0 {
 		per, chunks = flashChunks(f.batch*f.hq, f.past+f.skv, tk)
@@ -125,16 +166,16 @@ func (f *flashGeom) params(c caps) (push []byte, groups int64, chunks int, ok bo
 	}
 	w := []uint32{uint32(f.batch), uint32(f.hq), uint32(f.hkv), uint32(f.sq), uint32(f.skv), uint32(f.past),
 		uint32(f.dim), uint32(f.vdim), math.Float32bits(f.scale), math.Float32bits(f.softcap), f.flags,
-		uint32(f.mb), uint32(f.mh), uint32(f.mi), uint32(f.keys), uint32(tq) | uint32(tk)<<5 | uint32(per)<<16}
+		uint32(f.mb), uint32(f.mh), uint32(f.mi), uint32(f.keys), uint32(tq) | uint32(tk)<<5 | uint32(bits.TrailingZeros(uint(t.group)))<<14 | uint32(per)<<16}
 	for _, s := range [][]int64{f.q[:], f.k[:], f.v[:], f.y[:]} {
 		for _, x := range s {
 			if x < 0 || x > math.MaxUint32 {
-				return nil, 0, 0, false
+				return nil, 0, t, 0, false
 			}
 			w = append(w, uint32(x))
 		}
 	}
-	return words(w...), int64(f.batch*f.hq) * int64((f.sq+tq-1)/tq) * int64(chunks), chunks, true
+	return words(w...), int64(f.batch*f.hq) * int64((f.sq+tq-1)/tq) * int64(chunks), t, chunks, true
 }
 
 // lower makes l flashattn.comp's dispatches for f, reading the inputs
@@ -145,7 +186,7 @@ func (f *flashGeom) params(c caps) (push []byte, groups int64, chunks int, ok bo
 // the same command buffer after a barrier: the scratch orders them). ok
 // is false where the tiles do not fit the device (flashTiles).
 func (f *flashGeom) lower(c caps, l *launch, in []slot) bool {
-	push, groups, chunks, ok := f.params(c)
+	push, groups, t, chunks, ok := f.params(c)
 	if !ok {
 		return false
 	}
@@ -153,6 +194,12 @@ func (f *flashGeom) lower(c caps, l *launch, in []slot) bool {
 	// touches it and binds Y there.
 	y := slot{true, 0}
 	l.shader, l.op, l.push, l.groups, l.scratch = "flashattn", 0, push, groups, 0
+	if t.wg != flashWG {
+		// The GPU configuration: the SUBGROUP variant, as wide as its
+		// specialization constant 1 says. The combining dispatch below
+		// is the plain one's.
+		l.subgroup, l.workgroup = true, int64(t.wg)
+	}
 	l.bindings = append(slices.Clone(in[:7]), y, y)
 	if chunks == 1 {
 		return true

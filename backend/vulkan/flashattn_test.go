@@ -1,6 +1,7 @@
 package vulkan
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -106,6 +107,89 @@ func TestFlashDecoding(t *testing.T) {
 	}
 }
 
+// TestFlashWide runs every Attention and ScaledDotProductAttention case
+// of the kernel-test table under the "wide" schedule, flashattn.comp's
+// GPU configuration (workgroups of flashWideWG invocations, fewer query
+// rows a workgroup, dot products spread over lanes), which lavapipe does
+// not pick itself, in fp32 and in the Float16 mode (every second case
+// outside the long suites), and checks that every case of more than one
+// query row whose scores are no output takes it, with dot groups of 1, 2
+// and 4 lanes among them, and that the cases that split keep
+// flash-decoding.
+func TestFlashWide(t *testing.T) {
+	base := openTest(t)
+	if !base.info.SubgroupShuffle {
+		t.Skipf("%s has no subgroup shuffles in compute shaders", base.info.Name)
+	}
+	d := openTest(t, WithSchedule(Schedule{Attention: "wide"}))
+	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.Float16} {
+		t.Run(mode.String(), func(t *testing.T) {
+			declines := modeDeclines(t, base, mode)
+			wide, split := 0, 0
+			groups := map[uint32]int{}
+			only := func(c kerneltest.Case) bool {
+				if c.Node.OpType != "Attention" && c.Node.OpType != "ScaledDotProductAttention" {
+					return false
+				}
+				l, ok := lower(c.Query(), d.caps())
+				if !ok || !strings.HasPrefix(l.shader, "flashattn") {
+					return true
+				}
+				if l.op == flashSplit {
+					split++
+				}
+				if l.subgroup != (l.workgroup == flashWideWG) {
+					t.Errorf("%v: subgroup variant %t with a workgroup of %d", c, l.subgroup, l.workgroup)
+				}
+				// The tiles word of the push constants (see the shader).
+				tiles := binary.LittleEndian.Uint32(l.push[60:])
+				switch rows := tiles & 31; {
+				case rows > 1 && !l.subgroup:
+					t.Errorf("%v: %d query rows a workgroup outside the GPU configuration", c, rows)
+				case rows > 1:
+					wide++
+					groups[1<<(tiles>>14&3)]++
+				}
+				return true
+			}
+			kerneltest.Suite{Device: d, Mode: mode, Declines: declines, Only: only, Sample: testenv.NewSampler(2)}.Run(t)
+			if wide < 100 || groups[1] == 0 || groups[2] == 0 || groups[4] == 0 || split == 0 {
+				t.Errorf("%d cases in the GPU configuration (dot groups %v), %d split; want the table's sweep of at least 100, groups of 1, 2 and 4 lanes, and flash-decoding", wide, groups, split)
+			}
+		})
+	}
+}
+
+// TestFlashTiles checks flashattn.comp's configurations: lavapipe's
+// (and a GPU's decode steps), and the GPU one's rows, key tiles and dot
+// groups on a GPU of 32-wide subgroups.
+func TestFlashTiles(t *testing.T) {
+	cpu := caps{sharedMem: 1 << 15, subgroupSize: 8}
+	gpu := caps{sharedMem: 1 << 16, subgroupSize: 32, wideAttention: true}
+	for _, tc := range []struct {
+		name                 string
+		c                    caps
+		heads, sq, dim, vdim int
+		want                 flashTile
+	}{
+		{"bert on lavapipe", cpu, 12, 128, 64, 64, flashTile{64, 16, 63, 1}},
+		{"bert", gpu, 12, 128, 64, 64, flashTile{256, 4, 63, 1}},
+		{"many heads", gpu, 96, 512, 64, 64, flashTile{256, 16, 63, 1}},
+		{"some heads", gpu, 32, 100, 64, 64, flashTile{256, 8, 63, 1}},
+		{"wide heads", gpu, 2, 17, 128, 128, flashTile{256, 2, 31, 4}},
+		{"one tile", gpu, 2, 5, 128, 128, flashTile{256, 8, 31, 1}},
+		{"two rows", gpu, 2, 2, 64, 64, flashTile{256, 2, 63, 2}},
+		{"narrow values", gpu, 1, 200, 8, 8, flashTile{256, 16, 64, 1}},
+		{"decode", gpu, 8, 1, 64, 64, flashTile{64, 1, 256, 1}},
+		{"small subgroups", caps{sharedMem: 1 << 16, subgroupSize: 2, wideAttention: true}, 2, 17, 128, 128, flashTile{256, 2, 31, 2}},
+	} {
+		got, ok := flashTiles(tc.c, tc.heads, tc.sq, tc.dim, tc.vdim)
+		if !ok || got != tc.want {
+			t.Errorf("%s: flashTiles(%d heads, %d rows, %d, %d) = %+v, %t; want %+v", tc.name, tc.heads, tc.sq, tc.dim, tc.vdim, got, ok, tc.want)
+		}
+	}
+}
+
 // TestFlashChunks checks flash-decoding's split rule: about flashWanted
 // workgroups, chunks of at least flashChunkKeys keys in whole tiles, at
 // least two of them.
@@ -140,21 +224,24 @@ func modeDeclines(t *testing.T, base *Device, mode kerneltest.Mode) string {
 }
 
 // TestAttentionTiming times Attention under each of its schedules
-// (flashattn.comp, attention.comp and flash-decoding: "split"),
-// alternating run by run: the median device time of 11 Runs each, from
-// timestamp queries where the device has them. The shapes: Q, K and V of
-// [1, 8, 512, 64], without and with is_causal, decode steps, one query of
-// [1, 8, 1, 64] against K and V of [1, 8, 2048, 64], [1, 8, 8192, 64]
-// and [1, 8, 32768, 64], and 4 queries against [1, 8, 8192, 64].
+// (flashattn.comp, attention.comp, flash-decoding: "split", and
+// flashattn.comp's GPU configuration: "wide", where the device has
+// subgroup shuffles), alternating run by run: the median device time of
+// 11 Runs each, from timestamp queries where the device has them. The
+// shapes: Q, K and V of [1, 8, 512, 64], without and with is_causal, and
+// of BERT-base's [1, 12, 128, 64], decode steps, one query of [1, 8, 1,
+// 64] against K and V of [1, 8, 2048, 64], [1, 8, 8192, 64] and [1, 8,
+// 32768, 64], and 4 queries against [1, 8, 8192, 64].
 func TestAttentionTiming(t *testing.T) {
 	testenv.SkipUnlessEnv(t, "ONNXVK_ATTN_TIMING", "times the Attention kernels")
 	const runs = 11
 	r := rand.New(rand.NewPCG(1, 2))
+	shuffle := openTest(t).info.SubgroupShuffle
 	for _, tc := range []struct {
 		q, kv  []int64
 		causal int64
 	}{{[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 0}, {[]int64{1, 8, 512, 64}, []int64{1, 8, 512, 64}, 1},
-		{[]int64{1, 8, 1, 64}, []int64{1, 8, 2048, 64}, 0}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 8192, 64}, 0},
+		{[]int64{1, 12, 128, 64}, []int64{1, 12, 128, 64}, 0}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 2048, 64}, 0}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 8192, 64}, 0},
 		{[]int64{1, 8, 4, 64}, []int64{1, 8, 8192, 64}, 0}, {[]int64{1, 8, 1, 64}, []int64{1, 8, 32768, 64}, 0}} {
 		n := kerneltest.Node("Attention", []string{"q", "k", "v"}, kerneltest.IntAttr("is_causal", tc.causal))
 		g := graph.NewGraph("attention")
@@ -170,20 +257,28 @@ func TestAttentionTiming(t *testing.T) {
 		m := &graph.Model{Name: "attention", IRVersion: 8, Opsets: map[string]int64{"": 23}, Graph: g}
 		in := []*graph.Tensor{kerneltest.RandFloats(r, tc.q, -1, 1), kerneltest.RandFloats(r, tc.kv, -1, 1), kerneltest.RandFloats(r, tc.kv, -1, 1)}
 		var run []func() time.Duration
+		var kernels []string
 		for _, kernel := range AttentionSchedules() {
+			if kernel == "wide" && !shuffle {
+				continue
+			}
 			d, err := Open("vulkan", WithSchedule(Schedule{Attention: kernel}))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			run = append(run, timedRun(t, d, m, in...))
+			run, kernels = append(run, timedRun(t, d, m, in...)), append(kernels, kernel)
 		}
 		med := medianTimes(run, 1, runs)
 		line := fmt.Sprintf("Attention q%v kv%v is_causal=%d:", tc.q, tc.kv, tc.causal)
-		for k, kernel := range AttentionSchedules() {
+		for k, kernel := range kernels {
 			line += fmt.Sprintf("  %s %.2f ms", kernel, float64(med[k])/1e6)
 		}
-		t.Logf("%s; rows/flash %.2f, rows/split %.2f", line, float64(med[1])/float64(med[0]), float64(med[1])/float64(med[2]))
+		line += fmt.Sprintf("; rows/flash %.2f, rows/split %.2f", float64(med[1])/float64(med[0]), float64(med[1])/float64(med[2]))
+		if len(kernels) > 3 {
+			line += fmt.Sprintf(", flash/wide %.2f", float64(med[0])/float64(med[3]))
+		}
+		t.Log(line)
 	}
 }
 

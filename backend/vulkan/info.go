@@ -33,6 +33,11 @@ type Info struct {
 	// within each subgroup before combining the subgroups' partial
 	// results, rather than in a shared-memory tree (see Schedule.Rows).
 	SubgroupArithmetic bool
+	// SubgroupShuffle reports the basic and shuffle subgroup operations
+	// in compute shaders: flashattn.comp's GPU configuration spreads a
+	// score's dot product over a few lanes and adds their partial sums by
+	// shuffles (see Schedule.Attention).
+	SubgroupShuffle bool
 	// Float16, Int8 and Int16 report shader arithmetic on those types;
 	// Storage16Bit and Storage8Bit report 16- and 8-bit values in storage
 	// buffers.
@@ -172,6 +177,8 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	info.SubgroupSize = subgroup.SubgroupSize
 	ops := uint32(vk.SubgroupFeatureBasicBit | vk.SubgroupFeatureArithmeticBit)
 	info.SubgroupArithmetic = subgroup.SupportedStages&vk.ShaderStageComputeBit != 0 && subgroup.SupportedOperations&ops == ops
+	shuffle := uint32(vk.SubgroupFeatureBasicBit | vk.SubgroupFeatureShuffleBit)
+	info.SubgroupShuffle = subgroup.SupportedStages&vk.ShaderStageComputeBit != 0 && subgroup.SupportedOperations&shuffle == shuffle
 	info.limits = p.Limits
 	info.cacheHeader, info.driverVersion = cacheHeader(p), p.DriverVersion
 	info.TimestampPeriod = p.Limits.TimestampPeriod

@@ -140,8 +140,11 @@ type launch struct {
 	// are used.
 	then []*launch
 	// subgroup runs the SUBGROUP variant of the shader, NAME_sg.spv (see
-	// subgroupShaders).
+	// subgroupShaders and flashTiles).
 	subgroup bool
+	// workgroup, when positive, is the SUBGROUP variant's workgroup
+	// width (specialization constant 1) in place of rowWorkgroup's.
+	workgroup int64
 	// scratch is the bytes of device memory the node's dispatches share
 	// through scratchSlot bindings, such as split-K's partial sums: valid
 	// from the node's first dispatch to its last, shared with other
@@ -206,7 +209,12 @@ type caps struct {
 	// maxComputeSharedMemorySize, which flashattn.comp must fit.
 	rowAttention   bool
 	splitAttention bool
-	sharedMem      int64
+	// wideAttention selects flashattn.comp's GPU configuration, its
+	// SUBGROUP variant (see flashTiles), on a device whose subgroups are
+	// subgroupSize wide.
+	wideAttention bool
+	subgroupSize  int64
+	sharedMem     int64
 }
 
 // query is what lowering knows of a node.
@@ -315,7 +323,9 @@ func lower(pq planner.Query, c caps) (*launch, bool) {
 		return nil, false
 	}
 	for _, part := range l.parts() {
-		part.subgroup = c.subgroupRows && subgroupShaders[strings.TrimSuffix(part.shader, halfSuffix)]
+		if subgroupShaders[strings.TrimSuffix(part.shader, halfSuffix)] {
+			part.subgroup = c.subgroupRows
+		}
 	}
 	float := graph.Float
 	if strings.HasSuffix(l.shader, halfSuffix) {
@@ -502,12 +512,13 @@ func rowWorkgroup(subgroupSize uint32) int64 {
 	return min(workgroupSize, 8*int64(subgroupSize))
 }
 
-// pipelineKey identifies a compute pipeline: a shader, its variant and its
-// OP constant.
+// pipelineKey identifies a compute pipeline: a shader, its variant, its
+// OP constant and its workgroup width (launch.workgroup).
 type pipelineKey struct {
-	shader   string
-	subgroup bool
-	op       int32
+	shader    string
+	subgroup  bool
+	op        int32
+	workgroup int64
 }
 
 // pipeline is a compute pipeline with its layouts.
@@ -521,7 +532,7 @@ type pipeline struct {
 // pipelineFor returns the pipeline of l's shader and op, creating it on
 // first use. d.mu must be held.
 func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
-	key := pipelineKey{l.shader, l.subgroup, l.op}
+	key := pipelineKey{l.shader, l.subgroup, l.op, l.workgroup}
 	if p, ok := d.pipelines[key]; ok {
 		return p, nil
 	}
@@ -555,6 +566,9 @@ func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
 		return nil, fmt.Errorf("vulkan: vkCreatePipelineLayout: %w", err)
 	}
 	consts := []int32{l.op, int32(rowWorkgroup(d.info.SubgroupSize))}
+	if l.workgroup > 0 {
+		consts[1] = int32(l.workgroup)
+	}
 	entries := []vk.SpecializationMapEntry{{ConstantID: 0, Offset: 0, Size: 4}, {ConstantID: 1, Offset: 4, Size: 4}}
 	n := uint32(1)
 	if l.subgroup {

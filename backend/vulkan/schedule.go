@@ -46,15 +46,21 @@ type Schedule struct {
 	// them.
 	Rows string
 	// Attention is the kernel of Attention: "flash" (flashattn.comp, a
-	// tile of query rows a workgroup, online softmax, no scores in
-	// memory), "rows" (attention.comp, a query row a workgroup, its
-	// scores in scratch) or "split" (flash, and flash-decoding: the keys
-	// of few query rows split over workgroups and the chunks combined
-	// by a second dispatch, which a decode step of Attention takes
-	// too), see AttentionSchedules; "" takes flash wherever it is exact
-	// (lowerAttention), with flash-decoding on GPUs (not on CPU
-	// implementations such as lavapipe). ScaledDotProductAttention has
-	// flashattn.comp alone, split or not.
+	// tile of query rows a workgroup of 64 invocations, online softmax,
+	// no scores in memory), "rows" (attention.comp, a query row a
+	// workgroup, its scores in scratch), "split" (flash, and
+	// flash-decoding: the keys of few query rows split over workgroups
+	// and the chunks combined by a second dispatch, which a decode step
+	// of Attention takes too) or "wide" (split, with flashattn.comp's GPU
+	// configuration for more than one query row: workgroups of 256
+	// invocations, fewer rows a workgroup where the tiles are few, a
+	// score's dot product spread over lanes and added by subgroup
+	// shuffles, which the device must have: Info.SubgroupShuffle; see
+	// flashTiles), see AttentionSchedules; "" takes flash wherever it is
+	// exact (lowerAttention), on GPUs wide (split where the device has no
+	// subgroup shuffles), on CPU implementations such as lavapipe neither
+	// split nor wide. ScaledDotProductAttention has flashattn.comp alone,
+	// in any of its configurations.
 	Attention string
 }
 
@@ -90,12 +96,13 @@ var rowKernels = []struct {
 }{{"subgroup", true}, {"tree", false}}
 
 // attentionKernels are the kernels of Attention by name: whether each is
-// flashattn.comp, and whether it splits the keys of few query rows
-// (flash-decoding).
+// flashattn.comp, whether it splits the keys of few query rows
+// (flash-decoding), and whether it takes flashattn.comp's GPU
+// configuration.
 var attentionKernels = []struct {
-	name         string
-	flash, split bool
-}{{"flash", true, false}, {"rows", false, false}, {"split", true, true}}
+	name               string
+	flash, split, wide bool
+}{{"flash", true, false, false}, {"rows", false, false, false}, {"split", true, true, false}, {"wide", true, true, true}}
 
 // AttentionSchedules names the kernels of Attention (Schedule.Attention).
 func AttentionSchedules() []string {
@@ -224,13 +231,17 @@ func (s Schedule) apply(d *Device) error {
 		}
 		d.subgroupRows = rowKernels[i].subgroup
 	}
-	d.rowAttention, d.splitAttention = false, gpu
+	d.rowAttention, d.splitAttention, d.wideAttention = false, gpu, gpu && d.info.SubgroupShuffle
 	if s.Attention != "" {
 		i := slices.Index(AttentionSchedules(), s.Attention)
 		if i < 0 {
 			return fmt.Errorf("vulkan: no attention schedule %q (want one of %q)", s.Attention, AttentionSchedules())
 		}
-		d.rowAttention, d.splitAttention = !attentionKernels[i].flash, attentionKernels[i].split
+		k := attentionKernels[i]
+		if k.wide && !d.info.SubgroupShuffle {
+			return fmt.Errorf("vulkan: attention schedule %q: %s has no subgroup shuffles in compute shaders", s.Attention, d.info.Name)
+		}
+		d.rowAttention, d.splitAttention, d.wideAttention = !k.flash, k.split, k.wide
 	}
 	return nil
 }

@@ -145,7 +145,7 @@ func lowerAttention(q *query) (*launch, bool) {
 		k, y := layout(g.KVHeads, g.KVLen, g.HeadSize), layout(g.QHeads, g.QLen, g.VHeadSize)
 		f.k = [5]int64{k[0], k[1], k[2], k[3], 1}
 		f.y = [3]int64{y[1], y[2], y[3]}
-		if _, _, chunks, ok := f.params(q.caps); ok && (g.QLen > 1 || chunks > 1) {
+		if _, _, _, chunks, ok := f.params(q.caps); ok && (g.QLen > 1 || chunks > 1) {
 			f.lower(q.caps, main, bindings[:7])
 		}
 	}

@@ -132,6 +132,7 @@ var layoutConsts = []struct {
 	{"VK_SHADER_STAGE_COMPUTE_BIT", ShaderStageComputeBit},
 	{"VK_SUBGROUP_FEATURE_BASIC_BIT", SubgroupFeatureBasicBit},
 	{"VK_SUBGROUP_FEATURE_ARITHMETIC_BIT", SubgroupFeatureArithmeticBit},
+	{"VK_SUBGROUP_FEATURE_SHUFFLE_BIT", SubgroupFeatureShuffleBit},
 	{"VK_PIPELINE_BIND_POINT_COMPUTE", PipelineBindPointCompute},
 	{"VK_COMMAND_BUFFER_LEVEL_PRIMARY", CommandBufferLevelPrimary},
 	{"VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT", CommandBufferUsageOneTimeSubmitBit},

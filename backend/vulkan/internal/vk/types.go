@@ -67,6 +67,7 @@ const (
 	ShaderStageComputeBit                                      = 32
 	SubgroupFeatureBasicBit                                    = 1
 	SubgroupFeatureArithmeticBit                               = 4
+	SubgroupFeatureShuffleBit                                  = 16
 	PipelineBindPointCompute                                   = 1
 	CommandBufferLevelPrimary                                  = 0
 	CommandBufferUsageOneTimeSubmitBit                         = 1
