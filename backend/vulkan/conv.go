@@ -269,7 +269,10 @@ func convGemm(c caps, w *window, x, wt, out []int64, group int64, act int32, alp
 	if taps == 1 {
 		op |= convGemmPoint
 	}
-	bindings = append(slices.Clone(bindings), slot{false, 0})
+	// The shader's part, which only split-K uses, binds y, and the split
+	// GEMM's unused bias, y and sum bind the scratch it writes: a writable
+	// binding never binds an input (see matmulGeom.launch).
+	bindings = append(slices.Clone(bindings), slot{true, 0})
 	l := &launch{shader: "convgemm", op: op, bindings: bindings, push: words(vals...), elems: elems,
 		outShapes: [][]int64{out}, groups: tiles * splits}
 	if splits == 1 {
@@ -279,7 +282,7 @@ func convGemm(c caps, w *window, x, wt, out []int64, group int64, act int32, alp
 	// bias and the Sum, and writes y. Neither binds what it does not
 	// read (the reduction no W, so that the GEMM may read W as fp16).
 	l.op |= convGemmSplit
-	l.bindings = []slot{bindings[0], bindings[1], {false, 0}, {false, 0}, {false, 0}, {true, scratchSlot}}
+	l.bindings = []slot{bindings[0], bindings[1], {false, scratchSlot}, {true, scratchSlot}, {false, scratchSlot}, {true, scratchSlot}}
 	l.scratch = uint64(4 * splits * elems)
 	bias := bindings[2]
 	if flags&1 == 0 {

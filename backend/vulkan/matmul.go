@@ -160,7 +160,9 @@ func lowerGemm(q *query) (*launch, bool) {
 
 // launch returns the dispatch of matmul.comp for g with these bindings
 // (a, b, c, y, s) and an unsplit depth (see splitProducts): the shader's
-// part, which only split-K binds, is bound to a.
+// part, which only split-K uses, is bound to y. A writable binding never
+// binds an input, which the validation layer would see written (it reads
+// the shader, not which branches the specialization takes).
 func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	batches := graph.NumElements(g.batch)
 	var flags uint32
@@ -177,7 +179,7 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 	}
 	vals = append(append(append(vals, dims...), sa...), sb...)
 	vals = append(vals, 1, 0)
-	bindings = append(slices.Clone(bindings), slot{false, 0})
+	bindings = append(slices.Clone(bindings), slot{true, 0})
 	l := &launch{shader: "matmul", bindings: bindings, push: words(vals...), elems: batches * g.m * g.n, outShapes: [][]int64{g.outShape},
 		rowsOfBatch: g.rowsOfBatch}
 	switch c.matmulSchedule(g.m) {
@@ -315,7 +317,9 @@ func splitProducts(c caps, launches []*launch, compiled []*planner.Step) {
 		b := l.bindings
 		gemm := *l
 		gemm.op, gemm.push, gemm.groups = matmulSplit|1, push, l.groups*splits
-		gemm.bindings = []slot{b[0], b[1], {false, 0}, {false, 0}, {false, 0}, {true, scratchSlot}}
+		// The GEMM's y, c and s are unused: the scratch it writes
+		// stands in for them (see launch).
+		gemm.bindings = []slot{b[0], b[1], {false, scratchSlot}, {true, scratchSlot}, {false, scratchSlot}, {true, scratchSlot}}
 		gemm.scratch = uint64(4 * splits * elems)
 		gemm.then = []*launch{{shader: reduce, op: matmulReduce, push: push, elems: elems,
 			bindings: []slot{{false, 0}, {false, 0}, b[2], b[3], b[4], {false, scratchSlot}}}}
