@@ -62,8 +62,9 @@ func files(name string) []string {
 	return []string{"model.onnx", "input.npy", "output.npy"}
 }
 
-// noTorch matches Python's error for a missing torch or torchvision.
-var noTorch = regexp.MustCompile(`No module named '(torch|torchvision)'`)
+// noTorch matches Python's error for a missing module the export script
+// imports: numpy, onnx, torch or torchvision.
+var noTorch = regexp.MustCompile(`No module named '(numpy|onnx|torch|torchvision)'`)
 
 // exporting serializes Export, and wanted holds the names Want declared.
 var (
@@ -116,7 +117,7 @@ func Export(t testing.TB, root, cache string, names []string) {
 		// No interpreter, or one without PyTorch: found from the export's
 		// own failure rather than a separate probe, which would import
 		// torch a second time.
-		testenv.Skip(t, fmt.Sprintf("models %v are not exported in %s and %s cannot export them (needs python3-torch and python3-torchvision): %v\n%s",
+		testenv.Skip(t, fmt.Sprintf("models %v are not exported in %s and %s cannot export them (needs python3-torch, python3-torchvision, python3-numpy and python3-onnx): %v\n%s",
 			missing, cache, python, err, out))
 	case err != nil:
 		t.Fatalf("exporting %v: %v\n%s", missing, err, out)
