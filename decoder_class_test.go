@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/onnxvk/onnxvk"
+	"github.com/onnxvk/onnxvk/backend/vulkan"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
@@ -47,11 +48,18 @@ func TestDecoderShapeClasses(t *testing.T) {
 		steps, compareSteps = 200, 50
 	}
 	model, prompt, want := decoderModel(t, decoderName(), steps)
-	for _, dev := range []string{"cpu", "vulkan"} {
-		t.Run(dev, func(t *testing.T) {
+	// "vulkan-staging" takes a discrete GPU's paths on any device
+	// (vulkan.WithStaging), where an upload through a staging buffer is a
+	// submission of its own: the binding's constants must cost none.
+	for _, run := range []struct {
+		name, dev string
+		opts      []onnxvk.Option
+	}{{"cpu", "cpu", nil}, {"vulkan", "vulkan", nil}, {"vulkan-staging", "vulkan", []onnxvk.Option{onnxvk.WithVulkanOptions(vulkan.WithStaging())}}} {
+		dev := run.dev
+		t.Run(run.name, func(t *testing.T) {
 			// The past length reaches len(prompt)+steps-1: its class
 			// plan sizes its GPU buffers for that at once.
-			sess := loadDecoder(t, model, dev, onnxvk.WithDimMax("P", int64(len(prompt)+steps)))
+			sess := loadDecoder(t, model, dev, append(run.opts, onnxvk.WithDimMax("P", int64(len(prompt)+steps)))...)
 			var ref *onnxvk.Session
 			segments := 0
 			if dev == "vulkan" {

@@ -234,7 +234,7 @@ func TestConformanceVulkanSchedules(t *testing.T) {
 
 // TestConformanceVulkanStaged runs the conformance tests that pass on the
 // CPU on the first Vulkan device with its inputs and outputs staged
-// (vulkan.WithStagedIO), a discrete GPU's path, which lavapipe's unified
+// (vulkan.WithStaging), a discrete GPU's path, which lavapipe's unified
 // memory would otherwise skip: each must pass, and each on the committed
 // Vulkan list with every node on Vulkan. Outside the long suites one test
 // in four runs.
@@ -253,7 +253,7 @@ func TestConformanceVulkanStaged(t *testing.T) {
 		t.Fatalf("no test of %s chosen", passList)
 	}
 	filter := regexp.MustCompile("^(" + strings.Join(run, "|") + ")$")
-	results := runVulkanConformance(t, dirs, filter, onnxvk.WithVulkanOptions(vulkan.WithStagedIO()))
+	results := runVulkanConformance(t, dirs, filter, onnxvk.WithVulkanOptions(vulkan.WithStaging()))
 	for _, r := range results {
 		_, listed := whole[r.Name]
 		why := notWholeOnVulkan(r)

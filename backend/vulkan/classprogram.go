@@ -373,7 +373,7 @@ func (c *classProgram) newContext() (*execContext, error) {
 	if err == nil {
 		ec.io, err = c.d.newBuffer(c.reserve[1], false)
 	}
-	if err == nil && !c.d.mapIO(ec.io) {
+	if err == nil && !ec.io.hostReadable() {
 		ec.stage, err = c.d.newBuffer(ec.io.size, true)
 	}
 	if err != nil {

@@ -44,9 +44,10 @@ type Device struct {
 	// intDot tells that the integer dot product is enabled (see
 	// Info.IntegerDotProduct).
 	intDot bool
-	// stagedIO sends every Run's inputs and outputs through a staging
-	// buffer, even where the io buffer is host-visible (WithStagedIO).
-	stagedIO bool
+	// staging leaves device-local memory unmapped even where it is
+	// host-visible, so that data crosses as on a discrete GPU
+	// (WithStaging).
+	staging bool
 	// schedule, when set, forces one schedule of matmul.comp,
 	// gemvColumns, when positive, the columns per workgroup of its gemv
 	// schedule, and matmulSplits, when positive, the K splits of its
@@ -225,7 +226,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	if err := cfg.schedule.apply(d); err != nil {
 		return nil, err
 	}
-	d.stagedIO = cfg.stagedIO
+	d.staging = cfg.staging
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	if info.Int16 {
@@ -424,7 +425,7 @@ func (d *Device) newBuffer(size uint64, host bool) (*buffer, error) {
 		b.free(d.dev)
 		return nil, fmt.Errorf("vulkan: vkBindBufferMemory: %w", err)
 	}
-	if m.MemoryTypes[typeIndex].PropertyFlags&hostBits == hostBits {
+	if m.MemoryTypes[typeIndex].PropertyFlags&hostBits == hostBits && (host || !d.staging) {
 		var p unsafe.Pointer
 		if err := vk.MapMemory(d.dev, b.mem, &p); err != nil {
 			b.free(d.dev)

@@ -51,8 +51,8 @@ type openConfig struct {
 	// noIntegerDot keeps the integer dot product off (integer.comp's
 	// plain path everywhere), for the tests of that path.
 	noIntegerDot bool
-	// stagedIO is WithStagedIO's.
-	stagedIO bool
+	// staging is WithStaging's.
+	staging bool
 }
 
 // WithFP16 asks Open for the fp16 weight mode: constant weights of matrix

@@ -3,6 +3,7 @@ package vulkan
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -256,6 +257,16 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 	}
 	splitProducts(d.caps(), launches, compiled)
 	var keys []weightKey
+	// mapped holds the constants that go to host-visible blocks (see
+	// makeResident): the values computed from the sizes and, for a class
+	// program's binding (e.lowered set), the params its chains and
+	// lowerings made anew, which would otherwise cost a discrete GPU a
+	// staging submission, and a wait, for every binding: every decode
+	// step of a decoder (an H100's profile showed them).
+	mapped := e.computed
+	if e.lowered != nil {
+		mapped = maps.Clone(e.computed)
+	}
 	for i, st := range compiled {
 		if st == nil {
 			continue
@@ -263,6 +274,9 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		l := launches[i]
 		if l.params != nil {
 			keys = append(keys, weightKey{t: l.params})
+			if e.lowered != nil {
+				mapped[l.params] = true
+			}
 		}
 		for _, part := range l.parts() {
 			for _, s := range part.bindings {
@@ -280,7 +294,7 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		}
 	}
 	keys = uniqueKeys(keys)
-	err = d.makeResident(keys, e.computed)
+	err = d.makeResident(keys, mapped)
 	held = d.holdWeights(keys)
 	if err != nil {
 		return nil, fmt.Errorf("vulkan: %s: uploading weights: %w", d.name, err)
@@ -528,7 +542,7 @@ func (pr *program) placeBarriers() {
 type execContext struct {
 	arena, io *buffer
 	// stage is the host's side of io where the host cannot use io's
-	// memory directly (see mapIO): inputs are copied from it and outputs
+	// memory directly (see buffer.hostReadable): inputs are copied from it and outputs
 	// to it in the command buffer. nil when io is mapped.
 	stage    *buffer
 	cmds     *commands
@@ -922,7 +936,7 @@ func (pr *program) rebind(ec *execContext) error {
 	if err := grow(&ec.io, pr.ioSize, false, "input/output buffer"); err != nil {
 		return err
 	}
-	if !d.mapIO(ec.io) {
+	if !ec.io.hostReadable() {
 		if err := grow(&ec.stage, ec.io.size, true, "staging buffer"); err != nil {
 			return err
 		}
@@ -999,11 +1013,6 @@ func (pr *program) bind(ec *execContext) error {
 	ec.sets = sets
 	return nil
 }
-
-// mapIO reports whether a context's io buffer b is used through its
-// mapping rather than through a staging buffer: where the host can read
-// it, unless the device was opened WithStagedIO.
-func (d *Device) mapIO(b *buffer) bool { return !d.stagedIO && b.hostReadable() }
 
 // host returns the memory the host writes the inputs to and reads the
 // outputs from: io's mapping, or the staging buffer's.

@@ -68,12 +68,14 @@ type Schedule struct {
 // name it does not know.
 func WithSchedule(s Schedule) OpenOption { return func(c *openConfig) { c.schedule = s } }
 
-// WithStagedIO makes Open take a discrete GPU's path for the inputs and
-// outputs of every Run on any device: through a staging buffer and copies
-// recorded in the command buffer, where a device with unified memory
-// (lavapipe, integrated GPUs) would use the io buffer's mapping. Tests use
-// it to run that path on lavapipe.
-func WithStagedIO() OpenOption { return func(c *openConfig) { c.stagedIO = true } }
+// WithStaging makes Open take a discrete GPU's paths for the data that
+// crosses between host and device, on any device: device-local memory is
+// never mapped, so weights are uploaded through a staging buffer and a
+// submission, and each Run's inputs and outputs go through a staging
+// buffer and copies recorded in its command buffer, where a device with
+// unified memory (lavapipe, integrated GPUs) would use their mappings.
+// Tests use it to run those paths on lavapipe.
+func WithStaging() OpenOption { return func(c *openConfig) { c.staging = true } }
 
 // schedules are matmul.comp's schedules by name.
 var schedules = []struct {

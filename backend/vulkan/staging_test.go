@@ -19,7 +19,7 @@ import (
 // MatMul with a resident weight, and an Identity, which is a view of its
 // input (the same io range copied in and out).
 func TestStagedIO(t *testing.T) {
-	d := openTest(t, WithStagedIO())
+	d := openTest(t, WithStaging())
 	cases := []struct {
 		n   *graph.Node
 		ins []input
@@ -51,7 +51,7 @@ func TestStagedIO(t *testing.T) {
 // input three times with staged io: the device copies into and out of the
 // io buffer then sit beside the staging copies of the other values.
 func TestStagedDeviceTensors(t *testing.T) {
-	d := openTest(t, WithStagedIO())
+	d := openTest(t, WithStaging())
 	f32 := graph.TensorType(graph.Float, graph.ShapeOf(3, 5))
 	g := graph.NewGraph("loop")
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: f32}, {Name: "h", Type: f32}}
@@ -110,7 +110,7 @@ func TestStagedDeviceTensors(t *testing.T) {
 // The staging copy was once skipped for every range a DeviceTensor took,
 // and the host read the view as zeros (on discrete GPUs only).
 func TestStagedKeptView(t *testing.T) {
-	d := openTest(t, WithStagedIO())
+	d := openTest(t, WithStaging())
 	f32 := graph.TensorType(graph.Float, graph.ShapeOf(3, 5))
 	g := graph.NewGraph("view")
 	g.Inputs = []*graph.ValueInfo{{Name: "x", Type: f32}}
