@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 
@@ -14,8 +15,7 @@ import (
 // reference, read by internal/opcases) of op that a GPU must run; every
 // other case's second input is a constant.
 func transformerCases(op string, _ *rand.Rand) []Case {
-	_, file, _, _ := runtime.Caller(0)
-	all, err := opcases.Load(filepath.Join(filepath.Dir(file), "..", "..", opcases.Dir))
+	all, err := opcases.Load(casesDir())
 	if err != nil {
 		panic(err)
 	}
@@ -31,6 +31,27 @@ func transformerCases(op string, _ *rand.Rand) []Case {
 		cs = append(cs, Case{Node: c.Node, Opset: c.Opset, Args: args})
 	}
 	return cs
+}
+
+// casesDir is the module's testdata/opset24, found from the working
+// directory up (a test binary runs in its package's folder, also when it
+// was built on another machine, as gpucheck's --bin ones are), else from
+// this file's path when it was built.
+func casesDir() string {
+	if d, err := os.Getwd(); err == nil {
+		for {
+			if _, err := os.Stat(filepath.Join(d, opcases.Dir, "cases.json")); err == nil {
+				return filepath.Join(d, opcases.Dir)
+			}
+			up := filepath.Dir(d)
+			if up == d {
+				break
+			}
+			d = up
+		}
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", opcases.Dir)
 }
 
 // attentionCases are Attention's cases of testdata/opset24 (see
