@@ -119,7 +119,7 @@ func TestFlashDecoding(t *testing.T) {
 func TestFlashWide(t *testing.T) {
 	base := openTest(t)
 	if !base.info.SubgroupShuffle {
-		t.Skipf("%s has no subgroup shuffles in compute shaders", base.info.Name)
+		testenv.Skip(t, base.info.Name+" has no subgroup shuffles in compute shaders")
 	}
 	d := openTest(t, WithSchedule(Schedule{Attention: "wide"}))
 	for _, mode := range []kerneltest.Mode{kerneltest.FP32, kerneltest.Float16} {
