@@ -237,12 +237,12 @@ func TestConformanceVulkanSchedules(t *testing.T) {
 // (vulkan.WithStaging), a discrete GPU's path, which lavapipe's unified
 // memory would otherwise skip: each must pass, and each on the committed
 // Vulkan list with every node on Vulkan. Outside the long suites one test
-// in four runs.
+// in eight runs.
 func TestConformanceVulkanStaged(t *testing.T) {
 	dirs := suiteDirs(t)
 	cpuPass := readList(t, passList, false)
 	whole := readList(t, vulkanList, false)
-	sampler := testenv.NewSampler(4)
+	sampler := testenv.NewSampler(8)
 	var run []string
 	for _, name := range conformanceNames(t, dirs) {
 		if _, ok := cpuPass[name]; ok && sampler.Take() {

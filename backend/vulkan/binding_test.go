@@ -64,9 +64,12 @@ func BenchmarkClassProgramBinding(b *testing.B) {
 // inputs those left unchanged, see lowerStep) and on a fresh one: both
 // give the same dispatches (pipelines, push constants, workgroups,
 // barriers, and bindings but for the weights' places, as the constants
-// each program computes are its own).
+// each program computes are its own). It runs in the long suites: its
+// export of the model would start PyTorch a second time beside the root
+// package's tests, which export it too and decode with reused launches
+// outside them.
 func TestClassProgramReusesLaunches(t *testing.T) {
-	testenv.SkipShort(t, "exports a PyTorch model")
+	testenv.SkipLong(t)
 	root := filepath.Join("..", "..")
 	cache := torchmodels.Cache(t, root)
 	torchmodels.Export(t, root, cache, []string{"decoder_small"})
