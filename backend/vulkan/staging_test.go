@@ -60,20 +60,8 @@ func TestStagedDeviceTensors(t *testing.T) {
 		{OpType: "Tanh", Inputs: []string{"s"}, Outputs: []string{"y"}},
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: f32}, {Name: "s", Type: f32}}
-	m := &graph.Model{Name: "loop", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := graph.NewTensor(graph.Float, []int64{3, 5})
-	xs := graph.View[float32](x)
-	for i := range xs {
-		xs[i] = float32(i)/7 - 1
-	}
+	ex := executorOf(t, d, g)
+	x, xs := ramp()
 	var h graph.Value = graph.NewTensor(graph.Float, []int64{3, 5})
 	want := make([]float32, len(xs))
 	for step := range 3 {
@@ -119,20 +107,8 @@ func TestStagedKeptView(t *testing.T) {
 		{OpType: "Identity", Inputs: []string{"s"}, Outputs: []string{"y"}},
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: f32}, {Name: "s", Type: f32}}
-	m := &graph.Model{Name: "view", IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
-	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := graph.NewTensor(graph.Float, []int64{3, 5})
-	xs := graph.View[float32](x)
-	for i := range xs {
-		xs[i] = float32(i)/7 - 1
-	}
+	ex := executorOf(t, d, g)
+	x, xs := ramp()
 	out, err := ex.RunWith(context.Background(), map[string]graph.Value{"x": x}, backend.RunOptions{Keep: []string{"s"}})
 	if err != nil {
 		t.Fatal(err)
@@ -159,4 +135,31 @@ func TestStagedKeptView(t *testing.T) {
 			t.Fatalf("s[%d] = %v, want %v", i, got, want)
 		}
 	}
+}
+
+// executorOf plans graph g, of opset 17, on d and the CPU and returns its
+// executor.
+func executorOf(t *testing.T, d *Device, g *graph.Graph) *backend.Executor {
+	t.Helper()
+	m := &graph.Model{Name: g.Name, IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g}
+	p, err := planner.New(m, planner.Options{Devices: []planner.Device{d, hostfallback.NewDevice(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := backend.NewExecutor(p, []backend.Device{d, hostfallback.NewDevice(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+// ramp returns a [3, 5] tensor of values from -1 up in steps of 1/7, and
+// its data.
+func ramp() (*graph.Tensor, []float32) {
+	x := graph.NewTensor(graph.Float, []int64{3, 5})
+	xs := graph.View[float32](x)
+	for i := range xs {
+		xs[i] = float32(i)/7 - 1
+	}
+	return x, xs
 }
