@@ -294,14 +294,12 @@ const (
 // which leave the products' push constants and bindings final.
 func splitProducts(c caps, launches []*launch, compiled []*planner.Step) {
 	for i, l := range launches {
-		if compiled[i] == nil || l == nil || l.shader != "matmul" && l.shader != "matmul"+halfSuffix && l.shader != halfVariants["matmul"].shader ||
-			l.op != 1 || len(l.then) > 0 {
+		if compiled[i] == nil || l == nil || !l.runs("matmul") && l.shader != halfVariants["matmul"].shader || l.op != 1 || len(l.then) > 0 {
 			continue
 		}
-		word := func(w int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*w:])) }
-		m, n, k, batches := word(0), word(1), word(2), word(3)
-		elems := batches * m * n
-		splits, per := kSplits(c.matmulSplits, c.maxElems, batches*((m+63)/64)*((n+63)/64), k, elems)
+		// The tiled schedule's workgroups are its tiles (see launch).
+		k := int64(binary.LittleEndian.Uint32(l.push[8:]))
+		splits, per := kSplits(c.matmulSplits, c.maxElems, l.groups, k, l.elems)
 		if splits == 1 {
 			continue
 		}
@@ -320,8 +318,8 @@ func splitProducts(c caps, launches []*launch, compiled []*planner.Step) {
 		// The GEMM's y, c and s are unused: the scratch it writes
 		// stands in for them (see launch).
 		gemm.bindings = []slot{b[0], b[1], {false, scratchSlot}, {true, scratchSlot}, {false, scratchSlot}, {true, scratchSlot}}
-		gemm.scratch = uint64(4 * splits * elems)
-		gemm.then = []*launch{{shader: reduce, op: matmulReduce, push: push, elems: elems,
+		gemm.scratch = uint64(4 * splits * l.elems)
+		gemm.then = []*launch{{shader: reduce, op: matmulReduce, push: push, elems: l.elems,
 			bindings: []slot{{false, 0}, {false, 0}, b[2], b[3], b[4], {false, scratchSlot}}}}
 		launches[i] = &gemm
 	}

@@ -218,6 +218,7 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 	// Lower every step first, so that the weights they bind are made
 	// resident in one batch.
 	launches := make([]*launch, len(steps))
+	caps := d.caps()
 	for i := range steps {
 		st := &steps[i]
 		at = st.Node
@@ -225,7 +226,7 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 			launches[i] = l
 			continue
 		}
-		l, ok := lower(queryOf(p, st), d.caps())
+		l, ok := lower(queryOf(p, st), caps)
 		if !ok {
 			return nil, fmt.Errorf("vulkan: %s: no kernel for these input types", st.Node)
 		}
@@ -245,7 +246,7 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 	private := map[int]bool{}
 	// reads counts the steps of the plan that read each value.
 	reads := readCounts(p)
-	foldSplits(p, steps, launches, compiled, fusedInto, escapes, reads, private, d.caps())
+	foldSplits(p, steps, launches, compiled, fusedInto, escapes, reads, private, caps)
 	foldTransposes(p, steps, launches, compiled, fusedInto, escapes, reads)
 	foldProductTails(p, steps, launches, compiled, fusedInto, escapes, reads)
 	foldMaskedSoftmax(p, steps, launches, compiled, fusedInto, escapes, reads)
@@ -255,7 +256,7 @@ func (d *Device) compile(e *evaluated) (_ *program, err error) {
 		}
 		compiled[c.last], launches[c.last] = &c.step, c.l
 	}
-	splitProducts(d.caps(), launches, compiled)
+	splitProducts(caps, launches, compiled)
 	var keys []weightKey
 	// mapped holds the constants that go to host-visible blocks (see
 	// makeResident): the values computed from the sizes and, for a class
