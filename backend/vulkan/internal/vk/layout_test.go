@@ -2,6 +2,7 @@ package vk
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,8 @@ var layoutTypes = []any{
 	PhysicalDevice16BitStorageFeatures{},
 	PhysicalDevice8BitStorageFeatures{},
 	PhysicalDeviceShaderIntegerDotProductFeatures{},
+	PhysicalDeviceVulkanMemoryModelFeatures{},
+	PhysicalDeviceSubgroupSizeControlFeatures{},
 	PhysicalDeviceMemoryProperties{},
 	MemoryType{},
 	MemoryHeap{},
@@ -95,6 +98,9 @@ var layoutConsts = []struct {
 	{"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES", StructureTypePhysicalDevice16bitStorageFeatures},
 	{"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES", StructureTypePhysicalDevice8bitStorageFeatures},
 	{"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES", StructureTypePhysicalDeviceShaderIntegerDotProductFeatures},
+	{"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES", StructureTypePhysicalDeviceVulkanMemoryModelFeatures},
+	{"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES", StructureTypePhysicalDeviceSubgroupSizeControlFeatures},
+	{"VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT", PipelineShaderStageCreateRequireFullSubgroupsBit},
 	{"VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO", StructureTypeDeviceQueueCreateInfo},
 	{"VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO", StructureTypeDeviceCreateInfo},
 	{"VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO", StructureTypeBufferCreateInfo},
@@ -158,6 +164,23 @@ var layoutConsts = []struct {
 	{"VK_PIPELINE_CACHE_HEADER_VERSION_ONE", HeaderVersionOne},
 }
 
+// coopmatTypes and coopmatConsts are coopmat.go's declarations, which
+// headers older than 1.3.255 lack: TestLayout checks them where the
+// installed header declares VK_KHR_cooperative_matrix.
+var (
+	coopmatTypes  = []any{PhysicalDeviceCooperativeMatrixFeaturesKHR{}, CooperativeMatrixPropertiesKHR{}}
+	coopmatConsts = []struct {
+		c string
+		v int64
+	}{
+		{"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR", StructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR},
+		{"VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR", StructureTypeCooperativeMatrixPropertiesKHR},
+		{"VK_COMPONENT_TYPE_FLOAT16_KHR", ComponentTypeFloat16KHR},
+		{"VK_COMPONENT_TYPE_FLOAT32_KHR", ComponentTypeFloat32KHR},
+		{"VK_SCOPE_SUBGROUP_KHR", ScopeSubgroupKHR},
+	}
+)
+
 // TestLayout compiles a C program against <vulkan/vulkan_core.h> that
 // prints the size, alignment and field offsets of every struct and the
 // value of every constant, and compares them with the Go declarations.
@@ -170,32 +193,15 @@ func TestLayout(t *testing.T) {
 		testenv.Skip(t, "no <vulkan/vulkan_core.h> (install libvulkan-dev) for the layout test")
 	}
 	var c strings.Builder
-	want := map[string]int64{}
 	c.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include <vulkan/vulkan_core.h>\nint main(void) {\n")
-	for _, v := range layoutTypes {
-		rt := reflect.TypeOf(v)
-		name := "Vk" + rt.Name()
-		fmt.Fprintf(&c, "printf(\"%s#size %%zu\\n\", sizeof(%s));\n", name, name)
-		fmt.Fprintf(&c, "printf(\"%s#align %%zu\\n\", _Alignof(%s));\n", name, name)
-		want[name+"#size"] = int64(rt.Size())
-		want[name+"#align"] = int64(rt.Align())
-		for i := range rt.NumField() {
-			f := rt.Field(i)
-			if f.Name == "_" {
-				if i != 0 || f.Type.String() != "structs.HostLayout" {
-					t.Errorf("%s: field %d is a blank %s; only structs.HostLayout, first, is allowed", name, i, f.Type)
-				}
-				continue
-			}
-			cf := strings.ToLower(f.Name[:1]) + f.Name[1:]
-			fmt.Fprintf(&c, "printf(\"%s.%s %%zu %%zu\\n\", offsetof(%s, %s), sizeof(((%s*)0)->%s));\n", name, cf, name, cf, name, cf)
-			want[name+"."+cf] = int64(f.Offset)<<32 | int64(f.Type.Size())
-		}
-	}
-	for _, k := range layoutConsts {
-		fmt.Fprintf(&c, "printf(\"%s %%lld\\n\", (long long)%s);\n", k.c, k.c)
-		want[k.c] = k.v
-	}
+	want := map[string]int64{}
+	emitLayout(t, &c, want, layoutTypes, layoutConsts)
+	// The declarations of coopmat.go print after a marker line where the
+	// header has them; want takes them only then.
+	coopmat := map[string]int64{}
+	c.WriteString("#ifdef VK_KHR_cooperative_matrix\nprintf(\"" + coopmatMarker + "\\n\");\n")
+	emitLayout(t, &c, coopmat, coopmatTypes, coopmatConsts)
+	c.WriteString("#endif\n")
 	c.WriteString("return 0;\n}\n")
 	dir := t.TempDir()
 	src, bin := filepath.Join(dir, "layout.c"), filepath.Join(dir, "layout")
@@ -211,6 +217,11 @@ func TestLayout(t *testing.T) {
 	}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == coopmatMarker {
+			maps.Copy(want, coopmat)
+			coopmat = nil
+			continue
+		}
 		f := strings.Fields(line)
 		var got int64
 		switch len(f) {
@@ -236,4 +247,49 @@ func TestLayout(t *testing.T) {
 		t.Errorf("checked %d items, declared %d", seen, len(want))
 	}
 	t.Logf("%d structs, %d constants, %d items checked", len(layoutTypes), len(layoutConsts), seen)
+	if coopmat != nil {
+		t.Logf("the header lacks VK_KHR_cooperative_matrix: coopmat.go's %d declarations not checked", len(coopmatTypes)+len(coopmatConsts))
+	}
+}
+
+// coopmatMarker is the line the layout program prints before coopmat.go's
+// declarations.
+const coopmatMarker = "#coopmat"
+
+// emitLayout writes to c the printf calls of the size, alignment and
+// field offsets of each struct in types and the value of each constant in
+// consts, and records in want what the Go declarations say of each.
+func emitLayout(t *testing.T, c *strings.Builder, want map[string]int64, types []any, consts []struct {
+	c string
+	v int64
+}) {
+	for _, v := range types {
+		rt := reflect.TypeOf(v)
+		name := "Vk" + rt.Name()
+		fmt.Fprintf(c, "printf(\"%s#size %%zu\\n\", sizeof(%s));\n", name, name)
+		fmt.Fprintf(c, "printf(\"%s#align %%zu\\n\", _Alignof(%s));\n", name, name)
+		want[name+"#size"] = int64(rt.Size())
+		want[name+"#align"] = int64(rt.Align())
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			if f.Name == "_" {
+				if i != 0 || f.Type.String() != "structs.HostLayout" {
+					t.Errorf("%s: field %d is a blank %s; only structs.HostLayout, first, is allowed", name, i, f.Type)
+				}
+				continue
+			}
+			// A field's C name is its Go name with a lowercase first
+			// letter, or its c tag.
+			cf := strings.ToLower(f.Name[:1]) + f.Name[1:]
+			if tag := f.Tag.Get("c"); tag != "" {
+				cf = tag
+			}
+			fmt.Fprintf(c, "printf(\"%s.%s %%zu %%zu\\n\", offsetof(%s, %s), sizeof(((%s*)0)->%s));\n", name, cf, name, cf, name, cf)
+			want[name+"."+cf] = int64(f.Offset)<<32 | int64(f.Type.Size())
+		}
+	}
+	for _, k := range consts {
+		fmt.Fprintf(c, "printf(\"%s %%lld\\n\", (long long)%s);\n", k.c, k.c)
+		want[k.c] = k.v
+	}
 }

@@ -29,6 +29,9 @@ const (
 	StructureTypePhysicalDevice16bitStorageFeatures            = 1000083000
 	StructureTypePhysicalDevice8bitStorageFeatures             = 1000177000
 	StructureTypePhysicalDeviceShaderIntegerDotProductFeatures = 1000280000
+	StructureTypePhysicalDeviceVulkanMemoryModelFeatures       = 1000211000
+	StructureTypePhysicalDeviceSubgroupSizeControlFeatures     = 1000225002
+	PipelineShaderStageCreateRequireFullSubgroupsBit           = 2
 	StructureTypeDeviceQueueCreateInfo                         = 2
 	StructureTypeDeviceCreateInfo                              = 3
 	StructureTypeBufferCreateInfo                              = 12
@@ -469,6 +472,25 @@ type PhysicalDeviceShaderIntegerDotProductFeatures struct {
 	SType                   int32
 	PNext                   unsafe.Pointer
 	ShaderIntegerDotProduct uint32
+}
+
+// PhysicalDeviceVulkanMemoryModelFeatures is VkPhysicalDeviceVulkanMemoryModelFeatures.
+type PhysicalDeviceVulkanMemoryModelFeatures struct {
+	_                                             structs.HostLayout
+	SType                                         int32
+	PNext                                         unsafe.Pointer
+	VulkanMemoryModel                             uint32
+	VulkanMemoryModelDeviceScope                  uint32
+	VulkanMemoryModelAvailabilityVisibilityChains uint32
+}
+
+// PhysicalDeviceSubgroupSizeControlFeatures is VkPhysicalDeviceSubgroupSizeControlFeatures.
+type PhysicalDeviceSubgroupSizeControlFeatures struct {
+	_                    structs.HostLayout
+	SType                int32
+	PNext                unsafe.Pointer
+	SubgroupSizeControl  uint32
+	ComputeFullSubgroups uint32
 }
 
 // PhysicalDeviceMemoryProperties is VkPhysicalDeviceMemoryProperties.
