@@ -27,12 +27,23 @@
 // Compiled with HALF_WEIGHTS defined (matmul_f16w.spv), b is read as
 // float16_t through 16-bit storage (half the memory and bandwidth of
 // constant weights); the products still accumulate in fp32.
+//
+// Compiled with HALF and COOPMAT defined (matmul_f16_cm.spv, which needs
+// a glslc that knows GL_KHR_cooperative_matrix), the tiled schedule
+// multiplies on the device's matrix units (VK_KHR_cooperative_matrix):
+// see matrixUnits below. Its workgroup is four subgroups (specialization
+// constant 1: four times the device's subgroup size) and constants 2, 3
+// and 4 are the matrix unit's M, N and K.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
 #include "half.glsl"
 
+#ifdef COOPMAT
+layout(local_size_x_id = 1) in;
+#else
 layout(local_size_x = 256) in;
+#endif
 
 layout(constant_id = 0) const int TILED = 0;
 
@@ -74,11 +85,13 @@ layout(push_constant) uniform Params {
     uint per;
 } p;
 
-shared float ta[16][64];
-shared float tb[16][64];
 // red holds the gemv schedule's partial sums: red[r][lid] is invocation
 // lid's sum for row r of its row block.
+#ifndef COOPMAT
+shared float ta[16][64];
+shared float tb[16][64];
 shared float red[4][256];
+#endif
 
 // offsets returns the offsets of batch bi's matrices in a and b.
 uvec2 offsets(uint bi) {
@@ -103,6 +116,7 @@ void store(uint bi, uint row, uint col, float acc) {
     y[at] = DATA(v);
 }
 
+#ifndef COOPMAT
 void blocked() {
     // A workgroup covers 32 rows and 256 columns of y: invocation lid
     // computes rows 8 * (lid / 64) + i and columns lid % 64 + 64 * j, so
@@ -210,6 +224,124 @@ void tiled() {
     }
 }
 
+#endif
+
+#ifdef COOPMAT
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+
+// The matrix unit's shape: a's fragments are LM x LK, b's LK x LN.
+layout(constant_id = 2) const uint LM = 16;
+layout(constant_id = 3) const uint LN = 16;
+layout(constant_id = 4) const uint LK = 16;
+// Each subgroup computes FM x FN fragments of y, a 2 x 2 grid of
+// subgroups a workgroup's tile of BM x BN, from BK-deep slices of a and b
+// staged in shared memory; rows of the staged slices are padded by PAD
+// elements (16 bytes, the alignment matrix loads want), which also
+// spreads the rows over the memory banks.
+const uint FM = 2;
+const uint FN = 2;
+const uint BM = 2 * FM * LM;
+const uint BN = 2 * FN * LN;
+const uint BK = 2 * LK;
+const uint PAD = 8;
+const uint SA = BK + PAD;
+const uint SB = BN + PAD;
+
+shared float16_t ca[BM * SA];
+shared float16_t cb[BK * SB];
+// co stages one fragment of y per subgroup on its way out.
+shared float co[4 * LM * LN];
+
+// matrixUnits is the tiled schedule on the matrix units: the same tiles,
+// split-K and store as tiled, with fp16 products accumulated in fp32.
+void matrixUnits() {
+    uint tm = (p.m + BM - 1u) / BM;
+    uint tn = (p.n + BN - 1u) / BN;
+    uint tiles = p.batches * tm * tn;
+    uint total = SPLIT ? tiles * p.splits : tiles;
+    uint lid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
+    uint sg = gl_SubgroupID;
+    // The subgroup's fragments start at row wm and column wn of the tile.
+    uint wm = (sg / 2u) * FM * LM;
+    uint wn = (sg % 2u) * FN * LN;
+    for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
+        uint split = t / tiles;
+        uint bi = (t % tiles) / (tm * tn);
+        uint r = t % (tm * tn);
+        uint m0 = (r / tn) * BM;
+        uint n0 = (r % tn) * BN;
+        uvec2 o = offsets(bi);
+        // Split-K's steps are 16 deep (see splitProducts).
+        uint kb = SPLIT ? split * p.per * 16u : 0u;
+        uint ke = SPLIT ? min(p.k, kb + p.per * 16u) : p.k;
+        coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator> acc[FM * FN];
+        for (uint i = 0u; i < FM * FN; i++) {
+            acc[i] = coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator>(0.0);
+        }
+        for (uint k0 = kb; k0 < ke; k0 += BK) {
+            // Neighbouring invocations read neighbouring elements: along k
+            // where a is contiguous along k, else along m (b: along n,
+            // else along k).
+            for (uint q = lid; q < BM * BK; q += wg) {
+                uint row = p.sak == 1u ? q / BK : q % BM;
+                uint kk = p.sak == 1u ? q % BK : q / BM;
+                bool inside = m0 + row < p.m && k0 + kk < ke;
+                ca[row * SA + kk] = inside ? a[o.x + (m0 + row) * p.sam + (k0 + kk) * p.sak] : float16_t(0.0);
+            }
+            for (uint q = lid; q < BK * BN; q += wg) {
+                uint kk = p.sbn == 1u ? q / BN : q % BK;
+                uint col = p.sbn == 1u ? q % BN : q / BK;
+                bool inside = n0 + col < p.n && k0 + kk < ke;
+                cb[kk * SB + col] = inside ? b[o.y + (k0 + kk) * p.sbk + (n0 + col) * p.sbn] : float16_t(0.0);
+            }
+            barrier();
+            for (uint ks = 0u; ks < BK; ks += LK) {
+                coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[FM];
+                coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[FN];
+                for (uint i = 0u; i < FM; i++) {
+                    coopMatLoad(fa[i], ca, (wm + i * LM) * SA + ks, SA, gl_CooperativeMatrixLayoutRowMajor);
+                }
+                for (uint j = 0u; j < FN; j++) {
+                    coopMatLoad(fb[j], cb, ks * SB + wn + j * LN, SB, gl_CooperativeMatrixLayoutRowMajor);
+                }
+                for (uint i = 0u; i < FM; i++) {
+                    for (uint j = 0u; j < FN; j++) {
+                        acc[i * FN + j] = coopMatMulAdd(fa[i], fb[j], acc[i * FN + j]);
+                    }
+                }
+            }
+            barrier();
+        }
+        uint at = sg * LM * LN;
+        for (uint i = 0u; i < FM; i++) {
+            for (uint j = 0u; j < FN; j++) {
+                coopMatStore(acc[i * FN + j], co, at, LN, gl_CooperativeMatrixLayoutRowMajor);
+                subgroupMemoryBarrierShared();
+                subgroupBarrier();
+                for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
+                    uint row = m0 + wm + i * LM + e / LN;
+                    uint col = n0 + wn + j * LN + e % LN;
+                    if (row < p.m && col < p.n) {
+                        if (SPLIT) {
+                            part[(split * p.batches + bi) * p.m * p.n + row * p.n + col] = co[at + e];
+                        } else {
+                            store(bi, row, col, co[at + e]);
+                        }
+                    }
+                }
+                // The next fragment overwrites co only after these reads.
+                subgroupBarrier();
+            }
+        }
+    }
+}
+#endif
+
+#ifndef COOPMAT
 void gemv() {
     // C columns by S slices of k. Where b is read along n (b[k, n] row
     // major, sbn == 1), invocation lid has column lid % C and slice lid / C,
@@ -281,6 +413,7 @@ void gemv() {
         barrier();
     }
 }
+#endif
 
 // reduce adds the splits' partial sums of each output element and stores
 // the result (see Split-K above).
@@ -297,6 +430,11 @@ void reduce() {
     }
 }
 
+#ifdef COOPMAT
+void main() {
+    matrixUnits();
+}
+#else
 void main() {
     if (REDUCE) {
         reduce();
@@ -308,3 +446,4 @@ void main() {
         blocked();
     }
 }
+#endif

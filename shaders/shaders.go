@@ -6,7 +6,10 @@
 // HALF_WEIGHTS, which reads the weights as fp16; NAME_f16.spv, compiled
 // with HALF, whose tensors are float16 (see half.glsl); and NAME_sg.spv
 // and NAME_f16_sg.spv, compiled with SUBGROUP, which reduce through
-// subgroup operations (see subgroup.glsl).
+// subgroup operations (see subgroup.glsl). matmul_f16_cm.spv, matmul.comp
+// with COOPMAT, needs a glslc that knows GL_KHR_cooperative_matrix:
+// Debian 12's (shaderc 2023.2) does not, Debian 13's (shaderc 2025.2),
+// which built the committed file, does.
 package shaders
 
 import (
@@ -64,6 +67,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o loss.spv loss.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o matmul_f16.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DCOOPMAT -o matmul_f16_cm.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o matmul_f16w.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pad.spv pad.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o pad_f16.spv pad.comp

@@ -199,6 +199,12 @@ func TestSPIRVUpToDate(t *testing.T) {
 		t.Run(strings.TrimSuffix(spv, ".spv"), func(t *testing.T) {
 			t.Parallel()
 			if msg, err := exec.Command(glslc, args...).CombinedOutput(); err != nil {
+				if bytes.Contains(msg, []byte("extension not supported: GL_KHR_cooperative_matrix")) {
+					// Debian 12's glslc (shaderc 2023.2) predates the
+					// extension; TestSPIRVSum still checks the committed
+					// file against its sources.
+					t.Skipf("this glslc cannot compile GL_KHR_cooperative_matrix (Debian 13's, shaderc 2025.2, can): %s not rebuilt", spv)
+				}
 				t.Fatalf("glslc %s: %v\n%s", spv, err, msg)
 			}
 			fresh, err := os.ReadFile(out)

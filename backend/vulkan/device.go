@@ -74,6 +74,9 @@ type Device struct {
 	rowAttention, splitAttention, wideAttention bool
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
+	// matrixUnit is the shape of the matrix units enabled for float16
+	// products, zero where none are (see enableMatrixUnits).
+	matrixUnit [3]uint32
 
 	// queueMu serializes vkQueueSubmit on the one queue.
 	queueMu sync.Mutex
@@ -240,6 +243,9 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 		return nil, err
 	}
 	d.intDot = enableIntegerDot(cfg, info, dci, &pin)
+	if d.half.storage {
+		d.matrixUnit = enableMatrixUnits(info, d.schedule, dci, &pin)
+	}
 	if err := vk.CreateDevice(info.physical, dci, &d.dev); err != nil {
 		return nil, fmt.Errorf("vulkan: vkCreateDevice (%s): %w: %w", info.Name, backend.ErrDeviceUnavailable, err)
 	}

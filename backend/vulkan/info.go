@@ -45,6 +45,14 @@ type Info struct {
 	// CooperativeMatrix reports VK_KHR_cooperative_matrix or
 	// VK_NV_cooperative_matrix (extension presence only).
 	CooperativeMatrix bool
+	// MatrixUnit is the shape, M, N and K, of the fp16 products with
+	// fp32 sums that the device's matrix units take from a subgroup
+	// (VK_KHR_cooperative_matrix with its feature, the Vulkan memory model,
+	// shaderFloat16 and VK_EXT_subgroup_size_control's full subgroups;
+	// 16×16×16 where offered): matmul.comp's tiled
+	// schedule multiplies float16 products on them (matmul_f16_cm.spv,
+	// see Schedule.MatMul). Zero where the device has none.
+	MatrixUnit [3]uint32
 	// IntegerDotProduct reports VK_KHR_shader_integer_dot_product with
 	// its shaderIntegerDotProduct feature: MatMulInteger then runs on the
 	// packed 4×8-bit dot product (integer_dot.spv).
@@ -129,7 +137,7 @@ func enumerate(inst uintptr) ([]Info, error) {
 	}
 	var out []Info
 	for i, pd := range pds {
-		info, ok, err := describe(i, pd)
+		info, ok, err := describe(inst, i, pd)
 		if err != nil {
 			return nil, err
 		}
@@ -143,9 +151,9 @@ func enumerate(inst uintptr) ([]Info, error) {
 	return out, nil
 }
 
-// describe queries one physical device; ok is false when it has no compute
-// queue.
-func describe(index int, pd uintptr) (Info, bool, error) {
+// describe queries one physical device of the instance inst; ok is false
+// when it has no compute queue.
+func describe(inst uintptr, index int, pd uintptr) (Info, bool, error) {
 	info := Info{Index: index, physical: pd}
 	families := vk.GetPhysicalDeviceQueueFamilyProperties(pd)
 	found := false
@@ -184,6 +192,9 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	info.TimestampPeriod = p.Limits.TimestampPeriod
 	info.Timestamps = info.Timestamps && p.Limits.TimestampComputeAndGraphics != 0
 
+	coop := &vk.PhysicalDeviceCooperativeMatrixFeaturesKHR{SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR}
+	model := &vk.PhysicalDeviceVulkanMemoryModelFeatures{SType: vk.StructureTypePhysicalDeviceVulkanMemoryModelFeatures}
+	full := &vk.PhysicalDeviceSubgroupSizeControlFeatures{SType: vk.StructureTypePhysicalDeviceSubgroupSizeControlFeatures}
 	dot := &vk.PhysicalDeviceShaderIntegerDotProductFeatures{SType: vk.StructureTypePhysicalDeviceShaderIntegerDotProductFeatures}
 	s8 := &vk.PhysicalDevice8BitStorageFeatures{SType: vk.StructureTypePhysicalDevice8bitStorageFeatures, PNext: unsafe.Pointer(dot)}
 	s16 := &vk.PhysicalDevice16BitStorageFeatures{SType: vk.StructureTypePhysicalDevice16bitStorageFeatures, PNext: unsafe.Pointer(s8)}
@@ -198,12 +209,33 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 	if err != nil {
 		return info, false, fmt.Errorf("vulkan: vkEnumerateDeviceExtensionProperties: %w", err)
 	}
+	khrMatrix, sizeControl := false, false
 	for i := range exts {
 		switch vk.GoString(exts[i].ExtensionName[:]) {
-		case "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix":
+		case matrixExtension:
+			info.CooperativeMatrix, khrMatrix = true, true
+		case sizeControlExtension:
+			sizeControl = true
+		case "VK_NV_cooperative_matrix":
 			info.CooperativeMatrix = true
 		case dotExtension:
 			info.IntegerDotProduct = dot.ShaderIntegerDotProduct != 0
+		}
+	}
+	// The features of extensions the device lacks are not queried: the
+	// structs chained for them stay zero where the driver ignores them.
+	if khrMatrix && sizeControl && p.ApiVersion >= vk.MakeAPIVersion(1, 2, 0) {
+		coop.PNext = feats.PNext
+		model.PNext = unsafe.Pointer(coop)
+		full.PNext = unsafe.Pointer(model)
+		feats.PNext = unsafe.Pointer(full)
+		vk.GetPhysicalDeviceFeatures2(pd, feats)
+		if coop.CooperativeMatrix != 0 && model.VulkanMemoryModel != 0 && full.ComputeFullSubgroups != 0 && info.Float16 && info.Storage16Bit {
+			shapes, err := vk.GetPhysicalDeviceCooperativeMatrixPropertiesKHR(vk.GetInstanceProcAddr(inst, vk.Cstr("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")), pd)
+			if err != nil {
+				return info, false, fmt.Errorf("vulkan: vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR (%s): %w", info.Name, err)
+			}
+			info.MatrixUnit = matrixUnit(shapes)
 		}
 	}
 
@@ -219,6 +251,42 @@ func describe(index int, pd uintptr) (Info, bool, error) {
 		}
 	}
 	return info, true, nil
+}
+
+// matrixExtension is the device extension of the matrix units, and
+// sizeControlExtension that of full subgroups, which a shader of SPIR-V
+// before 1.6 that uses them must be created with (the instance asks for
+// Vulkan 1.2, where both are extensions).
+const (
+	matrixExtension      = "VK_KHR_cooperative_matrix"
+	sizeControlExtension = "VK_EXT_subgroup_size_control"
+)
+
+// matrixUnit returns the shape, among those a device lists, that
+// matmul_f16_cm.spv multiplies with: fp16 a and b, fp32 sums and result,
+// subgroup scope, each side a multiple of 8 up to 32 (the shader pads its
+// staged rows to 16 bytes); 16×16×16 where listed, else the first such.
+// It is zero where none fits.
+func matrixUnit(shapes []vk.CooperativeMatrixPropertiesKHR) [3]uint32 {
+	var unit [3]uint32
+	for _, s := range shapes {
+		if s.AType != vk.ComponentTypeFloat16KHR || s.BType != vk.ComponentTypeFloat16KHR || s.CType != vk.ComponentTypeFloat32KHR ||
+			s.ResultType != vk.ComponentTypeFloat32KHR || s.Scope != vk.ScopeSubgroupKHR || s.SaturatingAccumulation != 0 {
+			continue
+		}
+		fits := true
+		for _, d := range []uint32{s.MSize, s.NSize, s.KSize} {
+			fits = fits && d > 0 && d%8 == 0 && d <= 32
+		}
+		switch {
+		case !fits:
+		case s.MSize == 16 && s.NSize == 16 && s.KSize == 16:
+			return [3]uint32{16, 16, 16}
+		case unit[0] == 0:
+			unit = [3]uint32{s.MSize, s.NSize, s.KSize}
+		}
+	}
+	return unit
 }
 
 // formatUUID writes a UUID as 8-4-4-4-12 lowercase hexadecimal digits.

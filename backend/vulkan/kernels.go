@@ -142,9 +142,13 @@ type launch struct {
 	// subgroup runs the SUBGROUP variant of the shader, NAME_sg.spv (see
 	// subgroupShaders and flashTiles).
 	subgroup bool
-	// workgroup, when positive, is the SUBGROUP variant's workgroup
-	// width (specialization constant 1) in place of rowWorkgroup's.
+	// workgroup, when positive, is the workgroup width (specialization
+	// constant 1) of a SUBGROUP variant, in place of rowWorkgroup's, or
+	// of matrixShader.
 	workgroup int64
+	// specs holds the shader's specialization constants from 2 on
+	// (matrixShader's unit shape).
+	specs []int32
 	// scratch is the bytes of device memory the node's dispatches share
 	// through scratchSlot bindings, such as split-K's partial sums: valid
 	// from the node's first dispatch to its last, shared with other
@@ -215,6 +219,9 @@ type caps struct {
 	wideAttention bool
 	subgroupSize  int64
 	sharedMem     int64
+	// matrixUnit, where set, is the shape of the matrix units the tiled
+	// schedule's float16 products run on (see useMatrixUnits).
+	matrixUnit [3]uint32
 }
 
 // query is what lowering knows of a node.
@@ -513,12 +520,14 @@ func rowWorkgroup(subgroupSize uint32) int64 {
 }
 
 // pipelineKey identifies a compute pipeline: a shader, its variant, its
-// OP constant and its workgroup width (launch.workgroup).
+// OP constant, its workgroup width (launch.workgroup) and its further
+// constants (launch.specs, up to 3).
 type pipelineKey struct {
 	shader    string
 	subgroup  bool
 	op        int32
 	workgroup int64
+	specs     [3]int32
 }
 
 // pipeline is a compute pipeline with its layouts.
@@ -532,7 +541,11 @@ type pipeline struct {
 // pipelineFor returns the pipeline of l's shader and op, creating it on
 // first use. d.mu must be held.
 func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
-	key := pipelineKey{l.shader, l.subgroup, l.op, l.workgroup}
+	key := pipelineKey{shader: l.shader, subgroup: l.subgroup, op: l.op, workgroup: l.workgroup}
+	if len(l.specs) > len(key.specs) {
+		return nil, fmt.Errorf("vulkan: %s: %d specialization constants past the workgroup, want at most %d", l.shader, len(l.specs), len(key.specs))
+	}
+	copy(key.specs[:], l.specs)
 	if p, ok := d.pipelines[key]; ok {
 		return p, nil
 	}
@@ -565,20 +578,29 @@ func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
 		vk.DestroyDescriptorSetLayout(d.dev, p.setLayout)
 		return nil, fmt.Errorf("vulkan: vkCreatePipelineLayout: %w", err)
 	}
-	consts := []int32{l.op, int32(rowWorkgroup(d.info.SubgroupSize))}
-	if l.workgroup > 0 {
-		consts[1] = int32(l.workgroup)
+	// Constant 0 is the op; 1 the workgroup width, where the shader
+	// takes it; 2 on the specs.
+	consts := []int32{l.op}
+	if l.subgroup || l.workgroup > 0 {
+		consts = append(consts, int32(rowWorkgroup(d.info.SubgroupSize)))
+		if l.workgroup > 0 {
+			consts[1] = int32(l.workgroup)
+		}
+		consts = append(consts, l.specs...)
 	}
-	entries := []vk.SpecializationMapEntry{{ConstantID: 0, Offset: 0, Size: 4}, {ConstantID: 1, Offset: 4, Size: 4}}
-	n := uint32(1)
-	if l.subgroup {
-		n = 2
+	entries := make([]vk.SpecializationMapEntry, len(consts))
+	for i := range entries {
+		entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
 	}
+	n := uint32(len(consts))
 	spec := &vk.SpecializationInfo{MapEntryCount: n, PMapEntries: unsafe.Pointer(&entries[0]), DataSize: uintptr(4 * n), PData: unsafe.Pointer(&consts[0])}
 	main := vk.Cstr("main")
 	ci := &vk.ComputePipelineCreateInfo{SType: vk.StructureTypeComputePipelineCreateInfo, Layout: p.layout,
 		Stage: vk.PipelineShaderStageCreateInfo{SType: vk.StructureTypePipelineShaderStageCreateInfo,
 			Stage: vk.ShaderStageComputeBit, Module: module, PName: unsafe.Pointer(&main[0]), PSpecializationInfo: unsafe.Pointer(spec)}}
+	if fullSubgroups[name] {
+		ci.Stage.Flags = vk.PipelineShaderStageCreateRequireFullSubgroupsBit
+	}
 	if err := vk.CreateComputePipeline(d.dev, d.cache.handle, ci, &p.pipeline); err != nil {
 		vk.DestroyPipelineLayout(d.dev, p.layout)
 		vk.DestroyDescriptorSetLayout(d.dev, p.setLayout)

@@ -143,6 +143,9 @@ func TestKernelsFloat16(t *testing.T) {
 	t.Run("device", func(t *testing.T) {
 		kerneltest.Suite{Device: base, Mode: kerneltest.Float16, Declines: "vulkan-float16", Sample: sample}.Run(t)
 	})
+	t.Run("matrix units", func(t *testing.T) {
+		testMatrixUnits(t, base, sample)
+	})
 	t.Run("forced schedules", func(t *testing.T) {
 		testenv.SkipLong(t)
 		for _, s := range forcedSchedules() {

@@ -15,8 +15,11 @@ import (
 // them.
 type Schedule struct {
 	// MatMul is the schedule of every matmul.comp dispatch (MatMul, Gemm,
-	// FusedMatMul): "blocked", "tiled" or "gemv" (MatMulSchedules), or ""
-	// to pick by device and rows.
+	// FusedMatMul): "blocked", "tiled", "gemv" or "matrix" (tiled, with
+	// the float16 products on the device's matrix units, which it must
+	// have: Info.MatrixUnit), see MatMulSchedules, or "" to pick by device
+	// and rows (on GPUs, the matrix units for float16 products of more
+	// than a few rows where the device has them).
 	MatMul string
 	// GEMVColumns, when positive (a power of two up to 256), is the
 	// columns of y per workgroup of the gemv schedule; 0 lets the shape
@@ -81,7 +84,7 @@ func WithStaging() OpenOption { return func(c *openConfig) { c.staging = true } 
 var schedules = []struct {
 	name string
 	s    matmulSchedule
-}{{"blocked", scheduleBlocked}, {"tiled", scheduleTiled}, {"gemv", scheduleGEMV}}
+}{{"blocked", scheduleBlocked}, {"tiled", scheduleTiled}, {"gemv", scheduleGEMV}, {"matrix", scheduleMatrix}}
 
 // convKernels are the kernels of Conv by name: whether each takes
 // convgemm.comp and dwconv.comp where they apply.
@@ -135,7 +138,8 @@ func MatMulSchedules() []string {
 
 // ForcedSchedules returns a Schedule forcing each kernel variant and
 // schedule a device could pick, one at a time: every matmul.comp schedule
-// (MatMulSchedules), each Conv kernel (ConvSchedules), convgemm.comp
+// (MatMulSchedules) but matrix, which only devices with matrix units
+// open with (the kernel tests run it where they have them), each Conv kernel (ConvSchedules), convgemm.comp
 // without split-K and with three splits, and the row kernels'
 // shared-memory tree (their subgroup reduction is the default where a
 // device has it), Attention's row kernel (flash is the default) and
@@ -143,8 +147,10 @@ func MatMulSchedules() []string {
 // pick only some of them itself.
 func ForcedSchedules() []Schedule {
 	var out []Schedule
-	for _, m := range MatMulSchedules() {
-		out = append(out, Schedule{MatMul: m})
+	for _, m := range schedules {
+		if m.s != scheduleMatrix {
+			out = append(out, Schedule{MatMul: m.name})
+		}
 	}
 	for _, c := range ConvSchedules() {
 		out = append(out, Schedule{Conv: c})
@@ -202,6 +208,9 @@ func (s Schedule) apply(d *Device) error {
 			return fmt.Errorf("vulkan: no matmul schedule %q (want one of %q)", s.MatMul, MatMulSchedules())
 		}
 		d.schedule = schedules[i].s
+		if d.schedule == scheduleMatrix && d.info.MatrixUnit[0] == 0 {
+			return fmt.Errorf("vulkan: matmul schedule %q: %s has no matrix units for fp16 products (VK_KHR_cooperative_matrix, see Info.MatrixUnit)", s.MatMul, d.info.Name)
+		}
 	}
 	if c := s.GEMVColumns; c < 0 || c > 256 || c&(c-1) != 0 {
 		return fmt.Errorf("vulkan: gemv columns %d: want a power of two up to 256, or 0", c)

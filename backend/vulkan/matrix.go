@@ -1,0 +1,77 @@
+package vulkan
+
+import (
+	"encoding/binary"
+	"runtime"
+	"unsafe"
+
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
+)
+
+// matrixShader is matmul.comp's tiled schedule on the matrix units, for
+// float16 products (HALF and COOPMAT defined).
+const matrixShader = "matmul_f16_cm"
+
+// matrixSubgroups is the number of subgroups of a matrixShader workgroup,
+// a 2×2 grid, each computing 2×2 fragments of the matrix unit's shape
+// (the shader's FM and FN): a tile of 4M × 4N.
+const matrixSubgroups = 4
+
+// enableMatrixUnits chains the cooperative matrix, Vulkan memory model,
+// full subgroups and shaderFloat16 features and their extensions into dci
+// where the device
+// described by info has matrix units that matrixShader takes
+// (Info.MatrixUnit) and s does not force another schedule of matmul.comp;
+// it returns the unit's shape, zero where it enabled nothing. pin keeps
+// the chained memory in place until dci is used.
+func enableMatrixUnits(info Info, s matmulSchedule, dci *vk.DeviceCreateInfo, pin *runtime.Pinner) [3]uint32 {
+	if info.MatrixUnit[0] == 0 || s != scheduleAuto && s != scheduleMatrix {
+		return [3]uint32{}
+	}
+	coop := &vk.PhysicalDeviceCooperativeMatrixFeaturesKHR{SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR,
+		PNext: dci.PNext, CooperativeMatrix: 1}
+	model := &vk.PhysicalDeviceVulkanMemoryModelFeatures{SType: vk.StructureTypePhysicalDeviceVulkanMemoryModelFeatures,
+		PNext: unsafe.Pointer(coop), VulkanMemoryModel: 1}
+	full := &vk.PhysicalDeviceSubgroupSizeControlFeatures{SType: vk.StructureTypePhysicalDeviceSubgroupSizeControlFeatures,
+		PNext: unsafe.Pointer(model), ComputeFullSubgroups: 1}
+	f16 := &vk.PhysicalDeviceShaderFloat16Int8Features{SType: vk.StructureTypePhysicalDeviceShaderFloat16Int8Features,
+		PNext: unsafe.Pointer(full), ShaderFloat16: 1}
+	pin.Pin(coop)
+	pin.Pin(model)
+	pin.Pin(full)
+	pin.Pin(f16)
+	dci.PNext = unsafe.Pointer(f16)
+	enableExtension(dci, pin, matrixExtension)
+	enableExtension(dci, pin, sizeControlExtension)
+	return info.MatrixUnit
+}
+
+// fullSubgroups lists the shaders whose pipelines are created with
+// VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT, as the
+// cooperative matrix operations of SPIR-V before 1.6 require: their
+// workgroups are whole subgroups of the device's default size.
+var fullSubgroups = map[string]bool{matrixShader: true}
+
+// useMatrixUnits moves the float16 products of matmul.comp's tiled
+// schedule to the matrix units (matrixShader) where the device has them
+// enabled: its tiles are 4M × 4N for a unit of M × N, and its workgroup
+// matrixSubgroups subgroups. It runs after the folds, which leave the
+// products' push constants final, and before splitProducts, which splits
+// their depth as the tiled schedule's.
+func useMatrixUnits(c caps, launches []*launch) {
+	unit := c.matrixUnit
+	if unit[0] == 0 {
+		return
+	}
+	for _, l := range launches {
+		if l == nil || l.shader != "matmul"+halfSuffix || l.op != 1 || len(l.then) > 0 {
+			continue
+		}
+		word := func(i int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*i:])) }
+		m, n, batches := word(0), word(1), word(3)
+		bm, bn := 2*2*int64(unit[0]), 2*2*int64(unit[1])
+		l.shader, l.workgroup = matrixShader, matrixSubgroups*c.subgroupSize
+		l.specs = []int32{int32(unit[0]), int32(unit[1]), int32(unit[2])}
+		l.groups = batches * ((m + bm - 1) / bm) * ((n + bn - 1) / bn)
+	}
+}

@@ -1,0 +1,91 @@
+package vulkan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/onnxvk/onnxvk/graph"
+	"github.com/onnxvk/onnxvk/internal/kerneltest"
+	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/planner"
+)
+
+// testMatrixUnits runs the kernel-test suite's float16 matrix products
+// (MatMul, Gemm and the fused ones, whose shapes cross every tile edge)
+// on the matrix units of base's device (matmul_f16_cm.spv), unsplit and
+// with their depth split in 3, and checks that they ran there. It skips
+// where the device has no matrix units for fp16 products.
+func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
+	if base.info.MatrixUnit[0] == 0 {
+		// A device's lack, not a missing tool: Debian 12's lavapipe
+		// (Mesa 22.3) has no VK_KHR_cooperative_matrix; Mesa 25 and
+		// later do (docs/GPU.md).
+		t.Skipf("%s (%s) has no matrix units for fp16 products with fp32 sums (cooperative matrix extension: %v)",
+			base.name, base.info.Name, base.info.CooperativeMatrix)
+	}
+	for _, splits := range []int{0, 3} {
+		t.Run(fmt.Sprint("splits=", splits), func(t *testing.T) {
+			d, err := Open("vulkan", WithSchedule(Schedule{MatMul: "matrix", MatMulSplits: splits}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := d.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			c := d.caps()
+			products := func(kc kerneltest.Case) bool {
+				l, ok := lower(kc.Query(), c)
+				return ok && l.runs("matmul")
+			}
+			kerneltest.Suite{Device: d, Mode: kerneltest.Float16, Declines: "vulkan-float16", Only: products, Sample: sample}.Run(t)
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(d.pipelines)), func(k pipelineKey) bool { return k.shader == matrixShader }) {
+				t.Errorf("no product ran on the matrix units (%s)", matrixShader)
+			}
+		})
+	}
+}
+
+// TestUseMatrixUnits checks which products useMatrixUnits moves to the
+// matrix units and how: float16 ones of the tiled schedule, in tiles of
+// 4M × 4N, four subgroups a workgroup; not float32 ones, gemv ones, nor
+// any where the device has no matrix units.
+func TestUseMatrixUnits(t *testing.T) {
+	f16 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float16, graph.ShapeOf(s...)) }
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	mm := &graph.Node{OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
+	c := caps{maxElems: 1 << 30, tiledMatMul: true, half16: true, subgroupSize: 32, matrixUnit: [3]uint32{16, 16, 16}}
+	for _, tc := range []struct {
+		a, b   *graph.Type
+		c      caps
+		groups int64
+	}{
+		{f16(2, 130, 70), f16(2, 70, 90), c, 2 * 3 * 2},
+		{f16(64, 64), f16(64, 64), c, 1},
+		{f32(130, 70), f32(70, 90), c, 0},
+		{f16(3, 70), f16(70, 90), c, 0},
+		{f16(130, 70), f16(70, 90), caps{maxElems: 1 << 30, tiledMatMul: true, half16: true, subgroupSize: 32}, 0},
+	} {
+		l, ok := lower(planner.Query{Node: mm, Opset: 13, Inputs: []*graph.Type{tc.a, tc.b}}, tc.c)
+		if !ok {
+			t.Fatalf("%v × %v: not lowered", tc.a, tc.b)
+		}
+		useMatrixUnits(tc.c, []*launch{l})
+		what := fmt.Sprintf("%v × %v, units %v", tc.a, tc.b, tc.c.matrixUnit)
+		if tc.groups == 0 {
+			if l.shader == matrixShader {
+				t.Errorf("%s: moved to the matrix units", what)
+			}
+			continue
+		}
+		if l.shader != matrixShader || l.groups != tc.groups || l.workgroup != 128 || !slices.Equal(l.specs, []int32{16, 16, 16}) {
+			t.Errorf("%s: shader %s, %d groups of %d, specs %v; want %s, %d groups of 128, specs [16 16 16]",
+				what, l.shader, l.groups, l.workgroup, l.specs, matrixShader, tc.groups)
+		}
+	}
+}
