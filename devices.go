@@ -39,6 +39,10 @@ type DeviceInfo struct {
 	Int8              bool `json:"int8,omitempty"`
 	Storage16Bit      bool `json:"storage_16bit,omitempty"`
 	CooperativeMatrix bool `json:"cooperative_matrix,omitempty"`
+	// MatrixUnit is the shape (M, N, K) of the matrix units that float16
+	// products run on, absent where the device has none that onnxvk
+	// takes (vulkan.Info.MatrixUnit).
+	MatrixUnit []uint32 `json:"matrix_unit,omitempty"`
 	// Default marks the device WithDevice("vulkan") opens; Auto the one
 	// WithDevice("auto"), the default, runs on.
 	Default bool `json:"default,omitempty"`
@@ -63,6 +67,9 @@ func Devices() (devices []DeviceInfo, reason string) {
 			Driver: strings.TrimSpace(in.Driver + " " + in.DriverInfo), APIVersion: in.APIVersion,
 			SubgroupSize: int(in.SubgroupSize), Float16: in.Float16, Int8: in.Int8, Storage16Bit: in.Storage16Bit,
 			CooperativeMatrix: in.CooperativeMatrix, Default: i == def, Auto: autoErr == nil && i == auto}
+		if in.MatrixUnit[0] > 0 {
+			d.MatrixUnit = in.MatrixUnit[:]
+		}
 		for _, h := range in.Heaps {
 			if h.DeviceLocal {
 				d.MemoryBytes += h.Size

@@ -45,6 +45,7 @@ import (
 	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/loader"
 	"github.com/onnxvk/onnxvk/planner"
+	"github.com/x448/float16"
 )
 
 // config holds the command line.
@@ -286,7 +287,7 @@ func summary(w io.Writer, r *report) {
 					fmt.Fprintf(w, "       %5d³ %s: placed on %s\n", m.N, m.Mode, m.Placed)
 					continue
 				}
-				fmt.Fprintf(w, "       %5d³ %-12s %9.3f ms  %8.4g TFLOP/s\n", m.N, m.Mode, m.MedianMs, m.TFLOPs)
+				fmt.Fprintf(w, "       %5d³ %-13s %9.3f ms  %8.4g TFLOP/s\n", m.N, m.Mode, m.MedianMs, m.TFLOPs)
 			}
 		}
 	}
@@ -1070,23 +1071,28 @@ type matmulResult struct {
 
 // matmul times chains of square products y = (((a·b)·b)·b)... with b a
 // constant weight, the output kept on the device and fed back as the next
-// Run's a, so that nothing crosses the bus: fp32, and fp32 with the
-// weights stored as fp16 (WithFP16Weights). The smaller sizes are checked against
-// the CPU. A float16 model's placement is recorded.
+// Run's a, so that nothing crosses the bus, in each of matmulModes. The
+// smaller sizes are checked against the CPU. A float16 model's placement
+// is recorded.
 func matmul(ctx context.Context, c *config) (any, error) {
 	sizes, chain, runs := []int64{512, 1024, 2048, 4096, 8192}, 8, 5
 	if c.quick {
 		sizes, chain, runs = []int64{64, 256}, 2, 2
 	}
+	units := hasMatrixUnits(c.device)
+	modes := []string{"fp32", "fp16-weights", "float16"}
+	if units {
+		modes = append(modes, "float16-tiled")
+	}
 	var res []matmulResult
 	var problems []string
 	for _, n := range sizes {
-		for _, mode := range []string{"fp32", "fp16-weights"} {
+		for _, mode := range modes {
 			if ctx.Err() != nil {
 				problems = append(problems, fmt.Sprintf("%d %s: not run, out of time", n, mode))
 				continue
 			}
-			r, err := matmulRun(ctx, c.device, n, chain, runs, mode == "fp16-weights")
+			r, err := matmulRun(ctx, c.device, n, chain, runs, mode, units)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%d %s: %v", n, mode, err))
 				continue
@@ -1110,27 +1116,59 @@ func matmul(ctx context.Context, c *config) (any, error) {
 	return res, nil
 }
 
+// The modes of the MatMul sweep: "fp32"; "fp16-weights", fp32 with the
+// weights stored as fp16 (WithFP16Weights); "float16", a float16 model
+// (a, b and y float16, fp32 sums), on the matrix units where the device
+// has them (units; a GPU's default, forced so that a CPU implementation
+// with them runs them too); and there also "float16-tiled", the same
+// model with the matrix units off (the tiled schedule forced).
+func matmulOptions(device, mode string, units bool) []onnxvk.Option {
+	opts := []onnxvk.Option{onnxvk.WithDevice(device)}
+	switch {
+	case mode == "fp16-weights":
+		opts = append(opts, onnxvk.WithFP16Weights())
+	case mode == "float16" && units:
+		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "matrix"})))
+	case mode == "float16-tiled":
+		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "tiled"})))
+	}
+	return opts
+}
+
+// hasMatrixUnits reports whether the device that device names ("vulkan",
+// "auto" or "vulkan:N") runs float16 products on matrix units.
+func hasMatrixUnits(device string) bool {
+	devices, _ := onnxvk.Devices()
+	for _, d := range devices {
+		if d.Name == device || device == "vulkan" && d.Default || device == "auto" && d.Auto {
+			return len(d.MatrixUnit) > 0
+		}
+	}
+	return false
+}
+
 // matmulTolerance bounds the relative error of a product chain: fp32
-// rounding, or fp16 weights (2^-11 relative per weight).
+// rounding, fp16 weights (2^-11 relative per weight), or float16 values
+// and weights rounded at every product.
 func matmulTolerance(mode string) float64 {
-	if mode == "fp16-weights" {
+	switch mode {
+	case "fp16-weights":
 		return 5e-3
+	case "float16", "float16-tiled":
+		return 1e-2
 	}
 	return 1e-4
 }
 
-// chainModel builds the product chain of length chain over n×n matrices.
-func chainModel(n int64, chain int) *graph.Model {
+// chainModel builds the product chain of length chain over n×n matrices
+// of element type elem (float32 or float16).
+func chainModel(n int64, chain int, elem graph.DType) *graph.Model {
 	g := graph.NewGraph("matmul")
-	g.Inputs = []*graph.ValueInfo{{Name: "a", Type: graph.TensorType(graph.Float, graph.ShapeOf(n, n))}}
-	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(graph.Float, graph.ShapeOf(n, n))}}
-	w := graph.NewTensor(graph.Float, []int64{n, n})
+	g.Inputs = []*graph.ValueInfo{{Name: "a", Type: graph.TensorType(elem, graph.ShapeOf(n, n))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(elem, graph.ShapeOf(n, n))}}
 	rng := rand.New(rand.NewPCG(uint64(n), 3))
 	scale := 1 / math.Sqrt(float64(n))
-	for i, v := 0, graph.View[float32](w); i < len(v); i++ {
-		v[i] = float32(rng.NormFloat64() * scale)
-	}
-	g.Initializers["b"] = w
+	g.Initializers["b"] = squareOf(elem, n, func() float64 { return rng.NormFloat64() * scale })
 	prev := "a"
 	for i := range chain {
 		out := fmt.Sprintf("t%d", i)
@@ -1143,22 +1181,42 @@ func chainModel(n int64, chain int) *graph.Model {
 	return &graph.Model{Name: fmt.Sprintf("matmul%d", n), IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
 }
 
-func matmulRun(ctx context.Context, device string, n int64, chain, runs int, half bool) (*matmulResult, error) {
-	opts := []onnxvk.Option{onnxvk.WithDevice(device)}
-	if half {
-		opts = append(opts, onnxvk.WithFP16Weights())
+// squareOf returns an n×n tensor of elem (float32 or float16) holding
+// values drawn from next.
+func squareOf(elem graph.DType, n int64, next func() float64) *graph.Tensor {
+	vals := make([]float32, n*n)
+	for i := range vals {
+		vals[i] = float32(next())
 	}
-	sess, err := onnxvk.NewSession(chainModel(n, chain), opts...)
+	if elem == graph.Float16 {
+		halves := make([]float16.Float16, len(vals))
+		for i, v := range vals {
+			halves[i] = float16.Fromfloat32(v)
+		}
+		t, _ := graph.FromSlice(elem, []int64{n, n}, halves)
+		return t
+	}
+	t, _ := graph.FromSlice(elem, []int64{n, n}, vals)
+	return t
+}
+
+// modeElem is the element type of the sweep's tensors in mode.
+func modeElem(mode string) graph.DType {
+	if strings.HasPrefix(mode, "float16") {
+		return graph.Float16
+	}
+	return graph.Float
+}
+
+func matmulRun(ctx context.Context, device string, n int64, chain, runs int, mode string, units bool) (*matmulResult, error) {
+	elem := modeElem(mode)
+	sess, err := onnxvk.NewSession(chainModel(n, chain, elem), matmulOptions(device, mode, units)...)
 	if err != nil {
 		return nil, err
 	}
 	defer sess.Close()
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
-	data := make([]float32, n*n)
-	for i := range data {
-		data[i] = rng.Float32()*2 - 1
-	}
-	a, err := onnxvk.NewTensor([]int64{n, n}, data)
+	a, err := onnxvk.NewTensorBytes(elem, []int64{n, n}, squareOf(elem, n, func() float64 { return rng.Float64()*2 - 1 }).Data)
 	if err != nil {
 		return nil, err
 	}
@@ -1168,7 +1226,7 @@ func matmulRun(ctx context.Context, device string, n int64, chain, runs int, hal
 		if err != nil {
 			return nil, err
 		}
-		e, err := chainError(ctx, n, chain, a, out["y"])
+		e, err := chainError(ctx, n, chain, elem, a, out["y"])
 		if err != nil {
 			return nil, err
 		}
@@ -1199,9 +1257,10 @@ func matmulRun(ctx context.Context, device string, n int64, chain, runs int, hal
 	return r, nil
 }
 
-// chainError returns ‖got − cpu‖ / ‖cpu‖ for the CPU's run of the chain on a.
-func chainError(ctx context.Context, n int64, chain int, a, got *onnxvk.Tensor) (float64, error) {
-	cpu, err := onnxvk.NewSession(chainModel(n, chain), onnxvk.WithDevice("cpu"))
+// chainError returns ‖got − cpu‖ / ‖cpu‖ for the CPU's run of the chain
+// of elem products on a.
+func chainError(ctx context.Context, n int64, chain int, elem graph.DType, a, got *onnxvk.Tensor) (float64, error) {
+	cpu, err := onnxvk.NewSession(chainModel(n, chain, elem), onnxvk.WithDevice("cpu"))
 	if err != nil {
 		return 0, err
 	}

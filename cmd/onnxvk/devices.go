@@ -60,8 +60,12 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s%s: %s\n", d.Name, mark, d.Description)
 		fmt.Fprintf(stdout, "  type %s, driver %s, Vulkan %s, UUID %s\n", d.Kind, d.Driver, d.APIVersion, d.UUID)
 		fmt.Fprintf(stdout, "  memory: %.1f GiB device-local\n", float64(d.MemoryBytes)/(1<<30))
-		fmt.Fprintf(stdout, "  subgroup size %d; fp16 %s, int8 %s, 16-bit storage %s, cooperative matrix %s\n",
-			d.SubgroupSize, yes(d.Float16), yes(d.Int8), yes(d.Storage16Bit), yes(d.CooperativeMatrix))
+		units := ""
+		if len(d.MatrixUnit) == 3 {
+			units = fmt.Sprintf(" (float16 products on its %d×%d×%d matrix units)", d.MatrixUnit[0], d.MatrixUnit[1], d.MatrixUnit[2])
+		}
+		fmt.Fprintf(stdout, "  subgroup size %d; fp16 %s, int8 %s, 16-bit storage %s, cooperative matrix %s%s\n",
+			d.SubgroupSize, yes(d.Float16), yes(d.Int8), yes(d.Storage16Bit), yes(d.CooperativeMatrix), units)
 	}
 	if reason != "" {
 		fmt.Fprintf(stdout, "--device auto runs on the CPU: %s\n", reason)
