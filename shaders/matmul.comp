@@ -32,8 +32,9 @@
 // a glslc that knows GL_KHR_cooperative_matrix), the tiled schedule
 // multiplies on the device's matrix units (VK_KHR_cooperative_matrix):
 // see matrixUnits below. Its workgroup is four subgroups (specialization
-// constant 1: four times the device's subgroup size) and constants 2, 3
-// and 4 are the matrix unit's M, N and K.
+// constant 1: four times the device's subgroup size), constants 2, 3
+// and 4 are the matrix unit's M, N and K and 5 the fragments a subgroup
+// computes along each side.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -236,15 +237,15 @@ void tiled() {
 layout(constant_id = 2) const uint LM = 16;
 layout(constant_id = 3) const uint LN = 16;
 layout(constant_id = 4) const uint LK = 16;
-// Each subgroup computes FM x FN fragments of y, a 2 x 2 grid of
-// subgroups a workgroup's tile of BM x BN, from BK-deep slices of a and b
-// staged in shared memory; rows of the staged slices are padded by PAD
-// elements (16 bytes, the alignment matrix loads want), which also
-// spreads the rows over the memory banks.
-const uint FM = 2;
-const uint FN = 2;
-const uint BM = 2 * FM * LM;
-const uint BN = 2 * FN * LN;
+// Each subgroup computes F x F fragments of y (specialization constant
+// 5: 2, or 4 for large products on devices with the shared memory), a
+// 2 x 2 grid of subgroups a workgroup's tile of BM x BN, from BK-deep
+// slices of a and b staged in shared memory; rows of the staged slices
+// are padded by PAD elements (16 bytes, the alignment matrix loads
+// want), which also spreads the rows over the memory banks.
+layout(constant_id = 5) const uint F = 2;
+const uint BM = 2 * F * LM;
+const uint BN = 2 * F * LN;
 const uint BK = 2 * LK;
 const uint PAD = 8;
 const uint SA = BK + PAD;
@@ -266,8 +267,8 @@ void matrixUnits() {
     uint wg = gl_WorkGroupSize.x;
     uint sg = gl_SubgroupID;
     // The subgroup's fragments start at row wm and column wn of the tile.
-    uint wm = (sg / 2u) * FM * LM;
-    uint wn = (sg % 2u) * FN * LN;
+    uint wm = (sg / 2u) * F * LM;
+    uint wn = (sg % 2u) * F * LN;
     for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
         uint split = t / tiles;
         uint bi = (t % tiles) / (tm * tn);
@@ -278,8 +279,8 @@ void matrixUnits() {
         // Split-K's steps are 16 deep (see splitProducts).
         uint kb = SPLIT ? split * p.per * 16u : 0u;
         uint ke = SPLIT ? min(p.k, kb + p.per * 16u) : p.k;
-        coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator> acc[FM * FN];
-        for (uint i = 0u; i < FM * FN; i++) {
+        coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator> acc[F * F];
+        for (uint i = 0u; i < F * F; i++) {
             acc[i] = coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator>(0.0);
         }
         for (uint k0 = kb; k0 < ke; k0 += BK) {
@@ -300,26 +301,26 @@ void matrixUnits() {
             }
             barrier();
             for (uint ks = 0u; ks < BK; ks += LK) {
-                coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[FM];
-                coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[FN];
-                for (uint i = 0u; i < FM; i++) {
+                coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
+                coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
+                for (uint i = 0u; i < F; i++) {
                     coopMatLoad(fa[i], ca, (wm + i * LM) * SA + ks, SA, gl_CooperativeMatrixLayoutRowMajor);
                 }
-                for (uint j = 0u; j < FN; j++) {
+                for (uint j = 0u; j < F; j++) {
                     coopMatLoad(fb[j], cb, ks * SB + wn + j * LN, SB, gl_CooperativeMatrixLayoutRowMajor);
                 }
-                for (uint i = 0u; i < FM; i++) {
-                    for (uint j = 0u; j < FN; j++) {
-                        acc[i * FN + j] = coopMatMulAdd(fa[i], fb[j], acc[i * FN + j]);
+                for (uint i = 0u; i < F; i++) {
+                    for (uint j = 0u; j < F; j++) {
+                        acc[i * F + j] = coopMatMulAdd(fa[i], fb[j], acc[i * F + j]);
                     }
                 }
             }
             barrier();
         }
         uint at = sg * LM * LN;
-        for (uint i = 0u; i < FM; i++) {
-            for (uint j = 0u; j < FN; j++) {
-                coopMatStore(acc[i * FN + j], co, at, LN, gl_CooperativeMatrixLayoutRowMajor);
+        for (uint i = 0u; i < F; i++) {
+            for (uint j = 0u; j < F; j++) {
+                coopMatStore(acc[i * F + j], co, at, LN, gl_CooperativeMatrixLayoutRowMajor);
                 subgroupMemoryBarrierShared();
                 subgroupBarrier();
                 for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {

@@ -75,8 +75,11 @@ type Device struct {
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
 	// matrixUnit is the shape of the matrix units enabled for float16
-	// products, zero where none are (see enableMatrixUnits).
-	matrixUnit [3]uint32
+	// products, zero where none are (see enableMatrixUnits);
+	// matrixFragments, when set, forces their subgroups' fragments a side
+	// (see Schedule.MatrixFragments).
+	matrixUnit      [3]uint32
+	matrixFragments int64
 
 	// queueMu serializes vkQueueSubmit on the one queue.
 	queueMu sync.Mutex

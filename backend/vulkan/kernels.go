@@ -147,7 +147,7 @@ type launch struct {
 	// of matrixShader.
 	workgroup int64
 	// specs holds the shader's specialization constants from 2 on
-	// (matrixShader's unit shape).
+	// (matrixShader's unit shape and fragments).
 	specs []int32
 	// scratch is the bytes of device memory the node's dispatches share
 	// through scratchSlot bindings, such as split-K's partial sums: valid
@@ -220,8 +220,11 @@ type caps struct {
 	subgroupSize  int64
 	sharedMem     int64
 	// matrixUnit, where set, is the shape of the matrix units the tiled
-	// schedule's float16 products run on (see useMatrixUnits).
-	matrixUnit [3]uint32
+	// schedule's float16 products run on, and matrixFragments, where
+	// set, the fragments a side their subgroups compute (see
+	// useMatrixUnits).
+	matrixUnit      [3]uint32
+	matrixFragments int64
 }
 
 // query is what lowering knows of a node.
@@ -521,13 +524,13 @@ func rowWorkgroup(subgroupSize uint32) int64 {
 
 // pipelineKey identifies a compute pipeline: a shader, its variant, its
 // OP constant, its workgroup width (launch.workgroup) and its further
-// constants (launch.specs, up to 3).
+// constants (launch.specs, up to 4).
 type pipelineKey struct {
 	shader    string
 	subgroup  bool
 	op        int32
 	workgroup int64
-	specs     [3]int32
+	specs     [4]int32
 }
 
 // pipeline is a compute pipeline with its layouts.

@@ -13,8 +13,8 @@ import (
 const matrixShader = "matmul_f16_cm"
 
 // matrixSubgroups is the number of subgroups of a matrixShader workgroup,
-// a 2×2 grid, each computing 2×2 fragments of the matrix unit's shape
-// (the shader's FM and FN): a tile of 4M × 4N.
+// a 2×2 grid, each computing f×f fragments of the matrix unit's shape
+// (the shader's F, see useMatrixUnits).
 const matrixSubgroups = 4
 
 // enableMatrixUnits chains the cooperative matrix, Vulkan memory model,
@@ -52,15 +52,33 @@ func enableMatrixUnits(info Info, s matmulSchedule, dci *vk.DeviceCreateInfo, pi
 // workgroups are whole subgroups of the device's default size.
 var fullSubgroups = map[string]bool{matrixShader: true}
 
+// matrixBigTiles is the fewest 8M × 8N tiles for which a product takes
+// them (four fragments a side a subgroup) rather than 4M × 4N: as many
+// workgroups as split-K and the gemv schedule aim for on a large GPU.
+const matrixBigTiles = 256
+
+// matrixShared returns the bytes of shared memory matrixShader uses with
+// f fragments a side a subgroup of the unit shape unit: the staged slices
+// of a and b (fp16, rows padded by 8) and one fp32 fragment per subgroup.
+func matrixShared(unit [3]uint32, f int64) int64 {
+	m, n, k := int64(unit[0]), int64(unit[1]), int64(unit[2])
+	bm, bn, bk := 2*f*m, 2*f*n, 2*k
+	return 2*(bm*(bk+8)+bk*(bn+8)) + 4*matrixSubgroups*m*n
+}
+
 // useMatrixUnits moves the float16 products of matmul.comp's tiled
 // schedule to the matrix units (matrixShader) where the device has them
-// enabled: its tiles are 4M × 4N for a unit of M × N, and its workgroup
-// matrixSubgroups subgroups. It runs after the folds, which leave the
-// products' push constants final, and before splitProducts, which splits
-// their depth as the tiled schedule's.
+// enabled: each subgroup of four computes f × f fragments of the unit's
+// M × N, a workgroup a tile of 2fM × 2fN; f is 4 where the product has at
+// least matrixBigTiles such tiles and the device the shared memory, else
+// 2, unless the schedule forces it (a forced 4 that does not fit takes 2);
+// a unit too large for the shared memory at 2 leaves the products tiled.
+// It runs after the folds, which leave the products' push constants
+// final, and before splitProducts, which splits their depth as the tiled
+// schedule's.
 func useMatrixUnits(c caps, launches []*launch) {
 	unit := c.matrixUnit
-	if unit[0] == 0 {
+	if unit[0] == 0 || matrixShared(unit, 2) > c.sharedMem {
 		return
 	}
 	for _, l := range launches {
@@ -69,9 +87,16 @@ func useMatrixUnits(c caps, launches []*launch) {
 		}
 		word := func(i int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*i:])) }
 		m, n, batches := word(0), word(1), word(3)
-		bm, bn := 2*2*int64(unit[0]), 2*2*int64(unit[1])
+		tiles := func(f int64) int64 {
+			bm, bn := 2*f*int64(unit[0]), 2*f*int64(unit[1])
+			return batches * ((m + bm - 1) / bm) * ((n + bn - 1) / bn)
+		}
+		f := int64(2)
+		if (c.matrixFragments == 4 || c.matrixFragments == 0 && tiles(4) >= matrixBigTiles) && matrixShared(unit, 4) <= c.sharedMem {
+			f = 4
+		}
 		l.shader, l.workgroup = matrixShader, matrixSubgroups*c.subgroupSize
-		l.specs = []int32{int32(unit[0]), int32(unit[1]), int32(unit[2])}
-		l.groups = batches * ((m + bm - 1) / bm) * ((n + bn - 1) / bn)
+		l.specs = []int32{int32(unit[0]), int32(unit[1]), int32(unit[2]), int32(f)}
+		l.groups = tiles(f)
 	}
 }

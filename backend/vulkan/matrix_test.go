@@ -14,9 +14,10 @@ import (
 
 // testMatrixUnits runs the kernel-test suite's float16 matrix products
 // (MatMul, Gemm and the fused ones, whose shapes cross every tile edge)
-// on the matrix units of base's device (matmul_f16_cm.spv), unsplit and
-// with their depth split in 3, and checks that they ran there. It skips
-// where the device has no matrix units for fp16 products.
+// on the matrix units of base's device (matmul_f16_cm.spv), with two and
+// four fragments a side a subgroup, unsplit and with their depth split
+// in 3, and checks that they ran there. It skips where the device has no
+// matrix units for fp16 products.
 func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 	if base.info.MatrixUnit[0] == 0 {
 		// A device's lack, not a missing tool: Debian 12's lavapipe
@@ -25,9 +26,10 @@ func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 		t.Skipf("%s (%s) has no matrix units for fp16 products with fp32 sums (cooperative matrix extension: %v)",
 			base.name, base.info.Name, base.info.CooperativeMatrix)
 	}
-	for _, splits := range []int{0, 3} {
-		t.Run(fmt.Sprint("splits=", splits), func(t *testing.T) {
-			d, err := Open("vulkan", WithSchedule(Schedule{MatMul: "matrix", MatMulSplits: splits}))
+	for _, s := range []Schedule{{MatMul: "matrix"}, {MatMul: "matrix", MatMulSplits: 3}, {MatMul: "matrix", MatrixFragments: 4},
+		{MatMul: "matrix", MatrixFragments: 4, MatMulSplits: 3}} {
+		t.Run(s.String(), func(t *testing.T) {
+			d, err := Open("vulkan", WithSchedule(s))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,24 +54,32 @@ func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 }
 
 // TestUseMatrixUnits checks which products useMatrixUnits moves to the
-// matrix units and how: float16 ones of the tiled schedule, in tiles of
-// 4M × 4N, four subgroups a workgroup; not float32 ones, gemv ones, nor
-// any where the device has no matrix units.
+// matrix units and how: float16 ones of the tiled schedule, four
+// subgroups a workgroup, in tiles of 4M × 4N, or 8M × 8N for a product of
+// 256 such tiles or more where the shared memory holds them, or where
+// forced; not float32 ones, gemv ones, nor any where the device has no
+// matrix units.
 func TestUseMatrixUnits(t *testing.T) {
 	f16 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float16, graph.ShapeOf(s...)) }
 	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
 	mm := &graph.Node{OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
-	c := caps{maxElems: 1 << 30, tiledMatMul: true, half16: true, subgroupSize: 32, matrixUnit: [3]uint32{16, 16, 16}}
+	c := caps{maxElems: 1 << 30, tiledMatMul: true, half16: true, subgroupSize: 32, matrixUnit: [3]uint32{16, 16, 16}, sharedMem: 48 << 10}
+	small, four := c, c
+	small.sharedMem = 16 << 10
+	four.matrixFragments = 4
 	for _, tc := range []struct {
-		a, b   *graph.Type
-		c      caps
-		groups int64
+		a, b      *graph.Type
+		c         caps
+		groups, f int64
 	}{
-		{f16(2, 130, 70), f16(2, 70, 90), c, 2 * 3 * 2},
-		{f16(64, 64), f16(64, 64), c, 1},
-		{f32(130, 70), f32(70, 90), c, 0},
-		{f16(3, 70), f16(70, 90), c, 0},
-		{f16(130, 70), f16(70, 90), caps{maxElems: 1 << 30, tiledMatMul: true, half16: true, subgroupSize: 32}, 0},
+		{f16(2, 130, 70), f16(2, 70, 90), c, 2 * 3 * 2, 2},
+		{f16(64, 64), f16(64, 64), c, 1, 2},
+		{f16(2048, 64), f16(64, 2048), c, 16 * 16, 4},
+		{f16(2048, 64), f16(64, 2048), small, 32 * 32, 2},
+		{f16(2, 130, 70), f16(2, 70, 90), four, 2 * 2 * 1, 4},
+		{f32(130, 70), f32(70, 90), c, 0, 0},
+		{f16(3, 70), f16(70, 90), c, 0, 0},
+		{f16(130, 70), f16(70, 90), caps{maxElems: 1 << 30, tiledMatMul: true, half16: true, subgroupSize: 32}, 0, 0},
 	} {
 		l, ok := lower(planner.Query{Node: mm, Opset: 13, Inputs: []*graph.Type{tc.a, tc.b}}, tc.c)
 		if !ok {
@@ -83,9 +93,9 @@ func TestUseMatrixUnits(t *testing.T) {
 			}
 			continue
 		}
-		if l.shader != matrixShader || l.groups != tc.groups || l.workgroup != 128 || !slices.Equal(l.specs, []int32{16, 16, 16}) {
-			t.Errorf("%s: shader %s, %d groups of %d, specs %v; want %s, %d groups of 128, specs [16 16 16]",
-				what, l.shader, l.groups, l.workgroup, l.specs, matrixShader, tc.groups)
+		if want := []int32{16, 16, 16, int32(tc.f)}; l.shader != matrixShader || l.groups != tc.groups || l.workgroup != 128 || !slices.Equal(l.specs, want) {
+			t.Errorf("%s: shader %s, %d groups of %d, specs %v; want %s, %d groups of 128, specs %v",
+				what, l.shader, l.groups, l.workgroup, l.specs, matrixShader, tc.groups, want)
 		}
 	}
 }

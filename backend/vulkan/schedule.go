@@ -25,6 +25,12 @@ type Schedule struct {
 	// columns of y per workgroup of the gemv schedule; 0 lets the shape
 	// decide (gemvColumns).
 	GEMVColumns int64
+	// MatrixFragments, when positive, is the fragments of the matrix
+	// unit's shape that each subgroup of the matrix schedule computes
+	// along each side: 2 (a workgroup's tile of 4M × 4N) or 4 (8M × 8N,
+	// where the device has the shared memory); 0 lets the product's size
+	// decide (useMatrixUnits).
+	MatrixFragments int64
 	// MatMulSplits, when positive, is the number of splits of the tiled
 	// schedule's depth (split-K with more than 1, as far as the depth
 	// allows); 0 lets the shape decide (splitProducts).
@@ -167,6 +173,9 @@ func (s Schedule) String() string {
 	if s.GEMVColumns > 0 {
 		parts = append(parts, fmt.Sprint("columns=", s.GEMVColumns))
 	}
+	if s.MatrixFragments > 0 {
+		parts = append(parts, fmt.Sprint("fragments=", s.MatrixFragments))
+	}
 	if s.MatMulSplits > 0 {
 		parts = append(parts, fmt.Sprint("matmul-splits=", s.MatMulSplits))
 	}
@@ -216,6 +225,10 @@ func (s Schedule) apply(d *Device) error {
 		return fmt.Errorf("vulkan: gemv columns %d: want a power of two up to 256, or 0", c)
 	}
 	d.gemvColumns = s.GEMVColumns
+	if f := s.MatrixFragments; f != 0 && f != 2 && f != 4 {
+		return fmt.Errorf("vulkan: matrix fragments %d: want 2, 4 or 0", f)
+	}
+	d.matrixFragments = s.MatrixFragments
 	if s.MatMulSplits < 0 {
 		return fmt.Errorf("vulkan: matmul splits %d: want 0 or more", s.MatMulSplits)
 	}

@@ -1082,7 +1082,7 @@ func matmul(ctx context.Context, c *config) (any, error) {
 	units := hasMatrixUnits(c.device)
 	modes := []string{"fp32", "fp16-weights", "float16"}
 	if units {
-		modes = append(modes, "float16-tiled")
+		modes = append(modes, "float16-2x2", "float16-tiled")
 	}
 	var res []matmulResult
 	var problems []string
@@ -1120,8 +1120,10 @@ func matmul(ctx context.Context, c *config) (any, error) {
 // weights stored as fp16 (WithFP16Weights); "float16", a float16 model
 // (a, b and y float16, fp32 sums), on the matrix units where the device
 // has them (units; a GPU's default, forced so that a CPU implementation
-// with them runs them too); and there also "float16-tiled", the same
-// model with the matrix units off (the tiled schedule forced).
+// with them runs them too); and there also "float16-2x2", the units with
+// each subgroup's 2×2 fragments forced (the default takes 4×4 for large
+// products), and "float16-tiled", the same model with the matrix units
+// off (the tiled schedule forced).
 func matmulOptions(device, mode string, units bool) []onnxvk.Option {
 	opts := []onnxvk.Option{onnxvk.WithDevice(device)}
 	switch {
@@ -1129,6 +1131,8 @@ func matmulOptions(device, mode string, units bool) []onnxvk.Option {
 		opts = append(opts, onnxvk.WithFP16Weights())
 	case mode == "float16" && units:
 		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "matrix"})))
+	case mode == "float16-2x2":
+		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "matrix", MatrixFragments: 2})))
 	case mode == "float16-tiled":
 		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "tiled"})))
 	}
@@ -1154,7 +1158,7 @@ func matmulTolerance(mode string) float64 {
 	switch mode {
 	case "fp16-weights":
 		return 5e-3
-	case "float16", "float16-tiled":
+	case "float16", "float16-2x2", "float16-tiled":
 		return 1e-2
 	}
 	return 1e-4
