@@ -221,3 +221,29 @@ func TestSPIRVUpToDate(t *testing.T) {
 		})
 	}
 }
+
+// TestSPIRVValid runs spirv-val on every committed .spv for the target
+// environment GlslcFlags names. A spirv-val older than the cooperative
+// matrix capability (Debian 12's, SPIRV-Tools 2023.1, does not know
+// capability 6022, CooperativeMatrixKHR) skips the files that declare it.
+func TestSPIRVValid(t *testing.T) {
+	val, err := exec.LookPath("spirv-val")
+	if err != nil {
+		testenv.Skip(t, "spirv-val not installed (spirv-tools): cannot validate the .spv files")
+	}
+	env := strings.TrimPrefix(GlslcFlags[0], "--target-env=")
+	files, _ := filepath.Glob("*.spv")
+	for _, spv := range files {
+		t.Run(strings.TrimSuffix(spv, ".spv"), func(t *testing.T) {
+			t.Parallel()
+			msg, err := exec.Command(val, "--target-env", env, spv).CombinedOutput()
+			switch {
+			case err == nil:
+			case bytes.Contains(msg, []byte("Invalid capability operand: 6022")):
+				t.Skipf("this spirv-val does not know the cooperative matrix capability: %s not validated", spv)
+			default:
+				t.Errorf("spirv-val --target-env %s %s: %v\n%s", env, spv, err, msg)
+			}
+		})
+	}
+}

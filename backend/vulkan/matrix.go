@@ -81,7 +81,7 @@ func useMatrixUnits(c caps, launches []*launch) {
 	if unit[0] == 0 || matrixShared(unit, 2) > c.sharedMem {
 		return
 	}
-	for _, l := range launches {
+	for i, l := range launches {
 		if l == nil || l.shader != "matmul"+halfSuffix || l.op != 1 || len(l.then) > 0 {
 			continue
 		}
@@ -95,8 +95,10 @@ func useMatrixUnits(c caps, launches []*launch) {
 		if (c.matrixFragments == 4 || c.matrixFragments == 0 && tiles(4) >= matrixBigTiles) && matrixShared(unit, 4) <= c.sharedMem {
 			f = 4
 		}
-		l.shader, l.workgroup = matrixShader, matrixSubgroups*c.subgroupSize
-		l.specs = []int32{int32(unit[0]), int32(unit[1]), int32(unit[2]), int32(f)}
-		l.groups = tiles(f)
+		units := *l
+		units.shader, units.workgroup = matrixShader, matrixSubgroups*c.subgroupSize
+		units.specs = []int32{int32(unit[0]), int32(unit[1]), int32(unit[2]), int32(f)}
+		units.groups = tiles(f)
+		launches[i] = &units
 	}
 }

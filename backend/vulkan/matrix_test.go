@@ -85,7 +85,9 @@ func TestUseMatrixUnits(t *testing.T) {
 		if !ok {
 			t.Fatalf("%v × %v: not lowered", tc.a, tc.b)
 		}
-		useMatrixUnits(tc.c, []*launch{l})
+		ls := []*launch{l}
+		useMatrixUnits(tc.c, ls)
+		l = ls[0]
 		what := fmt.Sprintf("%v × %v, units %v", tc.a, tc.b, tc.c.matrixUnit)
 		if tc.groups == 0 {
 			if l.shader == matrixShader {
