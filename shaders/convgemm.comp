@@ -33,6 +33,14 @@
 // Compiled with HALF_WEIGHTS defined (convgemm_f16w.spv), w is read as
 // float16_t through 16-bit storage; the products still accumulate in fp32.
 //
+// Compiled with HALF and COOPMAT defined (convgemm_f16_cm.spv, which
+// needs a glslc that knows GL_KHR_cooperative_matrix), the GEMM runs on
+// the device's matrix units (VK_KHR_cooperative_matrix), as matmul.comp's
+// matrixUnits does: see matrixUnits below; constants 1 to 5 are the
+// same (the workgroup, the unit's M, N and K, the fragments a side a
+// subgroup computes). The reduction of its split-K runs on the HALF
+// variant.
+//
 // The specialization constant OP holds the activation in bits 0-7, SPLIT
 // in bit 8, REDUCE in bit 9 and POINT in bit 10.
 #version 450
@@ -40,7 +48,11 @@
 
 #include "half.glsl"
 
+#ifdef COOPMAT
+layout(local_size_x_id = 1) in;
+#else
 layout(local_size_x = 256) in;
+#endif
 
 layout(constant_id = 0) const int OP = 0;
 
@@ -95,11 +107,14 @@ layout(push_constant) uniform Params {
 // As[kk][r / 4][r % 4] holds the weight of tile row r at depth kk of the
 // step, padded to spread the stores over the banks; Bs[kk][c / 4][c % 4]
 // the input of tile column c.
+#ifndef COOPMAT
 shared vec4 As[KS][TM / 4u + 1u];
 shared vec4 Bs[KS][TN / 4u];
+#endif
 
 #include "epilogue.glsl"
 
+#ifndef COOPMAT
 void reduce() {
     uint total = p.cols * p.m;
     uint stride = gl_NumWorkGroups.x * 256u;
@@ -111,6 +126,7 @@ void reduce() {
         epilogue(e, (e / p.s) % p.m, v);
     }
 }
+#endif
 
 // The geometry gemm and fetch share: taps per input channel, the taps
 // of one kernel plane, the depth K, the input's size per channel and its
@@ -126,6 +142,7 @@ bool cok[4];
 uint xb[4];
 ivec3 i0[4];
 
+#ifndef COOPMAT
 // fetch reads from global memory what this invocation stages for K step
 // step: 4 weights of its row into ra, the input of its 4 columns at
 // depth lid / 16 into rb (0 outside the input).
@@ -244,7 +261,163 @@ void gemm() {
         }
     }
 }
+#endif
 
+#ifdef COOPMAT
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+
+// The matrix unit's shape, the fragments a side a subgroup computes and
+// the tiles, slices and padding, as in matmul.comp: a workgroup's tile is
+// BM output channels by BN positions.
+layout(constant_id = 2) const uint LM = 16;
+layout(constant_id = 3) const uint LN = 16;
+layout(constant_id = 4) const uint LK = 16;
+layout(constant_id = 5) const uint F = 2;
+const uint BM = 2 * F * LM;
+const uint BN = 2 * F * LN;
+const uint BK = 2 * LK;
+const uint PAD = 8;
+const uint SA = BK + PAD;
+const uint SB = BN + PAD;
+
+shared float16_t ca[BM * SA];
+shared float16_t cb[BK * SB];
+shared float co[4 * LM * LN];
+
+// gather returns the input at depth kk (below depth) of the column whose
+// geometry is slot j (cok, xb, i0), 0 in the padding.
+float16_t gather(uint kk, uint j) {
+    uint ci = kk;
+    ivec3 d = ivec3(0);
+    if (!POINT) {
+        ci = kk / taps;
+        uint tap = kk - ci * taps;
+        uint kz = tap / kyx;
+        uint rest = tap - kz * kyx;
+        uint ky = rest / p.k[2];
+        d = ivec3(uvec3(kz, ky, rest - ky * p.k[2]) * uvec3(p.dil[0], p.dil[1], p.dil[2]));
+    }
+    ivec3 at = i0[j] + d;
+    if (cok[j] && all(greaterThanEqual(at, ivec3(0))) && all(lessThan(at, dims))) {
+        return x[xb[j] + ci * isz + uint((at.x * dims.y + at.y) * dims.z + at.z)];
+    }
+    return float16_t(0.0);
+}
+
+// matrixUnits is gemm on the matrix units: per tile, each BK-deep slice
+// stages the weights [BM x BK] and the gathered patch [BK x BN] in shared
+// memory as fp16 and each subgroup multiplies F x F fragments, summed in
+// fp32; the store goes through shared memory to the epilogue, or split,
+// to the partial sums. Invocation lid gathers the columns lid % BN + j *
+// wg (j below BN / wg, at least 1), whose geometry it computes once a
+// tile.
+void matrixUnits() {
+    uint lid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
+    uint sg = gl_SubgroupID;
+    uint wm = (sg / 2u) * F * LM;
+    uint wn = (sg % 2u) * F * LN;
+    uint slots = max(1u, BN / wg);
+    taps = p.k[0] * p.k[1] * p.k[2];
+    kyx = p.k[1] * p.k[2];
+    depth = p.cg * taps;
+    isz = p.idim[0] * p.idim[1] * p.idim[2];
+    dims = ivec3(p.idim[0], p.idim[1], p.idim[2]);
+    uint steps = (depth + KS - 1u) / KS;
+    uint tm = (p.mg + BM - 1u) / BM;
+    uint tn = (p.cols + BN - 1u) / BN;
+    uint tiles = p.groups * tm * tn;
+    uint total = tiles * p.splits;
+    uint elems = p.cols * p.m;
+    for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
+        uint split = t / tiles;
+        uint r = t % tiles;
+        uint g = r / (tm * tn);
+        r %= tm * tn;
+        uint m0 = (r / tn) * BM;
+        uint n0 = (r % tn) * BN;
+        // Split-K's steps are KS deep, as gemm's.
+        uint kb = split * p.per * KS;
+        uint ke = min(depth, min(split * p.per + p.per, steps) * KS);
+        for (uint j = 0u; j < slots; j++) {
+            uint q = n0 + lid % BN + j * wg;
+            cok[j] = q < p.cols;
+            q = min(q, p.cols - 1u);
+            uint img = q / p.s;
+            uint sp = q % p.s;
+            uvec3 o = uvec3(sp / (p.odim[1] * p.odim[2]), (sp / p.odim[2]) % p.odim[1], sp % p.odim[2]);
+            i0[j] = ivec3(o * uvec3(p.st[0], p.st[1], p.st[2])) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
+            xb[j] = (img * p.c + g * p.cg) * isz;
+        }
+        coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator> acc[F * F];
+        for (uint i = 0u; i < F * F; i++) {
+            acc[i] = coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator>(0.0);
+        }
+        uint wrow = (g * p.mg + m0) * depth;
+        for (uint k0 = kb; k0 < ke; k0 += BK) {
+            for (uint q = lid; q < BM * BK; q += wg) {
+                uint row = q / BK;
+                uint kk = q % BK;
+                bool inside = m0 + row < p.mg && k0 + kk < ke;
+                ca[row * SA + kk] = inside ? WEIGHT(w[wrow + row * depth + k0 + kk]) : float16_t(0.0);
+            }
+            for (uint q = lid; q < BK * BN; q += wg) {
+                uint kk = q / BN;
+                uint col = q % BN;
+                uint j = wg >= BN ? 0u : (q / wg) % slots;
+                cb[kk * SB + col] = k0 + kk < ke ? gather(k0 + kk, j) : float16_t(0.0);
+            }
+            barrier();
+            for (uint ks = 0u; ks < BK; ks += LK) {
+                coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
+                coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
+                for (uint i = 0u; i < F; i++) {
+                    coopMatLoad(fa[i], ca, (wm + i * LM) * SA + ks, SA, gl_CooperativeMatrixLayoutRowMajor);
+                }
+                for (uint j = 0u; j < F; j++) {
+                    coopMatLoad(fb[j], cb, ks * SB + wn + j * LN, SB, gl_CooperativeMatrixLayoutRowMajor);
+                }
+                for (uint i = 0u; i < F; i++) {
+                    for (uint j = 0u; j < F; j++) {
+                        acc[i * F + j] = coopMatMulAdd(fa[i], fb[j], acc[i * F + j]);
+                    }
+                }
+            }
+            barrier();
+        }
+        uint at0 = sg * LM * LN;
+        for (uint i = 0u; i < F; i++) {
+            for (uint j = 0u; j < F; j++) {
+                coopMatStore(acc[i * F + j], co, at0, LN, gl_CooperativeMatrixLayoutRowMajor);
+                subgroupMemoryBarrierShared();
+                subgroupBarrier();
+                for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
+                    uint row = m0 + wm + i * LM + e / LN;
+                    uint q = n0 + wn + j * LN + e % LN;
+                    if (row < p.mg && q < p.cols) {
+                        uint at = ((q / p.s) * p.m + g * p.mg + row) * p.s + q % p.s;
+                        if (SPLIT) {
+                            part[split * elems + at] = co[at0 + e];
+                        } else {
+                            epilogue(at, g * p.mg + row, co[at0 + e]);
+                        }
+                    }
+                }
+                // The next fragment overwrites co only after these reads.
+                subgroupBarrier();
+            }
+        }
+    }
+}
+#endif
+#ifdef COOPMAT
+void main() {
+    matrixUnits();
+}
+#else
 void main() {
     if (REDUCE) {
         reduce();
@@ -252,3 +425,4 @@ void main() {
         gemm();
     }
 }
+#endif

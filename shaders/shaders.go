@@ -6,10 +6,10 @@
 // HALF_WEIGHTS, which reads the weights as fp16; NAME_f16.spv, compiled
 // with HALF, whose tensors are float16 (see half.glsl); and NAME_sg.spv
 // and NAME_f16_sg.spv, compiled with SUBGROUP, which reduce through
-// subgroup operations (see subgroup.glsl). matmul_f16_cm.spv, matmul.comp
-// with COOPMAT, needs a glslc that knows GL_KHR_cooperative_matrix:
-// Debian 12's (shaderc 2023.2) does not, Debian 13's (shaderc 2025.2),
-// which built the committed file, does.
+// subgroup operations (see subgroup.glsl). NAME_f16_cm.spv, compiled with
+// HALF and COOPMAT, multiply on the matrix units and need a glslc that
+// knows GL_KHR_cooperative_matrix: Debian 12's (shaderc 2023.2) does not,
+// Debian 13's (shaderc 2025.2), which built the committed files, does.
 package shaders
 
 import (
@@ -40,6 +40,7 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o conv_f16w.spv conv.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o convgemm.spv convgemm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o convgemm_f16.spv convgemm.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DCOOPMAT -o convgemm_f16_cm.spv convgemm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o convgemm_f16w.spv convgemm.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o copy.spv copy.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o copy_f16.spv copy.comp

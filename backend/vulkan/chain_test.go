@@ -338,10 +338,9 @@ func TestProductFoldsEachSchedule(t *testing.T) {
 			[]*graph.Node{node("MatMul", []string{"x", "w"}, "p"), node("Add", []string{"p", "bias"}, "q"), node("Add", []string{"r", "q"}, "y")}, 1},
 	}
 	for _, name := range vulkan.MatMulSchedules() {
-		if name == "blocked" && !testenv.Long() || name == "matrix" {
-			// blocked is lavapipe's default: TestProductTails and
-			// TestTransposeIntoMatMul cover it; matrix is tiled for
-			// these float32 products.
+		if name == "blocked" && !testenv.Long() {
+			// lavapipe's default: TestProductTails and
+			// TestTransposeIntoMatMul cover it.
 			continue
 		}
 		t.Run(name, func(t *testing.T) {

@@ -75,10 +75,12 @@ type Device struct {
 	// half is the fp16 weight mode (see WithFP16).
 	half halfMode
 	// matrixUnit is the shape of the matrix units enabled for float16
-	// products, zero where none are (see enableMatrixUnits);
-	// matrixFragments, when set, forces their subgroups' fragments a side
-	// (see Schedule.MatrixFragments).
+	// products and convolutions, zero where none are (see
+	// enableMatrixUnits; noMatrixUnits keeps them off); matrixFragments,
+	// when set, forces their subgroups' fragments a side (see
+	// Schedule.MatrixFragments).
 	matrixUnit      [3]uint32
+	noMatrixUnits   bool
 	matrixFragments int64
 
 	// queueMu serializes vkQueueSubmit on the one queue.
@@ -247,7 +249,7 @@ func open(inst uintptr, name string, cfg openConfig) (*Device, error) {
 	}
 	d.intDot = enableIntegerDot(cfg, info, dci, &pin)
 	if d.half.storage {
-		d.matrixUnit = enableMatrixUnits(info, d.schedule, dci, &pin)
+		d.matrixUnit = enableMatrixUnits(info, d.noMatrixUnits, dci, &pin)
 	}
 	if err := vk.CreateDevice(info.physical, dci, &d.dev); err != nil {
 		return nil, fmt.Errorf("vulkan: vkCreateDevice (%s): %w: %w", info.Name, backend.ErrDeviceUnavailable, err)

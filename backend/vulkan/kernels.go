@@ -144,10 +144,10 @@ type launch struct {
 	subgroup bool
 	// workgroup, when positive, is the workgroup width (specialization
 	// constant 1) of a SUBGROUP variant, in place of rowWorkgroup's, or
-	// of matrixShader.
+	// of a matrix-unit shader (matrixShaders).
 	workgroup int64
-	// specs holds the shader's specialization constants from 2 on
-	// (matrixShader's unit shape and fragments).
+	// specs holds the shader's specialization constants from 2 on (a
+	// matrix-unit shader's unit shape and fragments).
 	specs []int32
 	// scratch is the bytes of device memory the node's dispatches share
 	// through scratchSlot bindings, such as split-K's partial sums: valid
@@ -220,9 +220,9 @@ type caps struct {
 	subgroupSize  int64
 	sharedMem     int64
 	// matrixUnit, where set, is the shape of the matrix units the tiled
-	// schedule's float16 products run on, and matrixFragments, where
-	// set, the fragments a side their subgroups compute (see
-	// useMatrixUnits).
+	// schedule's float16 products and convgemm's float16 convolutions run
+	// on, and matrixFragments, where set, the fragments a side their
+	// subgroups compute (see useMatrixUnits).
 	matrixUnit      [3]uint32
 	matrixFragments int64
 }
@@ -601,7 +601,7 @@ func (d *Device) pipelineFor(l *launch) (*pipeline, error) {
 	ci := &vk.ComputePipelineCreateInfo{SType: vk.StructureTypeComputePipelineCreateInfo, Layout: p.layout,
 		Stage: vk.PipelineShaderStageCreateInfo{SType: vk.StructureTypePipelineShaderStageCreateInfo,
 			Stage: vk.ShaderStageComputeBit, Module: module, PName: unsafe.Pointer(&main[0]), PSpecializationInfo: unsafe.Pointer(spec)}}
-	if fullSubgroups[name] {
+	if fullSubgroups(name) {
 		ci.Stage.Flags = vk.PipelineShaderStageCreateRequireFullSubgroupsBit
 	}
 	if err := vk.CreateComputePipeline(d.dev, d.cache.handle, ci, &p.pipeline); err != nil {

@@ -190,7 +190,7 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 		}
 		l.op = 2 + int32(bits.TrailingZeros64(uint64(cols)))
 		l.groups = batches * ((g.m + 3) / 4) * ((g.n + cols - 1) / cols)
-	case scheduleTiled, scheduleMatrix:
+	case scheduleTiled:
 		l.op = 1
 		l.groups = batches * ((g.m + 63) / 64) * ((g.n + 63) / 64)
 	default:
@@ -213,9 +213,6 @@ const (
 	// scheduleGEMV: up to 4 rows by a few columns per workgroup, k split
 	// among its invocations (GPUs, products of few rows).
 	scheduleGEMV
-	// scheduleMatrix: tiled, float16 products on the matrix units (see
-	// useMatrixUnits), which the device must have.
-	scheduleMatrix
 )
 
 // gemvRows is the most rows per batch matrix for which GPUs use the gemv
@@ -297,7 +294,7 @@ const (
 // which leave the products' push constants and bindings final.
 func splitProducts(c caps, launches []*launch, compiled []*planner.Step) {
 	for i, l := range launches {
-		if compiled[i] == nil || l == nil || !l.runs("matmul") && l.shader != halfVariants["matmul"].shader && l.shader != matrixShader || l.op != 1 || len(l.then) > 0 {
+		if compiled[i] == nil || l == nil || !l.runs("matmul") && l.shader != halfVariants["matmul"].shader && l.shader != matrixShaders["matmul"+halfSuffix] || l.op != 1 || len(l.then) > 0 {
 			continue
 		}
 		// The tiled schedule's workgroups are its tiles (see launch).
@@ -315,7 +312,7 @@ func splitProducts(c caps, launches []*launch, compiled []*planner.Step) {
 		switch reduce {
 		case halfVariants["matmul"].shader:
 			reduce = "matmul"
-		case matrixShader:
+		case matrixShaders["matmul"+halfSuffix]:
 			reduce = "matmul" + halfSuffix
 		}
 		b := l.bindings

@@ -20,17 +20,13 @@ var matmulPairs = [][2][]int64{
 	{{70000, 1, 1}, {1, 1}},
 }
 
-// forEachSchedule runs f with each schedule of matmul.comp forced on d
-// (the matrix one where d has matrix units), and the tiled one with its
-// depth split in 3 (split-K, which it takes by itself only where a
-// product's k is 128 or more).
+// forEachSchedule runs f with each schedule of matmul.comp forced on d,
+// and the tiled one with its depth split in 3 (split-K, which it takes
+// by itself only where a product's k is 128 or more).
 func forEachSchedule(t *testing.T, d *Device, f func(t *testing.T)) {
 	old, splits := d.schedule, d.matmulSplits
 	t.Cleanup(func() { d.schedule, d.matmulSplits = old, splits })
 	for _, s := range schedules {
-		if s.s == scheduleMatrix && d.matrixUnit[0] == 0 {
-			continue
-		}
 		d.schedule = s.s
 		t.Run(s.name, f)
 	}

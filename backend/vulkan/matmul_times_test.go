@@ -59,11 +59,6 @@ func TestMatMulTimes(t *testing.T) {
 	var runs []run
 	for _, half := range []bool{false, true} {
 		for _, sched := range vulkan.MatMulSchedules() {
-			if sched == "matrix" {
-				// It takes float16 products only, which gpucheck's
-				// sweep times; these are float32 ones.
-				continue
-			}
 			runs = append(runs, run{sched, half, 0})
 		}
 	}

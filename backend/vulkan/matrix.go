@@ -8,24 +8,29 @@ import (
 	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 )
 
-// matrixShader is matmul.comp's tiled schedule on the matrix units, for
-// float16 products (HALF and COOPMAT defined).
-const matrixShader = "matmul_f16_cm"
+// matrixShaders maps the HALF variants whose GEMM has a matrix-unit
+// variant (HALF and COOPMAT defined) to it: matmul.comp's tiled schedule
+// and convgemm.comp.
+var matrixShaders = map[string]string{"matmul" + halfSuffix: "matmul_f16_cm", "convgemm" + halfSuffix: "convgemm_f16_cm"}
 
-// matrixSubgroups is the number of subgroups of a matrixShader workgroup,
+// matrixSubgroups is the number of subgroups of a matrix-unit workgroup,
 // a 2×2 grid, each computing f×f fragments of the matrix unit's shape
-// (the shader's F, see useMatrixUnits).
+// (the shaders' F, see useMatrixUnits).
 const matrixSubgroups = 4
+
+// matrixBigTiles is the fewest 8M × 8N tiles for which a GEMM takes them
+// (four fragments a side a subgroup) rather than 4M × 4N: as many
+// workgroups as split-K and the gemv schedule aim for on a large GPU.
+const matrixBigTiles = 256
 
 // enableMatrixUnits chains the cooperative matrix, Vulkan memory model,
 // full subgroups and shaderFloat16 features and their extensions into dci
-// where the device
-// described by info has matrix units that matrixShader takes
-// (Info.MatrixUnit) and s does not force another schedule of matmul.comp;
-// it returns the unit's shape, zero where it enabled nothing. pin keeps
-// the chained memory in place until dci is used.
-func enableMatrixUnits(info Info, s matmulSchedule, dci *vk.DeviceCreateInfo, pin *runtime.Pinner) [3]uint32 {
-	if info.MatrixUnit[0] == 0 || s != scheduleAuto && s != scheduleMatrix {
+// where the device described by info has matrix units the shaders take
+// (Info.MatrixUnit) and off does not keep them off; it returns the unit's
+// shape, zero where it enabled nothing. pin keeps the chained memory in
+// place until dci is used.
+func enableMatrixUnits(info Info, off bool, dci *vk.DeviceCreateInfo, pin *runtime.Pinner) [3]uint32 {
+	if info.MatrixUnit[0] == 0 || off {
 		return [3]uint32{}
 	}
 	coop := &vk.PhysicalDeviceCooperativeMatrixFeaturesKHR{SType: vk.StructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR,
@@ -46,59 +51,82 @@ func enableMatrixUnits(info Info, s matmulSchedule, dci *vk.DeviceCreateInfo, pi
 	return info.MatrixUnit
 }
 
-// fullSubgroups lists the shaders whose pipelines are created with
+// fullSubgroups tells the shaders whose pipelines are created with
 // VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT, as the
 // cooperative matrix operations of SPIR-V before 1.6 require: their
 // workgroups are whole subgroups of the device's default size.
-var fullSubgroups = map[string]bool{matrixShader: true}
+func fullSubgroups(shader string) bool {
+	for _, s := range matrixShaders {
+		if s == shader {
+			return true
+		}
+	}
+	return false
+}
 
-// matrixBigTiles is the fewest 8M × 8N tiles for which a product takes
-// them (four fragments a side a subgroup) rather than 4M × 4N: as many
-// workgroups as split-K and the gemv schedule aim for on a large GPU.
-const matrixBigTiles = 256
-
-// matrixShared returns the bytes of shared memory matrixShader uses with
-// f fragments a side a subgroup of the unit shape unit: the staged slices
-// of a and b (fp16, rows padded by 8) and one fp32 fragment per subgroup.
+// matrixShared returns the bytes of shared memory a matrix-unit shader
+// uses with f fragments a side a subgroup of the unit shape unit: the
+// staged slices of a and b (fp16, rows padded by 8) and one fp32 fragment
+// per subgroup.
 func matrixShared(unit [3]uint32, f int64) int64 {
 	m, n, k := int64(unit[0]), int64(unit[1]), int64(unit[2])
 	bm, bn, bk := 2*f*m, 2*f*n, 2*k
 	return 2*(bm*(bk+8)+bk*(bn+8)) + 4*matrixSubgroups*m*n
 }
 
-// useMatrixUnits moves the float16 products of matmul.comp's tiled
-// schedule to the matrix units (matrixShader) where the device has them
-// enabled: each subgroup of four computes f × f fragments of the unit's
-// M × N, a workgroup a tile of 2fM × 2fN; f is 4 where the product has at
-// least matrixBigTiles such tiles and the device the shared memory, else
-// 2, unless the schedule forces it (a forced 4 that does not fit takes 2);
-// a unit too large for the shared memory at 2 leaves the products tiled.
+// useMatrixUnits moves the float16 GEMMs of matmul.comp's tiled schedule
+// and of convgemm.comp (not its split-K reduction) to their matrix-unit
+// variants (matrixShaders) where the device has the units enabled: each
+// subgroup of four computes f × f fragments of the unit's M × N, a
+// workgroup a tile of 2fM × 2fN (output rows by columns, or output
+// channels by positions); f is 4 where the GEMM has at least
+// matrixBigTiles such tiles and the device the shared memory, else 2,
+// unless the schedule forces it (a forced 4 that does not fit takes 2). A
+// unit too large for the shared memory at 2 leaves the GEMMs as they
+// are, as does a convolution whose tile is more than four times as wide
+// as the workgroup (convgemm's gather keeps four columns an invocation).
 // It runs after the folds, which leave the products' push constants
-// final, and before splitProducts, which splits their depth as the tiled
-// schedule's.
+// final, and before splitProducts, which splits the products' depth as
+// the tiled schedule's; a convolution's split-K is already in its push
+// constants, which the variant reads.
 func useMatrixUnits(c caps, launches []*launch) {
 	unit := c.matrixUnit
 	if unit[0] == 0 || matrixShared(unit, 2) > c.sharedMem {
 		return
 	}
+	wg := matrixSubgroups * c.subgroupSize
 	for i, l := range launches {
-		if l == nil || l.shader != "matmul"+halfSuffix || l.op != 1 || len(l.then) > 0 {
+		if l == nil {
+			continue
+		}
+		shader, ok := matrixShaders[l.shader]
+		if !ok || l.shader == "matmul"+halfSuffix && (l.op != 1 || len(l.then) > 0) {
 			continue
 		}
 		word := func(i int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*i:])) }
-		m, n, batches := word(0), word(1), word(3)
+		// The GEMM's batches, rows and columns, and its splits.
+		batches, rows, cols, splits := word(3), word(0), word(1), int64(1)
+		if shader == matrixShaders["convgemm"+halfSuffix] {
+			batches, rows, cols, splits = word(4), word(2), word(6), word(7)
+		}
 		tiles := func(f int64) int64 {
 			bm, bn := 2*f*int64(unit[0]), 2*f*int64(unit[1])
-			return batches * ((m + bm - 1) / bm) * ((n + bn - 1) / bn)
+			return batches * ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn)
+		}
+		fits := func(f int64) bool {
+			return matrixShared(unit, f) <= c.sharedMem && (shader != matrixShaders["convgemm"+halfSuffix] || 2*f*int64(unit[1]) <= 4*wg)
 		}
 		f := int64(2)
-		if (c.matrixFragments == 4 || c.matrixFragments == 0 && tiles(4) >= matrixBigTiles) && matrixShared(unit, 4) <= c.sharedMem {
+		if (c.matrixFragments == 4 || c.matrixFragments == 0 && tiles(4) >= matrixBigTiles) && fits(4) {
 			f = 4
 		}
+		if !fits(f) {
+			continue
+		}
 		units := *l
-		units.shader, units.workgroup = matrixShader, matrixSubgroups*c.subgroupSize
+		units.shader, units.workgroup = shader, wg
 		units.specs = []int32{int32(unit[0]), int32(unit[1]), int32(unit[2]), int32(f)}
-		units.groups = tiles(f)
+		units.groups = tiles(f) * splits
 		launches[i] = &units
 	}
 }

@@ -13,21 +13,27 @@ import (
 )
 
 // testMatrixUnits runs the kernel-test suite's float16 matrix products
-// (MatMul, Gemm and the fused ones, whose shapes cross every tile edge)
-// on the matrix units of base's device (matmul_f16_cm.spv), with two and
-// four fragments a side a subgroup, unsplit and with their depth split
-// in 3, and checks that they ran there. It skips where the device has no
-// matrix units for fp16 products.
+// (MatMul, Gemm and the fused ones) and convolutions that convgemm.comp
+// takes, whose shapes cross every tile edge, on the matrix units of
+// base's device (matrixShaders["matmul"+halfSuffix]s), with two and four fragments a side a
+// subgroup, unsplit and with their depth split in 3, and checks that
+// both shaders ran. It skips where the device has no matrix units for
+// fp16 products.
 func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 	if base.info.MatrixUnit[0] == 0 {
 		// A device's lack, not a missing tool: Debian 12's lavapipe
-		// (Mesa 22.3) has no VK_KHR_cooperative_matrix; Mesa 25 and
-		// later do (docs/GPU.md).
-		t.Skipf("%s (%s) has no matrix units for fp16 products with fp32 sums (cooperative matrix extension: %v)",
-			base.name, base.info.Name, base.info.CooperativeMatrix)
+		// (Mesa 22.3) has no VK_KHR_cooperative_matrix; Mesa 26's has
+		// (docs/GPU.md).
+		testenv.SkipDeclined(t, fmt.Sprintf("%s (%s) has no matrix units for fp16 products with fp32 sums (cooperative matrix extension: %v)",
+			base.name, base.info.Name, base.info.CooperativeMatrix))
 	}
-	for _, s := range []Schedule{{MatMul: "matrix"}, {MatMul: "matrix", MatMulSplits: 3}, {MatMul: "matrix", MatrixFragments: 4},
-		{MatMul: "matrix", MatrixFragments: 4, MatMulSplits: 3}} {
+	on := Schedule{MatMul: "tiled", Conv: "gemm", MatrixUnits: "on"}
+	split, four := on, on
+	split.MatMulSplits, split.ConvSplits = 3, 3
+	four.MatrixFragments = 4
+	fourSplit := split
+	fourSplit.MatrixFragments = 4
+	for _, s := range []Schedule{on, split, four, fourSplit} {
 		t.Run(s.String(), func(t *testing.T) {
 			d, err := Open("vulkan", WithSchedule(s))
 			if err != nil {
@@ -39,15 +45,17 @@ func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 				}
 			}()
 			c := d.caps()
-			products := func(kc kerneltest.Case) bool {
+			gemms := func(kc kerneltest.Case) bool {
 				l, ok := lower(kc.Query(), c)
-				return ok && l.runs("matmul")
+				return ok && (l.runs("matmul") || l.runs("convgemm"))
 			}
-			kerneltest.Suite{Device: d, Mode: kerneltest.Float16, Declines: "vulkan-float16", Only: products, Sample: sample}.Run(t)
+			kerneltest.Suite{Device: d, Mode: kerneltest.Float16, Declines: "vulkan-float16", Only: gemms, Sample: sample}.Run(t)
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			if !slices.ContainsFunc(slices.Collect(maps.Keys(d.pipelines)), func(k pipelineKey) bool { return k.shader == matrixShader }) {
-				t.Errorf("no product ran on the matrix units (%s)", matrixShader)
+			for _, shader := range matrixShaders {
+				if !slices.ContainsFunc(slices.Collect(maps.Keys(d.pipelines)), func(k pipelineKey) bool { return k.shader == shader }) {
+					t.Errorf("nothing ran on %s", shader)
+				}
 			}
 		})
 	}
@@ -58,7 +66,8 @@ func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 // subgroups a workgroup, in tiles of 4M × 4N, or 8M × 8N for a product of
 // 256 such tiles or more where the shared memory holds them, or where
 // forced; not float32 ones, gemv ones, nor any where the device has no
-// matrix units.
+// matrix units. A float16 convolution's GEMM moves with its split-K,
+// its reduction does not.
 func TestUseMatrixUnits(t *testing.T) {
 	f16 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float16, graph.ShapeOf(s...)) }
 	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
@@ -90,14 +99,30 @@ func TestUseMatrixUnits(t *testing.T) {
 		l = ls[0]
 		what := fmt.Sprintf("%v × %v, units %v", tc.a, tc.b, tc.c.matrixUnit)
 		if tc.groups == 0 {
-			if l.shader == matrixShader {
+			if l.shader == matrixShaders["matmul"+halfSuffix] {
 				t.Errorf("%s: moved to the matrix units", what)
 			}
 			continue
 		}
-		if want := []int32{16, 16, 16, int32(tc.f)}; l.shader != matrixShader || l.groups != tc.groups || l.workgroup != 128 || !slices.Equal(l.specs, want) {
+		if want := []int32{16, 16, 16, int32(tc.f)}; l.shader != matrixShaders["matmul"+halfSuffix] || l.groups != tc.groups || l.workgroup != 128 || !slices.Equal(l.specs, want) {
 			t.Errorf("%s: shader %s, %d groups of %d, specs %v; want %s, %d groups of 128, specs %v",
-				what, l.shader, l.groups, l.workgroup, l.specs, matrixShader, tc.groups, want)
+				what, l.shader, l.groups, l.workgroup, l.specs, matrixShaders["matmul"+halfSuffix], tc.groups, want)
 		}
+	}
+	conv := &graph.Node{OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"y"},
+		Attrs: attrs(&graph.Attribute{Name: "pads", Type: graph.AttrInts, Ints: []int64{1, 1, 1, 1}})}
+	c.tiledConv = true
+	l, ok := lower(planner.Query{Node: conv, Opset: 13, Inputs: []*graph.Type{f16(1, 64, 56, 56), f16(64, 64, 3, 3)}}, c)
+	if !ok || l.shader != "convgemm"+halfSuffix || len(l.then) != 1 {
+		t.Fatalf("Conv: lowered to %+v, %v; want convgemm_f16 split in K", l, ok)
+	}
+	ls := []*launch{l}
+	useMatrixUnits(c, ls)
+	// 64 channels by 56·56 positions: 49 tiles of 64×64 (too few for
+	// 8M × 8N), in the 6 splits the lowering chose for them.
+	if want := []int32{16, 16, 16, 2}; ls[0].shader != "convgemm_f16_cm" || ls[0].groups != 49*6 || !slices.Equal(ls[0].specs, want) ||
+		ls[0].then[0].shader != "convgemm"+halfSuffix {
+		t.Errorf("Conv: %s, %d groups, specs %v, then %s; want convgemm_f16_cm, %d groups, specs %v, then convgemm_f16",
+			ls[0].shader, ls[0].groups, ls[0].specs, ls[0].then[0].shader, 49*6, want)
 	}
 }

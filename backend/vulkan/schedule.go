@@ -15,21 +15,23 @@ import (
 // them.
 type Schedule struct {
 	// MatMul is the schedule of every matmul.comp dispatch (MatMul, Gemm,
-	// FusedMatMul): "blocked", "tiled", "gemv" or "matrix" (tiled, with
-	// the float16 products on the device's matrix units, which it must
-	// have: Info.MatrixUnit), see MatMulSchedules, or "" to pick by device
-	// and rows (on GPUs, the matrix units for float16 products of more
-	// than a few rows where the device has them).
+	// FusedMatMul): "blocked", "tiled" or "gemv" (MatMulSchedules), or ""
+	// to pick by device and rows.
 	MatMul string
 	// GEMVColumns, when positive (a power of two up to 256), is the
 	// columns of y per workgroup of the gemv schedule; 0 lets the shape
 	// decide (gemvColumns).
 	GEMVColumns int64
+	// MatrixUnits is "on" or "off": whether the float16 products of
+	// the tiled schedule and the float16 convolutions of convgemm.comp run
+	// on the device's matrix units (Info.MatrixUnit, which "on" requires);
+	// "" takes them wherever the device has them.
+	MatrixUnits string
 	// MatrixFragments, when positive, is the fragments of the matrix
-	// unit's shape that each subgroup of the matrix schedule computes
-	// along each side: 2 (a workgroup's tile of 4M × 4N) or 4 (8M × 8N,
-	// where the device has the shared memory); 0 lets the product's size
-	// decide (useMatrixUnits).
+	// unit's shape that each subgroup on the matrix units computes along
+	// each side: 2 (a workgroup's tile of 4M × 4N) or 4 (8M × 8N, where
+	// the shared memory holds it); 0 lets the product's size decide
+	// (useMatrixUnits).
 	MatrixFragments int64
 	// MatMulSplits, when positive, is the number of splits of the tiled
 	// schedule's depth (split-K with more than 1, as far as the depth
@@ -90,7 +92,7 @@ func WithStaging() OpenOption { return func(c *openConfig) { c.staging = true } 
 var schedules = []struct {
 	name string
 	s    matmulSchedule
-}{{"blocked", scheduleBlocked}, {"tiled", scheduleTiled}, {"gemv", scheduleGEMV}, {"matrix", scheduleMatrix}}
+}{{"blocked", scheduleBlocked}, {"tiled", scheduleTiled}, {"gemv", scheduleGEMV}}
 
 // convKernels are the kernels of Conv by name: whether each takes
 // convgemm.comp and dwconv.comp where they apply.
@@ -144,8 +146,7 @@ func MatMulSchedules() []string {
 
 // ForcedSchedules returns a Schedule forcing each kernel variant and
 // schedule a device could pick, one at a time: every matmul.comp schedule
-// (MatMulSchedules) but matrix, which only devices with matrix units
-// open with (the kernel tests run it where they have them), each Conv kernel (ConvSchedules), convgemm.comp
+// (MatMulSchedules), each Conv kernel (ConvSchedules), convgemm.comp
 // without split-K and with three splits, and the row kernels'
 // shared-memory tree (their subgroup reduction is the default where a
 // device has it), Attention's row kernel (flash is the default) and
@@ -153,10 +154,8 @@ func MatMulSchedules() []string {
 // pick only some of them itself.
 func ForcedSchedules() []Schedule {
 	var out []Schedule
-	for _, m := range schedules {
-		if m.s != scheduleMatrix {
-			out = append(out, Schedule{MatMul: m.name})
-		}
+	for _, m := range MatMulSchedules() {
+		out = append(out, Schedule{MatMul: m})
 	}
 	for _, c := range ConvSchedules() {
 		out = append(out, Schedule{Conv: c})
@@ -172,6 +171,9 @@ func (s Schedule) String() string {
 	}
 	if s.GEMVColumns > 0 {
 		parts = append(parts, fmt.Sprint("columns=", s.GEMVColumns))
+	}
+	if s.MatrixUnits != "" {
+		parts = append(parts, "units="+s.MatrixUnits)
 	}
 	if s.MatrixFragments > 0 {
 		parts = append(parts, fmt.Sprint("fragments=", s.MatrixFragments))
@@ -217,10 +219,17 @@ func (s Schedule) apply(d *Device) error {
 			return fmt.Errorf("vulkan: no matmul schedule %q (want one of %q)", s.MatMul, MatMulSchedules())
 		}
 		d.schedule = schedules[i].s
-		if d.schedule == scheduleMatrix && d.info.MatrixUnit[0] == 0 {
-			return fmt.Errorf("vulkan: matmul schedule %q: %s has no matrix units for fp16 products (VK_KHR_cooperative_matrix, see Info.MatrixUnit)", s.MatMul, d.info.Name)
-		}
 	}
+	switch s.MatrixUnits {
+	case "", "off":
+	case "on":
+		if d.info.MatrixUnit[0] == 0 {
+			return fmt.Errorf("vulkan: matrix units on: %s has none for fp16 products (VK_KHR_cooperative_matrix, see Info.MatrixUnit)", d.info.Name)
+		}
+	default:
+		return fmt.Errorf("vulkan: matrix units %q: want on, off or \"\"", s.MatrixUnits)
+	}
+	d.noMatrixUnits = s.MatrixUnits == "off"
 	if c := s.GEMVColumns; c < 0 || c > 256 || c&(c-1) != 0 {
 		return fmt.Errorf("vulkan: gemv columns %d: want a power of two up to 256, or 0", c)
 	}

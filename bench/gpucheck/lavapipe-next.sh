@@ -12,8 +12,9 @@
 # COMMAND runs as DIR's ld.so COMMAND ARGS..., so it must be a binary
 # (a test binary built with CGO_ENABLED=0, gpucheck, sid's glslc or
 # spirv-val under DIR/root/usr/bin), with VK_DRIVER_FILES, VK_LAYER_PATH
-# and LP_NATIVE_VECTOR_WIDTH=256 set (lavapipe picks 128-bit vectors in a
-# Go process otherwise, and offers no cooperative matrix with them).
+# and LP_NATIVE_VECTOR_WIDTH=256 set (the tests set 128 where the
+# environment does not, see internal/testenv, and lavapipe offers no
+# cooperative matrix with 128-bit vectors).
 #
 #   bench/gpucheck/lavapipe-next.sh /tmp/sid /tmp/vulkan.test -test.run 'TestKernelsFloat16/matrix'
 #   bench/gpucheck/lavapipe-next.sh /tmp/sid /tmp/sid/root/usr/bin/glslc --version

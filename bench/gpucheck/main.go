@@ -1130,11 +1130,11 @@ func matmulOptions(device, mode string, units bool) []onnxvk.Option {
 	case mode == "fp16-weights":
 		opts = append(opts, onnxvk.WithFP16Weights())
 	case mode == "float16" && units:
-		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "matrix"})))
+		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "tiled", MatrixUnits: "on"})))
 	case mode == "float16-2x2":
-		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "matrix", MatrixFragments: 2})))
+		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "tiled", MatrixUnits: "on", MatrixFragments: 2})))
 	case mode == "float16-tiled":
-		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "tiled"})))
+		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "tiled", MatrixUnits: "off"})))
 	}
 	return opts
 }
