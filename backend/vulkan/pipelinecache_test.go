@@ -77,10 +77,28 @@ func runCached(t *testing.T, dir string, net func() (*graph.Model, map[string]gr
 	}
 	m, feeds := net()
 	y := runConvModel(t, m, feeds, true, d)
+	skipHeaderless(t, d)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return d, y
+}
+
+// skipHeaderless skips a test of saved cache files on a driver whose
+// pipeline cache data does not start with the Vulkan header, which onnxvk
+// never saves (Mesa 26's lavapipe gives 20 bytes, fewer than the header's
+// 32), closing d.
+func skipHeaderless(t *testing.T, d *Device) {
+	t.Helper()
+	d.mu.Lock()
+	data, err := vk.GetPipelineCacheData(d.dev, d.cache.handle)
+	d.mu.Unlock()
+	if err == nil && !validCacheData(data, d.cache.header) {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+		testenv.SkipDeclined(t, fmt.Sprintf("%s gives pipeline cache data without the Vulkan header (%d bytes), which is never saved", d.info.DriverInfo, len(data)))
+	}
 }
 
 // TestPipelineCacheSavedAndLoaded checks that Close saves the pipeline
@@ -220,6 +238,7 @@ func TestPipelineCacheSaveFails(t *testing.T) {
 	d := openTest(t)
 	m, feeds := tinyNet()
 	runConvModel(t, m, feeds, true, d)
+	skipHeaderless(t, d)
 	d.mu.Lock()
 	err := d.cache.save(d.dev)
 	d.mu.Unlock()
