@@ -287,6 +287,10 @@ shared float16_t ca[BM * SA];
 shared float16_t cb[BK * SB];
 shared float co[4 * LM * LN];
 
+// w8 reads w 8 halves (16 bytes) at a time, where the depth is a
+// multiple of 8 (each row's run of 8 then starts at a multiple of 8).
+layout(std430, set = 0, binding = 1) readonly buffer W8 { uvec4 w8[]; };
+
 // gather returns the input at depth kk (below depth) of the column whose
 // geometry is slot j (cok, xb, i0), 0 in the padding.
 float16_t gather(uint kk, uint j) {
@@ -358,11 +362,24 @@ void matrixUnits() {
         }
         uint wrow = (g * p.mg + m0) * depth;
         for (uint k0 = kb; k0 < ke; k0 += BK) {
-            for (uint q = lid; q < BM * BK; q += wg) {
-                uint row = q / BK;
-                uint kk = q % BK;
-                bool inside = m0 + row < p.mg && k0 + kk < ke;
-                ca[row * SA + kk] = inside ? WEIGHT(w[wrow + row * depth + k0 + kk]) : float16_t(0.0);
+            if (depth % 8u == 0u) {
+                for (uint q = lid; q < BM * BK / 8u; q += wg) {
+                    uint row = q / (BK / 8u);
+                    uint kk = (q % (BK / 8u)) * 8u;
+                    bool whole = m0 + row < p.mg && k0 + kk + 8u <= ke;
+                    uvec4 v = whole ? w8[(wrow + row * depth + k0 + kk) / 8u] : uvec4(0u);
+                    for (uint e = 0u; e < 8u; e++) {
+                        bool inside = m0 + row < p.mg && k0 + kk + e < ke;
+                        ca[row * SA + kk + e] = whole ? unpackFloat2x16(v[e / 2u])[e % 2u] : inside ? w[wrow + row * depth + k0 + kk + e] : float16_t(0.0);
+                    }
+                }
+            } else {
+                for (uint q = lid; q < BM * BK; q += wg) {
+                    uint row = q / BK;
+                    uint kk = q % BK;
+                    bool inside = m0 + row < p.mg && k0 + kk < ke;
+                    ca[row * SA + kk] = inside ? w[wrow + row * depth + k0 + kk] : float16_t(0.0);
+                }
             }
             for (uint q = lid; q < BK * BN; q += wg) {
                 uint kk = q / BN;

@@ -256,6 +256,16 @@ shared float16_t cb[BK * SB];
 // co stages one fragment of y per subgroup on its way out.
 shared float co[4 * LM * LN];
 
+// a8 and b8 read a and b 8 halves (16 bytes) at a time where a run of 8
+// along the contiguous axis starts at a multiple of 8 from the binding.
+layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
+
+// half8 returns element e of the 8 halves v holds, in memory order.
+float16_t half8(uvec4 v, uint e) {
+    return unpackFloat2x16(v[e / 2u])[e % 2u];
+}
+
 // matrixUnits is the tiled schedule on the matrix units: the same tiles,
 // split-K and store as tiled, with fp16 products accumulated in fp32.
 void matrixUnits() {
@@ -283,21 +293,68 @@ void matrixUnits() {
         for (uint i = 0u; i < F * F; i++) {
             acc[i] = coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator>(0.0);
         }
+        // Runs of 8 along a's k (b's n, or its k where b is
+        // transposed) start at multiples of 8 when the strides and the
+        // batch's offset are; k0 and n0 are multiples of 8.
+        bool vecA = p.sak == 1u && p.sam % 8u == 0u && o.x % 8u == 0u;
+        bool vecB = p.sbn == 1u && p.sbk % 8u == 0u && o.y % 8u == 0u;
+        bool vecBT = !vecB && p.sbk == 1u && p.sbn % 8u == 0u && o.y % 8u == 0u;
         for (uint k0 = kb; k0 < ke; k0 += BK) {
             // Neighbouring invocations read neighbouring elements: along k
             // where a is contiguous along k, else along m (b: along n,
-            // else along k).
-            for (uint q = lid; q < BM * BK; q += wg) {
-                uint row = p.sak == 1u ? q / BK : q % BM;
-                uint kk = p.sak == 1u ? q % BK : q / BM;
-                bool inside = m0 + row < p.m && k0 + kk < ke;
-                ca[row * SA + kk] = inside ? a[o.x + (m0 + row) * p.sam + (k0 + kk) * p.sak] : float16_t(0.0);
+            // else along k), 8 at a time where they can, one at a time
+            // past the ends.
+            if (vecA) {
+                for (uint q = lid; q < BM * BK / 8u; q += wg) {
+                    uint row = q / (BK / 8u);
+                    uint kk = (q % (BK / 8u)) * 8u;
+                    uint at = o.x + (m0 + row) * p.sam + k0 + kk;
+                    bool whole = m0 + row < p.m && k0 + kk + 8u <= ke;
+                    uvec4 v = whole ? a8[at / 8u] : uvec4(0u);
+                    for (uint e = 0u; e < 8u; e++) {
+                        bool inside = m0 + row < p.m && k0 + kk + e < ke;
+                        ca[row * SA + kk + e] = whole ? half8(v, e) : inside ? a[at + e] : float16_t(0.0);
+                    }
+                }
+            } else {
+                for (uint q = lid; q < BM * BK; q += wg) {
+                    uint row = p.sak == 1u ? q / BK : q % BM;
+                    uint kk = p.sak == 1u ? q % BK : q / BM;
+                    bool inside = m0 + row < p.m && k0 + kk < ke;
+                    ca[row * SA + kk] = inside ? a[o.x + (m0 + row) * p.sam + (k0 + kk) * p.sak] : float16_t(0.0);
+                }
             }
-            for (uint q = lid; q < BK * BN; q += wg) {
-                uint kk = p.sbn == 1u ? q / BN : q % BK;
-                uint col = p.sbn == 1u ? q % BN : q / BK;
-                bool inside = n0 + col < p.n && k0 + kk < ke;
-                cb[kk * SB + col] = inside ? b[o.y + (k0 + kk) * p.sbk + (n0 + col) * p.sbn] : float16_t(0.0);
+            if (vecB) {
+                for (uint q = lid; q < BK * BN / 8u; q += wg) {
+                    uint kk = q / (BN / 8u);
+                    uint col = (q % (BN / 8u)) * 8u;
+                    uint at = o.y + (k0 + kk) * p.sbk + n0 + col;
+                    bool whole = k0 + kk < ke && n0 + col + 8u <= p.n;
+                    uvec4 v = whole ? b8[at / 8u] : uvec4(0u);
+                    for (uint e = 0u; e < 8u; e++) {
+                        bool inside = k0 + kk < ke && n0 + col + e < p.n;
+                        cb[kk * SB + col + e] = whole ? half8(v, e) : inside ? b[at + e] : float16_t(0.0);
+                    }
+                }
+            } else if (vecBT) {
+                for (uint q = lid; q < BK * BN / 8u; q += wg) {
+                    uint col = q / (BK / 8u);
+                    uint kk = (q % (BK / 8u)) * 8u;
+                    uint at = o.y + (n0 + col) * p.sbn + k0 + kk;
+                    bool whole = n0 + col < p.n && k0 + kk + 8u <= ke;
+                    uvec4 v = whole ? b8[at / 8u] : uvec4(0u);
+                    for (uint e = 0u; e < 8u; e++) {
+                        bool inside = n0 + col < p.n && k0 + kk + e < ke;
+                        cb[(kk + e) * SB + col] = whole ? half8(v, e) : inside ? b[at + e] : float16_t(0.0);
+                    }
+                }
+            } else {
+                for (uint q = lid; q < BK * BN; q += wg) {
+                    uint kk = p.sbn == 1u ? q / BN : q % BK;
+                    uint col = p.sbn == 1u ? q % BN : q / BK;
+                    bool inside = n0 + col < p.n && k0 + kk < ke;
+                    cb[kk * SB + col] = inside ? b[o.y + (k0 + kk) * p.sbk + (n0 + col) * p.sbn] : float16_t(0.0);
+                }
             }
             barrier();
             for (uint ks = 0u; ks < BK; ks += LK) {

@@ -3,6 +3,7 @@ package vulkan
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -50,6 +51,17 @@ func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 				return ok && (l.runs("matmul") || l.runs("convgemm"))
 			}
 			kerneltest.Suite{Device: d, Mode: kerneltest.Float16, Declines: "vulkan-float16", Only: gemms, Sample: sample}.Run(t)
+			for i, c := range alignedGEMMs() {
+				half, wide, ok := kerneltest.Float16Case(c)
+				if !ok {
+					t.Fatalf("aligned case %d has no float16 form", i)
+				}
+				got, ok := kerneltest.RunOn(t, d, half)
+				if !ok {
+					t.Fatalf("aligned case %d (%s) declined", i, c.Node.OpType)
+				}
+				kerneltest.Compare(t, fmt.Sprintf("aligned %s %d", c.Node.OpType, i), half, kerneltest.Float16, got, kerneltest.Reference(t, wide))
+			}
 			d.mu.Lock()
 			defer d.mu.Unlock()
 			for _, shader := range matrixShaders {
@@ -58,6 +70,29 @@ func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 				}
 			}
 		})
+	}
+}
+
+// alignedGEMMs are products and convolutions whose rows run in multiples
+// of 8 elements from multiples of 8, which the matrix-unit shaders read 8
+// at a time (the kernel table's shapes, odd on purpose, mostly do not):
+// batched and folded-batch products, b transposed, several tiles a side,
+// and convolutions of depths 144 and 32 (a 1x1 one).
+func alignedGEMMs() []kerneltest.Case {
+	r := rand.New(rand.NewPCG(3, 4))
+	rt := func(shape ...int64) kerneltest.Arg { return kerneltest.Arg{T: kerneltest.RandFloats(r, shape, -1, 1)} }
+	w := func(shape ...int64) kerneltest.Arg {
+		return kerneltest.Arg{T: kerneltest.RandFloats(r, shape, -1, 1), Const: true}
+	}
+	mm := kerneltest.Node("MatMul", []string{"a", "b"})
+	return []kerneltest.Case{
+		{Node: mm, Opset: 13, Args: []kerneltest.Arg{rt(3, 40, 64), rt(3, 64, 72)}},
+		{Node: mm, Opset: 13, Args: []kerneltest.Arg{rt(2, 130, 64), w(64, 200)}},
+		{Node: kerneltest.Node("Gemm", []string{"a", "b", "c"}, kerneltest.IntAttr("transB", 1)), Opset: 13,
+			Args: []kerneltest.Arg{rt(40, 64), w(72, 64), w(72)}},
+		{Node: kerneltest.Node("Conv", []string{"x", "w"}, kerneltest.IntsAttr("pads", 1, 1, 1, 1)), Opset: 11,
+			Args: []kerneltest.Arg{rt(1, 16, 9, 9), w(24, 16, 3, 3)}},
+		{Node: kerneltest.Node("Conv", []string{"x", "w", "b"}), Opset: 11, Args: []kerneltest.Arg{rt(2, 32, 7, 7), w(40, 32, 1, 1), w(40)}},
 	}
 }
 
