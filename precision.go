@@ -72,8 +72,14 @@ type Precision struct {
 	Device string
 	// Storage16 and ShaderFloat16 report that device's 16-bit storage,
 	// which the modes need, and float16 shader arithmetic, which its
-	// kernels do not use (they compute in float32).
+	// kernels do not use (they compute in float32) but for the matrix
+	// units' products.
 	Storage16, ShaderFloat16 bool
+	// MatrixUnit, in the float16 mode, is the shape (M, N, K) of the
+	// matrix units that device runs the float16 products and
+	// convolutions of its GPU schedules on (fp16 products, exact, summed
+	// in float32); absent where it has none (vulkan.Info.MatrixUnit).
+	MatrixUnit []uint32
 	// Reason says why Mode is not Requested; "" when it is.
 	Reason string
 	// Float32 lists, in the float16 mode, the ops of the model that stay
@@ -96,6 +102,9 @@ func (p Precision) String() string {
 	switch p.Mode {
 	case PrecisionFP16:
 		s := "fp16 on " + p.Device + " (float16 activations and weights, float32 arithmetic and accumulation)"
+		if len(p.MatrixUnit) == 3 {
+			s += fmt.Sprintf("; products and convolutions on %d×%d×%d matrix units", p.MatrixUnit[0], p.MatrixUnit[1], p.MatrixUnit[2])
+		}
 		if len(p.Float32) > 0 {
 			ops := make([]string, len(p.Float32))
 			for i, o := range p.Float32 {
@@ -151,6 +160,9 @@ func choosePrecision(o options, devs []backend.Device) (Precision, *planner.Half
 		p.Mode, p.Device, p.Storage16, p.ShaderFloat16 = p.Requested, v.Name(), storage, arith
 		if p.Mode != PrecisionFP16 {
 			return p, nil
+		}
+		if unit := v.MatrixUnit(); unit[0] > 0 {
+			p.MatrixUnit = unit[:]
 		}
 		return p, &planner.HalfConstants{}
 	}

@@ -51,6 +51,11 @@ func enableMatrixUnits(info Info, off bool, dci *vk.DeviceCreateInfo, pin *runti
 	return info.MatrixUnit
 }
 
+// MatrixUnit returns the shape (M, N, K) of the matrix units the device
+// runs float16 products and convolutions on (Info.MatrixUnit, enabled at
+// Open unless Schedule.MatrixUnits was "off"); zero where none.
+func (d *Device) MatrixUnit() [3]uint32 { return d.matrixUnit }
+
 // fullSubgroups tells the shaders whose pipelines are created with
 // VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT, as the
 // cooperative matrix operations of SPIR-V before 1.6 require: their
