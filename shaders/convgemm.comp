@@ -283,9 +283,7 @@ const uint PAD = 8;
 const uint SA = BK + PAD;
 const uint SB = BN + PAD;
 
-shared float16_t ca[BM * SA];
-shared float16_t cb[BK * SB];
-shared float co[4 * LM * LN];
+#include "staged.glsl"
 
 // w8 reads w 8 halves (16 bytes) at a time, where the depth is a
 // multiple of 8 (each row's run of 8 then starts at a multiple of 8).
@@ -367,10 +365,13 @@ void matrixUnits() {
                     uint row = q / (BK / 8u);
                     uint kk = (q % (BK / 8u)) * 8u;
                     bool whole = m0 + row < p.mg && k0 + kk + 8u <= ke;
-                    uvec4 v = whole ? w8[(wrow + row * depth + k0 + kk) / 8u] : uvec4(0u);
+                    if (whole) {
+                        putA8(row * SA + kk, w8[(wrow + row * depth + k0 + kk) / 8u]);
+                        continue;
+                    }
                     for (uint e = 0u; e < 8u; e++) {
                         bool inside = m0 + row < p.mg && k0 + kk + e < ke;
-                        ca[row * SA + kk + e] = whole ? unpackFloat2x16(v[e / 2u])[e % 2u] : inside ? w[wrow + row * depth + k0 + kk + e] : float16_t(0.0);
+                        putA(row * SA + kk + e, inside ? w[wrow + row * depth + k0 + kk + e] : float16_t(0.0));
                     }
                 }
             } else {
@@ -378,24 +379,24 @@ void matrixUnits() {
                     uint row = q / BK;
                     uint kk = q % BK;
                     bool inside = m0 + row < p.mg && k0 + kk < ke;
-                    ca[row * SA + kk] = inside ? w[wrow + row * depth + k0 + kk] : float16_t(0.0);
+                    putA(row * SA + kk, inside ? w[wrow + row * depth + k0 + kk] : float16_t(0.0));
                 }
             }
             for (uint q = lid; q < BK * BN; q += wg) {
                 uint kk = q / BN;
                 uint col = q % BN;
                 uint j = wg >= BN ? 0u : (q / wg) % slots;
-                cb[kk * SB + col] = k0 + kk < ke ? gather(k0 + kk, j) : float16_t(0.0);
+                putB(kk * SB + col, k0 + kk < ke ? gather(k0 + kk, j) : float16_t(0.0));
             }
             barrier();
             for (uint ks = 0u; ks < BK; ks += LK) {
                 coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
                 coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
                 for (uint i = 0u; i < F; i++) {
-                    coopMatLoad(fa[i], ca, (wm + i * LM) * SA + ks, SA, gl_CooperativeMatrixLayoutRowMajor);
+                    coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
                 }
                 for (uint j = 0u; j < F; j++) {
-                    coopMatLoad(fb[j], cb, ks * SB + wn + j * LN, SB, gl_CooperativeMatrixLayoutRowMajor);
+                    coopMatLoad(fb[j], cb, (ks * SB + wn + j * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
                 }
                 for (uint i = 0u; i < F; i++) {
                     for (uint j = 0u; j < F; j++) {

@@ -251,20 +251,12 @@ const uint PAD = 8;
 const uint SA = BK + PAD;
 const uint SB = BN + PAD;
 
-shared float16_t ca[BM * SA];
-shared float16_t cb[BK * SB];
-// co stages one fragment of y per subgroup on its way out.
-shared float co[4 * LM * LN];
+#include "staged.glsl"
 
 // a8 and b8 read a and b 8 halves (16 bytes) at a time where a run of 8
 // along the contiguous axis starts at a multiple of 8 from the binding.
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
-
-// half8 returns element e of the 8 halves v holds, in memory order.
-float16_t half8(uvec4 v, uint e) {
-    return unpackFloat2x16(v[e / 2u])[e % 2u];
-}
 
 // matrixUnits is the tiled schedule on the matrix units: the same tiles,
 // split-K and store as tiled, with fp16 products accumulated in fp32.
@@ -310,10 +302,13 @@ void matrixUnits() {
                     uint kk = (q % (BK / 8u)) * 8u;
                     uint at = o.x + (m0 + row) * p.sam + k0 + kk;
                     bool whole = m0 + row < p.m && k0 + kk + 8u <= ke;
-                    uvec4 v = whole ? a8[at / 8u] : uvec4(0u);
+                    if (whole) {
+                        putA8(row * SA + kk, a8[at / 8u]);
+                        continue;
+                    }
                     for (uint e = 0u; e < 8u; e++) {
                         bool inside = m0 + row < p.m && k0 + kk + e < ke;
-                        ca[row * SA + kk + e] = whole ? half8(v, e) : inside ? a[at + e] : float16_t(0.0);
+                        putA(row * SA + kk + e, inside ? a[at + e] : float16_t(0.0));
                     }
                 }
             } else {
@@ -321,7 +316,7 @@ void matrixUnits() {
                     uint row = p.sak == 1u ? q / BK : q % BM;
                     uint kk = p.sak == 1u ? q % BK : q / BM;
                     bool inside = m0 + row < p.m && k0 + kk < ke;
-                    ca[row * SA + kk] = inside ? a[o.x + (m0 + row) * p.sam + (k0 + kk) * p.sak] : float16_t(0.0);
+                    putA(row * SA + kk, inside ? a[o.x + (m0 + row) * p.sam + (k0 + kk) * p.sak] : float16_t(0.0));
                 }
             }
             if (vecB) {
@@ -330,10 +325,13 @@ void matrixUnits() {
                     uint col = (q % (BN / 8u)) * 8u;
                     uint at = o.y + (k0 + kk) * p.sbk + n0 + col;
                     bool whole = k0 + kk < ke && n0 + col + 8u <= p.n;
-                    uvec4 v = whole ? b8[at / 8u] : uvec4(0u);
+                    if (whole) {
+                        putB8(kk * SB + col, b8[at / 8u]);
+                        continue;
+                    }
                     for (uint e = 0u; e < 8u; e++) {
                         bool inside = k0 + kk < ke && n0 + col + e < p.n;
-                        cb[kk * SB + col + e] = whole ? half8(v, e) : inside ? b[at + e] : float16_t(0.0);
+                        putB(kk * SB + col + e, inside ? b[at + e] : float16_t(0.0));
                     }
                 }
             } else if (vecBT) {
@@ -345,7 +343,7 @@ void matrixUnits() {
                     uvec4 v = whole ? b8[at / 8u] : uvec4(0u);
                     for (uint e = 0u; e < 8u; e++) {
                         bool inside = n0 + col < p.n && k0 + kk + e < ke;
-                        cb[(kk + e) * SB + col] = whole ? half8(v, e) : inside ? b[at + e] : float16_t(0.0);
+                        putB((kk + e) * SB + col, whole ? unpackFloat2x16(v[e / 2u])[e % 2u] : inside ? b[at + e] : float16_t(0.0));
                     }
                 }
             } else {
@@ -353,7 +351,7 @@ void matrixUnits() {
                     uint kk = p.sbn == 1u ? q / BN : q % BK;
                     uint col = p.sbn == 1u ? q % BN : q / BK;
                     bool inside = n0 + col < p.n && k0 + kk < ke;
-                    cb[kk * SB + col] = inside ? b[o.y + (k0 + kk) * p.sbk + (n0 + col) * p.sbn] : float16_t(0.0);
+                    putB(kk * SB + col, inside ? b[o.y + (k0 + kk) * p.sbk + (n0 + col) * p.sbn] : float16_t(0.0));
                 }
             }
             barrier();
@@ -361,10 +359,10 @@ void matrixUnits() {
                 coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
                 coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
                 for (uint i = 0u; i < F; i++) {
-                    coopMatLoad(fa[i], ca, (wm + i * LM) * SA + ks, SA, gl_CooperativeMatrixLayoutRowMajor);
+                    coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
                 }
                 for (uint j = 0u; j < F; j++) {
-                    coopMatLoad(fb[j], cb, ks * SB + wn + j * LN, SB, gl_CooperativeMatrixLayoutRowMajor);
+                    coopMatLoad(fb[j], cb, (ks * SB + wn + j * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
                 }
                 for (uint i = 0u; i < F; i++) {
                     for (uint j = 0u; j < F; j++) {
