@@ -264,9 +264,9 @@ const (
 
 // matrixUnit returns the shape, among those a device lists, that
 // matmul_f16_cm.spv multiplies with: fp16 a and b, fp32 sums and result,
-// subgroup scope, each side a multiple of 8 up to 32 (the shader pads its
-// staged rows to 16 bytes); 16×16×16 where listed, else the first such.
-// It is zero where none fits.
+// subgroup scope, each side 8, 16 or 32 (the shaders stage rows in runs
+// of 8 and split tiles among invocations by powers of two); 16×16×16
+// where listed, else the first such. It is zero where none fits.
 func matrixUnit(shapes []vk.CooperativeMatrixPropertiesKHR) [3]uint32 {
 	var unit [3]uint32
 	for _, s := range shapes {
@@ -276,7 +276,7 @@ func matrixUnit(shapes []vk.CooperativeMatrixPropertiesKHR) [3]uint32 {
 		}
 		fits := true
 		for _, d := range []uint32{s.MSize, s.NSize, s.KSize} {
-			fits = fits && d > 0 && d%8 == 0 && d <= 32
+			fits = fits && (d == 8 || d == 16 || d == 32)
 		}
 		switch {
 		case !fits:

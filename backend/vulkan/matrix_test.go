@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/onnxvk/onnxvk/backend/vulkan/internal/vk"
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
@@ -159,5 +160,29 @@ func TestUseMatrixUnits(t *testing.T) {
 		ls[0].then[0].shader != "convgemm"+halfSuffix {
 		t.Errorf("Conv: %s, %d groups, specs %v, then %s; want convgemm_f16_cm, %d groups, specs %v, then convgemm_f16",
 			ls[0].shader, ls[0].groups, ls[0].specs, ls[0].then[0].shader, 49*6, want)
+	}
+}
+
+// TestMatrixUnitShape checks which listed cooperative matrix shape Info
+// takes: fp16 a and b, fp32 sums and result, subgroup scope, sides of 8,
+// 16 or 32, 16×16×16 first.
+func TestMatrixUnitShape(t *testing.T) {
+	shape := func(m, n, k uint32, a, c, scope int32) vk.CooperativeMatrixPropertiesKHR {
+		return vk.CooperativeMatrixPropertiesKHR{MSize: m, NSize: n, KSize: k, AType: a, BType: a, CType: c, ResultType: c, Scope: scope}
+	}
+	const f16, f32, sub = vk.ComponentTypeFloat16KHR, vk.ComponentTypeFloat32KHR, vk.ScopeSubgroupKHR
+	for _, tc := range []struct {
+		what   string
+		shapes []vk.CooperativeMatrixPropertiesKHR
+		want   [3]uint32
+	}{
+		{"16×16×16 after another", []vk.CooperativeMatrixPropertiesKHR{shape(16, 8, 16, f16, f32, sub), shape(16, 16, 16, f16, f32, sub)}, [3]uint32{16, 16, 16}},
+		{"the first that fits", []vk.CooperativeMatrixPropertiesKHR{shape(8, 8, 8, f16, f16, sub), shape(8, 16, 16, f16, f32, sub), shape(8, 8, 8, f16, f32, sub)}, [3]uint32{8, 16, 16}},
+		{"fp16 sums, a side of 24, workgroup scope", []vk.CooperativeMatrixPropertiesKHR{shape(16, 16, 16, f16, f16, sub), shape(24, 16, 16, f16, f32, sub), shape(16, 16, 16, f16, f32, 2)}, [3]uint32{}},
+		{"none", nil, [3]uint32{}},
+	} {
+		if got := matrixUnit(tc.shapes); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.what, got, tc.want)
+		}
 	}
 }
