@@ -87,8 +87,8 @@ func matrixShared(unit [3]uint32, f int64) int64 {
 // channels by positions); f is 4 where the GEMM has at least
 // matrixBigTiles such tiles and the device the shared memory, else 2,
 // unless the schedule forces it (a forced 4 that does not fit takes 2). A
-// unit too large for the shared memory at 2 leaves the GEMMs as they
-// are, as does a convolution whose tile is more than four times as wide
+// unit too large for the shared memory at 2, or a device that reports no
+// subgroup size, leaves the GEMMs as they are, as does a convolution whose tile is more than four times as wide
 // as the workgroup (convgemm's gather keeps four columns an invocation).
 // It runs after the folds, which leave the products' push constants
 // final, and before splitProducts, which splits the products' depth as
@@ -96,7 +96,7 @@ func matrixShared(unit [3]uint32, f int64) int64 {
 // constants, which the variant reads.
 func useMatrixUnits(c caps, launches []*launch) {
 	unit := c.matrixUnit
-	if unit[0] == 0 || matrixShared(unit, 2) > c.sharedMem {
+	if unit[0] == 0 || c.subgroupSize == 0 || matrixShared(unit, 2) > c.sharedMem {
 		return
 	}
 	wg := matrixSubgroups * c.subgroupSize
