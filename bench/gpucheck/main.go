@@ -1071,9 +1071,9 @@ type matmulResult struct {
 
 // matmul times chains of square products y = (((a·b)·b)·b)... with b a
 // constant weight, the output kept on the device and fed back as the next
-// Run's a, so that nothing crosses the bus, in each of matmulModes. The
-// smaller sizes are checked against the CPU. A float16 model's placement
-// is recorded.
+// Run's a, so that nothing crosses the bus, in each mode (see
+// matmulOptions). The smaller sizes are checked against the CPU. A float16
+// model's placement is recorded.
 func matmul(ctx context.Context, c *config) (any, error) {
 	sizes, chain, runs := []int64{512, 1024, 2048, 4096, 8192}, 8, 5
 	if c.quick {
