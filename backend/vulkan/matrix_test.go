@@ -37,15 +37,7 @@ func testMatrixUnits(t *testing.T, base *Device, sample *testenv.Sampler) {
 	fourSplit.MatrixFragments = 4
 	for _, s := range []Schedule{on, split, four, fourSplit} {
 		t.Run(s.String(), func(t *testing.T) {
-			d, err := Open("vulkan", WithSchedule(s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := d.Close(); err != nil {
-					t.Error(err)
-				}
-			}()
+			d := openTest(t, WithSchedule(s))
 			c := d.caps()
 			gemms := func(kc kerneltest.Case) bool {
 				l, ok := lower(kc.Query(), c)
