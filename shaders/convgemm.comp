@@ -264,26 +264,7 @@ void gemm() {
 #endif
 
 #ifdef COOPMAT
-#extension GL_KHR_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-
-// The matrix unit's shape, the fragments a side a subgroup computes and
-// the tiles, slices and padding, as in matmul.comp: a workgroup's tile is
-// BM output channels by BN positions.
-layout(constant_id = 2) const uint LM = 16;
-layout(constant_id = 3) const uint LN = 16;
-layout(constant_id = 4) const uint LK = 16;
-layout(constant_id = 5) const uint F = 2;
-const uint BM = 2 * F * LM;
-const uint BN = 2 * F * LN;
-const uint BK = 2 * LK;
-const uint PAD = 8;
-const uint SA = BK + PAD;
-const uint SB = BN + PAD;
-
-#include "staged.glsl"
+#include "matrixunits.glsl"
 
 // w8 reads w 8 halves (16 bytes) at a time, where the depth is a
 // multiple of 8 (each row's run of 8 then starts at a multiple of 8).
@@ -354,9 +335,8 @@ void matrixUnits() {
             i0[j] = ivec3(o * uvec3(p.st[0], p.st[1], p.st[2])) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
             xb[j] = (img * p.c + g * p.cg) * isz;
         }
-        coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator> acc[F * F];
         for (uint i = 0u; i < F * F; i++) {
-            acc[i] = coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator>(0.0);
+            acc[i] = ACC(0.0);
         }
         uint wrow = (g * p.mg + m0) * depth;
         for (uint k0 = kb; k0 < ke; k0 += BK) {
@@ -389,29 +369,13 @@ void matrixUnits() {
                 putB(kk * SB + col, k0 + kk < ke ? gather(k0 + kk, j) : float16_t(0.0));
             }
             barrier();
-            for (uint ks = 0u; ks < BK; ks += LK) {
-                coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
-                coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
-                for (uint i = 0u; i < F; i++) {
-                    coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
-                }
-                for (uint j = 0u; j < F; j++) {
-                    coopMatLoad(fb[j], cb, (ks * SB + wn + j * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
-                }
-                for (uint i = 0u; i < F; i++) {
-                    for (uint j = 0u; j < F; j++) {
-                        acc[i * F + j] = coopMatMulAdd(fa[i], fb[j], acc[i * F + j]);
-                    }
-                }
-            }
+            multiplySlice(wm, wn);
             barrier();
         }
         uint at0 = sg * LM * LN;
         for (uint i = 0u; i < F; i++) {
             for (uint j = 0u; j < F; j++) {
-                coopMatStore(acc[i * F + j], co, at0, LN, gl_CooperativeMatrixLayoutRowMajor);
-                subgroupMemoryBarrierShared();
-                subgroupBarrier();
+                stage(i * F + j, at0);
                 for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
                     uint row = m0 + wm + i * LM + e / LN;
                     uint q = n0 + wn + j * LN + e % LN;

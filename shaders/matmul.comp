@@ -228,30 +228,7 @@ void tiled() {
 #endif
 
 #ifdef COOPMAT
-#extension GL_KHR_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-
-// The matrix unit's shape: a's fragments are LM x LK, b's LK x LN.
-layout(constant_id = 2) const uint LM = 16;
-layout(constant_id = 3) const uint LN = 16;
-layout(constant_id = 4) const uint LK = 16;
-// Each subgroup computes F x F fragments of y (specialization constant
-// 5: 2, or 4 for large products on devices with the shared memory), a
-// 2 x 2 grid of subgroups a workgroup's tile of BM x BN, from BK-deep
-// slices of a and b staged in shared memory; rows of the staged slices
-// are padded by PAD elements (16 bytes, the alignment matrix loads
-// want), which also spreads the rows over the memory banks.
-layout(constant_id = 5) const uint F = 2;
-const uint BM = 2 * F * LM;
-const uint BN = 2 * F * LN;
-const uint BK = 2 * LK;
-const uint PAD = 8;
-const uint SA = BK + PAD;
-const uint SB = BN + PAD;
-
-#include "staged.glsl"
+#include "matrixunits.glsl"
 
 // a8 and b8 read a and b 8 halves (16 bytes) at a time where a run of 8
 // along the contiguous axis starts at a multiple of 8 from the binding.
@@ -281,9 +258,8 @@ void matrixUnits() {
         // Split-K's steps are 16 deep (see splitProducts).
         uint kb = SPLIT ? split * p.per * 16u : 0u;
         uint ke = SPLIT ? min(p.k, kb + p.per * 16u) : p.k;
-        coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator> acc[F * F];
         for (uint i = 0u; i < F * F; i++) {
-            acc[i] = coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator>(0.0);
+            acc[i] = ACC(0.0);
         }
         // Runs of 8 along a's k (b's n, or its k where b is
         // transposed) start at multiples of 8 when the strides and the
@@ -355,29 +331,13 @@ void matrixUnits() {
                 }
             }
             barrier();
-            for (uint ks = 0u; ks < BK; ks += LK) {
-                coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
-                coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
-                for (uint i = 0u; i < F; i++) {
-                    coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
-                }
-                for (uint j = 0u; j < F; j++) {
-                    coopMatLoad(fb[j], cb, (ks * SB + wn + j * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
-                }
-                for (uint i = 0u; i < F; i++) {
-                    for (uint j = 0u; j < F; j++) {
-                        acc[i * F + j] = coopMatMulAdd(fa[i], fb[j], acc[i * F + j]);
-                    }
-                }
-            }
+            multiplySlice(wm, wn);
             barrier();
         }
         uint at = sg * LM * LN;
         for (uint i = 0u; i < F; i++) {
             for (uint j = 0u; j < F; j++) {
-                coopMatStore(acc[i * F + j], co, at, LN, gl_CooperativeMatrixLayoutRowMajor);
-                subgroupMemoryBarrierShared();
-                subgroupBarrier();
+                stage(i * F + j, at);
                 for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
                     uint row = m0 + wm + i * LM + e / LN;
                     uint col = n0 + wn + j * LN + e % LN;

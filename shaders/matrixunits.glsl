@@ -1,0 +1,92 @@
+// The matrix-unit GEMM shared by matmul.comp's and convgemm.comp's
+// COOPMAT variants (VK_KHR_cooperative_matrix), included after their
+// buffers: the unit's shape, the tiles, the staged slices in shared
+// memory and the step that multiplies one slice.
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+
+// The matrix unit's shape: a's fragments are LM x LK, b's LK x LN.
+layout(constant_id = 2) const uint LM = 16;
+layout(constant_id = 3) const uint LN = 16;
+layout(constant_id = 4) const uint LK = 16;
+// A workgroup is four subgroups, a 2 x 2 grid, each computing F x F
+// fragments (specialization constant 5: 2, or 4 for large GEMMs on
+// devices with the shared memory): its tile is BM rows (output channels)
+// by BN columns (positions), from BK-deep slices of a and b staged in
+// shared memory; rows of the staged slices are padded by PAD elements
+// (16 bytes, the alignment matrix loads want), which also spreads the
+// rows over the memory banks.
+layout(constant_id = 5) const uint F = 2;
+const uint BM = 2 * F * LM;
+const uint BN = 2 * F * LN;
+const uint BK = 2 * LK;
+const uint PAD = 8;
+const uint SA = BK + PAD;
+const uint SB = BN + PAD;
+
+#define ACC coopmat<float, gl_ScopeSubgroup, LM, LN, gl_MatrixUseAccumulator>
+
+// The staged slices of a [BM x BK] and b [BK x BN], rows SA and SB halves
+// apart, held 4 halves an element, so that a run of 8 read from global
+// memory is stored in two writes and the matrix loads count offsets and
+// strides in 4s (SA, SB and the fragments' offsets are multiples of 8);
+// and co, one fp32 fragment per subgroup on its way out.
+shared f16vec4 ca[BM * SA / 4];
+shared f16vec4 cb[BK * SB / 4];
+shared float co[4 * LM * LN];
+
+// putA and putB store one half at index at of the staged a or b.
+void putA(uint at, float16_t v) {
+    ca[at / 4u][at % 4u] = v;
+}
+
+void putB(uint at, float16_t v) {
+    cb[at / 4u][at % 4u] = v;
+}
+
+// putA8 and putB8 store the 8 halves of v, in memory order, from index at
+// (a multiple of 8) of the staged a or b.
+void putA8(uint at, uvec4 v) {
+    ca[at / 4u] = f16vec4(unpackFloat2x16(v.x), unpackFloat2x16(v.y));
+    ca[at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
+}
+
+void putB8(uint at, uvec4 v) {
+    cb[at / 4u] = f16vec4(unpackFloat2x16(v.x), unpackFloat2x16(v.y));
+    cb[at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
+}
+
+// acc holds the subgroup's F x F fragments of the tile, in fp32: a
+// global rather than a parameter, as Mesa's SPIR-V reader rejects an
+// array of cooperative matrices passed to a function.
+ACC acc[F * F];
+
+// multiplySlice adds to acc the products of the staged slice for the
+// subgroup whose fragments start at row wm and column wn of the tile.
+void multiplySlice(uint wm, uint wn) {
+    for (uint ks = 0u; ks < BK; ks += LK) {
+        coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
+        coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
+        for (uint i = 0u; i < F; i++) {
+            coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
+        }
+        for (uint j = 0u; j < F; j++) {
+            coopMatLoad(fb[j], cb, (ks * SB + wn + j * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
+        }
+        for (uint i = 0u; i < F; i++) {
+            for (uint j = 0u; j < F; j++) {
+                acc[i * F + j] = coopMatMulAdd(fa[i], fb[j], acc[i * F + j]);
+            }
+        }
+    }
+}
+
+// stage writes fragment f of acc to co at the subgroup's offset at,
+// where every invocation of the subgroup can read it.
+void stage(uint f, uint at) {
+    coopMatStore(acc[f], co, at, LN, gl_CooperativeMatrixLayoutRowMajor);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+}
