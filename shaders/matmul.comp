@@ -14,7 +14,10 @@
 // rows by C = 2^j columns of y, its 256 invocations split into C columns
 // by 256 / C slices of the k dimension, each invocation summing every
 // (256 / C)-th k of its column for each row, and the slices' sums are
-// added up in shared memory (see gemv).
+// added up in shared memory (see gemv). Compiled with SUBGROUP
+// (matmul_sg.spv, matmul_f16_sg.spv, matmul_f16w_sg.spv, for devices with
+// subgroup shuffles), the slices that share a subgroup add their sums by
+// shuffles first, so that one barrier, or none, replaces the tree's.
 //
 // Split-K: with bit 8 of TILED set (SPLIT, on the tiled schedule), the
 // workgroup count is the tiles times p.splits, split s of a tile covers
@@ -39,6 +42,11 @@
 #extension GL_GOOGLE_include_directive : require
 
 #include "half.glsl"
+
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 #ifdef COOPMAT
 layout(local_size_x_id = 1) in;
@@ -368,6 +376,17 @@ void gemv() {
     uint cols = 1u << uint(max(SCHEDULE - 2, 0));
     uint slices = 256u / cols;
     uint lid = gl_LocalInvocationID.x;
+#ifdef SUBGROUP
+    // Invocations numbered subgroup by subgroup, so that the partners of
+    // the shuffles below (lid ^ h * step, h * step less than the subgroup
+    // size, a power of two) are lanes of the same subgroup. That needs
+    // full subgroups, which devices make of a workgroup a multiple of
+    // their size; without them the tree below adds the slices' sums.
+    bool shuffled = gl_NumSubgroups * gl_SubgroupSize == 256u;
+    if (shuffled) {
+        lid = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+    }
+#endif
     bool alongK = p.sbk == 1u && p.sbn != 1u;
     uint c = alongK ? lid / slices : lid % cols;
     uint ks = alongK ? lid % slices : lid / cols;
@@ -406,6 +425,42 @@ void gemv() {
                 acc += bv * vec4(float(a[ra.x + kk * p.sak]), float(a[ra.y + kk * p.sak]), float(a[ra.z + kk * p.sak]), float(a[ra.w + kk * p.sak]));
             }
         }
+#ifdef SUBGROUP
+        if (shuffled) {
+            // After the shuffle at offset h * step, each invocation holds
+            // the sum of 2h slices, ks with its low bits cleared up to
+            // 2h; the loop ends at h slices summed, all of them where a
+            // subgroup holds every slice of its columns. Otherwise the
+            // invocations of ks a multiple of h hold the sums of slices /
+            // h groups, which slice 0 adds up from shared memory.
+            uint h = 1u;
+            for (; h < slices && h * step < gl_SubgroupSize; h *= 2u) {
+                acc += subgroupShuffleXor(acc, h * step);
+            }
+            if (h < slices) {
+                for (uint i = 0u; i < 4u; i++) {
+                    red[i][lid] = acc[i];
+                }
+                barrier();
+                if (ks == 0u) {
+                    for (uint j = 1u; j < slices / h; j++) {
+                        for (uint i = 0u; i < 4u; i++) {
+                            acc[i] += red[i][lid + j * h * step];
+                        }
+                    }
+                }
+                // The next tile's sums overwrite red only after these
+                // reads.
+                barrier();
+            }
+            if (ks == 0u && col < p.n) {
+                for (uint i = 0u; i < 4u && m0 + i < p.m; i++) {
+                    store(bi, m0 + i, col, acc[i]);
+                }
+            }
+            continue;
+        }
+#endif
         // Every invocation writes its sums (zero past n) before the first
         // barrier, so the reduction reads no uninitialised shared memory.
         for (uint i = 0u; i < 4u; i++) {

@@ -69,7 +69,10 @@ import (
 //go:generate glslc --target-env=vulkan1.1 -O -o matmul.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o matmul_f16.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -DCOOPMAT -o matmul_f16_cm.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF -DSUBGROUP -o matmul_f16_sg.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -o matmul_f16w.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DHALF_WEIGHTS -DSUBGROUP -o matmul_f16w_sg.spv matmul.comp
+//go:generate glslc --target-env=vulkan1.1 -O -DSUBGROUP -o matmul_sg.spv matmul.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pad.spv pad.comp
 //go:generate glslc --target-env=vulkan1.1 -O -DHALF -o pad_f16.spv pad.comp
 //go:generate glslc --target-env=vulkan1.1 -O -o pool.spv pool.comp

@@ -8,6 +8,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
 	"github.com/onnxvk/onnxvk/internal/testenv"
+	"github.com/onnxvk/onnxvk/planner"
 )
 
 // TestGEMVColumns checks the columns per workgroup of the gemv schedule:
@@ -22,6 +23,27 @@ func TestGEMVColumns(t *testing.T) {
 	} {
 		if got := gemvColumns(c.tiles, c.n, c.k); got != c.want {
 			t.Errorf("gemvColumns(%d, %d, %d) = %d, want %d", c.tiles, c.n, c.k, got, c.want)
+		}
+	}
+}
+
+// TestGEMVShuffles checks that the gemv schedule, and it alone, takes
+// matmul.comp's SUBGROUP variant where the caps say so.
+func TestGEMVShuffles(t *testing.T) {
+	mm := &graph.Node{OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
+	f32 := func(s ...int64) *graph.Type { return graph.TensorType(graph.Float, graph.ShapeOf(s...)) }
+	for _, tc := range []struct {
+		m        int64
+		shuffled bool
+		want     bool
+	}{{1, true, true}, {4, true, true}, {1, false, false}, {64, true, false}} {
+		c := caps{maxElems: 1 << 30, tiledMatMul: true, shuffledGEMV: tc.shuffled}
+		l, ok := lower(planner.Query{Node: mm, Opset: 13, Inputs: []*graph.Type{f32(tc.m, 96), f32(96, 80)}}, c)
+		if !ok {
+			t.Fatalf("m=%d: not lowered", tc.m)
+		}
+		if l.subgroup != tc.want {
+			t.Errorf("m=%d, shuffles %v: op %d, SUBGROUP variant %v, want %v", tc.m, tc.shuffled, l.op, l.subgroup, tc.want)
 		}
 	}
 }

@@ -206,6 +206,10 @@ type caps struct {
 	// rowWorkgroup).
 	subgroupRows bool
 	rowWorkgroup int64
+	// shuffledGEMV selects the SUBGROUP variant of matmul.comp for the
+	// gemv schedule: the slices of k that share a subgroup add their sums
+	// by subgroup shuffles before the rest go through shared memory.
+	shuffledGEMV bool
 	// rowAttention forces attention.comp for Attention (see
 	// Schedule.Attention); splitAttention lets flashattn.comp split the
 	// keys of few query rows over workgroups (flash-decoding, see

@@ -189,6 +189,7 @@ func (g *matmulGeom) launch(c caps, bindings []slot) *launch {
 			cols = c.gemvColumns
 		}
 		l.op = 2 + int32(bits.TrailingZeros64(uint64(cols)))
+		l.subgroup = c.shuffledGEMV
 		l.groups = batches * ((g.m + 3) / 4) * ((g.n + cols - 1) / cols)
 	case scheduleTiled:
 		l.op = 1

@@ -21,14 +21,22 @@ var matmulPairs = [][2][]int64{
 }
 
 // forEachSchedule runs f with each schedule of matmul.comp forced on d,
-// and the tiled one with its depth split in 3 (split-K, which it takes
-// by itself only where a product's k is 128 or more).
+// the tiled one with its depth split in 3 (split-K, which it takes by
+// itself only where a product's k is 128 or more), and, where d's gemv
+// schedule adds its slices' sums by subgroup shuffles, gemv without them.
 func forEachSchedule(t *testing.T, d *Device, f func(t *testing.T)) {
-	old, splits := d.schedule, d.matmulSplits
-	t.Cleanup(func() { d.schedule, d.matmulSplits = old, splits })
+	old, splits, rows := d.schedule, d.matmulSplits, d.subgroupRows
+	t.Cleanup(func() { d.schedule, d.matmulSplits, d.subgroupRows = old, splits, rows })
 	for _, s := range schedules {
 		d.schedule = s.s
 		t.Run(s.name, f)
+	}
+	if d.subgroupRows && d.info.SubgroupShuffle {
+		// The gemv run above added its slices' sums by subgroup
+		// shuffles; this one by the shared-memory tree alone.
+		d.schedule, d.subgroupRows = scheduleGEMV, false
+		t.Run("gemv-tree", f)
+		d.subgroupRows = rows
 	}
 	d.schedule, d.matmulSplits = scheduleTiled, 3
 	t.Run("tiled-3-splits", f)

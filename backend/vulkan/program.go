@@ -53,7 +53,7 @@ func (d *Device) Supports(q planner.Query) (ok bool) {
 func (d *Device) caps() caps {
 	c := caps{maxElems: min(int64(d.info.limits.MaxStorageBufferRange)/4, math.MaxInt32),
 		tiledMatMul: d.tiledMatMul, tiledConv: d.tiledConv, convSplits: d.convSplits, depthwiseConv: d.depthwiseConv, schedule: d.schedule, gemvColumns: d.gemvColumns, matmulSplits: d.matmulSplits, halfWeights: d.half.on, half16: d.half.storage, int16: d.info.Int16, intDot: d.intDot,
-		subgroupRows: d.subgroupRows, rowAttention: d.rowAttention, splitAttention: d.splitAttention, wideAttention: d.wideAttention, subgroupSize: int64(d.info.SubgroupSize), sharedMem: int64(d.info.limits.MaxComputeSharedMemorySize),
+		subgroupRows: d.subgroupRows, shuffledGEMV: d.subgroupRows && d.info.SubgroupShuffle, rowAttention: d.rowAttention, splitAttention: d.splitAttention, wideAttention: d.wideAttention, subgroupSize: int64(d.info.SubgroupSize), sharedMem: int64(d.info.limits.MaxComputeSharedMemorySize),
 		matrixUnit: d.matrixUnit, matrixFragments: d.matrixFragments}
 	if d.subgroupRows {
 		c.rowWorkgroup = rowWorkgroup(d.info.SubgroupSize)

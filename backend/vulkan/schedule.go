@@ -54,7 +54,9 @@ type Schedule struct {
 	// invocations: "subgroup" (subgroup operations, which the device must
 	// have: Info.SubgroupArithmetic) or "tree" (a shared-memory tree),
 	// see RowSchedules; "" takes subgroup operations where the device has
-	// them.
+	// them. The gemv schedule adds its slices' sums the same way, by
+	// subgroup shuffles where the device also has them
+	// (Info.SubgroupShuffle).
 	Rows string
 	// Attention is the kernel of Attention: "flash" (flashattn.comp, a
 	// tile of query rows a workgroup of 64 invocations, online softmax,
