@@ -7,6 +7,7 @@ import (
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 	"github.com/onnxvk/onnxvk/internal/kerneltest"
+	"github.com/onnxvk/onnxvk/internal/testenv"
 	"github.com/onnxvk/onnxvk/planner"
 )
 
@@ -22,8 +23,9 @@ var matmulPairs = [][2][]int64{
 
 // forEachSchedule runs f with each schedule of matmul.comp forced on d,
 // the tiled one with its depth split in 3 (split-K, which it takes by
-// itself only where a product's k is 128 or more), and, where d's gemv
-// schedule adds its slices' sums by subgroup shuffles, gemv without them.
+// itself only where a product's k is 128 or more), and, in the long
+// suites where d's gemv schedule adds its slices' sums by subgroup
+// shuffles, gemv without them.
 func forEachSchedule(t *testing.T, d *Device, f func(t *testing.T)) {
 	old, splits, rows := d.schedule, d.matmulSplits, d.subgroupRows
 	t.Cleanup(func() { d.schedule, d.matmulSplits, d.subgroupRows = old, splits, rows })
@@ -31,9 +33,10 @@ func forEachSchedule(t *testing.T, d *Device, f func(t *testing.T)) {
 		d.schedule = s.s
 		t.Run(s.name, f)
 	}
-	if d.subgroupRows && d.info.SubgroupShuffle {
+	if d.subgroupRows && d.info.SubgroupShuffle && testenv.Long() {
 		// The gemv run above added its slices' sums by subgroup
-		// shuffles; this one by the shared-memory tree alone.
+		// shuffles; this one by the shared-memory tree alone (in the
+		// long suites: nine more pipelines for lavapipe to compile).
 		d.schedule, d.subgroupRows = scheduleGEMV, false
 		t.Run("gemv-tree", f)
 		d.subgroupRows = rows
