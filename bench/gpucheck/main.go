@@ -287,6 +287,10 @@ func summary(w io.Writer, r *report) {
 					fmt.Fprintf(w, "       %5d³ %s: placed on %s\n", m.N, m.Mode, m.Placed)
 					continue
 				}
+				if m.Rows > 0 {
+					fmt.Fprintf(w, "  %d×%5d² %-13s %9.3f ms  %8.4g GB/s of weights\n", m.Rows, m.N, m.Mode, m.MedianMs, m.WeightGBs)
+					continue
+				}
 				fmt.Fprintf(w, "       %5d³ %-13s %9.3f ms  %8.4g TFLOP/s\n", m.N, m.Mode, m.MedianMs, m.TFLOPs)
 			}
 		}
@@ -1057,11 +1061,17 @@ func scheduleModel(ctx context.Context, c *config, name string) ([]scheduleResul
 }
 
 type matmulResult struct {
-	N        int64   `json:"n"`
+	N int64 `json:"n"`
+	// Rows is a's rows where they are not n: 1 in the GEMV rows of the
+	// sweep (a decode step's products).
+	Rows     int64   `json:"rows,omitempty"`
 	Mode     string  `json:"mode"`
 	Chain    int     `json:"chain"`
 	MedianMs float64 `json:"median_ms"`
 	TFLOPs   float64 `json:"tflops"`
+	// WeightGBs is the bytes of the weight the chain reads per second, in
+	// GB/s, for the GEMV rows, which memory bandwidth bounds.
+	WeightGBs float64 `json:"weight_gb_s,omitempty"`
 	// RelErr is ‖gpu − cpu‖ / ‖cpu‖ of one product chain, where the CPU
 	// check ran (the smaller sizes).
 	RelErr *float64 `json:"rel_err,omitempty"`
@@ -1069,15 +1079,16 @@ type matmulResult struct {
 	Placed string `json:"placed,omitempty"`
 }
 
-// matmul times chains of square products y = (((a·b)·b)·b)... with b a
-// constant weight, the output kept on the device and fed back as the next
-// Run's a, so that nothing crosses the bus, in each mode (see
-// matmulOptions). The smaller sizes are checked against the CPU. A float16
+// matmul times chains of products y = (((a·b)·b)·b)... with b a constant
+// n×n weight, the output kept on the device and fed back as the next Run's
+// a, so that nothing crosses the bus: square ones in each mode (see
+// matmulOptions), then GEMVs, a of one row, on the gemv schedule in each
+// of gemvModes. The smaller sizes are checked against the CPU. A float16
 // model's placement is recorded.
 func matmul(ctx context.Context, c *config) (any, error) {
-	sizes, chain, runs := []int64{512, 1024, 2048, 4096, 8192}, 8, 5
+	sizes, gemvSizes, chain, runs := []int64{512, 1024, 2048, 4096, 8192}, []int64{1024, 4096, 8192}, 8, 5
 	if c.quick {
-		sizes, chain, runs = []int64{64, 256}, 2, 2
+		sizes, gemvSizes, chain, runs = []int64{64, 256}, []int64{256}, 2, 2
 	}
 	units := hasMatrixUnits(c.device)
 	modes := []string{"fp32", "fp16-weights", "float16"}
@@ -1092,7 +1103,7 @@ func matmul(ctx context.Context, c *config) (any, error) {
 				problems = append(problems, fmt.Sprintf("%d %s: not run, out of time", n, mode))
 				continue
 			}
-			r, err := matmulRun(ctx, c.device, n, chain, runs, mode, units)
+			r, err := matmulRun(ctx, n, n, chain, runs, mode, matmulOptions(c.device, mode, units))
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%d %s: %v", n, mode, err))
 				continue
@@ -1101,6 +1112,26 @@ func matmul(ctx context.Context, c *config) (any, error) {
 			res = append(res, *r)
 			if r.RelErr != nil && !(*r.RelErr <= matmulTolerance(mode)) {
 				problems = append(problems, fmt.Sprintf("%d %s: relative error %.3g", n, mode, *r.RelErr))
+			}
+		}
+	}
+	for _, n := range gemvSizes {
+		for _, mode := range gemvModes {
+			what := fmt.Sprintf("gemv %d %s", n, mode)
+			if ctx.Err() != nil {
+				problems = append(problems, what+": not run, out of time")
+				continue
+			}
+			r, err := matmulRun(ctx, 1, n, chain, runs, mode, gemvOptions(c.device, mode))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", what, err))
+				continue
+			}
+			r.Mode, r.Rows = mode, 1
+			r.WeightGBs = float64(chain) * float64(n*n*weightBytes(mode)) / (r.MedianMs / 1e3) / 1e9
+			res = append(res, *r)
+			if r.RelErr != nil && !(*r.RelErr <= matmulTolerance(mode)) {
+				problems = append(problems, fmt.Sprintf("%s: relative error %.3g", what, *r.RelErr))
 			}
 		}
 	}
@@ -1139,6 +1170,34 @@ func matmulOptions(device, mode string, units bool) []onnxvk.Option {
 	return opts
 }
 
+// gemvModes are the modes of the sweep's GEMVs, all on the gemv schedule
+// (a GPU's choice for up to 4 rows, forced so that lavapipe runs it too):
+// "fp32", its slices' sums added by subgroup shuffles where the device
+// has them; "fp32-tree", by the shared-memory tree alone; "fp16-weights"
+// and "float16" as in matmulOptions.
+var gemvModes = []string{"fp32", "fp32-tree", "fp16-weights", "float16"}
+
+// gemvOptions returns the session options of the GEMV mode.
+func gemvOptions(device, mode string) []onnxvk.Option {
+	s := vulkan.Schedule{MatMul: "gemv"}
+	opts := []onnxvk.Option{onnxvk.WithDevice(device)}
+	switch mode {
+	case "fp32-tree":
+		s.Rows = "tree"
+	case "fp16-weights":
+		opts = append(opts, onnxvk.WithFP16Weights())
+	}
+	return append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(s)))
+}
+
+// weightBytes is the bytes of a weight element in mode.
+func weightBytes(mode string) int64 {
+	if mode == "fp16-weights" || strings.HasPrefix(mode, "float16") {
+		return 2
+	}
+	return 4
+}
+
 // hasMatrixUnits reports whether the device that device names ("vulkan",
 // "auto" or "vulkan:N") runs float16 products on matrix units.
 func hasMatrixUnits(device string) bool {
@@ -1164,15 +1223,15 @@ func matmulTolerance(mode string) float64 {
 	return 1e-4
 }
 
-// chainModel builds the product chain of length chain over n×n matrices
-// of element type elem (float32 or float16).
-func chainModel(n int64, chain int, elem graph.DType) *graph.Model {
+// chainModel builds the product chain of length chain of m×n matrices by
+// an n×n weight, of element type elem (float32 or float16).
+func chainModel(m, n int64, chain int, elem graph.DType) *graph.Model {
 	g := graph.NewGraph("matmul")
-	g.Inputs = []*graph.ValueInfo{{Name: "a", Type: graph.TensorType(elem, graph.ShapeOf(n, n))}}
-	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(elem, graph.ShapeOf(n, n))}}
+	g.Inputs = []*graph.ValueInfo{{Name: "a", Type: graph.TensorType(elem, graph.ShapeOf(m, n))}}
+	g.Outputs = []*graph.ValueInfo{{Name: "y", Type: graph.TensorType(elem, graph.ShapeOf(m, n))}}
 	rng := rand.New(rand.NewPCG(uint64(n), 3))
 	scale := 1 / math.Sqrt(float64(n))
-	g.Initializers["b"] = squareOf(elem, n, func() float64 { return rng.NormFloat64() * scale })
+	g.Initializers["b"] = matrixOf(elem, n, n, func() float64 { return rng.NormFloat64() * scale })
 	prev := "a"
 	for i := range chain {
 		out := fmt.Sprintf("t%d", i)
@@ -1182,13 +1241,13 @@ func chainModel(n int64, chain int, elem graph.DType) *graph.Model {
 		g.Nodes = append(g.Nodes, &graph.Node{Index: i, Name: "mm" + out, OpType: "MatMul", Inputs: []string{prev, "b"}, Outputs: []string{out}})
 		prev = out
 	}
-	return &graph.Model{Name: fmt.Sprintf("matmul%d", n), IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
+	return &graph.Model{Name: fmt.Sprintf("matmul%dx%d", m, n), IRVersion: 8, Opsets: map[string]int64{"": 14}, Graph: g}
 }
 
-// squareOf returns an n×n tensor of elem (float32 or float16) holding
+// matrixOf returns an m×n tensor of elem (float32 or float16) holding
 // values drawn from next.
-func squareOf(elem graph.DType, n int64, next func() float64) *graph.Tensor {
-	vals := make([]float32, n*n)
+func matrixOf(elem graph.DType, m, n int64, next func() float64) *graph.Tensor {
+	vals := make([]float32, m*n)
 	for i := range vals {
 		vals[i] = float32(next())
 	}
@@ -1197,10 +1256,10 @@ func squareOf(elem graph.DType, n int64, next func() float64) *graph.Tensor {
 		for i, v := range vals {
 			halves[i] = float16.Fromfloat32(v)
 		}
-		t, _ := graph.FromSlice(elem, []int64{n, n}, halves)
+		t, _ := graph.FromSlice(elem, []int64{m, n}, halves)
 		return t
 	}
-	t, _ := graph.FromSlice(elem, []int64{n, n}, vals)
+	t, _ := graph.FromSlice(elem, []int64{m, n}, vals)
 	return t
 }
 
@@ -1212,15 +1271,17 @@ func modeElem(mode string) graph.DType {
 	return graph.Float
 }
 
-func matmulRun(ctx context.Context, device string, n int64, chain, runs int, mode string, units bool) (*matmulResult, error) {
+// matmulRun times the product chain of m×n by n×n in mode, the session
+// opened with opts.
+func matmulRun(ctx context.Context, m, n int64, chain, runs int, mode string, opts []onnxvk.Option) (*matmulResult, error) {
 	elem := modeElem(mode)
-	sess, err := onnxvk.NewSession(chainModel(n, chain, elem), matmulOptions(device, mode, units)...)
+	sess, err := onnxvk.NewSession(chainModel(m, n, chain, elem), opts...)
 	if err != nil {
 		return nil, err
 	}
 	defer sess.Close()
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
-	a, err := onnxvk.NewTensorBytes(elem, []int64{n, n}, squareOf(elem, n, func() float64 { return rng.Float64()*2 - 1 }).Data)
+	a, err := onnxvk.NewTensorBytes(elem, []int64{m, n}, matrixOf(elem, m, n, func() float64 { return rng.Float64()*2 - 1 }).Data)
 	if err != nil {
 		return nil, err
 	}
@@ -1230,7 +1291,7 @@ func matmulRun(ctx context.Context, device string, n int64, chain, runs int, mod
 		if err != nil {
 			return nil, err
 		}
-		e, err := chainError(ctx, n, chain, elem, a, out["y"])
+		e, err := chainError(ctx, m, n, chain, elem, a, out["y"])
 		if err != nil {
 			return nil, err
 		}
@@ -1257,14 +1318,14 @@ func matmulRun(ctx context.Context, device string, n int64, chain, runs int, mod
 		cur.Release()
 	}
 	r.MedianMs = quantile(times, 0.5)
-	r.TFLOPs = float64(chain) * 2 * float64(n*n*n) / (r.MedianMs / 1e3) / 1e12
+	r.TFLOPs = float64(chain) * 2 * float64(m*n*n) / (r.MedianMs / 1e3) / 1e12
 	return r, nil
 }
 
 // chainError returns ‖got − cpu‖ / ‖cpu‖ for the CPU's run of the chain
 // of elem products on a.
-func chainError(ctx context.Context, n int64, chain int, elem graph.DType, a, got *onnxvk.Tensor) (float64, error) {
-	cpu, err := onnxvk.NewSession(chainModel(n, chain, elem), onnxvk.WithDevice("cpu"))
+func chainError(ctx context.Context, m, n int64, chain int, elem graph.DType, a, got *onnxvk.Tensor) (float64, error) {
+	cpu, err := onnxvk.NewSession(chainModel(m, n, chain, elem), onnxvk.WithDevice("cpu"))
 	if err != nil {
 		return 0, err
 	}
