@@ -1,6 +1,7 @@
-// The activations that conv.comp and convgemm.comp apply in their store:
-// act(op, v, alpha, beta) with op one of the codes below (the low byte of
-// their OP) and alpha and beta the activation's parameters (Clip's
+// The activations that the convolutions (conv.comp, convgemm.comp,
+// dwconv.comp) apply in their store: act(op, v, alpha, beta) with op one
+// of the codes below (bits 8-15 of their push constants' flags, see
+// epilogue.glsl) and alpha and beta the activation's parameters (Clip's
 // bounds, LeakyRelu's slope in alpha, HardSigmoid's slope and offset;
 // HardSwish's are fixed, 1/6 and 0.5). ACT_NAME is the code of the
 // FusedConv activation whose name in capitals is NAME, ACT_NONE that of

@@ -28,8 +28,9 @@
 // float16_t through 16-bit storage (half the memory and bandwidth of
 // constant weights); the products still accumulate in fp32.
 //
-// The specialization constant OP holds the activation in bits 0-7, MB (1,
-// 4 or 8) in bits 8-11 and TRANSPOSED in bit 12.
+// The specialization constant OP holds MB (1, 4 or 8) in bits 8-11 and
+// TRANSPOSED in bit 12; the activation is the push constants' (bits 8-15
+// of flags, see epilogue.glsl), so that one pipeline serves them all.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -39,7 +40,6 @@ layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-const int ACT = OP & 255;
 const int MB = (OP >> 8) & 15;
 const bool TRANSPOSED = (OP & 4096) != 0;
 
@@ -70,7 +70,8 @@ layout(push_constant) uniform Params {
     uint st[3];
     uint dil[3];
     int pad[3];
-    // flags: bit 0, bias is bound; bit 1, sum is bound.
+    // flags: bit 0, bias is bound; bit 1, sum is bound; bits 8-15, the
+    // activation (act.glsl's codes).
     uint flags;
     // alpha and beta are the activation's parameters: Clip's bounds,
     // LeakyRelu's slope in alpha.
@@ -117,7 +118,7 @@ void transposed() {
                 }
             }
         }
-        y[e] = DATA(act(ACT, acc, p.alpha, p.beta));
+        y[e] = DATA(act(activation(), acc, p.alpha, p.beta));
     }
 }
 

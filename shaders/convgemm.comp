@@ -41,8 +41,9 @@
 // subgroup computes). The reduction of its split-K runs on the HALF
 // variant.
 //
-// The specialization constant OP holds the activation in bits 0-7, SPLIT
-// in bit 8, REDUCE in bit 9 and POINT in bit 10.
+// The specialization constant OP holds SPLIT in bit 8, REDUCE in bit 9
+// and POINT in bit 10; the activation is the push constants' (bits 8-15
+// of flags, see epilogue.glsl).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -56,7 +57,6 @@ layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-const int ACT = OP & 255;
 const bool SPLIT = (OP & 256) != 0;
 const bool REDUCE = (OP & 512) != 0;
 const bool POINT = (OP & 1024) != 0;
@@ -94,7 +94,8 @@ layout(push_constant) uniform Params {
     uint st[3];
     uint dil[3];
     int pad[3];
-    // flags: bit 0, bias is bound; bit 1, sum is bound.
+    // flags: bit 0, bias is bound; bit 1, sum is bound; bits 8-15, the
+    // activation (act.glsl's codes).
     uint flags;
     // alpha and beta are the activation's parameters: Clip's bounds,
     // LeakyRelu's slope in alpha.

@@ -20,8 +20,9 @@
 // float16_t; with HALF (dwconv_f16.spv) every tensor is float16. Shared
 // memory and the sums stay fp32.
 //
-// The specialization constant OP holds the activation in bits 0-7 and
-// OUTS (1 to 4) in bits 8-10.
+// The specialization constant OP holds OUTS (1 to 4) in bits 8-10; the
+// activation is the push constants' (bits 8-15 of flags, see
+// epilogue.glsl).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -31,7 +32,6 @@ layout(local_size_x = 256) in;
 
 layout(constant_id = 0) const int OP = 0;
 
-const int ACT = OP & 255;
 const uint OUTS = uint((OP >> 8) & 7);
 
 #include "act.glsl"
@@ -64,7 +64,8 @@ layout(push_constant) uniform Params {
     uint st[3];
     uint dil[3];
     int pad[3];
-    // flags: bit 0, bias is bound; bit 1, sum is bound.
+    // flags: bit 0, bias is bound; bit 1, sum is bound; bits 8-15, the
+    // activation (act.glsl's codes).
     uint flags;
     // alpha and beta are the activation's parameters.
     float alpha;

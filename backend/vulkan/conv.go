@@ -151,16 +151,19 @@ func lowerConv(q *query) (*launch, bool) {
 		}
 		bindings[4], flags = slot{false, 3}, flags|2
 	}
+	// The activation is a push constant (see shaders/epilogue.glsl): one
+	// pipeline serves every activation.
+	flags |= uint32(act) << 8
 	size := graph.NumElements(out[2:])
 	cols := x[0] * size
 	mg := m / group
 	if q.depthwiseConv && c == group && r <= 2 {
-		if l, ok := dwConv(q.caps, w, out, mg, act, alpha, beta, bindings, flags); ok {
+		if l, ok := dwConv(q.caps, w, out, mg, alpha, beta, bindings, flags); ok {
 			return l, true
 		}
 	}
 	if q.tiledConv && mg >= convGemmMinRows {
-		return convGemm(q.caps, w, x, wt, out, group, act, alpha, beta, bindings, flags)
+		return convGemm(q.caps, w, x, wt, out, group, alpha, beta, bindings, flags)
 	}
 	mb := int64(1)
 	switch {
@@ -174,7 +177,7 @@ func lowerConv(q *query) (*launch, bool) {
 	vals := []uint32{uint32(m), uint32(c), uint32(mg), uint32(c / group), uint32(group), uint32(size), uint32(cols), uint32(pw)}
 	vals = append(vals, w.words()...)
 	vals = append(vals, flags, math.Float32bits(alpha), math.Float32bits(beta))
-	return &launch{shader: "conv", op: act | int32(mb)<<8, bindings: bindings, push: words(vals...),
+	return &launch{shader: "conv", op: int32(mb) << 8, bindings: bindings, push: words(vals...),
 		elems: graph.NumElements(out), outShapes: [][]int64{out},
 		groups: group * ((mg + rows - 1) / rows) * ((cols + width - 1) / width)}, true
 }
@@ -253,7 +256,7 @@ func kSplits(forced int, maxElems, tiles, depth, elems int64) (splits, per int64
 // epilogue in its store, or with split-K writing partial sums to the
 // scratch and a reducing dispatch that adds them and applies the
 // epilogue.
-func convGemm(c caps, w *window, x, wt, out []int64, group int64, act int32, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
+func convGemm(c caps, w *window, x, wt, out []int64, group int64, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
 	m, ch := wt[0], x[1]
 	mg, cg := m/group, ch/group
 	size := graph.NumElements(out[2:])
@@ -265,9 +268,9 @@ func convGemm(c caps, w *window, x, wt, out []int64, group int64, act int32, alp
 	vals := []uint32{uint32(m), uint32(ch), uint32(mg), uint32(cg), uint32(group), uint32(size), uint32(cols), uint32(splits)}
 	vals = append(vals, w.words()...)
 	vals = append(vals, flags, math.Float32bits(alpha), math.Float32bits(beta), uint32(per))
-	op := act
+	var op int32
 	if taps == 1 {
-		op |= convGemmPoint
+		op = convGemmPoint
 	}
 	// The shader's part, which only split-K uses, binds y, and the split
 	// GEMM's unused bias, y and sum bind the scratch it writes: a writable
@@ -288,12 +291,12 @@ func convGemm(c caps, w *window, x, wt, out []int64, group int64, act int32, alp
 	if flags&1 == 0 {
 		bias = slot{false, 0}
 	}
-	l.then = []*launch{{shader: "convgemm", op: act | convGemmReduce, push: l.push, elems: elems,
+	l.then = []*launch{{shader: "convgemm", op: convGemmReduce, push: l.push, elems: elems,
 		bindings: []slot{{false, 0}, {false, 0}, bias, bindings[3], bindings[4], {false, scratchSlot}}}}
 	return l, true
 }
 
-// convgemm.comp's OP bits besides the activation.
+// convgemm.comp's OP bits.
 const (
 	convGemmSplit  = 1 << 8
 	convGemmReduce = 1 << 9
@@ -332,7 +335,7 @@ const (
 // window w's last two axes, which lowerConv has checked; ok is false
 // when the device's shared memory is smaller than dwconv.comp's or one
 // output's taps and input patch do not fit it.
-func dwConv(c caps, w *window, out []int64, mg int64, act int32, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
+func dwConv(c caps, w *window, out []int64, mg int64, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
 	th, tw, ok := dwTile(w)
 	if !ok || c.sharedMem < 4*dwShared {
 		return nil, false
@@ -342,7 +345,7 @@ func dwConv(c caps, w *window, out []int64, mg int64, act int32, alpha, beta flo
 	vals := []uint32{uint32(m), uint32(mg), uint32(images), uint32(th), uint32(tw), uint32(ty), uint32(tx)}
 	vals = append(vals, w.words()...)
 	vals = append(vals, flags, math.Float32bits(alpha), math.Float32bits(beta))
-	return &launch{shader: "dwconv", op: act | int32((th*tw+workgroupSize-1)/workgroupSize)<<8, bindings: bindings, push: words(vals...),
+	return &launch{shader: "dwconv", op: int32((th*tw+workgroupSize-1)/workgroupSize) << 8, bindings: bindings, push: words(vals...),
 		elems: graph.NumElements(out), outShapes: [][]int64{out}, groups: images * m * ty * tx}, true
 }
 
