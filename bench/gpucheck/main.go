@@ -1097,42 +1097,29 @@ func matmul(ctx context.Context, c *config) (any, error) {
 	}
 	var res []matmulResult
 	var problems []string
+	sweep := func(what string, m, n int64, mode string, opts []onnxvk.Option) {
+		if ctx.Err() != nil {
+			problems = append(problems, what+": not run, out of time")
+			return
+		}
+		r, err := matmulRun(ctx, m, n, chain, runs, mode, opts)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", what, err))
+			return
+		}
+		res = append(res, *r)
+		if r.RelErr != nil && !(*r.RelErr <= matmulTolerance(mode)) {
+			problems = append(problems, fmt.Sprintf("%s: relative error %.3g", what, *r.RelErr))
+		}
+	}
 	for _, n := range sizes {
 		for _, mode := range modes {
-			if ctx.Err() != nil {
-				problems = append(problems, fmt.Sprintf("%d %s: not run, out of time", n, mode))
-				continue
-			}
-			r, err := matmulRun(ctx, n, n, chain, runs, mode, matmulOptions(c.device, mode, units))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%d %s: %v", n, mode, err))
-				continue
-			}
-			r.Mode = mode
-			res = append(res, *r)
-			if r.RelErr != nil && !(*r.RelErr <= matmulTolerance(mode)) {
-				problems = append(problems, fmt.Sprintf("%d %s: relative error %.3g", n, mode, *r.RelErr))
-			}
+			sweep(fmt.Sprintf("%d %s", n, mode), n, n, mode, matmulOptions(c.device, mode, units))
 		}
 	}
 	for _, n := range gemvSizes {
 		for _, mode := range gemvModes {
-			what := fmt.Sprintf("gemv %d %s", n, mode)
-			if ctx.Err() != nil {
-				problems = append(problems, what+": not run, out of time")
-				continue
-			}
-			r, err := matmulRun(ctx, 1, n, chain, runs, mode, gemvOptions(c.device, mode))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %v", what, err))
-				continue
-			}
-			r.Mode, r.Rows = mode, 1
-			r.WeightGBs = float64(chain) * float64(n*n*weightBytes(mode)) / (r.MedianMs / 1e3) / 1e9
-			res = append(res, *r)
-			if r.RelErr != nil && !(*r.RelErr <= matmulTolerance(mode)) {
-				problems = append(problems, fmt.Sprintf("%s: relative error %.3g", what, *r.RelErr))
-			}
+			sweep(fmt.Sprintf("gemv %d %s", n, mode), 1, n, mode, gemvOptions(c.device, mode))
 		}
 	}
 	placed, err := float16Placement(c.device)
@@ -1272,7 +1259,8 @@ func modeElem(mode string) graph.DType {
 }
 
 // matmulRun times the product chain of m×n by n×n in mode, the session
-// opened with opts.
+// opened with opts; for m other than n it gives the rows and the rate at
+// which the weight is read.
 func matmulRun(ctx context.Context, m, n int64, chain, runs int, mode string, opts []onnxvk.Option) (*matmulResult, error) {
 	elem := modeElem(mode)
 	sess, err := onnxvk.NewSession(chainModel(m, n, chain, elem), opts...)
@@ -1285,7 +1273,7 @@ func matmulRun(ctx context.Context, m, n int64, chain, runs int, mode string, op
 	if err != nil {
 		return nil, err
 	}
-	r := &matmulResult{N: n, Chain: chain}
+	r := &matmulResult{N: n, Mode: mode, Chain: chain}
 	if n <= 1024 {
 		out, err := sess.Run(ctx, map[string]*onnxvk.Tensor{"a": a})
 		if err != nil {
@@ -1319,6 +1307,10 @@ func matmulRun(ctx context.Context, m, n int64, chain, runs int, mode string, op
 	}
 	r.MedianMs = quantile(times, 0.5)
 	r.TFLOPs = float64(chain) * 2 * float64(m*n*n) / (r.MedianMs / 1e3) / 1e12
+	if m != n {
+		r.Rows = m
+		r.WeightGBs = float64(chain) * float64(n*n*weightBytes(mode)) / (r.MedianMs / 1e3) / 1e9
+	}
 	return r, nil
 }
 
