@@ -1164,22 +1164,20 @@ func matmulOptions(device, mode string, units bool) []onnxvk.Option {
 // and "float16" as in matmulOptions.
 var gemvModes = []string{"fp32", "fp32-tree", "fp16-weights", "float16"}
 
-// gemvOptions returns the session options of the GEMV mode.
+// gemvOptions returns the session options of the GEMV mode: those of
+// matmulOptions for the mode ("fp32" for "fp32-tree"), the matrix units
+// aside, with the gemv schedule forced.
 func gemvOptions(device, mode string) []onnxvk.Option {
 	s := vulkan.Schedule{MatMul: "gemv"}
-	opts := []onnxvk.Option{onnxvk.WithDevice(device)}
-	switch mode {
-	case "fp32-tree":
-		s.Rows = "tree"
-	case "fp16-weights":
-		opts = append(opts, onnxvk.WithFP16Weights())
+	if mode == "fp32-tree" {
+		mode, s.Rows = "fp32", "tree"
 	}
-	return append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(s)))
+	return append(matmulOptions(device, mode, false), onnxvk.WithVulkanOptions(vulkan.WithSchedule(s)))
 }
 
 // weightBytes is the bytes of a weight element in mode.
 func weightBytes(mode string) int64 {
-	if mode == "fp16-weights" || strings.HasPrefix(mode, "float16") {
+	if mode == "fp16-weights" || modeElem(mode) == graph.Float16 {
 		return 2
 	}
 	return 4
