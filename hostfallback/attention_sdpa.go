@@ -1,13 +1,19 @@
 package hostfallback
 
 import (
+	"math"
+
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
 func init() {
-	RegisterDomainChecked(ops.FusedDomain, "ScaledDotProductAttention", halfVia32(sdpaKernel), onFused)
+	RegisterDomainChecked(ops.FusedDomain, "ScaledDotProductAttention", halfVia32(sdpaKernel), onSDPA)
 }
+
+// onSDPA is the support of ScaledDotProductAttention: onFused's types for
+// Q, K and V, and a mask of those or bool.
+var onSDPA = Support{In: []Types{onFused.In[0], onFused.In[0], onFused.In[0], append(Types{graph.Bool}, onFused.In[0]...)}}
 
 // sdpaMatrix is how one matrix of a ScaledDotProductAttention operand lies
 // in its tensor: the element (i, j) of batch entry b is at
@@ -56,12 +62,59 @@ func (m *sdpaMatrix) gathered() bool {
 }
 
 // sdpaPlan is the geometry of a ScaledDotProductAttention call: the number
-// of batch entries, the output's shape and each operand's matrices (kᵀ as
-// k).
+// of batch entries, the output's shape, each operand's matrices (kᵀ as
+// k) and the mask's, broadcast to the scores (nil without a mask).
 type sdpaPlan struct {
 	entries    int
 	out        []int64
 	q, k, v, y sdpaMatrix
+	mask       *sdpaMatrix
+}
+
+// sdpaMask is the data of a ScaledDotProductAttention call's mask: float
+// (added to the scores) or bool bytes, which hide the keys where they are
+// zero, or where they are not when hides is set (mask_hides).
+type sdpaMask struct {
+	add   []float32
+	bools []byte
+	hides bool
+}
+
+// softmax turns rows i0 to i0+rows of batch entry b's scores (scores
+// holding those rows, N apart) into their exponentials (the row's
+// maximum subtracted), after the mask, and sets inv[i] to the inverse of
+// row i's sum: 0, the row zeroed, where every score of the row is −inf.
+func (p *sdpaPlan) softmax(m *sdpaMask, scores []float32, b, i0, rows, N int, inv []float32) {
+	var off int
+	if p.mask != nil {
+		off = p.mask.offset(b)
+	}
+	inf := float32(math.Inf(-1))
+	for i := range rows {
+		row := scores[i*N : (i+1)*N]
+		if mk := p.mask; mk != nil {
+			at := off + (i0+i)*mk.rs
+			switch {
+			case m.add != nil:
+				for j := range row {
+					row[j] += m.add[at+j*mk.cs]
+				}
+			default:
+				for j := range row {
+					if (m.bools[at+j*mk.cs] == 0) != m.hides {
+						row[j] = inf
+					}
+				}
+			}
+		}
+		top := rowMaxF32(row)
+		if top == inf {
+			clear(row)
+			inv[i] = 0
+			continue
+		}
+		inv[i] = 1 / expShiftF32(row, row, top)
+	}
 }
 
 // sdpaLayout is an operand's view (see ops.AttentionView): its input
@@ -74,8 +127,8 @@ func sdpaLayout(view *ops.AttentionView, shape []int64) *ops.AttentionView {
 }
 
 // newSDPAPlan lays out operands q, k and v (their input tensors' shapes
-// and lengths) and the output.
-func newSDPAPlan(c *Call, q, k, v []int64, lens [3]int) (*sdpaPlan, error) {
+// and lengths), the output and the mask of shape mask (nil: none).
+func newSDPAPlan(c *Call, q, k, v, mask []int64, lens [3]int) (*sdpaPlan, error) {
 	views, err := ops.AttentionViews(c.Node, c.Opset)
 	if err != nil {
 		return nil, c.Errorf("%w", err)
@@ -133,14 +186,29 @@ func newSDPAPlan(c *Call, q, k, v []int64, lens [3]int) (*sdpaPlan, error) {
 	for d := range r - 2 {
 		p.entries *= int(ls[0].Shape[perms[0][d]])
 	}
+	if mask == nil {
+		return p, nil
+	}
+	scores, err := ops.AttentionScores(c.Node, c.Opset, graph.ShapeOf(ls[0].Shape...), graph.ShapeOf(ls[1].Shape...), graph.ShapeOf(ls[2].Shape...))
+	if err != nil {
+		return nil, c.Errorf("%w", err)
+	}
+	st, err := ops.AttentionMaskStrides(scores.Ints(), mask)
+	if err != nil {
+		return nil, c.Errorf("%w", err)
+	}
+	p.mask = &sdpaMatrix{rows: p.q.rows, cols: p.k.cols, rs: int(st[r-2]), cs: int(st[r-1])}
+	for d := range r - 2 {
+		p.mask.bsize, p.mask.bstride = append(p.mask.bsize, int(scores[d].Value)), append(p.mask.bstride, int(st[d]))
+	}
 	return p, nil
 }
 
 // sdpaKernel is ScaledDotProductAttention of float32 tensors (float16 ones
 // are widened to float32 once and the output rounded once, see halfVia32,
 // as the planner's fusion of a float16 attention computes it): for each
-// batch entry, the scores scale·q·kᵀ, each row's softmax (float32, the
-// vectorised exp, as Softmax's kernel) times v, the division by each row's
+// batch entry, the scores scale·q·kᵀ, the mask (sdpaPlan.softmax), each
+// row's softmax (float32, the vectorised exp, as Softmax's kernel) times v, the division by each row's
 // sum applied to the product, each operand read through its permutation
 // where it lies and the result written where the output's permutation
 // puts it. With
@@ -152,13 +220,29 @@ func sdpaKernel(c *Call) error {
 	if qt == nil || kt == nil || vt == nil {
 		return c.Errorf("inputs Q, K and V are required")
 	}
+	mt := c.Tensor(3)
+	var ms []int64
+	if mt != nil {
+		ms = mt.Shape
+	}
 	p, err := Memo(c, c.ShapeKey(), func() (*sdpaPlan, error) {
-		return newSDPAPlan(c, qt.Shape, kt.Shape, vt.Shape, [3]int{int(qt.NumElements()), int(kt.NumElements()), int(vt.NumElements())})
+		return newSDPAPlan(c, qt.Shape, kt.Shape, vt.Shape, ms, [3]int{int(qt.NumElements()), int(kt.NumElements()), int(vt.NumElements())})
 	})
 	if err != nil {
 		return err
 	}
-	scale := ops.Params[ops.ScaledDotProductAttentionParams](c.Node, c.Opset).Scale
+	params := ops.Params[ops.ScaledDotProductAttentionParams](c.Node, c.Opset)
+	scale := params.Scale
+	mask := &sdpaMask{hides: params.MaskHides != 0}
+	switch {
+	case mt == nil:
+	case mt.DType == graph.Bool:
+		mask.bools = mt.Data
+	case mt.DType == graph.Float:
+		mask.add = graph.View[float32](mt)
+	default:
+		return c.Errorf("mask is %s; want bool or the operands' type", mt.DType)
+	}
 	y := c.OutputUninit(0, graph.Float, p.out)
 	q, k, v, out := graph.View[float32](qt), graph.View[float32](kt), graph.View[float32](vt), graph.View[float32](y)
 	M, N, Dv := p.q.rows, p.k.cols, p.v.cols
@@ -172,16 +256,16 @@ func sdpaKernel(c *Call) error {
 		return nil
 	}
 	if sdpaBlocked(gemmBest, M) {
-		newSDPAJob(p, gemmBest, c.Threads.Workers(), q, k, v, out, scale).start(c.Threads)
+		newSDPAJob(p, gemmBest, c.Threads.Workers(), q, k, v, out, scale, mask).start(c.Threads)
 		return nil
 	}
-	sdpaSmall(c.Threads, p, q, k, v, out, scale)
+	sdpaSmall(c.Threads, p, q, k, v, out, scale, mask)
 	return nil
 }
 
 // sdpaSmall is ScaledDotProductAttention of a few queries: one entry at a
 // time, through sgemm.
-func sdpaSmall(threads *Threads, p *sdpaPlan, q, k, v, out []float32, scale float32) {
+func sdpaSmall(threads *Threads, p *sdpaPlan, q, k, v, out []float32, scale float32, mask *sdpaMask) {
 	M, D, N, Dv := p.q.rows, p.q.cols, p.k.cols, p.v.cols
 	threads.For(p.entries, 1, func(lo, hi int) {
 		// The chunk's scratch, from the pool the GEMMs use: the scores,
@@ -210,10 +294,7 @@ func sdpaSmall(threads *Threads, p *sdpaPlan, q, k, v, out []float32, scale floa
 			sgemmSerial(ta, tb, M, N, D, scale, a, lda, bm, ldb, 0, scores, N)
 			// The exponentials, each row's sum kept to divide the
 			// row of the product (Dv elements rather than N).
-			for i := range M {
-				row := scores[i*N : (i+1)*N]
-				inv[i] = 1 / expShiftF32(row, row, rowMaxF32(row))
-			}
+			p.softmax(mask, scores, b, 0, M, N, inv)
 			tv, vm, ldv := p.v.operand(v, b, vb)
 			yOff := p.y.offset(b)
 			if direct {

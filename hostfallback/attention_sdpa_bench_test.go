@@ -16,7 +16,7 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	tc := sdpaCase{"bert", []int64{128, 12, 64}, []int64{128, 12, 64}, []int64{128, 12, 64}, [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}, 0.125}
 	q, k, v, n := tc.operands(r)
-	p, err := newSDPAPlan(&Call{Node: n, Opset: 1}, q.Shape, k.Shape, v.Shape, [3]int{int(q.NumElements()), int(k.NumElements()), int(v.NumElements())})
+	p, err := newSDPAPlan(&Call{Node: n, Opset: 1}, q.Shape, k.Shape, v.Shape, nil, [3]int{int(q.NumElements()), int(k.NumElements()), int(v.NumElements())})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,10 +29,10 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 			b.Run(fmt.Sprint(path, "-", threads, "threads"), func(b *testing.B) {
 				for b.Loop() {
 					if path == "blocked" {
-						newSDPAJob(p, gemmBest, th.Workers(), qv, kv, vv, yv, tc.scale).start(th)
+						newSDPAJob(p, gemmBest, th.Workers(), qv, kv, vv, yv, tc.scale, &sdpaMask{}).start(th)
 						continue
 					}
-					sdpaSmall(th, p, qv, kv, vv, yv, tc.scale)
+					sdpaSmall(th, p, qv, kv, vv, yv, tc.scale, &sdpaMask{})
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

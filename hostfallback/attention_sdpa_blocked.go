@@ -29,6 +29,7 @@ type sdpaJob struct {
 	v     []float32
 	out   []float32
 	scale float32
+	mask  *sdpaMask
 	// per is the query rows of an item, blocks the items of an entry and
 	// pass the rows of a pass, a multiple of kn.mr.
 	per, blocks, pass int
@@ -39,7 +40,7 @@ type sdpaJob struct {
 // newSDPAJob plans the blocked attention of plan p for workers goroutines:
 // an entry is split into row blocks only when there are too few entries
 // for the workers to balance, into blocks of at least two row strips.
-func newSDPAJob(p *sdpaPlan, kn *sgemmKernel, workers int, q, k, v, out []float32, scale float32) *sdpaJob {
+func newSDPAJob(p *sdpaPlan, kn *sgemmKernel, workers int, q, k, v, out []float32, scale float32, mask *sdpaMask) *sdpaJob {
 	M, N := p.q.rows, p.k.cols
 	mr := kn.mr
 	strips := gemmCeil(M, mr)
@@ -49,7 +50,7 @@ func newSDPAJob(p *sdpaPlan, kn *sgemmKernel, workers int, q, k, v, out []float3
 	}
 	per := gemmCeil(strips, blocks) * mr
 	pass := min(max(sdpaScoreBlock/(N*mr), 1)*mr, per)
-	return &sdpaJob{p: p, kn: kn, q: q, k: k, v: v, out: out, scale: scale, per: per, blocks: gemmCeil(M, per), pass: pass}
+	return &sdpaJob{p: p, kn: kn, q: q, k: k, v: v, out: out, scale: scale, mask: mask, per: per, blocks: gemmCeil(M, per), pass: pass}
 }
 
 // start runs the job on up to the workers of threads.
@@ -186,10 +187,7 @@ func (j *sdpaJob) run() {
 				a, lda = qb, D
 			}
 			sdpaProduct(kn, a, lda, rows, D, kp, N, scores, N, ap, tmp)
-			for i := range rows {
-				row := scores[i*N : (i+1)*N]
-				inv[i] = 1 / expShiftF32(row, row, rowMaxF32(row))
-			}
+			p.softmax(j.mask, scores, b, i0, rows, N, inv)
 			if direct {
 				c := j.out[yOff+i0*p.y.rs:]
 				sdpaProduct(kn, scores, N, rows, N, vp, Dv, c, p.y.rs, ap, tmp)

@@ -13,9 +13,11 @@ import (
 )
 
 // sdpaReference is ScaledDotProductAttention computed in float64 on
-// operands transposed by the Transpose kernel: softmax(scale·q·kᵀ)·v per
-// batch entry, then the output's Transpose.
-func sdpaReference(t *testing.T, q, k, v *graph.Tensor, perms [4][]int64, scale float64) ([]int64, []float32) {
+// operands transposed by the Transpose kernel: softmax(scale·q·kᵀ +
+// bias)·v per batch entry, then the output's Transpose. bias (nil: none)
+// gives the mask's term for key j of query i of entry b (−inf: hidden);
+// a row hidden throughout gives zeros.
+func sdpaReference(t *testing.T, q, k, v *graph.Tensor, perms [4][]int64, scale float64, bias func(b, i, j int) float64) ([]int64, []float32) {
 	t.Helper()
 	transpose := func(x *graph.Tensor, perm []int64) *graph.Tensor {
 		if perm == nil {
@@ -40,7 +42,14 @@ func sdpaReference(t *testing.T, q, k, v *graph.Tensor, perms [4][]int64, scale 
 					dot += float64(qv[(b*M+i)*D+p]) * float64(kv[(b*D+p)*N+j])
 				}
 				s[j] = scale * dot
+				if bias != nil {
+					s[j] += bias(b, i, j)
+				}
 				top = math.Max(top, s[j])
+			}
+			if math.IsInf(top, -1) {
+				clear(yv[(b*M+i)*Dv : (b*M+i+1)*Dv])
+				continue
 			}
 			sum := 0.0
 			for j := range N {
@@ -110,7 +119,7 @@ var sdpaCases = []sdpaCase{
 // through its views.
 func (tc *sdpaCase) reference(t *testing.T, q, k, v *graph.Tensor) ([]int64, []float32) {
 	views := sdpaViews[tc.name]
-	return sdpaReference(t, viewed(t, q, views[0]), viewed(t, k, views[1]), viewed(t, v, views[2]), tc.perms, float64(tc.scale))
+	return sdpaReference(t, viewed(t, q, views[0]), viewed(t, k, views[1]), viewed(t, v, views[2]), tc.perms, float64(tc.scale), nil)
 }
 
 // viewed returns the operand that view (nil: none) reads from x, as a
@@ -198,7 +207,7 @@ func TestScaledDotProductAttentionBlocked(t *testing.T) {
 		for _, tc := range sdpaCases {
 			q, k, v, n := tc.operands(r)
 			c := &Call{Node: n, Opset: 1, In: []graph.Value{q, k, v}}
-			p, err := newSDPAPlan(c, q.Shape, k.Shape, v.Shape, [3]int{int(q.NumElements()), int(k.NumElements()), int(v.NumElements())})
+			p, err := newSDPAPlan(c, q.Shape, k.Shape, v.Shape, nil, [3]int{int(q.NumElements()), int(k.NumElements()), int(v.NumElements())})
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
@@ -211,7 +220,7 @@ func TestScaledDotProductAttentionBlocked(t *testing.T) {
 			for _, threads := range []int{1, 4} {
 				y := nanAlloc(0, graph.Float, p.out)
 				th := NewThreads(threads)
-				newSDPAJob(p, kn, th.Workers(), graph.View[float32](q), graph.View[float32](k), graph.View[float32](v), graph.View[float32](y), tc.scale).start(th)
+				newSDPAJob(p, kn, th.Workers(), graph.View[float32](q), graph.View[float32](k), graph.View[float32](v), graph.View[float32](y), tc.scale, &sdpaMask{}).start(th)
 				nnCheck(t, fmt.Sprintf("%s on %d threads", tc.name, threads), y, shape, want, tol.Abs, tol.Rel)
 			}
 		}

@@ -62,10 +62,19 @@ func init() {
 	// Where view_q, view_k or view_v is set, that operand is not its input
 	// itself but a strided view of it (see AttentionView): the heads that
 	// a Slice and a Reshape cut out of a packed QKV projection, read where
-	// they lie.
-	Register(&Schema{Domain: FusedDomain, Name: "ScaledDotProductAttention", Since: 1, MinInputs: 3, MaxInputs: 3, MinOutputs: 1, MaxOutputs: 1,
+	// they lie. The optional fourth input, mask, broadcasts (numpy-style,
+	// without widening them) to the scores' shape [..., M, N] (see
+	// AttentionScores): a float one, of the operands' type, is added to
+	// scale·q·kᵀ before the softmax; a bool one hides the keys where it is
+	// false (ONNX Attention's attn_mask), or where it is true when
+	// mask_hides is 1 (the condition of a Where that writes −inf where it
+	// holds), a hidden score being −inf. A row whose every score is −inf
+	// gives zeros, as ONNX Attention's does (the unfused Softmax gives
+	// NaN there).
+	Register(&Schema{Domain: FusedDomain, Name: "ScaledDotProductAttention", Since: 1, MinInputs: 3, MaxInputs: 4, MinOutputs: 1, MaxOutputs: 1,
 		Attrs: []AttrSpec{opt("perm_q", graph.AttrInts), opt("perm_k", graph.AttrInts), opt("perm_v", graph.AttrInts),
-			opt("perm_y", graph.AttrInts), opt("view_q", graph.AttrInts), opt("view_k", graph.AttrInts), opt("view_v", graph.AttrInts), defFloat("scale", 1)},
+			opt("perm_y", graph.AttrInts), opt("view_q", graph.AttrInts), opt("view_k", graph.AttrInts), opt("view_v", graph.AttrInts), defFloat("scale", 1),
+			defInt("mask_hides", 0)},
 		Infer: inferScaledDotProductAttention, Tol: accumulating})
 	// Gelu is ONNX Gelu-20 with approximate "none", x·(1 + erf(x/√2))·½,
 	// for models that import an older opset and spell it out in
@@ -198,8 +207,74 @@ func inferScaledDotProductAttention(c *InferContext) error {
 	if err != nil {
 		return err
 	}
+	if m := c.inShape(3); m != nil && s != nil {
+		scores, err := AttentionScores(c.Node, c.Opset, shapes[0], shapes[1], shapes[2])
+		if err != nil {
+			return err
+		}
+		if err := attentionMaskFits(scores, m); err != nil {
+			return err
+		}
+	}
 	c.setTensor(0, c.inElem(0), s)
 	return nil
+}
+
+// AttentionScores returns the shape of the scores scale·q·kᵀ of a
+// ScaledDotProductAttention node (its logical batch dimensions, M and
+// N) for operands of shapes q, k and v, as AttentionShape takes them;
+// nil when a rank is unknown.
+func AttentionScores(n *graph.Node, opset int64, q, k, v graph.Shape) (graph.Shape, error) {
+	y, err := AttentionShape(n, opset, q, k, v)
+	if err != nil || y == nil {
+		return nil, err
+	}
+	r := len(q)
+	perms, err := AttentionPerms(n, opset, r)
+	if err != nil {
+		return nil, err
+	}
+	s := make(graph.Shape, r)
+	for i, p := range perms[3] {
+		s[p] = y[i]
+	}
+	s[r-1] = k[perms[1][r-1]]
+	return s, nil
+}
+
+// attentionMaskFits checks that a mask of shape mask broadcasts to
+// scores without widening them: of rank at most theirs, each of its
+// dimensions (aligned on the last) 1 or theirs.
+func attentionMaskFits(scores, mask graph.Shape) error {
+	if len(mask) > len(scores) {
+		return fmt.Errorf("mask %v has more axes than the scores %v", mask, scores)
+	}
+	for i, d := range mask {
+		s := scores[len(scores)-len(mask)+i]
+		if d.Known() && d.Value == 1 || SameDim(d, s) || !d.Known() || !s.Known() {
+			continue
+		}
+		return fmt.Errorf("mask %v does not broadcast to the scores %v", mask, scores)
+	}
+	return nil
+}
+
+// AttentionMaskStrides returns the element strides of a row-major mask
+// of shape mask along each axis of scores (see AttentionScores), 0 along
+// those it is broadcast on, or an error when it does not broadcast to
+// them (see attentionMaskFits).
+func AttentionMaskStrides(scores, mask []int64) ([]int64, error) {
+	if err := attentionMaskFits(graph.ShapeOf(scores...), graph.ShapeOf(mask...)); err != nil {
+		return nil, err
+	}
+	st := graph.Strides(mask)
+	out := make([]int64, len(scores))
+	for i, d := range mask {
+		if d != 1 {
+			out[len(scores)-len(mask)+i] = st[i]
+		}
+	}
+	return out, nil
 }
 
 // AttentionView is how an operand of ScaledDotProductAttention lies in

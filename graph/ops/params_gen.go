@@ -1792,17 +1792,19 @@ func (p *SVMRegressorParams) read(r *attrReader) {
 
 // ScaledDotProductAttentionParams are the attributes of ScaledDotProductAttention (onnxvk).
 type ScaledDotProductAttentionParams struct {
-	PermK []int64 // perm_k
-	PermQ []int64 // perm_q
-	PermV []int64 // perm_v
-	PermY []int64 // perm_y
-	Scale float32 // scale
-	ViewK []int64 // view_k
-	ViewQ []int64 // view_q
-	ViewV []int64 // view_v
+	MaskHides int64   // mask_hides
+	PermK     []int64 // perm_k
+	PermQ     []int64 // perm_q
+	PermV     []int64 // perm_v
+	PermY     []int64 // perm_y
+	Scale     float32 // scale
+	ViewK     []int64 // view_k
+	ViewQ     []int64 // view_q
+	ViewV     []int64 // view_v
 }
 
 func (p *ScaledDotProductAttentionParams) read(r *attrReader) {
+	r.int("mask_hides", &p.MaskHides)
 	r.ints("perm_k", &p.PermK)
 	r.ints("perm_q", &p.PermQ)
 	r.ints("perm_v", &p.PermV)
