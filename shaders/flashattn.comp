@@ -109,7 +109,8 @@ layout(push_constant) uniform Params {
     float scale;
     float softcap;
     // flags: bit 1, float mask; bit 2, bool mask; bit 3,
-    // is_causal; bit 4, nonpad_kv_seqlen bound; bit 6, softmax in float16.
+    // is_causal; bit 4, nonpad_kv_seqlen bound; bit 6, softmax in float16;
+    // bit 7, the bool mask hides the keys where it is true (not false).
     uint flags;
     // The mask's element strides along batch, heads and queries (0 where
     // broadcast) and its keys (later keys are masked).
@@ -178,7 +179,7 @@ bool masked(uint b, uint h, uint i, uint j, int valid, int offset, out float bia
     }
     uint at = b * p.mb + h * p.mh + i * p.mi + j;
     if ((p.flags & 4u) != 0u) {
-        return ((mask[at >> 2] >> (8u * (at & 3u))) & 0xffu) == 0u;
+        return (((mask[at >> 2] >> (8u * (at & 3u))) & 0xffu) == 0u) != ((p.flags & 128u) != 0u);
     }
 #ifdef HALF
     bias = unpackHalf2x16(mask[at >> 1u])[at & 1u];

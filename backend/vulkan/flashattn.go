@@ -213,22 +213,22 @@ func (f *flashGeom) lower(c caps, l *launch, in []slot) bool {
 	return true
 }
 
-// batchAxis is an axis of batch entries common to the four operands of a
-// ScaledDotProductAttention (Q, K, V, Y): its size and its stride in
-// each.
+// batchAxis is an axis of batch entries common to the five operands of a
+// ScaledDotProductAttention (Q, K, V, Y and the mask, whose stride is 0
+// where it is broadcast or absent): its size and its stride in each.
 type batchAxis struct {
 	size   int64
-	stride [4]int64
+	stride [5]int64
 }
 
-// commonBatch returns the batch axes of four operands whose batch entries
+// commonBatch returns the batch axes of five operands whose batch entries
 // walk the factors lists[i] ((size, stride) pairs, row-major): the
 // coarsest factors that each operand walks with one stride, adjacent ones
 // merged where every operand's strides allow; ok is false when the lists
 // split the entries incompatibly.
-func commonBatch(lists [4][][2]int64) (axes []batchAxis, ok bool) {
-	var at [4]int
-	var rem [4]int64
+func commonBatch(lists [5][][2]int64) (axes []batchAxis, ok bool) {
+	var at [5]int
+	var rem [5]int64
 	for i := range lists {
 		var fs [][2]int64
 		for _, f := range lists[i] {
@@ -298,10 +298,14 @@ func mergeable(a, b batchAxis) bool {
 // node stays on another device, and so the planner does not fuse the
 // pattern for this one. Float16 operands are computed on in fp32 from the
 // scores to the output, rounded once as stored, as the fused float16
-// chains and LayerNormalization are.
+// chains and LayerNormalization are. The mask is read where it lies,
+// through its strides along the batch axes, the queries (0 where it is
+// broadcast) and the keys, which must be contiguous: a float mask of the
+// operands' type added to the scores, a bool one read as bytes (flags bit 7
+// for mask_hides).
 func lowerSDPA(q *query) (*launch, bool) {
 	n, shapes := q.n, q.shapes
-	if len(shapes) != 3 || shapes[0] == nil || shapes[1] == nil || shapes[2] == nil {
+	if len(shapes) < 3 || shapes[0] == nil || shapes[1] == nil || shapes[2] == nil {
 		return nil, false
 	}
 	views, err := ops.AttentionViews(n, q.opset)
@@ -309,7 +313,7 @@ func lowerSDPA(q *query) (*launch, bool) {
 		return nil, false
 	}
 	var ls [3]*ops.AttentionView
-	for i, shape := range shapes {
+	for i, shape := range shapes[:3] {
 		if ls[i] = views[i]; ls[i] == nil {
 			ls[i] = ops.RowMajorView(shape)
 			continue
@@ -337,7 +341,7 @@ func lowerSDPA(q *query) (*launch, bool) {
 	// Each operand's matrix: rows and columns, their strides, and the
 	// factors its batch entries walk.
 	var rows, cols, rs, cs [4]int64
-	var batch [4][][2]int64
+	var batch [5][][2]int64
 	for i, l := range layouts {
 		perm := axes[i]
 		rows[i], cols[i] = l.Shape[perm[r-2]], l.Shape[perm[r-1]]
@@ -357,6 +361,37 @@ func lowerSDPA(q *query) (*launch, bool) {
 	if m == 0 || nk == 0 || (d > 1 && cs[0] != 1) || (dv > 1 && (cs[2] != 1 || cs[3] != 1)) {
 		return nil, false
 	}
+	// The mask's batch factors, one a logical batch axis (stride 0 where
+	// it is broadcast or absent), its strides along queries and keys.
+	scores := make([]int64, r)
+	for a := range r - 2 {
+		scores[a] = ls[0].Shape[perms[0][a]]
+	}
+	scores[r-2], scores[r-1] = m, nk
+	mst := make([]int64, r)
+	var flags uint32
+	bindings := []slot{{false, 0}, {false, 1}, {false, 2}, {false, 0}, {false, 0}, {false, 0}, {false, 0}}
+	var raw []int
+	if len(shapes) > 3 && shapes[3] != nil {
+		switch q.elems[3] {
+		case graph.Bool:
+			flags = 4
+			if ops.Params[ops.ScaledDotProductAttentionParams](n, q.opset).MaskHides != 0 {
+				flags |= 128
+			}
+		case q.elems[0]:
+			flags = 2
+		default:
+			return nil, false
+		}
+		if mst, err = ops.AttentionMaskStrides(scores, shapes[3]); err != nil || nk > 1 && mst[r-1] != 1 {
+			return nil, false
+		}
+		bindings[3], raw = slot{false, 3}, []int{3}
+	}
+	for a := range r - 2 {
+		batch[4] = append(batch[4], [2]int64{scores[a], mst[a]})
+	}
 	bs, ok := commonBatch(batch)
 	if !ok || len(bs) > 2 {
 		return nil, false
@@ -367,13 +402,13 @@ func lowerSDPA(q *query) (*launch, bool) {
 	offset := func(i int) int64 { return layouts[i].Offset }
 	f := &flashGeom{batch: int(bs[0].size), hq: int(bs[1].size), hkv: int(bs[1].size), sq: int(m), skv: int(nk),
 		dim: int(d), vdim: int(dv), scale: ops.Params[ops.ScaledDotProductAttentionParams](n, q.opset).Scale,
+		flags: flags, mb: bs[0].stride[4], mh: bs[1].stride[4], mi: mst[r-2], keys: nk,
 		q: [4]int64{offset(0), bs[0].stride[0], bs[1].stride[0], rs[0]},
 		k: [5]int64{offset(1), bs[0].stride[1], bs[1].stride[1], cs[1], rs[1]},
 		v: [4]int64{offset(2), bs[0].stride[2], bs[1].stride[2], rs[2]},
 		y: [3]int64{bs[0].stride[3], bs[1].stride[3], rs[3]}}
-	l := &launch{elems: graph.NumElements(ys), outShapes: [][]int64{ys}}
-	none := slot{false, 0}
-	if !f.lower(q.caps, l, []slot{{false, 0}, {false, 1}, {false, 2}, none, none, none, none}) {
+	l := &launch{elems: graph.NumElements(ys), outShapes: [][]int64{ys}, rawInputs: raw}
+	if !f.lower(q.caps, l, bindings) {
 		return nil, false
 	}
 	return l, true

@@ -283,25 +283,32 @@ func TestAttentionTiming(t *testing.T) {
 }
 
 // TestCommonBatch checks commonBatch on the batch factors of the layouts
-// the planner's fusion writes, and that it refuses incompatible ones.
+// the planner's fusion writes, with masks broadcast over some axes, and
+// that it refuses incompatible ones.
 func TestCommonBatch(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		lists [4][][2]int64
+		lists [5][][2]int64
 		want  []batchAxis
 	}{
 		// nn.MultiheadAttention's B·H heads read from the packed
-		// projection (B at 48, then H at 8) and written as one axis.
-		{"packed heads", [4][][2]int64{{{2, 48}, {2, 8}}, {{2, 48}, {2, 8}}, {{2, 48}, {2, 8}}, {{4, 8}}},
-			[]batchAxis{{2, [4]int64{48, 48, 48, 16}}, {2, [4]int64{8, 8, 8, 8}}}},
-		// [B, H] heads that every operand walks row-major: one axis.
-		{"merged", [4][][2]int64{{{2, 96}, {3, 32}}, {{2, 96}, {3, 32}}, {{2, 60}, {3, 20}}, {{2, 96}, {3, 32}}},
-			[]batchAxis{{6, [4]int64{32, 32, 20, 32}}}},
-		{"ones dropped", [4][][2]int64{{{1, 7}, {5, 3}}, {{5, 3}}, {{5, 4}, {1, 1}}, {{5, 2}}},
-			[]batchAxis{{5, [4]int64{3, 3, 4, 2}}}},
-		{"none", [4][][2]int64{}, nil},
-		{"incompatible", [4][][2]int64{{{2, 9}, {3, 3}}, {{3, 2}, {2, 1}}, {{6, 1}}, {{6, 1}}}, nil},
-		{"empty", [4][][2]int64{{{0, 1}}, {{0, 1}}, {{0, 1}}, {{0, 1}}}, nil},
+		// projection (B at 48, then H at 8) and written as one axis, a
+		// mask broadcast over them.
+		{"packed heads", [5][][2]int64{{{2, 48}, {2, 8}}, {{2, 48}, {2, 8}}, {{2, 48}, {2, 8}}, {{4, 8}}, {{4, 0}}},
+			[]batchAxis{{2, [5]int64{48, 48, 48, 16, 0}}, {2, [5]int64{8, 8, 8, 8, 0}}}},
+		// [B, H] heads that every operand walks row-major: one axis; a
+		// mask of its own per (B, H) keeps it one.
+		{"merged", [5][][2]int64{{{2, 96}, {3, 32}}, {{2, 96}, {3, 32}}, {{2, 60}, {3, 20}}, {{2, 96}, {3, 32}}, {{2, 105}, {3, 35}}},
+			[]batchAxis{{6, [5]int64{32, 32, 20, 32, 35}}}},
+		// BERT's padding mask [B, 1, 1, N] splits the axis the operands
+		// would merge: B, then H.
+		{"padding mask", [5][][2]int64{{{2, 96}, {3, 32}}, {{2, 96}, {3, 32}}, {{2, 60}, {3, 20}}, {{2, 96}, {3, 32}}, {{2, 7}, {3, 0}}},
+			[]batchAxis{{2, [5]int64{96, 96, 60, 96, 7}}, {3, [5]int64{32, 32, 20, 32, 0}}}},
+		{"ones dropped", [5][][2]int64{{{1, 7}, {5, 3}}, {{5, 3}}, {{5, 4}, {1, 1}}, {{5, 2}}, {{5, 0}}},
+			[]batchAxis{{5, [5]int64{3, 3, 4, 2, 0}}}},
+		{"none", [5][][2]int64{}, nil},
+		{"incompatible", [5][][2]int64{{{2, 9}, {3, 3}}, {{3, 2}, {2, 1}}, {{6, 1}}, {{6, 1}}, {{6, 0}}}, nil},
+		{"empty", [5][][2]int64{{{0, 1}}, {{0, 1}}, {{0, 1}}, {{0, 1}}, {{0, 0}}}, nil},
 	} {
 		got, ok := commonBatch(tc.lists)
 		if wantOK := tc.want != nil || tc.name == "none"; ok != wantOK || !slices.Equal(got, tc.want) {

@@ -242,6 +242,33 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 		perms   [4][]int64
 		views   [3][]int64
 		scale   float32
+		// mask is the fourth input (nil: none), hides its mask_hides.
+		mask  *graph.Tensor
+		hides bool
+	}
+	// boolMask returns a bool mask of shape m, true where set says.
+	boolMask := func(m []int64, set func(i, j int64) bool) *graph.Tensor {
+		t := graph.NewTensor(graph.Bool, m)
+		keys := m[len(m)-1]
+		for at := range t.Data {
+			if set(int64(at)/keys, int64(at)%keys) {
+				t.Data[at] = 1
+			}
+		}
+		return t
+	}
+	// padding returns a float mask of shape m, random in [-2, 2] but −inf
+	// for the last keys of each row, more in each next row.
+	padding := func(m []int64) *graph.Tensor {
+		t := RandFloats(r, m, -2, 2)
+		keys := m[len(m)-1]
+		for at, x := range graph.View[float32](t) {
+			if row, j := int64(at)/keys, int64(at)%keys; j >= keys-3*row-1 {
+				x = float32(math.Inf(-1))
+			}
+			graph.View[float32](t)[at] = x
+		}
+		return t
 	}
 	mha := [4][]int64{{1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}}
 	hf := [4][]int64{{0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 2, 1, 3}}
@@ -262,6 +289,20 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 		// Flash-decoding: one and three queries against three chunks.
 		{q: []int64{1, 6, 80}, k: []int64{600, 6, 80}, v: []int64{600, 6, 80}, perms: mha, scale: 0.1},
 		{q: []int64{2, 3, 2, 64}, k: []int64{2, 2*flashChunk(tk) + 1, 2, 64}, v: []int64{2, 2*flashChunk(tk) + 1, 2, 64}, perms: hf, scale: 0.125},
+		// Masks: a decoder's causal Where (query i at position 4 + i,
+		// mask_hides), BERT's padding mask [B, 1, 1, N] (which splits
+		// the batch from the heads), one broadcast over the B·H heads of
+		// nn.MultiheadAttention, rows hidden throughout (zeros), and a
+		// keys-only bool mask under flash-decoding.
+		{q: []int64{1, 5, 4, 64}, k: []int64{1, 9, 4, 64}, v: []int64{1, 9, 4, 64}, perms: hf, scale: 0.125,
+			mask: boolMask([]int64{5, 9}, func(i, j int64) bool { return j > i+4 }), hides: true},
+		{q: []int64{2, 17, 3, 64}, k: []int64{2, tk + 1, 3, 64}, v: []int64{2, tk + 1, 3, 64}, perms: hf, scale: 0.125,
+			mask: padding([]int64{2, 1, 1, tk + 1})},
+		{q: []int64{17, 4, 8}, k: []int64{70, 4, 8}, v: []int64{70, 4, 24}, perms: mha, scale: 0.35, mask: padding([]int64{1, 17, 70})},
+		{q: []int64{2, 16, 25}, k: []int64{2, 25, 33}, v: []int64{2, 33, 8}, scale: 0.3,
+			mask: boolMask([]int64{2, 16, 33}, func(i, j int64) bool { return i%5 == 3 || j%4 == 0 }), hides: true},
+		{q: []int64{1, 6, 80}, k: []int64{600, 6, 80}, v: []int64{600, 6, 80}, perms: mha, scale: 0.1,
+			mask: boolMask([]int64{600}, func(_, j int64) bool { return j%7 != 3 })},
 	}
 	var cs []Case
 	for _, s := range specs {
@@ -277,7 +318,14 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 			}
 		}
 		args := []Arg{{T: RandFloats(r, s.q, -3, 3)}, {T: RandFloats(r, s.k, -3, 3)}, {T: RandFloats(r, s.v, -1, 1)}}
-		cs = append(cs, Case{Node: Node("ScaledDotProductAttention", []string{"q", "k", "v"}, attrs...), Opset: 1, Args: args})
+		inputs := []string{"q", "k", "v"}
+		if s.mask != nil {
+			inputs, args = append(inputs, "mask"), append(args, Arg{T: s.mask})
+		}
+		if s.hides {
+			attrs = append(attrs, IntAttr("mask_hides", 1))
+		}
+		cs = append(cs, Case{Node: Node("ScaledDotProductAttention", inputs, attrs...), Opset: 1, Args: args})
 	}
 	return cs
 }
