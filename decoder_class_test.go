@@ -30,11 +30,11 @@ import (
 // the system (settledRSS), grows by at most a quarter after warm-up (step
 // 10, or in the long suites step 53, after the comparisons below). On
 // the CPU the device memory in use does not change; on Vulkan the class
-// plan runs the attention (the KV Concat, QKᵀ, mask, Softmax, ·V) on the
-// GPU, its logits equal a concrete plan's for the same inputs (in the long
-// suites, over 50 steps from the first the class plan serves; outside
-// them TestShapeClassMatchesConcretePlans compares the two on a smaller
-// model), and its device memory stays within 64 KiB of what it was after
+// plan runs the attention (the KV Concat and the fused QKᵀ, mask,
+// Softmax, ·V) on the GPU, its logits equal a concrete plan's for the
+// same inputs (in the long suites, over 50 steps from the first the
+// class plan serves; outside them TestShapeClassMatchesConcretePlans
+// compares the two on a smaller model), and its device memory stays within 64 KiB of what it was after
 // warm-up: the session gives the past length's largest size (WithDimMax),
 // for which the class program sizes its buffers and the caches it keeps
 // on the device at its first Run; what still changes are the constants
@@ -175,10 +175,11 @@ func TestDecoderShapeClasses(t *testing.T) {
 
 // checkClassPlacement checks that the decoder's class plan for decode
 // steps (one new token, the past length symbolic) runs each layer's
-// attention on Vulkan (the KV Concat, both products, the scaling, the
-// masking Where and the Softmax) and nothing on the host: the Shape and
-// Range nodes of the shape computations are the Vulkan program's, which
-// computes them once per binding of the past length. It returns the
+// attention on Vulkan (the KV Concat, and both products, the scaling, the
+// masking Where and the Softmax fused into one ScaledDotProductAttention,
+// whose mask the program computes) and nothing on the host: the Shape
+// and Range nodes of the shape computations are the Vulkan program's,
+// which computes them once per binding of the past length. It returns the
 // number of Vulkan segments (runs of consecutive nodes placed there): 1.
 func checkClassPlacement(t *testing.T, sess *onnxvk.Session) int {
 	t.Helper()
@@ -202,10 +203,11 @@ func checkClassPlacement(t *testing.T, sess *onnxvk.Session) int {
 		}
 	}
 	layers := int(geometryOf(t, sess).layers)
-	for _, op := range []string{"Concat", "MatMul", "Mul", "Where", "Softmax"} {
+	for _, op := range []string{"Concat", "ScaledDotProductAttention", "Greater"} {
 		require.GreaterOrEqual(t, attention[op], layers, "%s nodes of the layers on Vulkan (on the host: %v)", op, host)
 	}
 	require.GreaterOrEqual(t, attention["Concat"], 2*layers, "KV Concat nodes on Vulkan")
+	require.Zero(t, attention["Softmax"], "Softmax nodes left unfused")
 	require.Empty(t, host, "nodes on the host")
 	require.Equal(t, 1, segments, "Vulkan segments")
 	return segments

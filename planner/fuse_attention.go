@@ -17,9 +17,11 @@ import (
 // alone reads the result, go into the fused node's permutations, so that
 // its kernel reads the heads where they lie instead of copying them; so do
 // the Slice and Reshape that alone cut a head out of a packed projection
-// (see headView), the projection then read through a view. Every
-// value fused away must have no reader outside the chain, and the three
-// operands one rank and the same batch dimensions (no broadcasting).
+// (see headView), the projection then read through a view. A mask may
+// come between the scale and the Softmax (see masking), and where it is
+// a Where's, a positive scale after it. Every value fused away must have
+// no reader outside the chain, and the three operands one rank and the
+// same batch dimensions (no broadcasting).
 //
 // The chain's operands, scores, probabilities, result and scale are all
 // float32 or all float16; a chain mixing the two stays apart. It is fused
@@ -101,6 +103,59 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		return x, nil
 	}
+	// masking returns the mask that n (an Add or a Where) applies to the
+	// scores of shape st, and whether it is a Where's condition that hides
+	// where it holds (mask_hides), when n is scores plus a mask of the
+	// attention's type or a Where that writes −inf (a constant scalar of
+	// that type) where its bool condition holds, or where it does not;
+	// the mask must broadcast to st without widening it. Its keys may be
+	// of any size, known or not (a decoder's mask, cut to the keys by
+	// shape arithmetic, is of unknown size in a class plan): one that is
+	// neither 1 nor the keys' would fail the chain's second product too,
+	// and fails the fused node (a device refusing it for a class plan's
+	// binding, which then takes a concrete plan).
+	masking := func(n *graph.Node, scores string, st graph.Shape) (mask string, hides, ok bool) {
+		fits := func(m string) bool {
+			t := g.TypeOf(m)
+			if t == nil || t.Kind != graph.TensorKind || t.Shape == nil || len(t.Shape) > len(st) {
+				return false
+			}
+			for i, d := range t.Shape {
+				s := st[len(st)-len(t.Shape)+i]
+				switch {
+				case d.Known() && d.Value == 1, ops.SameDim(d, s):
+				case i == len(t.Shape)-1 && !(d.Known() && s.Known()):
+				default:
+					return false
+				}
+			}
+			return true
+		}
+		negInf := func(c string) bool {
+			t := g.Initializers[c]
+			return t != nil && !overridable[c] && t.DType == elem && t.NumElements() == 1 && t.Rank() <= len(st) && math.IsInf(t.Float64At(0), -1)
+		}
+		switch {
+		case n.OpType == "Add" && len(n.Inputs) == 2:
+			mask = n.Inputs[1]
+			if mask == scores {
+				mask = n.Inputs[0]
+			}
+			ok = mask != scores && (n.Inputs[0] == scores || n.Inputs[1] == scores) && typed(mask) && fits(mask)
+		case n.OpType == "Where" && len(n.Inputs) == 3:
+			mask = n.Inputs[0]
+			if t := g.TypeOf(mask); mask == scores || t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Bool || !fits(mask) {
+				return "", false, false
+			}
+			switch {
+			case n.Inputs[1] == scores && negInf(n.Inputs[2]):
+				ok = true
+			case n.Inputs[2] == scores && negInf(n.Inputs[1]):
+				hides, ok = true, true
+			}
+		}
+		return mask, hides, ok && typed(n.Outputs[0])
+	}
 	removed := 0
 	for i, n := range g.Nodes {
 		if gone[i] || n.Domain != "" || n.OpType != "MatMul" || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
@@ -117,14 +172,34 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		scores := n.Outputs[0]
 		sm, j := sole(scores)
 		if sm != nil && sm.OpType != "Softmax" {
-			x, f, ok := scaling(sm, r)
-			if !ok || x != scores {
+			if x, f, ok := scaling(sm, r); ok && x == scores {
+				scale *= f
+				chain = append(chain, j)
+				scores = sm.Outputs[0]
+				sm, j = sole(scores)
+			}
+		}
+		var mask string
+		var hides bool
+		if sm != nil && sm.OpType != "Softmax" {
+			m, h, ok := masking(sm, scores, st.Shape)
+			if !ok {
 				continue
 			}
-			scale *= f
+			mask, hides = m, h
+			where := sm.OpType == "Where"
 			chain = append(chain, j)
 			scores = sm.Outputs[0]
 			sm, j = sole(scores)
+			// A Where's −inf stays −inf under a positive scale.
+			if where && sm != nil {
+				if x, f, ok := scaling(sm, r); ok && x == scores && f > 0 {
+					scale *= f
+					chain = append(chain, j)
+					scores = sm.Outputs[0]
+					sm, j = sole(scores)
+				}
+			}
 		}
 		if sm == nil || sm.OpType != "Softmax" || len(sm.Inputs) != 1 || !typed(scores) || !typed(sm.Outputs[0]) {
 			continue
@@ -169,6 +244,9 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		f := fusedProduct(n, "ScaledDotProductAttention", nil, outputs)
 		f.Attrs = map[string]*graph.Attribute{"scale": {Name: "scale", Type: graph.AttrFloat, F: scale}}
+		if hides {
+			f.Attrs["mask_hides"] = &graph.Attribute{Name: "mask_hides", Type: graph.AttrInt, I: 1}
+		}
 		for name, perm := range map[string][]int64{"perm_q": permQ, "perm_k": permK, "perm_v": permV, "perm_y": permY} {
 			if perm != nil {
 				f.Attrs[name] = &graph.Attribute{Name: name, Type: graph.AttrInts, Ints: perm}
@@ -185,6 +263,9 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			}
 		}
 		f.Inputs = operands[:]
+		if mask != "" {
+			f.Inputs = append(f.Inputs, mask)
+		}
 		if !sameDevice(pm, g, n, f, devices) || ops.SetParams(f, 1) != nil {
 			continue
 		}
