@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -20,7 +21,11 @@ import (
 // projection qkv [t, b, 3·h·d] by Slices and Reshapes to [t, b·h, d],
 // transposed to [b·h, t, d] (Kᵀ to [b·h, d, t]), the queries divided by
 // √d, MatMul, Softmax, MatMul and the Transpose back to [t, b·h, d].
-func exportedAttention(dt graph.DType, t, b, h, d int64) *graph.Model {
+// mask puts a mask between the scores and the Softmax: "causal", a
+// Where writing −inf where a constant bool [t, t] is true (key after
+// query, as a decoder's), or "padding", the Add of a constant [b·h, 1, t]
+// of random values but −inf for the last keys of some heads; "none" none.
+func exportedAttention(dt graph.DType, t, b, h, d int64, mask string) *graph.Model {
 	g := graph.NewGraph("mha")
 	g.Inputs = []*graph.ValueInfo{{Name: "qkv", Type: graph.TensorType(dt, graph.ShapeOf(t, b, 3*h*d))}}
 	g.Initializers["heads"], _ = graph.FromSlice(graph.Int64, []int64{3}, []int64{t, b * h, d})
@@ -40,8 +45,36 @@ func exportedAttention(dt graph.DType, t, b, h, d int64) *graph.Model {
 		&graph.Node{Name: "tq", OpType: "Transpose", Inputs: []string{"qh"}, Outputs: []string{"qt"}, Attrs: perm(1, 0, 2)},
 		&graph.Node{Name: "div", OpType: "Div", Inputs: []string{"qt", "root"}, Outputs: []string{"qs"}},
 		&graph.Node{Name: "tk", OpType: "Transpose", Inputs: []string{"kh"}, Outputs: []string{"kt"}, Attrs: perm(1, 2, 0)},
-		&graph.Node{Name: "qk", OpType: "MatMul", Inputs: []string{"qs", "kt"}, Outputs: []string{"s"}},
-		&graph.Node{Name: "sm", OpType: "Softmax", Inputs: []string{"s"}, Outputs: []string{"p"},
+		&graph.Node{Name: "qk", OpType: "MatMul", Inputs: []string{"qs", "kt"}, Outputs: []string{"s"}})
+	scores := "s"
+	inf := float32(math.Inf(-1))
+	switch mask {
+	case "causal":
+		c := graph.NewTensor(graph.Bool, []int64{t, t})
+		for at := range c.Data {
+			if int64(at)%t > int64(at)/t {
+				c.Data[at] = 1
+			}
+		}
+		g.Initializers["causal"], g.Initializers["fill"] = c, tensorOf(dt, nil, []float32{inf})
+		g.Nodes = append(g.Nodes, &graph.Node{Name: "mask", OpType: "Where", Inputs: []string{"causal", "fill", "s"}, Outputs: []string{"sm_in"}})
+		scores = "sm_in"
+	case "padding":
+		r := rand.New(rand.NewPCG(7, 8))
+		pad := make([]float32, b*h*t)
+		for at := range pad {
+			if head, key := int64(at)/t, int64(at)%t; key >= t-5*head {
+				pad[at] = inf
+			} else {
+				pad[at] = r.Float32() - 0.5
+			}
+		}
+		g.Initializers["pad"] = tensorOf(dt, []int64{b * h, 1, t}, pad)
+		g.Nodes = append(g.Nodes, &graph.Node{Name: "mask", OpType: "Add", Inputs: []string{"s", "pad"}, Outputs: []string{"sm_in"}})
+		scores = "sm_in"
+	}
+	g.Nodes = append(g.Nodes,
+		&graph.Node{Name: "sm", OpType: "Softmax", Inputs: []string{scores}, Outputs: []string{"p"},
 			Attrs: map[string]*graph.Attribute{"axis": {Name: "axis", Type: graph.AttrInt, I: -1}}},
 		&graph.Node{Name: "tv", OpType: "Transpose", Inputs: []string{"vh"}, Outputs: []string{"vt"}, Attrs: perm(1, 0, 2)},
 		&graph.Node{Name: "pv", OpType: "MatMul", Inputs: []string{"p", "vt"}, Outputs: []string{"o"}},
@@ -54,19 +87,23 @@ func exportedAttention(dt graph.DType, t, b, h, d int64) *graph.Model {
 }
 
 // TestAttentionPatternVulkan checks that the exported attention pattern,
-// float32 and float16, becomes one ScaledDotProductAttention on Vulkan, as
-// on the CPU, and that its output on Vulkan matches the CPU's within that
+// float32 and float16, unmasked, masked by a causal Where and by an added
+// padding mask, becomes one ScaledDotProductAttention on Vulkan, as on
+// the CPU, and that its output on Vulkan matches the CPU's within that
 // op's tolerance (widened by two float16 roundings for float16: both
 // devices compute in fp32 and round once), at 100 positions (query tiles
 // and key tiles and a part), batch 2, 4 heads of 64.
 func TestAttentionPatternVulkan(t *testing.T) {
 	for _, dt := range []graph.DType{graph.Float, graph.Float16} {
-		t.Run(dt.String(), func(t *testing.T) { attentionPattern(t, dt) })
+		for _, mask := range []string{"none", "causal", "padding"} {
+			t.Run(dt.String()+"/"+mask, func(t *testing.T) { attentionPattern(t, dt, mask) })
+		}
 	}
 }
 
-// attentionPattern is TestAttentionPatternVulkan of element type dt.
-func attentionPattern(t *testing.T, dt graph.DType) {
+// attentionPattern is TestAttentionPatternVulkan of element type dt and
+// mask (see exportedAttention).
+func attentionPattern(t *testing.T, dt graph.DType, mask string) {
 	const tl, b, h, d = 100, 2, 4, 64
 	r := rand.New(rand.NewPCG(5, 6))
 	xs := make([]float32, tl*b*3*h*d)
@@ -76,7 +113,7 @@ func attentionPattern(t *testing.T, dt graph.DType) {
 	outs := map[string][]float32{}
 	for _, dev := range []string{"cpu", "vulkan"} {
 		sess, p := placedSession(t, func() (*onnxvk.Session, error) {
-			return onnxvk.NewSession(exportedAttention(dt, tl, b, h, d), onnxvk.WithDevice(dev))
+			return onnxvk.NewSession(exportedAttention(dt, tl, b, h, d, mask), onnxvk.WithDevice(dev))
 		})
 		fused := 0
 		for _, st := range p.Steps {
