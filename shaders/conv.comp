@@ -20,7 +20,8 @@
 //
 // ConvTranspose (TRANSPOSED set, W [C, mg, k...]) gathers instead: one
 // invocation computes one output element, summing over the taps whose
-// input position (o + pad - k * dil) / st is whole and inside the input.
+// input position (o + pad - k * dil) / st is whole and inside the input,
+// which it walks directly (firstTap) rather than testing every tap.
 // There the push constants' idim is the input's sizes and odim the
 // output's, as for the direct convolution.
 //
@@ -81,11 +82,39 @@ layout(push_constant) uniform Params {
 
 #include "epilogue.glsl"
 
+// firstTap returns the first tap k of an axis (kernel size kn, dilation
+// dil, stride st) whose input position (base - k * dil) / st is whole,
+// and the step to the next such tap; kn where no tap is. The taps of one
+// output position are those congruent modulo st / gcd(st, dil), so each
+// output walks only its own (a quarter of a 2-D stride-2 kernel) and the
+// invocations of a subgroup walk equally many.
+int firstTap(int base, int kn, int dil, int st, out int step) {
+    int a = st, b = dil;
+    while (b != 0) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    step = st / a;
+    for (int k = 0; k < step && k < kn; k++) {
+        int t = base - k * dil;
+        // t modulo st, t possibly negative (GLSL's % is not defined
+        // there).
+        int r = t >= 0 ? t % st : (st - (-t) % st) % st;
+        if (r == 0) {
+            return k;
+        }
+    }
+    return kn;
+}
+
 void transposed() {
     uint ks = p.k[0] * p.k[1] * p.k[2];
     uint isz = p.idim[0] * p.idim[1] * p.idim[2];
     ivec3 dims = ivec3(p.idim[0], p.idim[1], p.idim[2]);
     ivec3 st = ivec3(p.st[0], p.st[1], p.st[2]);
+    ivec3 dil = ivec3(p.dil[0], p.dil[1], p.dil[2]);
+    ivec3 kn = ivec3(p.k[0], p.k[1], p.k[2]);
     uint total = p.cols * p.m;
     uint stride = gl_NumWorkGroups.x * 256u;
     for (uint e = gl_GlobalInvocationID.x; e < total; e += stride) {
@@ -98,20 +127,36 @@ void transposed() {
         uint xb = (img * p.c + g * p.cg) * isz;
         uint wb = (g * p.cg * p.mg + mi % p.mg) * ks;
         float acc = (p.flags & 1u) != 0u ? float(bias[mi]) : 0.0;
-        uint tap = 0u;
-        for (uint kz = 0u; kz < p.k[0]; kz++) {
-            for (uint ky = 0u; ky < p.k[1]; ky++) {
-                for (uint kx = 0u; kx < p.k[2]; kx++, tap++) {
-                    ivec3 t = base - ivec3(uvec3(kz, ky, kx) * uvec3(p.dil[0], p.dil[1], p.dil[2]));
-                    if (any(lessThan(t, ivec3(0))) || any(notEqual(t % st, ivec3(0)))) {
+        ivec3 step;
+        int fz = firstTap(base.x, kn.x, dil.x, st.x, step.x);
+        int fy = firstTap(base.y, kn.y, dil.y, st.y, step.y);
+        int fx = firstTap(base.z, kn.z, dil.z, st.z, step.z);
+        for (int kz = fz; kz < kn.x; kz += step.x) {
+            int tz = base.x - kz * dil.x;
+            if (tz < 0) {
+                break;
+            }
+            if (tz / st.x >= dims.x) {
+                continue;
+            }
+            for (int ky = fy; ky < kn.y; ky += step.y) {
+                int ty = base.y - ky * dil.y;
+                if (ty < 0) {
+                    break;
+                }
+                if (ty / st.y >= dims.y) {
+                    continue;
+                }
+                for (int kx = fx; kx < kn.z; kx += step.z) {
+                    int tx = base.z - kx * dil.z;
+                    if (tx < 0) {
+                        break;
+                    }
+                    if (tx / st.z >= dims.z) {
                         continue;
                     }
-                    ivec3 at = t / st;
-                    if (any(greaterThanEqual(at, dims))) {
-                        continue;
-                    }
-                    uint xo = xb + uint((at.x * dims.y + at.y) * dims.z + at.z);
-                    uint wo = wb + tap;
+                    uint xo = xb + uint(((tz / st.x) * dims.y + ty / st.y) * dims.z + tx / st.z);
+                    uint wo = wb + uint((kz * kn.y + ky) * kn.z + kx);
                     for (uint ch = 0u; ch < p.cg; ch++) {
                         acc += float(x[xo + ch * isz]) * float(w[wo + ch * p.mg * ks]);
                     }

@@ -752,6 +752,17 @@ func convTransposeCases(op string, r *rand.Rand) []Case {
 		{[]int64{1, 13, 13, 1}, []int64{13, 1, 3, 1}, []*graph.Attribute{IntAttr("group", 13), IntsAttr("strides", 2, 1), IntsAttr("output_padding", 1, 0)}},
 		{[]int64{13, 1, 1, 13}, []int64{1, 13, 1, 3}, []*graph.Attribute{IntsAttr("dilations", 1, 2), StringAttr("auto_pad", "SAME_UPPER"), IntsAttr("strides", 1, 2)}},
 		{[]int64{1, 1, 13, 1, 13}, []int64{1, 1, 3, 1, 3}, []*graph.Attribute{IntsAttr("strides", 1, 1, 2)}},
+		// The taps an output walks (conv.comp's firstTap): stride 3 with
+		// dilation 2 (every third tap), stride 4 with dilation 2 (every
+		// second tap, and none for outputs of odd offset), a kernel
+		// narrower than its stride (outputs no tap reaches), a UNet
+		// up-convolution (2×2, stride 2) over channels in two groups, and
+		// an output_shape that pads the start by a negative amount.
+		{[]int64{1, 3, 7, 6}, []int64{3, 2, 5, 4}, []*graph.Attribute{IntsAttr("strides", 3, 2), IntsAttr("dilations", 2, 3), IntsAttr("pads", 2, 1, 0, 3)}},
+		{[]int64{2, 2, 9}, []int64{2, 3, 5}, []*graph.Attribute{IntsAttr("strides", 4), IntsAttr("dilations", 2), IntsAttr("pads", 1, 2)}},
+		{[]int64{1, 4, 5, 5}, []int64{4, 3, 2, 1}, []*graph.Attribute{IntsAttr("strides", 3, 2), IntsAttr("output_padding", 2, 1)}},
+		{[]int64{1, 8, 6, 7}, []int64{8, 3, 2, 2}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("strides", 2, 2)}},
+		{[]int64{1, 2, 5, 5}, []int64{2, 2, 3, 3}, []*graph.Attribute{IntsAttr("strides", 2, 2), IntsAttr("output_shape", 12, 11)}},
 	} {
 		n := Node(op, []string{"x", "w", "b"}, c.attrs...)
 		m := c.w[1] * max(1, ops.ConvGroupOf(n, 11).Group)
