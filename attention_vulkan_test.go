@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/onnxvk/onnxvk"
@@ -23,9 +24,12 @@ import (
 // √d, MatMul, Softmax, MatMul and the Transpose back to [t, b·h, d].
 // mask puts a mask between the scores and the Softmax: "causal", a
 // Where writing −inf where a constant bool [t, t] is true (key after
-// query, as a decoder's), or "padding", the Add of a constant [b·h, 1, t]
-// of random values but −inf for the last keys of some heads; "none" none.
-func exportedAttention(dt graph.DType, t, b, h, d int64, mask string) *graph.Model {
+// query, as a decoder's), "causal-lowest" the same writing −65504 (the
+// lowest float16, as Hugging Face's exports write the type's lowest), or
+// "padding", the Add of a constant [b·h, 1, t] of random values but −inf
+// for the last keys of some heads; "none" none. With unfused, the
+// probabilities are an output too, which keeps the chain unfused.
+func exportedAttention(dt graph.DType, t, b, h, d int64, mask string, unfused bool) *graph.Model {
 	g := graph.NewGraph("mha")
 	g.Inputs = []*graph.ValueInfo{{Name: "qkv", Type: graph.TensorType(dt, graph.ShapeOf(t, b, 3*h*d))}}
 	g.Initializers["heads"], _ = graph.FromSlice(graph.Int64, []int64{3}, []int64{t, b * h, d})
@@ -49,14 +53,18 @@ func exportedAttention(dt graph.DType, t, b, h, d int64, mask string) *graph.Mod
 	scores := "s"
 	inf := float32(math.Inf(-1))
 	switch mask {
-	case "causal":
+	case "causal", "causal-lowest":
 		c := graph.NewTensor(graph.Bool, []int64{t, t})
 		for at := range c.Data {
 			if int64(at)%t > int64(at)/t {
 				c.Data[at] = 1
 			}
 		}
-		g.Initializers["causal"], g.Initializers["fill"] = c, tensorOf(dt, nil, []float32{inf})
+		fill := inf
+		if mask == "causal-lowest" {
+			fill = -65504
+		}
+		g.Initializers["causal"], g.Initializers["fill"] = c, tensorOf(dt, nil, []float32{fill})
 		g.Nodes = append(g.Nodes, &graph.Node{Name: "mask", OpType: "Where", Inputs: []string{"causal", "fill", "s"}, Outputs: []string{"sm_in"}})
 		scores = "sm_in"
 	case "padding":
@@ -83,19 +91,25 @@ func exportedAttention(dt graph.DType, t, b, h, d int64, mask string) *graph.Mod
 		n.Index = i
 	}
 	g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+	if unfused {
+		g.Outputs = append(g.Outputs, &graph.ValueInfo{Name: "p"})
+	}
 	return &graph.Model{Name: "mha", IRVersion: 8, Opsets: map[string]int64{"": 13}, Graph: g}
 }
 
 // TestAttentionPatternVulkan checks that the exported attention pattern,
-// float32 and float16, unmasked, masked by a causal Where and by an added
-// padding mask, becomes one ScaledDotProductAttention on Vulkan, as on
-// the CPU, and that its output on Vulkan matches the CPU's within that
-// op's tolerance (widened by two float16 roundings for float16: both
-// devices compute in fp32 and round once), at 100 positions (query tiles
-// and key tiles and a part), batch 2, 4 heads of 64.
+// float32 and float16, unmasked, masked by a causal Where (writing −inf or
+// −65504) and by an added padding mask, becomes one
+// ScaledDotProductAttention on Vulkan, as on the CPU, and that its output
+// on Vulkan matches the CPU's within that op's tolerance (widened by two
+// float16 roundings for float16: both devices compute in fp32 and round
+// once), at 100 positions (query tiles and key tiles and a part), batch
+// 2, 4 heads of 64; in float32, the CPU's unfused chain (the
+// probabilities an output too) gives the fused output within the same
+// tolerance.
 func TestAttentionPatternVulkan(t *testing.T) {
 	for _, dt := range []graph.DType{graph.Float, graph.Float16} {
-		for _, mask := range []string{"none", "causal", "padding"} {
+		for _, mask := range []string{"none", "causal", "causal-lowest", "padding"} {
 			t.Run(dt.String()+"/"+mask, func(t *testing.T) { attentionPattern(t, dt, mask) })
 		}
 	}
@@ -111,9 +125,14 @@ func attentionPattern(t *testing.T, dt graph.DType, mask string) {
 		xs[i] = 4*r.Float32() - 2
 	}
 	outs := map[string][]float32{}
-	for _, dev := range []string{"cpu", "vulkan"} {
+	runs := []string{"cpu", "vulkan"}
+	if dt == graph.Float {
+		runs = append(runs, "cpu-unfused")
+	}
+	for _, run := range runs {
+		dev, unfused := strings.CutSuffix(run, "-unfused")
 		sess, p := placedSession(t, func() (*onnxvk.Session, error) {
-			return onnxvk.NewSession(exportedAttention(dt, tl, b, h, d, mask), onnxvk.WithDevice(dev))
+			return onnxvk.NewSession(exportedAttention(dt, tl, b, h, d, mask, unfused), onnxvk.WithDevice(dev))
 		})
 		fused := 0
 		for _, st := range p.Steps {
@@ -121,8 +140,8 @@ func attentionPattern(t *testing.T, dt graph.DType, mask string) {
 				fused++
 			}
 		}
-		if fused != 1 || p.Fused == 0 {
-			t.Errorf("%s: %d ScaledDotProductAttention steps of %d fused nodes, want the pattern as one", dev, fused, p.Fused)
+		if unfused && fused != 0 || !unfused && (fused != 1 || p.Fused == 0) {
+			t.Errorf("%s: %d ScaledDotProductAttention steps of %d fused nodes", run, fused, p.Fused)
 		}
 		x := onnxvk.TensorFrom(tensorOf(dt, []int64{tl, b, 3 * h * d}, xs))
 		out, err := sess.Run(context.Background(), map[string]*onnxvk.Tensor{"qkv": x})
@@ -130,8 +149,8 @@ func attentionPattern(t *testing.T, dt graph.DType, mask string) {
 			t.Fatal(err)
 		}
 		if dt == graph.Float16 {
-			outs[dev] = widen(t, out["y"])
-		} else if outs[dev], err = onnxvk.Data[float32](out["y"]); err != nil {
+			outs[run] = widen(t, out["y"])
+		} else if outs[run], err = onnxvk.Data[float32](out["y"]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,16 +158,18 @@ func attentionPattern(t *testing.T, dt graph.DType, mask string) {
 	if dt == graph.Float16 {
 		tol = tol.Float16()
 	}
-	bad := 0
-	for i, want := range outs["cpu"] {
-		if got := outs["vulkan"][i]; !tol.Within(float64(got), float64(want)) {
-			if bad++; bad <= 5 {
-				t.Errorf("y[%d] = %g on vulkan, %g on cpu (tolerance %+v)", i, got, want, tol)
+	for _, run := range runs[1:] {
+		bad := 0
+		for i, want := range outs["cpu"] {
+			if got := outs[run][i]; !tol.Within(float64(got), float64(want)) {
+				if bad++; bad <= 5 {
+					t.Errorf("y[%d] = %g on %s, %g on cpu (tolerance %+v)", i, got, run, want, tol)
+				}
 			}
 		}
-	}
-	if len(outs["vulkan"]) != tl*b*h*d || bad > 0 {
-		t.Errorf("%d elements, %d out of tolerance", len(outs["vulkan"]), bad)
+		if len(outs[run]) != tl*b*h*d || bad > 0 {
+			t.Errorf("%s: %d elements, %d out of tolerance", run, len(outs[run]), bad)
+		}
 	}
 }
 

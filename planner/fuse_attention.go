@@ -7,6 +7,15 @@ import (
 	"github.com/onnxvk/onnxvk/graph/ops"
 )
 
+// maskFill is the highest value a masking Where may write for the fused
+// attention to take it as −inf: the lowest float16, which Hugging Face's
+// exports write (the type's lowest value, float32's too) where older
+// ones write −inf. The two agree wherever a row's largest score is more
+// than 104 above the fill (the fill's exponential is then 0 in float32,
+// as the fused kernels compute); a row whose every key the Where masks
+// gives zeros fused, where the unfused chain averages the values.
+const maskFill = -65504
+
 // fuseAttentions replaces each attention written out as MatMul, Softmax
 // over the last axis and MatMul (see fuse) by one ScaledDotProductAttention
 // of ops.FusedDomain, named after the first product, at the place of its
@@ -19,7 +28,8 @@ import (
 // the Slice and Reshape that alone cut a head out of a packed projection
 // (see headView), the projection then read through a view. A mask may
 // come between the scale and the Softmax (see masking), and where it is
-// a Where's, a positive scale after it. Every value fused away must have
+// a Where's, a positive scale after it that keeps its fill at or below
+// maskFill. Every value fused away must have
 // no reader outside the chain, and the three operands one rank and the
 // same batch dimensions (no broadcasting).
 //
@@ -106,15 +116,16 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 	// masking returns the mask that n (an Add or a Where) applies to the
 	// scores of shape st, and whether it is a Where's condition that hides
 	// where it holds (mask_hides), when n is scores plus a mask of the
-	// attention's type or a Where that writes −inf (a constant scalar of
-	// that type) where its bool condition holds, or where it does not;
+	// attention's type or a Where that writes a constant scalar of that
+	// type at or below maskFill (fill) where its bool condition holds, or
+	// where it does not;
 	// the mask must broadcast to st without widening it. Its keys may be
 	// of any size, known or not (a decoder's mask, cut to the keys by
 	// shape arithmetic, is of unknown size in a class plan): one that is
 	// neither 1 nor the keys' would fail the chain's second product too,
 	// and fails the fused node (a device refusing it for a class plan's
 	// binding, which then takes a concrete plan).
-	masking := func(n *graph.Node, scores string, st graph.Shape) (mask string, hides, ok bool) {
+	masking := func(n *graph.Node, scores string, st graph.Shape) (mask string, hides bool, fill float64, ok bool) {
 		fits := func(m string) bool {
 			t := g.TypeOf(m)
 			if t == nil || t.Kind != graph.TensorKind || t.Shape == nil || len(t.Shape) > len(st) {
@@ -131,9 +142,15 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			}
 			return true
 		}
-		negInf := func(c string) bool {
+		// low reports whether c is a constant scalar of the attention's
+		// type at or below maskFill, and its value.
+		low := func(c string) bool {
 			t := g.Initializers[c]
-			return t != nil && !overridable[c] && t.DType == elem && t.NumElements() == 1 && t.Rank() <= len(st) && math.IsInf(t.Float64At(0), -1)
+			if t == nil || overridable[c] || t.DType != elem || t.NumElements() != 1 || t.Rank() > len(st) {
+				return false
+			}
+			fill = t.Float64At(0)
+			return fill <= maskFill
 		}
 		switch {
 		case n.OpType == "Add" && len(n.Inputs) == 2:
@@ -145,16 +162,16 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		case n.OpType == "Where" && len(n.Inputs) == 3:
 			mask = n.Inputs[0]
 			if t := g.TypeOf(mask); mask == scores || t == nil || t.Kind != graph.TensorKind || t.Elem != graph.Bool || !fits(mask) {
-				return "", false, false
+				return "", false, 0, false
 			}
 			switch {
-			case n.Inputs[1] == scores && negInf(n.Inputs[2]):
+			case n.Inputs[1] == scores && low(n.Inputs[2]):
 				ok = true
-			case n.Inputs[2] == scores && negInf(n.Inputs[1]):
+			case n.Inputs[2] == scores && low(n.Inputs[1]):
 				hides, ok = true, true
 			}
 		}
-		return mask, hides, ok && typed(n.Outputs[0])
+		return mask, hides, fill, ok && typed(n.Outputs[0])
 	}
 	removed := 0
 	for i, n := range g.Nodes {
@@ -182,7 +199,7 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		var mask string
 		var hides bool
 		if sm != nil && sm.OpType != "Softmax" {
-			m, h, ok := masking(sm, scores, st.Shape)
+			m, h, fill, ok := masking(sm, scores, st.Shape)
 			if !ok {
 				continue
 			}
@@ -191,9 +208,10 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			chain = append(chain, j)
 			scores = sm.Outputs[0]
 			sm, j = sole(scores)
-			// A Where's −inf stays −inf under a positive scale.
+			// A Where's fill stays at or below maskFill under a positive
+			// scale that keeps it there.
 			if where && sm != nil {
-				if x, f, ok := scaling(sm, r); ok && x == scores && f > 0 {
+				if x, f, ok := scaling(sm, r); ok && x == scores && f > 0 && fill*float64(f) <= maskFill {
 					scale *= f
 					chain = append(chain, j)
 					scores = sm.Outputs[0]

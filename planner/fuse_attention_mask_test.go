@@ -58,27 +58,30 @@ func maskedChain(mask []int64, fill float32, steps ...string) *graph.Model {
 }
 
 // TestPlanFusesMaskedAttention checks the fusion of attentions masked by
-// a Where that writes −inf (either way round, the scale before or after
-// it) or by an added float mask (the scale before it), the mask becoming
-// the fused node's fourth input, and what keeps a masked chain apart.
+// a Where that writes −inf or the lowest float32, as Hugging Face's
+// exports do (either way round, the scale before or after it), or by an
+// added float mask (the scale before it), the mask becoming the fused
+// node's fourth input, and what keeps a masked chain apart.
 func TestPlanFusesMaskedAttention(t *testing.T) {
 	dev := fakeDevice{"cpu", map[string]bool{"MatMul": true, "Mul": true, "Where": true, "Add": true, "Softmax": true, "ScaledDotProductAttention": true}}
 	inf := float32(math.Inf(-1))
 	for _, tc := range []struct {
 		name  string
 		mask  []int64
+		fill  float32
 		steps []string
 		input string
 		hides bool
 		scale float32
 	}{
-		{"causal where", []int64{5, 7}, []string{"scale", "where-hides"}, "cond", true, 0.5},
-		{"where then scale", []int64{1, 1, 5, 7}, []string{"where", "scale"}, "cond", false, 0.5},
-		{"padding add", []int64{1, 1, 1, 7}, []string{"scale", "add"}, "m", false, 0.5},
-		{"add first", []int64{4, 1, 7}, []string{"add-first"}, "m", false, 1},
-		{"keys only", []int64{7}, []string{"where"}, "cond", false, 1},
+		{"causal where", []int64{5, 7}, inf, []string{"scale", "where-hides"}, "cond", true, 0.5},
+		{"where then scale", []int64{1, 1, 5, 7}, inf, []string{"where", "scale"}, "cond", false, 0.5},
+		{"lowest float32", []int64{5, 7}, -math.MaxFloat32, []string{"where-hides", "scale"}, "cond", true, 0.5},
+		{"padding add", []int64{1, 1, 1, 7}, inf, []string{"scale", "add"}, "m", false, 0.5},
+		{"add first", []int64{4, 1, 7}, inf, []string{"add-first"}, "m", false, 1},
+		{"keys only", []int64{7}, inf, []string{"where"}, "cond", false, 1},
 	} {
-		p, err := planner.New(maskedChain(tc.mask, inf, tc.steps...), planner.Options{Devices: []planner.Device{dev}})
+		p, err := planner.New(maskedChain(tc.mask, tc.fill, tc.steps...), planner.Options{Devices: []planner.Device{dev}})
 		require.NoError(t, err, tc.name)
 		require.Len(t, p.Steps, 1, tc.name)
 		f := p.Steps[0].Node
@@ -90,8 +93,9 @@ func TestPlanFusesMaskedAttention(t *testing.T) {
 		require.Equal(t, graph.TensorType(graph.Float, graph.ShapeOf(1, 4, 5, 8)), p.Types[p.Steps[0].Out[0]], tc.name)
 	}
 	// Not fused: a scale after an added mask (which it would scale), a
-	// negative one after a Where (−inf to +inf), a finite fill, a mask
-	// that widens the scores, two masks.
+	// negative one after a Where (−inf to +inf), a fill above the lowest
+	// float16, or scaled above it, a mask that widens the scores, two
+	// masks.
 	for _, tc := range []struct {
 		name  string
 		mask  []int64
@@ -100,7 +104,8 @@ func TestPlanFusesMaskedAttention(t *testing.T) {
 	}{
 		{"add then scale", []int64{1, 1, 1, 7}, inf, []string{"add", "scale"}},
 		{"where then negative scale", []int64{5, 7}, inf, []string{"where", "negscale"}},
-		{"finite fill", []int64{5, 7}, -1e9, []string{"where"}},
+		{"high fill", []int64{5, 7}, -1e4, []string{"where"}},
+		{"fill scaled high", []int64{5, 7}, -1e5, []string{"where", "scale"}},
 		{"widening", []int64{2, 1, 5, 7}, inf, []string{"where"}},
 		{"rows widened", []int64{1, 7}, inf, nil},
 		{"two masks", []int64{5, 7}, inf, []string{"where", "add"}},
