@@ -25,9 +25,10 @@ import (
 // mask puts a mask between the scores and the Softmax: "causal", a
 // Where writing −inf where a constant bool [t, t] is true (key after
 // query, as a decoder's), "causal-lowest" the same writing −65504 (the
-// lowest float16, as Hugging Face's exports write the type's lowest), or
+// lowest float16, as Hugging Face's exports write the type's lowest),
 // "padding", the Add of a constant [b·h, 1, t] of random values but −inf
-// for the last keys of some heads; "none" none. With unfused, the
+// for the last keys of some heads, or "causal-padding", both (the Where
+// writing −65504, as Hugging Face's GPT-2); "none" none. With unfused, the
 // probabilities are an output too, which keeps the chain unfused.
 func exportedAttention(dt graph.DType, t, b, h, d int64, mask string, unfused bool) *graph.Model {
 	g := graph.NewGraph("mha")
@@ -52,8 +53,7 @@ func exportedAttention(dt graph.DType, t, b, h, d int64, mask string, unfused bo
 		&graph.Node{Name: "qk", OpType: "MatMul", Inputs: []string{"qs", "kt"}, Outputs: []string{"s"}})
 	scores := "s"
 	inf := float32(math.Inf(-1))
-	switch mask {
-	case "causal", "causal-lowest":
+	if strings.HasPrefix(mask, "causal") {
 		c := graph.NewTensor(graph.Bool, []int64{t, t})
 		for at := range c.Data {
 			if int64(at)%t > int64(at)/t {
@@ -61,13 +61,14 @@ func exportedAttention(dt graph.DType, t, b, h, d int64, mask string, unfused bo
 			}
 		}
 		fill := inf
-		if mask == "causal-lowest" {
+		if mask != "causal" {
 			fill = -65504
 		}
 		g.Initializers["causal"], g.Initializers["fill"] = c, tensorOf(dt, nil, []float32{fill})
-		g.Nodes = append(g.Nodes, &graph.Node{Name: "mask", OpType: "Where", Inputs: []string{"causal", "fill", "s"}, Outputs: []string{"sm_in"}})
-		scores = "sm_in"
-	case "padding":
+		g.Nodes = append(g.Nodes, &graph.Node{Name: "mask", OpType: "Where", Inputs: []string{"causal", "fill", scores}, Outputs: []string{"masked"}})
+		scores = "masked"
+	}
+	if strings.HasSuffix(mask, "padding") {
 		r := rand.New(rand.NewPCG(7, 8))
 		pad := make([]float32, b*h*t)
 		for at := range pad {
@@ -78,8 +79,8 @@ func exportedAttention(dt graph.DType, t, b, h, d int64, mask string, unfused bo
 			}
 		}
 		g.Initializers["pad"] = tensorOf(dt, []int64{b * h, 1, t}, pad)
-		g.Nodes = append(g.Nodes, &graph.Node{Name: "mask", OpType: "Add", Inputs: []string{"s", "pad"}, Outputs: []string{"sm_in"}})
-		scores = "sm_in"
+		g.Nodes = append(g.Nodes, &graph.Node{Name: "pad", OpType: "Add", Inputs: []string{scores, "pad"}, Outputs: []string{"padded"}})
+		scores = "padded"
 	}
 	g.Nodes = append(g.Nodes,
 		&graph.Node{Name: "sm", OpType: "Softmax", Inputs: []string{scores}, Outputs: []string{"p"},
@@ -99,8 +100,9 @@ func exportedAttention(dt graph.DType, t, b, h, d int64, mask string, unfused bo
 
 // TestAttentionPatternVulkan checks that the exported attention pattern,
 // float32 and float16, unmasked, masked by a causal Where (writing −inf or
-// −65504) and by an added padding mask, becomes one
-// ScaledDotProductAttention on Vulkan, as on the CPU, and that its output
+// −65504), by an added padding mask and by both, becomes one
+// ScaledDotProductAttention on Vulkan (with both, after a Where that joins
+// the masks), as on the CPU, and that its output
 // on Vulkan matches the CPU's within that op's tolerance (widened by two
 // float16 roundings for float16: both devices compute in fp32 and round
 // once), at 100 positions (query tiles and key tiles and a part), batch
@@ -109,7 +111,7 @@ func exportedAttention(dt graph.DType, t, b, h, d int64, mask string, unfused bo
 // tolerance.
 func TestAttentionPatternVulkan(t *testing.T) {
 	for _, dt := range []graph.DType{graph.Float, graph.Float16} {
-		for _, mask := range []string{"none", "causal", "causal-lowest", "padding"} {
+		for _, mask := range []string{"none", "causal", "causal-lowest", "padding", "causal-padding"} {
 			t.Run(dt.String()+"/"+mask, func(t *testing.T) { attentionPattern(t, dt, mask) })
 		}
 	}

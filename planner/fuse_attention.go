@@ -29,7 +29,9 @@ const maskFill = -65504
 // (see headView), the projection then read through a view. A mask may
 // come between the scale and the Softmax (see masking), and where it is
 // a Where's, a positive scale after it that keeps its fill at or below
-// maskFill. Every value fused away must have
+// maskFill, or an added float mask, which a Where in the Add's place
+// joins to the first into one float mask (the only node of the chain
+// that stays, rewritten). Every value fused away must have
 // no reader outside the chain, and the three operands one rank and the
 // same batch dimensions (no broadcasting).
 //
@@ -198,6 +200,11 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		var mask string
 		var hides bool
+		// combined, when set, is the Where that replaces node combinedAt
+		// to make one float mask of a Where's and an Add's.
+		var combined *graph.Node
+		var combinedAt int
+		var combinedType *graph.Type
 		if sm != nil && sm.OpType != "Softmax" {
 			m, h, fill, ok := masking(sm, scores, st.Shape)
 			if !ok {
@@ -207,7 +214,34 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			where := sm.OpType == "Where"
 			chain = append(chain, j)
 			scores = sm.Outputs[0]
+			first := sm
 			sm, j = sole(scores)
+			// A float mask added after a Where's (Hugging Face's GPT-2:
+			// the causal Where, then the attention mask) joins it in one
+			// float mask, Where(condition, that mask, fill) in the
+			// Add's place: scores plus it are the chain's scores but
+			// where the Where hides, there the scores plus the fill,
+			// which is as far below maskFill.
+			if where && sm != nil && sm.OpType == "Add" {
+				a, _, _, ok := masking(sm, scores, st.Shape)
+				if !ok {
+					continue
+				}
+				inputs := []string{first.Inputs[0], a, first.Inputs[2]}
+				if hides {
+					inputs = []string{first.Inputs[0], first.Inputs[1], a}
+				}
+				both, err := ops.Broadcast(g.TypeOf(inputs[0]).Shape, g.TypeOf(inputs[1]).Shape, g.TypeOf(inputs[2]).Shape)
+				if err != nil || both == nil || len(both) > r {
+					continue
+				}
+				combined = &graph.Node{Name: sm.Name, OpType: "Where", Inputs: inputs, Outputs: sm.Outputs, Doc: sm.Doc,
+					Metadata: sm.Metadata, DeviceConfigs: sm.DeviceConfigs, Index: sm.Index}
+				combinedAt, combinedType = j, graph.TensorType(elem, both)
+				mask, hides, where = sm.Outputs[0], false, false
+				scores = sm.Outputs[0]
+				sm, j = sole(scores)
+			}
 			// A Where's fill stays at or below maskFill under a positive
 			// scale that keeps it there.
 			if where && sm != nil {
@@ -291,6 +325,10 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 			continue
 		}
 		g.Nodes[last] = f
+		if combined != nil {
+			g.Nodes[combinedAt] = combined
+			g.SetType(mask, combinedType)
+		}
 		for _, c := range chain {
 			if c != last {
 				gone[c] = true

@@ -92,10 +92,37 @@ func TestPlanFusesMaskedAttention(t *testing.T) {
 		require.Equal(t, tc.hides, params.MaskHides == 1, tc.name)
 		require.Equal(t, graph.TensorType(graph.Float, graph.ShapeOf(1, 4, 5, 8)), p.Types[p.Steps[0].Out[0]], tc.name)
 	}
+	// A Where's mask, then an added one (Hugging Face's GPT-2): one float
+	// mask, a Where of the condition, the added mask and the fill in the
+	// Add's place, which the fused node reads.
+	for _, hides := range []bool{false, true} {
+		where := "where"
+		if hides {
+			where = "where-hides"
+		}
+		m := maskedChain([]int64{5, 7}, -math.MaxFloat32, "scale", where, "add")
+		m.Graph.Inputs[4].Type = graph.TensorType(graph.Float, graph.ShapeOf(1, 1, 1, 7))
+		p, err := planner.New(m, planner.Options{Devices: []planner.Device{dev}})
+		require.NoError(t, err, where)
+		require.Len(t, p.Steps, 2, where)
+		c, f := p.Steps[0].Node, p.Steps[1].Node
+		want := []string{"cond", "m", "fill"}
+		if hides {
+			want = []string{"cond", "fill", "m"}
+		}
+		require.Equal(t, "Where", c.OpType, where)
+		require.Equal(t, want, c.Inputs, where)
+		require.Equal(t, graph.TensorType(graph.Float, graph.ShapeOf(1, 1, 5, 7)), p.Types[p.Steps[0].Out[0]], where)
+		require.Equal(t, "ScaledDotProductAttention", f.OpType, where)
+		require.Equal(t, []string{"q", "kt", "v", c.Outputs[0]}, f.Inputs, where)
+		params := ops.Params[ops.ScaledDotProductAttentionParams](f, 1)
+		require.Equal(t, float32(0.5), params.Scale, where)
+		require.Zero(t, params.MaskHides, where)
+	}
 	// Not fused: a scale after an added mask (which it would scale), a
 	// negative one after a Where (−inf to +inf), a fill above the lowest
 	// float16, or scaled above it, a mask that widens the scores, two
-	// masks.
+	// Wheres.
 	for _, tc := range []struct {
 		name  string
 		mask  []int64
@@ -108,7 +135,7 @@ func TestPlanFusesMaskedAttention(t *testing.T) {
 		{"fill scaled high", []int64{5, 7}, -1e5, []string{"where", "scale"}},
 		{"widening", []int64{2, 1, 5, 7}, inf, []string{"where"}},
 		{"rows widened", []int64{1, 7}, inf, nil},
-		{"two masks", []int64{5, 7}, inf, []string{"where", "add"}},
+		{"two Wheres", []int64{5, 7}, inf, []string{"where", "where"}},
 	} {
 		m := maskedChain(tc.mask, tc.fill, tc.steps...)
 		if tc.name == "rows widened" {

@@ -152,6 +152,10 @@ func unifyDim(a, b graph.Dim) (graph.Dim, error) {
 	return b, nil
 }
 
+// Broadcast applies numpy's multidirectional broadcasting to the shapes,
+// as the elementwise ops' inference does (see broadcast).
+func Broadcast(shapes ...graph.Shape) (graph.Shape, error) { return broadcast(shapes...) }
+
 // broadcast applies numpy's multidirectional broadcasting to the shapes. A
 // nil shape (unknown rank) makes the result's rank unknown.
 func broadcast(shapes ...graph.Shape) (graph.Shape, error) {
