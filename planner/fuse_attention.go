@@ -31,9 +31,9 @@ const maskFill = -65504
 // a Where's, a positive scale after it that keeps its fill at or below
 // maskFill, or an added float mask, which a Where in the Add's place
 // joins to the first into one float mask (the only node of the chain
-// that stays, rewritten). Every value fused away must have
-// no reader outside the chain, and the three operands one rank and the
-// same batch dimensions (no broadcasting).
+// that stays, rewritten). Every value fused away must have no reader
+// outside the chain, and the three operands one rank and the same batch
+// dimensions (no broadcasting).
 //
 // The chain's operands, scores, probabilities, result and scale are all
 // float32 or all float16; a chain mixing the two stays apart. It is fused
@@ -120,13 +120,12 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 	// where it holds (mask_hides), when n is scores plus a mask of the
 	// attention's type or a Where that writes a constant scalar of that
 	// type at or below maskFill (fill) where its bool condition holds, or
-	// where it does not;
-	// the mask must broadcast to st without widening it. Its keys may be
-	// of any size, known or not (a decoder's mask, cut to the keys by
-	// shape arithmetic, is of unknown size in a class plan): one that is
-	// neither 1 nor the keys' would fail the chain's second product too,
-	// and fails the fused node (a device refusing it for a class plan's
-	// binding, which then takes a concrete plan).
+	// where it does not. The mask must broadcast to st without widening
+	// it. Its keys may be of any size, known or not (a decoder's mask,
+	// cut to the keys by shape arithmetic, is of unknown size in a class
+	// plan): one that is neither 1 nor the keys' would fail the chain's
+	// second product too, and fails the fused node (a device refusing it
+	// for a class plan's binding, which then takes a concrete plan).
 	masking := func(n *graph.Node, scores string, st graph.Shape) (mask string, hides bool, fill float64, ok bool) {
 		fits := func(m string) bool {
 			t := g.TypeOf(m)
