@@ -208,13 +208,13 @@ func newSDPAPlan(c *Call, q, k, v, mask []int64, lens [3]int) (*sdpaPlan, error)
 // are widened to float32 once and the output rounded once, see halfVia32,
 // as the planner's fusion of a float16 attention computes it): for each
 // batch entry, the scores scale·q·kᵀ, the mask (sdpaPlan.softmax), each
-// row's softmax (float32, the vectorised exp, as Softmax's kernel) times v, the division by each row's
-// sum applied to the product, each operand read through its permutation
-// where it lies and the result written where the output's permutation
-// puts it. With
-// enough queries (sdpaBlocked) the products run on the GEMM's
-// micro-kernels over kᵀ and v packed once an entry (see sdpaJob); a few
-// queries take sgemm's unpacked products, which read the keys in place.
+// row's softmax (float32, the vectorised exp, as Softmax's kernel) times
+// v, the division by each row's sum applied to the product, each operand
+// read through its permutation where it lies and the result written where
+// the output's permutation puts it. With enough queries (sdpaBlocked) the
+// products run on the GEMM's micro-kernels over kᵀ and v packed once an
+// entry (see sdpaJob); a few queries take sgemm's unpacked products,
+// which read the keys in place.
 func sdpaKernel(c *Call) error {
 	qt, kt, vt := c.Tensor(0), c.Tensor(1), c.Tensor(2)
 	if qt == nil || kt == nil || vt == nil {
