@@ -397,6 +397,14 @@ func TestSymbolicElements(t *testing.T) {
 	b.node("Expand", []string{"zero", "s"}, []string{"e"})
 	b.node("Cast", []string{"bs"}, []string{"bs32"}, intAttr("to", int64(graph.Int32)))
 	b.node("Slice", []string{"x", "zero1", "hidden", "last"}, []string{"sl"})
+	// arange over a dimension (a causal mask's rows) and over another
+	// start or step, whose length is not the dimension.
+	b.init("first", i64s(1))
+	b.node("Gather", []string{"s", "first"}, []string{"seq"})
+	b.node("Squeeze", []string{"seq"}, []string{"seq0"})
+	b.node("Range", []string{"zero", "seq0", "one0"}, []string{"rows"})
+	b.node("Range", []string{"one0", "seq0", "one0"}, []string{"from1"})
+	b.init("one0", int64Tensor(nil, []int64{1}))
 	m := b.model()
 	known, err := InferModel(m, nil, nil)
 	if err != nil {
@@ -407,7 +415,7 @@ func TestSymbolicElements(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"y": "float32[B S 4 16]", "mask": "float32[B S]", "e": "int64[B S 64]", "bs32": "int32[2]",
-		"sl": "float32[B S 64]",
+		"sl": "float32[B S 64]", "rows": "int64[S]", "from1": "int64[?]",
 	} {
 		if got := typeOf(m, name); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)

@@ -149,7 +149,14 @@ func inferRange(c *InferContext) error {
 	limit, ok2 := decode(c.val(1))
 	delta, ok3 := decode(c.val(2))
 	if !ok1 || !ok2 || !ok3 || start.len() != 1 || limit.len() != 1 || delta.len() != 1 {
-		c.setTensor(0, dt, graph.Shape{graph.UnknownDim()})
+		// Range(0, n, 1) of a symbolic n (arange over a dimension, as
+		// PyTorch exports a causal mask's rows) has n elements.
+		n := graph.UnknownDim()
+		if lim := c.symIn(1); ok1 && ok3 && lim != nil && len(lim.elems) == 1 && start.len() == 1 && delta.len() == 1 &&
+			!start.isFloat() && start.i[0] == 0 && delta.i[0] == 1 {
+			n = lim.elems[0].dim()
+		}
+		c.setTensor(0, dt, graph.Shape{n})
 		return nil
 	}
 	if limit.dt != start.dt || delta.dt != start.dt {
