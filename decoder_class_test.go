@@ -18,6 +18,7 @@ import (
 
 	"github.com/onnxvk/onnxvk"
 	"github.com/onnxvk/onnxvk/backend/vulkan"
+	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/internal/testenv"
 )
 
@@ -179,8 +180,10 @@ func TestDecoderShapeClasses(t *testing.T) {
 // masking Where and the Softmax fused into one ScaledDotProductAttention,
 // whose mask the program computes) and nothing on the host: the Shape
 // and Range nodes of the shape computations are the Vulkan program's,
-// which computes them once per binding of the past length. It returns the
-// number of Vulkan segments (runs of consecutive nodes placed there): 1.
+// which computes them once per binding of the past length. The plan with
+// every length symbolic (a prompt's class) fuses each layer's attention
+// too: its mask's rows are an arange over the prompt length. It returns
+// the number of Vulkan segments (runs of consecutive nodes placed there): 1.
 func checkClassPlacement(t *testing.T, sess *onnxvk.Session) int {
 	t.Helper()
 	info, err := sess.PlanInfo(map[string][]int64{"ids": {1, 1}})
@@ -208,6 +211,15 @@ func checkClassPlacement(t *testing.T, sess *onnxvk.Session) int {
 	}
 	require.GreaterOrEqual(t, attention["Concat"], 2*layers, "KV Concat nodes on Vulkan")
 	require.Zero(t, attention["Softmax"], "Softmax nodes left unfused")
+	p, err := sessionvalues.Of(sess).Plan(nil)
+	require.NoError(t, err)
+	fused := 0
+	for _, st := range p.Steps {
+		if st.Node != nil && st.Node.OpType == "ScaledDotProductAttention" {
+			fused++
+		}
+	}
+	require.Equal(t, layers, fused, "attentions fused with every length symbolic")
 	require.Empty(t, host, "nodes on the host")
 	require.Equal(t, 1, segments, "Vulkan segments")
 	return segments
