@@ -189,12 +189,19 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		scale := float32(1)
 		scores := n.Outputs[0]
 		sm, j := sole(scores)
+		// advance moves past node sm, fused away into the chain unless it
+		// stays (rewritten), to the node that alone reads its output.
+		advance := func(stays bool) {
+			if !stays {
+				chain = append(chain, j)
+			}
+			scores = sm.Outputs[0]
+			sm, j = sole(scores)
+		}
 		if sm != nil && sm.OpType != "Softmax" {
 			if x, f, ok := scaling(sm, r); ok && x == scores {
 				scale *= f
-				chain = append(chain, j)
-				scores = sm.Outputs[0]
-				sm, j = sole(scores)
+				advance(false)
 			}
 		}
 		var mask string
@@ -210,11 +217,8 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 				continue
 			}
 			mask, hides = m, h
-			where := sm.OpType == "Where"
-			chain = append(chain, j)
-			scores = sm.Outputs[0]
-			first := sm
-			sm, j = sole(scores)
+			where, first := sm.OpType == "Where", sm
+			advance(false)
 			// A float mask added after a Where's (Hugging Face's GPT-2:
 			// the causal Where, then the attention mask) joins it in one
 			// float mask, Where(condition, that mask, fill) in the
@@ -238,17 +242,14 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 					Metadata: sm.Metadata, DeviceConfigs: sm.DeviceConfigs, Index: sm.Index}
 				combinedAt, combinedType = j, graph.TensorType(elem, both)
 				mask, hides, where = sm.Outputs[0], false, false
-				scores = sm.Outputs[0]
-				sm, j = sole(scores)
+				advance(true)
 			}
 			// A Where's fill stays at or below maskFill under a positive
 			// scale that keeps it there.
 			if where && sm != nil {
 				if x, f, ok := scaling(sm, r); ok && x == scores && f > 0 && fill*float64(f) <= maskFill {
 					scale *= f
-					chain = append(chain, j)
-					scores = sm.Outputs[0]
-					sm, j = sole(scores)
+					advance(false)
 				}
 			}
 		}

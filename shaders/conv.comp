@@ -21,7 +21,8 @@
 // ConvTranspose (TRANSPOSED set, W [C, mg, k...]) gathers instead: one
 // invocation computes one output element, summing over the taps whose
 // input position (o + pad - k * dil) / st is whole and inside the input,
-// which it walks directly (firstTap) rather than testing every tap.
+// which it walks directly (firstTap, tapStep) rather than testing every
+// tap.
 // There the push constants' idim is the input's sizes and odim the
 // output's, as for the direct convolution.
 //
@@ -82,20 +83,25 @@ layout(push_constant) uniform Params {
 
 #include "epilogue.glsl"
 
-// firstTap returns the first tap k of an axis (kernel size kn, dilation
-// dil, stride st) whose input position (base - k * dil) / st is whole,
-// and the step to the next such tap; kn where no tap is. The taps of one
-// output position are those congruent modulo st / gcd(st, dil), so each
-// output walks only its own (a quarter of a 2-D stride-2 kernel) and the
-// invocations of a subgroup walk equally many.
-int firstTap(int base, int kn, int dil, int st, out int step) {
+// tapStep returns the step between the taps of an axis (dilation dil,
+// stride st) that reach one output position: st / gcd(st, dil), as those
+// taps are congruent modulo it. So each output walks only its own (a
+// quarter of a 2-D stride-2 kernel) and the invocations of a subgroup
+// walk equally many.
+int tapStep(int dil, int st) {
     int a = st, b = dil;
     while (b != 0) {
         int t = a % b;
         a = b;
         b = t;
     }
-    step = st / a;
+    return st / a;
+}
+
+// firstTap returns the first tap k of an axis (kernel size kn, dilation
+// dil, stride st, tapStep step) whose input position (base - k * dil) /
+// st is whole; kn where no tap is.
+int firstTap(int base, int kn, int dil, int st, int step) {
     for (int k = 0; k < step && k < kn; k++) {
         int t = base - k * dil;
         // t modulo st, t possibly negative (GLSL's % is not defined
@@ -115,6 +121,7 @@ void transposed() {
     ivec3 st = ivec3(p.st[0], p.st[1], p.st[2]);
     ivec3 dil = ivec3(p.dil[0], p.dil[1], p.dil[2]);
     ivec3 kn = ivec3(p.k[0], p.k[1], p.k[2]);
+    ivec3 step = ivec3(tapStep(dil.x, st.x), tapStep(dil.y, st.y), tapStep(dil.z, st.z));
     uint total = p.cols * p.m;
     uint stride = gl_NumWorkGroups.x * 256u;
     for (uint e = gl_GlobalInvocationID.x; e < total; e += stride) {
@@ -127,7 +134,6 @@ void transposed() {
         uint xb = (img * p.c + g * p.cg) * isz;
         uint wb = (g * p.cg * p.mg + mi % p.mg) * ks;
         float acc = (p.flags & 1u) != 0u ? float(bias[mi]) : 0.0;
-        ivec3 step;
         int fz = firstTap(base.x, kn.x, dil.x, st.x, step.x);
         int fy = firstTap(base.y, kn.y, dil.y, st.y, step.y);
         int fx = firstTap(base.z, kn.z, dil.z, st.z, step.z);

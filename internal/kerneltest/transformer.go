@@ -261,12 +261,11 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 	// for the last keys of each row, more in each next row.
 	padding := func(m []int64) *graph.Tensor {
 		t := RandFloats(r, m, -2, 2)
-		keys := m[len(m)-1]
-		for at, x := range graph.View[float32](t) {
+		keys, v := m[len(m)-1], graph.View[float32](t)
+		for at := range v {
 			if row, j := int64(at)/keys, int64(at)%keys; j >= keys-3*row-1 {
-				x = float32(math.Inf(-1))
+				v[at] = float32(math.Inf(-1))
 			}
-			graph.View[float32](t)[at] = x
 		}
 		return t
 	}
