@@ -296,7 +296,7 @@ func inferCompare(f func(a, b float64) bool, i func(a, b int64) bool) InferFunc 
 		if c.Opset < 7 {
 			return nil
 		}
-		c.setValue(0, binaryValues(c.val(0), c.val(1), graph.Bool,
+		v := binaryValues(c.val(0), c.val(1), graph.Bool,
 			func(out *nvals, k int, x *nvals, a int, y *nvals, b int) bool {
 				var r bool
 				if x.isFloat() || y.isFloat() {
@@ -313,7 +313,12 @@ func inferCompare(f func(a, b float64) bool, i func(a, b int64) bool) InferFunc 
 					out.setInt(k, 0)
 				}
 				return true
-			}))
+			})
+		if v != nil {
+			c.setValue(0, v)
+		} else if a, b := c.symIn(0), c.symIn(1); c.Node.OpType == "Equal" && a != nil && b != nil {
+			c.setSym(0, graph.Bool, symEqual(a, b))
+		}
 		return nil
 	}
 }
@@ -364,11 +369,18 @@ func inferWhere(c *InferContext) error {
 	}
 	c.setTensor(0, dt, s)
 	cond, x, y := c.val(0), c.val(1), c.val(2)
-	if !small(cond) || !small(x) || !small(y) || cond.DType != graph.Bool || x.DType != y.DType ||
-		x.DType == graph.String || !s.Known() || graph.NumElements(s.Ints()) > maxValueElems {
+	if !small(cond) || cond.DType != graph.Bool || !s.Known() || graph.NumElements(s.Ints()) > maxValueElems {
 		return nil
 	}
 	shape := s.Ints()
+	if !small(x) || !small(y) || x.DType != y.DType || x.DType == graph.String {
+		// Symbolic elements chosen by a known condition (the target of
+		// torch's Expand export, Where(Equal(shape, -1), 1, shape)).
+		if sx, sy := c.symIn(1), c.symIn(2); sx != nil && sy != nil && c.inElem(1) == c.inElem(2) {
+			c.setSym(0, dt, symWhere(cond, sx, sy, shape))
+		}
+		return nil
+	}
 	ic := broadcastIndex(shape, cond.Shape)
 	ix, iy := broadcastIndex(shape, x.Shape), broadcastIndex(shape, y.Shape)
 	both := &graph.Tensor{DType: x.DType, Shape: []int64{x.NumElements() + y.NumElements()},

@@ -405,6 +405,17 @@ func TestSymbolicElements(t *testing.T) {
 	b.node("Range", []string{"zero", "seq0", "one0"}, []string{"rows"})
 	b.node("Range", []string{"one0", "seq0", "one0"}, []string{"from1"})
 	b.init("one0", int64Tensor(nil, []int64{1}))
+	// torch's Expand export: Where(Equal(target, -1), 1, target).
+	b.init("four", i64s(4))
+	b.init("minus", int64Tensor(nil, []int64{-1}))
+	b.node("Concat", []string{"bs", "four"}, []string{"tgt"}, intAttr("axis", 0))
+	b.node("Shape", []string{"tgt"}, []string{"tgtShape"})
+	b.node("ConstantOfShape", []string{"tgtShape"}, []string{"ones"}, tensorAttr("value", i64s(1)))
+	b.node("Mul", []string{"ones", "minus"}, []string{"negs"})
+	b.node("Equal", []string{"tgt", "negs"}, []string{"free"})
+	b.node("Where", []string{"free", "ones", "tgt"}, []string{"wt"})
+	b.node("Expand", []string{"zero", "wt"}, []string{"ex"})
+	b.node("Equal", []string{"tgt", "ones"}, []string{"undecided"})
 	m := b.model()
 	known, err := InferModel(m, nil, nil)
 	if err != nil {
@@ -415,14 +426,17 @@ func TestSymbolicElements(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"y": "float32[B S 4 16]", "mask": "float32[B S]", "e": "int64[B S 64]", "bs32": "int32[2]",
-		"sl": "float32[B S 64]", "rows": "int64[S]", "from1": "int64[?]",
+		"sl": "float32[B S 64]", "rows": "int64[S]", "from1": "int64[?]", "ex": "int64[B S 4]",
 	} {
 		if got := typeOf(m, name); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)
 		}
 	}
-	if known["target"] != nil || known["bs"] != nil {
+	if known["target"] != nil || known["bs"] != nil || known["undecided"] != nil {
 		t.Errorf("symbolic values reported as known")
+	}
+	if v := known["free"]; v == nil || v.Float64At(0) != 0 || v.Float64At(2) != 0 {
+		t.Errorf("free = %v, want dimensions unequal to -1", v)
 	}
 }
 

@@ -167,6 +167,52 @@ func symBinary(op string, a, b *symTensor) *symTensor {
 	return out
 }
 
+// symEqual is Equal of a and b, broadcasting: literals compare exactly, a
+// dimension equals itself and never a negative literal (dimensions are
+// sizes: the -1 that torch's Expand export compares its target with);
+// nil where an element is undecided.
+func symEqual(a, b *symTensor) *symTensor {
+	shape, ok := broadcastInts(a.shape, b.shape)
+	if !ok || graph.NumElements(shape) > maxValueElems {
+		return nil
+	}
+	ia, ib := broadcastIndex(shape, a.shape), broadcastIndex(shape, b.shape)
+	out := &symTensor{shape: shape, elems: make([]symElem, len(ia))}
+	for k := range ia {
+		x, y := a.elems[ia[k]], b.elems[ib[k]]
+		var eq bool
+		switch {
+		case x.known() && y.known():
+			eq = x.v == y.v
+		case x.sym != "" && x.sym == y.sym:
+			eq = true
+		case x.sym != "" && y.known() && y.v < 0, y.sym != "" && x.known() && x.v < 0:
+		default:
+			return nil
+		}
+		if eq {
+			out.elems[k].v = 1
+		}
+	}
+	return out
+}
+
+// symWhere is Where of a known bool condition over symTensors x and y,
+// broadcasting to shape.
+func symWhere(cond *graph.Tensor, x, y *symTensor, shape []int64) *symTensor {
+	ic := broadcastIndex(shape, cond.Shape)
+	ix, iy := broadcastIndex(shape, x.shape), broadcastIndex(shape, y.shape)
+	out := &symTensor{shape: shape, elems: make([]symElem, len(ic))}
+	for k := range ic {
+		if cond.Data[ic[k]] != 0 {
+			out.elems[k] = x.elems[ix[k]]
+		} else {
+			out.elems[k] = y.elems[iy[k]]
+		}
+	}
+	return out
+}
+
 // symConcat joins 1-D symTensors.
 func symConcat(parts []*symTensor) *symTensor {
 	out := &symTensor{}
