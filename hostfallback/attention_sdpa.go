@@ -175,6 +175,14 @@ func newSDPAPlan(c *Call, q, k, v, mask []int64, lens [3]int) (*sdpaPlan, error)
 			return nil, err
 		}
 	}
+	// Grouped-query attention: K's and V's heads, the last batch axis,
+	// each serve kv_repeat of Q's in a row, an innermost batch factor of
+	// stride 0.
+	if rep := int(ops.Params[ops.ScaledDotProductAttentionParams](c.Node, c.Opset).KvRepeat); rep > 1 {
+		for _, m := range []*sdpaMatrix{&p.k, &p.v} {
+			m.bsize, m.bstride = append(m.bsize, rep), append(m.bstride, 0)
+		}
+	}
 	// Output axis i holds the logical axis perm_y[i]: invert it.
 	inv := make([]int, r)
 	for i, d := range perms[3] {

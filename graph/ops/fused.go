@@ -70,11 +70,14 @@ func init() {
 	// mask_hides is 1 (the condition of a Where that writes −inf where it
 	// holds), a hidden score being −inf. A row whose every score is −inf
 	// gives zeros, as ONNX Attention's does (the unfused Softmax gives
-	// NaN there).
+	// NaN there). With kv_repeat r above 1 (grouped-query attention) k
+	// and v have 1/r of q's entries along the last batch axis (the heads),
+	// and q's head h reads their head h/r, as if each of their heads were
+	// repeated r times in a row (Hugging Face's repeat_kv).
 	Register(&Schema{Domain: FusedDomain, Name: "ScaledDotProductAttention", Since: 1, MinInputs: 3, MaxInputs: 4, MinOutputs: 1, MaxOutputs: 1,
 		Attrs: []AttrSpec{opt("perm_q", graph.AttrInts), opt("perm_k", graph.AttrInts), opt("perm_v", graph.AttrInts),
 			opt("perm_y", graph.AttrInts), opt("view_q", graph.AttrInts), opt("view_k", graph.AttrInts), opt("view_v", graph.AttrInts), defFloat("scale", 1),
-			defInt("mask_hides", 0)},
+			defInt("mask_hides", 0), defInt("kv_repeat", 1)},
 		Infer: inferScaledDotProductAttention, Tol: accumulating})
 	// Gelu is ONNX Gelu-20 with approximate "none", x·(1 + erf(x/√2))·½,
 	// for models that import an older opset and spell it out in
@@ -170,11 +173,19 @@ func AttentionShape(n *graph.Node, opset int64, q, k, v graph.Shape) (graph.Shap
 		return out
 	}
 	lq, lk, lv := permute(q, perms[0]), permute(k, perms[1]), permute(v, perms[2])
+	rep := Params[ScaledDotProductAttentionParams](n, opset).KvRepeat
+	if rep < 1 || rep > 1 && r < 3 {
+		return nil, fmt.Errorf("kv_repeat %d for operands of rank %d: want at least 1, and 1 without a batch axis", rep, r)
+	}
 	y := make(graph.Shape, r)
 	for d := range r - 2 {
-		b, err := unifyDim(lq[d], lk[d])
+		kd, vd := lk[d], lv[d]
+		if d == r-3 {
+			kd, vd = repeatedDim(kd, rep), repeatedDim(vd, rep)
+		}
+		b, err := unifyDim(lq[d], kd)
 		if err == nil {
-			b, err = unifyDim(b, lv[d])
+			b, err = unifyDim(b, vd)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("batch dimension %d of q%v, kᵀ%v and v%v: %w", d, lq, lk, lv, err)
@@ -189,6 +200,17 @@ func AttentionShape(n *graph.Node, opset int64, q, k, v graph.Shape) (graph.Shap
 	}
 	y[r-2], y[r-1] = lq[r-2], lv[r-1]
 	return permute(y, perms[3]), nil
+}
+
+// repeatedDim is d·rep: unknown where d is not known, unless rep is 1.
+func repeatedDim(d graph.Dim, rep int64) graph.Dim {
+	switch {
+	case rep == 1:
+		return d
+	case d.Known():
+		return graph.DimOf(d.Value * rep)
+	}
+	return graph.UnknownDim()
 }
 
 // inferScaledDotProductAttention is the planner's ScaledDotProductAttention.

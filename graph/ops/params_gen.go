@@ -1792,6 +1792,7 @@ func (p *SVMRegressorParams) read(r *attrReader) {
 
 // ScaledDotProductAttentionParams are the attributes of ScaledDotProductAttention (onnxvk).
 type ScaledDotProductAttentionParams struct {
+	KvRepeat  int64   // kv_repeat
 	MaskHides int64   // mask_hides
 	PermK     []int64 // perm_k
 	PermQ     []int64 // perm_q
@@ -1804,6 +1805,7 @@ type ScaledDotProductAttentionParams struct {
 }
 
 func (p *ScaledDotProductAttentionParams) read(r *attrReader) {
+	r.int("kv_repeat", &p.KvRepeat)
 	r.int("mask_hides", &p.MaskHides)
 	r.ints("perm_k", &p.PermK)
 	r.ints("perm_q", &p.PermQ)
