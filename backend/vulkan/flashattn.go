@@ -278,6 +278,43 @@ func commonBatch(lists [5][][2]int64) (axes []batchAxis, ok bool) {
 	return axes, true
 }
 
+// kvGroups returns flashattn.comp's two batch axes, the batch and the
+// query heads, for the common batch axes bs, and the number of key and
+// value heads. Where the innermost axis is read by K and V with stride 0
+// (grouped-query attention's repeated heads) and the one outside it
+// merges with it in Q, Y and the mask, the two become the heads, which
+// the shader maps onto the key and value heads of the outer one (head h
+// reads head h/rep of them, rep the inner size). ok is false for more
+// than two axes.
+func kvGroups(bs []batchAxis) (axes []batchAxis, hkv int64, ok bool) {
+	if n := len(bs); n >= 2 && bs[n-1].stride[1] == 0 && bs[n-1].stride[2] == 0 {
+		outer, inner := bs[n-2], bs[n-1]
+		merged := inner
+		merged.size = outer.size * inner.size
+		merged.stride[1], merged.stride[2] = outer.stride[1], outer.stride[2]
+		joins := true
+		for _, i := range []int{0, 3, 4} {
+			joins = joins && outer.stride[i] == inner.size*inner.stride[i]
+		}
+		if joins {
+			axes, hkv = append(slices.Clone(bs[:n-2]), merged), outer.size
+		}
+	}
+	if axes == nil {
+		axes = bs
+	}
+	if len(axes) > 2 {
+		return nil, 0, false
+	}
+	for len(axes) < 2 {
+		axes = append([]batchAxis{{size: 1}}, axes...)
+	}
+	if hkv == 0 {
+		hkv = axes[1].size
+	}
+	return axes, hkv, true
+}
+
 // mergeable reports whether batch axis b, inside a, makes one axis with
 // it in every operand.
 func mergeable(a, b batchAxis) bool {
@@ -392,15 +429,24 @@ func lowerSDPA(q *query) (*launch, bool) {
 	for a := range r - 2 {
 		batch[4] = append(batch[4], [2]int64{scores[a], mst[a]})
 	}
+	// Grouped-query attention: K's and V's heads each serve rep of Q's in
+	// a row, an innermost batch factor of stride 0 (see kvGroups).
+	rep := ops.Params[ops.ScaledDotProductAttentionParams](n, q.opset).KvRepeat
+	if rep > 1 {
+		for _, i := range []int{1, 2} {
+			batch[i] = append(batch[i], [2]int64{rep, 0})
+		}
+	}
 	bs, ok := commonBatch(batch)
-	if !ok || len(bs) > 2 {
+	if !ok {
 		return nil, false
 	}
-	for len(bs) < 2 {
-		bs = append([]batchAxis{{size: 1}}, bs...)
+	bs, hkv, ok := kvGroups(bs)
+	if !ok {
+		return nil, false
 	}
 	offset := func(i int) int64 { return layouts[i].Offset }
-	f := &flashGeom{batch: int(bs[0].size), hq: int(bs[1].size), hkv: int(bs[1].size), sq: int(m), skv: int(nk),
+	f := &flashGeom{batch: int(bs[0].size), hq: int(bs[1].size), hkv: int(hkv), sq: int(m), skv: int(nk),
 		dim: int(d), vdim: int(dv), scale: ops.Params[ops.ScaledDotProductAttentionParams](n, q.opset).Scale,
 		flags: flags, mb: bs[0].stride[4], mh: bs[1].stride[4], mi: mst[r-2], keys: nk,
 		q: [4]int64{offset(0), bs[0].stride[0], bs[1].stride[0], rs[0]},

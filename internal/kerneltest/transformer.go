@@ -235,7 +235,7 @@ func flashAttentionCases(r *rand.Rand) []Case {
 // [T, B, 3·H·d], the [B, S, H, d] heads of Hugging Face models, plain
 // matrices with Kᵀ given as such, and a Q read with its depth strided;
 // query and key counts across the tiles of a tiled kernel (see
-// flashAttentionCases).
+// flashAttentionCases); masks; grouped-query attention.
 func sdpaCases(_ string, r *rand.Rand) []Case {
 	type spec struct {
 		q, k, v []int64
@@ -245,6 +245,8 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 		// mask is the fourth input (nil: none), hides its mask_hides.
 		mask  *graph.Tensor
 		hides bool
+		// rep is kv_repeat (0: absent).
+		rep int64
 	}
 	// boolMask returns a bool mask of shape m, true where set says.
 	boolMask := func(m []int64, set func(i, j int64) bool) *graph.Tensor {
@@ -302,6 +304,16 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 			mask: boolMask([]int64{2, 16, 33}, func(i, j int64) bool { return i%5 == 3 || j%4 == 0 }), hides: true},
 		{q: []int64{1, 6, 80}, k: []int64{600, 6, 80}, v: []int64{600, 6, 80}, perms: mha, scale: 0.1,
 			mask: boolMask([]int64{600}, func(_, j int64) bool { return j%7 != 3 })},
+		// Grouped-query attention (kv_repeat): Hugging Face's [B, S, H,
+		// d] heads, torch's repeat_kv layout [B, H, S, d] with Kᵀ by a
+		// permutation and a causal mask, and under flash-decoding; one
+		// key and value head for two images' four query heads.
+		{q: []int64{2, 17, 6, 64}, k: []int64{2, tk + 1, 2, 64}, v: []int64{2, tk + 1, 2, 64}, perms: hf, scale: 0.125, rep: 3},
+		{q: []int64{1, 8, 5, 64}, k: []int64{1, 2, 9, 64}, v: []int64{1, 2, 9, 64}, perms: [4][]int64{nil, {0, 1, 3, 2}, nil, nil}, scale: 0.125,
+			mask: boolMask([]int64{5, 9}, func(i, j int64) bool { return j > i+4 }), hides: true, rep: 4},
+		{q: []int64{1, 8, 1, 64}, k: []int64{1, 2, 2*flashChunk(tk) + 1, 64}, v: []int64{1, 2, 2*flashChunk(tk) + 1, 64},
+			perms: [4][]int64{nil, {0, 1, 3, 2}, nil, nil}, scale: 0.125, rep: 4},
+		{q: []int64{2, 4, 3, 32}, k: []int64{2, 1, 32, 7}, v: []int64{2, 1, 7, 16}, scale: 0.2, rep: 4},
 	}
 	var cs []Case
 	for _, s := range specs {
@@ -323,6 +335,9 @@ func sdpaCases(_ string, r *rand.Rand) []Case {
 		}
 		if s.hides {
 			attrs = append(attrs, IntAttr("mask_hides", 1))
+		}
+		if s.rep != 0 {
+			attrs = append(attrs, IntAttr("kv_repeat", s.rep))
 		}
 		cs = append(cs, Case{Node: Node("ScaledDotProductAttention", inputs, attrs...), Opset: 1, Args: args})
 	}
