@@ -31,10 +31,11 @@ const torchTolerance = 1e-4
 var defaultTorchModels = []string{"resnet18", "transformer"}
 
 // The models this package's default tests export (decoder_small for the
-// decoder tests, squeezenet1_1 for TestShardStagesTorchVulkan), exported
+// decoder tests, decoder_gqa for TestDecoderGroupedQuery, squeezenet1_1
+// for TestShardStagesTorchVulkan), exported
 // in one run of the export script by whichever test needs one first; the
 // long suites' other models are exported as their tests need them.
-var _ = torchmodels.Want(append([]string{"decoder_small", "transformer_fp16", "transformer_mixed", "transformer_keepio", "squeezenet1_1"}, defaultTorchModels...)...)
+var _ = torchmodels.Want(append([]string{"decoder_small", "decoder_gqa", "transformer_fp16", "transformer_mixed", "transformer_keepio", "squeezenet1_1"}, defaultTorchModels...)...)
 
 // cpuTorchModels returns the models TestTorchModels and
 // TestTorchModelsFromArchive run: resnet18 and the transformer, and in the

@@ -124,6 +124,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	if fused == 0 {
 		return 0
 	}
+	fused += dropUnread(g, uses, gone)
 	nodes := g.Nodes[:0:0]
 	for i, n := range g.Nodes {
 		if !gone[i] {
@@ -137,6 +138,53 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 	}
 	pm.Opsets[ops.FusedDomain] = 1
 	return fused
+}
+
+// dropUnread marks gone the nodes that the fusions left without a
+// reader (the shape arithmetic of a fused-away Expand): those whose
+// outputs had readers (uses) and now have none among the nodes not gone,
+// their captures and the graph's outputs, the nodes that then lose their
+// last reader with them. It returns how many it marked.
+func dropUnread(g *graph.Graph, uses map[string]int, gone map[int]bool) int {
+	reads := map[string]int{}
+	for i, n := range g.Nodes {
+		if gone[i] {
+			continue
+		}
+		for _, name := range n.Inputs {
+			reads[name]++
+		}
+		for _, name := range graph.Captured(n) {
+			reads[name]++
+		}
+	}
+	for _, o := range g.Outputs {
+		reads[o.Name]++
+	}
+	dropped := 0
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		n := g.Nodes[i]
+		if gone[i] {
+			continue
+		}
+		read, had := false, false
+		for _, o := range n.Outputs {
+			read = read || o != "" && reads[o] > 0
+			had = had || o != "" && uses[o] > 0
+		}
+		if read || !had {
+			continue
+		}
+		gone[i] = true
+		dropped++
+		for _, name := range n.Inputs {
+			reads[name]--
+		}
+		for _, name := range graph.Captured(n) {
+			reads[name]--
+		}
+	}
+	return dropped
 }
 
 // activationParams returns the alpha and beta attributes of the fused node

@@ -26,7 +26,11 @@ const maskFill = -65504
 // alone reads the result, go into the fused node's permutations, so that
 // its kernel reads the heads where they lie instead of copying them; so do
 // the Slice and Reshape that alone cut a head out of a packed projection
-// (see headView), the projection then read through a view. A mask may
+// (see headView), the projection then read through a view, and the
+// Unsqueeze, Expand and Reshape that repeat the heads of the keys and
+// values for a grouped-query attention (kv_repeat, see repeatedHeads),
+// the shape arithmetic of the Expand's target going with them (see
+// dropUnread). A mask may
 // come between the scale and the Softmax (see masking), and where it is
 // a Where's, a positive scale after it that keeps its fill at or below
 // maskFill, or an added float mask, which a Where in the Add's place
@@ -296,6 +300,16 @@ func fuseAttentions(pm *graph.Model, g *graph.Graph, devices []Device, uses map[
 		}
 		f := fusedProduct(n, "ScaledDotProductAttention", nil, outputs)
 		f.Attrs = map[string]*graph.Attribute{"scale": {Name: "scale", Type: graph.AttrFloat, F: scale}}
+		// Keys and values whose heads are repeated for grouped-query
+		// attention are read unrepeated.
+		k0, repK, nodesK := repeatedHeads(g, made, k, permK)
+		v0, repV, nodesV := repeatedHeads(g, made, v, permV)
+		if repK > 1 && repK == repV {
+			operands[1], operands[2] = k0, v0
+			shapes[1], shapes[2] = g.TypeOf(k0).Shape, g.TypeOf(v0).Shape
+			f.Attrs["kv_repeat"] = &graph.Attribute{Name: "kv_repeat", Type: graph.AttrInt, I: repK}
+			chain = append(append(chain, nodesK...), nodesV...)
+		}
 		if hides {
 			f.Attrs["mask_hides"] = &graph.Attribute{Name: "mask_hides", Type: graph.AttrInt, I: 1}
 		}
@@ -368,6 +382,62 @@ func sameBatch(r int, operands [3]graph.Shape, perms [3][]int64) bool {
 		}
 	}
 	return true
+}
+
+// repeatedHeads returns the x0 whose heads x repeats for grouped-query
+// attention, each rep times in a row (Hugging Face's repeat_kv, exported
+// as Reshape(Expand(Unsqueeze(x0)))), and those three nodes, when x is
+// such a Reshape (each value read only by the next node, made returning
+// its maker then) whose shapes say it: the Unsqueeze adds an axis of 1
+// after x0's heads (the axis perm puts third from last, the last batch
+// axis), the Expand takes that axis alone to a known rep above 1, and the
+// Reshape merges it into the heads. Otherwise rep is 0.
+func repeatedHeads(g *graph.Graph, made func(string) (*graph.Node, int), x string, perm []int64) (x0 string, rep int64, nodes []int) {
+	rs, i := made(x)
+	if rs == nil || rs.OpType != "Reshape" || len(rs.Inputs) != 2 {
+		return x, 0, nil
+	}
+	ex, j := made(rs.Inputs[0])
+	if ex == nil || ex.OpType != "Expand" || len(ex.Inputs) != 2 {
+		return x, 0, nil
+	}
+	un, k := made(ex.Inputs[0])
+	if un == nil || un.OpType != "Unsqueeze" || len(un.Inputs) == 0 {
+		return x, 0, nil
+	}
+	shape := func(name string) graph.Shape {
+		if t := g.TypeOf(name); t != nil && t.Kind == graph.TensorKind {
+			return t.Shape
+		}
+		return nil
+	}
+	xs, us, es, ys := shape(un.Inputs[0]), shape(un.Outputs[0]), shape(ex.Outputs[0]), shape(x)
+	r := len(ys)
+	if r < 3 || len(xs) != r || len(us) != r+1 || len(es) != r+1 || g.TypeOf(un.Inputs[0]).Elem != g.TypeOf(x).Elem {
+		return x, 0, nil
+	}
+	h := r - 3
+	if perm != nil {
+		h = int(perm[r-3])
+	}
+	if h < 0 || h >= r || !us[h+1].Known() || us[h+1].Value != 1 || !es[h+1].Known() || es[h+1].Value < 2 || !xs[h].Known() {
+		return x, 0, nil
+	}
+	rep = es[h+1].Value
+	for a := range r {
+		u := a
+		if a > h {
+			u = a + 1
+		}
+		want := xs[a]
+		if a == h {
+			want = graph.DimOf(xs[h].Value * rep)
+		}
+		if !ops.SameDim(us[u], xs[a]) || !ops.SameDim(es[u], xs[a]) || !ops.SameDim(ys[a], want) {
+			return x, 0, nil
+		}
+	}
+	return un.Inputs[0], rep, []int{i, j, k}
 }
 
 // headView returns the view (the view_q, view_k or view_v attribute of

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,8 +57,8 @@ func Cache(t testing.TB, root string) string {
 // PyTorch's reference (a decoder's is a prompt and its greedy
 // continuation).
 func files(name string) []string {
-	if name == "decoder" || name == "decoder_small" {
-		return []string{"model.onnx", "prompt.npy", "tokens.npy"}
+	if strings.HasPrefix(name, "decoder") {
+		return []string{"model.onnx", "prompt.npy", "tokens.npy", "logits.npy"}
 	}
 	return []string{"model.onnx", "input.npy", "output.npy"}
 }

@@ -11,10 +11,12 @@ mixed-precision models NAME_mixed (float16 weights cast to float32, see
 cast_weights) and NAME_keepio (float16 inside float32 inputs and outputs,
 see keep_io_types) have a float32 input.npy holding float16 values, and
 model_fp32.onnx likewise. The
-decoders (GPT-2-style models with a KV cache, see Decoder: decoder, and
+decoders (GPT-2-style models with a KV cache, see Decoder: decoder,
 decoder_small, the same with 2 layers of width 256, for the tests outside
-the long suites) have their own inputs and outputs; their reference is
-PyTorch's greedy continuation of a prompt (prompt.npy, tokens.npy).
+the long suites, and decoder_gqa, decoder_small with grouped-query
+attention) have their own inputs and outputs; their reference is
+PyTorch's greedy continuation of a prompt (prompt.npy, tokens.npy) and its
+logits for the prompt (logits.npy).
 
 Usage: /usr/bin/python3 testdata/torch/export.py --out DIR [--all] [names...]
 
@@ -140,14 +142,28 @@ def bert():
     return model, x
 
 
-class Block(torch.nn.Module):
-    """A GPT-2 decoder block that appends its keys and values to a cache."""
+def repeat_kv(x, rep):
+    """Each head of x [b, heads, s, hd] repeated rep times in a row, as
+    Hugging Face's Llama repeats its key and value heads."""
+    b, h, s, hd = x.shape
+    return x[:, :, None, :, :].expand(b, h, rep, s, hd).reshape(b, h * rep, s, hd)
 
-    def __init__(self, d, heads):
+
+class Block(torch.nn.Module):
+    """A GPT-2 decoder block that appends its keys and values to a cache.
+    With fewer key and value heads than query heads (kv_heads), it is a
+    grouped-query attention: the cache holds the kv_heads, repeated for the
+    product (repeat_kv)."""
+
+    def __init__(self, d, heads, kv_heads):
         super().__init__()
-        self.heads = heads
+        self.heads, self.kv_heads = heads, kv_heads
         self.ln1 = torch.nn.LayerNorm(d)
-        self.qkv = torch.nn.Linear(d, 3 * d)
+        if kv_heads == heads:
+            self.qkv = torch.nn.Linear(d, 3 * d)
+        else:
+            self.q = torch.nn.Linear(d, d)
+            self.kv = torch.nn.Linear(d, 2 * kv_heads * (d // heads))
         self.proj = torch.nn.Linear(d, d)
         self.ln2 = torch.nn.LayerNorm(d)
         self.fc = torch.nn.Linear(d, 4 * d)
@@ -155,18 +171,25 @@ class Block(torch.nn.Module):
 
     def forward(self, x, past_k, past_v):
         b, t, c = x.shape
-        h, hd = self.heads, c // self.heads
-        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        h, hkv, hd = self.heads, self.kv_heads, c // self.heads
+        if h == hkv:
+            q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        else:
+            y = self.ln1(x)
+            q, (k, v) = self.q(y), self.kv(y).split(hkv * hd, dim=2)
         q = q.view(b, t, h, hd).transpose(1, 2)
-        k = torch.cat([past_k, k.view(b, t, h, hd).transpose(1, 2)], dim=2)
-        v = torch.cat([past_v, v.view(b, t, h, hd).transpose(1, 2)], dim=2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / hd ** 0.5)
+        k = torch.cat([past_k, k.view(b, t, hkv, hd).transpose(1, 2)], dim=2)
+        v = torch.cat([past_v, v.view(b, t, hkv, hd).transpose(1, 2)], dim=2)
+        ks, vs = k, v
+        if h != hkv:
+            ks, vs = repeat_kv(k, h // hkv), repeat_kv(v, h // hkv)
+        att = (q @ ks.transpose(-2, -1)) * (1.0 / hd ** 0.5)
         p = past_k.shape[2]
         # Query i sits at position p + i and sees the keys up to it.
         rows = torch.arange(t).unsqueeze(1) + p
         cols = torch.arange(k.shape[2]).unsqueeze(0)
         att = att.masked_fill(cols > rows, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        y = (att @ vs).transpose(1, 2).reshape(b, t, c)
         x = x + self.proj(y)
         x = x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
         return x, k, v
@@ -174,17 +197,19 @@ class Block(torch.nn.Module):
 
 class Decoder(torch.nn.Module):
     """A GPT-2-style language model with a KV cache: ids [1, T] and, per
-    layer, past keys and values [1, heads, P, d/heads] in; logits
-    [1, T, vocab] and the present keys and values [1, heads, P+T, ...] out."""
+    layer, past keys and values [1, kv_heads, P, d/heads] in; logits
+    [1, T, vocab] and the present keys and values [1, kv_heads, P+T, ...]
+    out. kv_heads is heads unless given (grouped-query attention)."""
 
     VOCAB, POSITIONS = 1024, 512
 
-    def __init__(self, layers, d, heads):
+    def __init__(self, layers, d, heads, kv_heads=None):
         super().__init__()
         self.LAYERS, self.D, self.HEADS = layers, d, heads
+        self.KV_HEADS = kv_heads or heads
         self.wte = torch.nn.Embedding(self.VOCAB, self.D)
         self.wpe = torch.nn.Embedding(self.POSITIONS, self.D)
-        self.blocks = torch.nn.ModuleList(Block(self.D, self.HEADS) for _ in range(self.LAYERS))
+        self.blocks = torch.nn.ModuleList(Block(self.D, self.HEADS, self.KV_HEADS) for _ in range(self.LAYERS))
         self.ln = torch.nn.LayerNorm(self.D)
         self.head = torch.nn.Linear(self.D, self.VOCAB, bias=False)
 
@@ -199,7 +224,7 @@ class Decoder(torch.nn.Module):
         return (self.head(self.ln(x)), *present)
 
     def empty_cache(self, p=0):
-        shape = (1, self.HEADS, p, self.D // self.HEADS)
+        shape = (1, self.KV_HEADS, p, self.D // self.HEADS)
         return [torch.zeros(shape) for _ in range(2 * self.LAYERS)]
 
 
@@ -214,8 +239,9 @@ PROMPT = [7, 300, 12, 999]
 GENERATE = 200
 
 
-# DECODERS gives the layers, width and heads of each decoder.
-DECODERS = {"decoder": (6, 512, 8), "decoder_small": (2, 256, 4)}
+# DECODERS gives the layers, width, heads and key and value heads of each
+# decoder.
+DECODERS = {"decoder": (6, 512, 8, 8), "decoder_small": (2, 256, 4, 4), "decoder_gqa": (2, 256, 4, 2)}
 
 
 def export_decoder(tmp, name):
@@ -236,8 +262,10 @@ def export_decoder(tmp, name):
                       dynamic_axes=axes, **LEGACY)
     with torch.no_grad():
         ids, past, tokens = torch.tensor([PROMPT]), model.empty_cache(), []
-        for _ in range(GENERATE):
+        for i in range(GENERATE):
             logits, *past = model(ids, *past)
+            if i == 0:
+                np.save(os.path.join(tmp, "logits.npy"), logits.numpy())
             ids = logits[:, -1:].argmax(dim=-1)
             tokens.append(int(ids))
     np.save(os.path.join(tmp, "prompt.npy"), np.array([PROMPT], dtype=np.int64))
@@ -255,6 +283,7 @@ LARGE = {
     "resnet50": vision("resnet50"),
     "decoder": export_decoder,
     "decoder_small": export_decoder,
+    "decoder_gqa": export_decoder,
     "bert": bert,
 }
 # HALF maps each float16 or mixed-precision model to the model it is made
