@@ -30,6 +30,17 @@
 // the epilogue: bias, Sum and activation once, after the full sum.
 // Without SPLIT the GEMM applies the epilogue in its store.
 //
+// ConvTranspose (TRANSPOSED, W [C, mg, k...], not on the matrix units)
+// is a GEMM per phase: the outputs whose offsets modulo the strides are
+// one phase rr read, along each axis, the taps t0 + j * tstep (j below
+// nt; tapStep and firstTap of taps.glsl), the input a tap reaches
+// stepping back by tstep * dil / st per j. A tile's columns are the
+// outputs of one phase (each image's grid of them, ceil(odim / st) a
+// side, those past the output checked explicitly), its depth K = cg
+// input channels times the phase's taps: no product of a tap that does
+// not reach the output (a quarter of a 2-D stride-2 kernel's) and no
+// scatter. A phase no tap reaches has depth 0, its outputs the bias.
+//
 // Compiled with HALF_WEIGHTS defined (convgemm_f16w.spv), w is read as
 // float16_t through 16-bit storage; the products still accumulate in fp32.
 //
@@ -41,9 +52,9 @@
 // subgroup computes). The reduction of its split-K runs on the HALF
 // variant.
 //
-// The specialization constant OP holds SPLIT in bit 8, REDUCE in bit 9
-// and POINT in bit 10; the activation is the push constants' (bits 8-15
-// of flags, see epilogue.glsl).
+// The specialization constant OP holds SPLIT in bit 8, REDUCE in bit 9,
+// POINT in bit 10 and TRANSPOSED in bit 11; the activation is the push
+// constants' (bits 8-15 of flags, see epilogue.glsl).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -60,8 +71,10 @@ layout(constant_id = 0) const int OP = 0;
 const bool SPLIT = (OP & 256) != 0;
 const bool REDUCE = (OP & 512) != 0;
 const bool POINT = (OP & 1024) != 0;
+const bool TRANSPOSED = (OP & 2048) != 0;
 
 #include "act.glsl"
+#include "taps.glsl"
 
 // TM x TN is a workgroup's tile, KS the depth of a step.
 const uint TM = 64u;
@@ -131,12 +144,17 @@ void reduce() {
 
 // The geometry gemm and fetch share: taps per input channel, the taps
 // of one kernel plane, the depth K, the input's size per channel and its
-// sizes; the weight row this invocation stages (ar, ak to ak + 3, wok
-// when it exists, wb its first weight) and, per column of the invocation,
-// whether it exists, the image's input base and the window's first input
-// coordinate.
+// sizes; the taps along each axis that K walks (kdim: the kernel, or a
+// phase's nt) and the input step between them (kstep: the dilation, or a
+// phase's negative step), and a phase's first taps and tap steps (t0,
+// tstep); the weight row this invocation stages (ar, ak to ak + 3, wok
+// when it exists, wb its first weight) and, per column of the
+// invocation, whether it exists, the image's input base and the window's
+// first input coordinate.
 uint taps, kyx, depth, isz;
 ivec3 dims;
+uvec3 kdim, t0, tstep;
+ivec3 kstep;
 uint ar, ak, wb;
 bool wok;
 bool cok[4];
@@ -144,13 +162,64 @@ uint xb[4];
 ivec3 i0[4];
 
 #ifndef COOPMAT
+// tapOf splits depth kk into its input channel and its taps along each
+// axis (of kdim).
+uint tapOf(uint kk, out uvec3 j) {
+    uint ci = kk / taps;
+    uint tap = kk - ci * taps;
+    uint jz = tap / kyx;
+    uint rest = tap - jz * kyx;
+    uint jy = rest / kdim.z;
+    j = uvec3(jz, jy, rest - jy * kdim.z);
+    return ci;
+}
+
+// weight returns the weight of this invocation's row at depth kk: W
+// [M, cg, k...] lies in K's order; ConvTranspose's W [C, mg, k...] holds
+// the phase's taps among the kernel's and the input channels mg · taps
+// apart.
+float weight(uint kk) {
+    if (!TRANSPOSED) {
+        return float(w[wb + kk]);
+    }
+    uvec3 j;
+    uint ci = tapOf(kk, j);
+    uvec3 t = t0 + j * tstep;
+    return float(w[wb + ci * p.mg * p.k[0] * p.k[1] * p.k[2] + (t.x * p.k[1] + t.y) * p.k[2] + t.z]);
+}
+
+// phase sets the transposed geometry of phase ph (t0, tstep, kdim,
+// kstep, taps, kyx and depth) and returns its offsets rr modulo the
+// strides and the input coordinate of its first output's first tap.
+ivec3 phase(uint ph, out uvec3 rr) {
+    rr = uvec3(ph / (p.st[1] * p.st[2]), (ph / p.st[2]) % p.st[1], ph % p.st[2]);
+    ivec3 base;
+    for (int a = 0; a < 3; a++) {
+        int st = int(p.st[a]), dil = int(p.dil[a]), kn = int(p.k[a]);
+        int step = tapStep(dil, st);
+        int b = int(rr[a]) + p.pad[a];
+        int f = firstTap(b, kn, dil, st, step);
+        t0[a] = uint(f);
+        tstep[a] = uint(step);
+        kdim[a] = f < kn ? uint((kn - f + step - 1) / step) : 0u;
+        kstep[a] = -(step * dil / st);
+        // b - f * dil is a multiple of st (or no tap reaches).
+        int num = b - f * dil;
+        base[a] = num >= 0 ? num / st : -((-num) / st);
+    }
+    taps = kdim.x * kdim.y * kdim.z;
+    kyx = kdim.y * kdim.z;
+    depth = p.cg * taps;
+    return base;
+}
+
 // fetch reads from global memory what this invocation stages for K step
 // step: 4 weights of its row into ra, the input of its 4 columns at
 // depth lid / 16 into rb (0 outside the input).
 void fetch(uint step, out vec4 ra, out vec4 rb) {
     for (uint i = 0u; i < 4u; i++) {
         uint kk = step * KS + ak + i;
-        ra[i] = wok && kk < depth ? float(w[wb + kk]) : 0.0;
+        ra[i] = wok && kk < depth ? weight(kk) : 0.0;
     }
     rb = vec4(0.0);
     uint kk = step * KS + gl_LocalInvocationID.x / 16u;
@@ -160,12 +229,9 @@ void fetch(uint step, out vec4 ra, out vec4 rb) {
     uint ci = kk;
     ivec3 d = ivec3(0);
     if (!POINT) {
-        ci = kk / taps;
-        uint tap = kk - ci * taps;
-        uint kz = tap / kyx;
-        uint rest = tap - kz * kyx;
-        uint ky = rest / p.k[2];
-        d = ivec3(uvec3(kz, ky, rest - ky * p.k[2]) * uvec3(p.dil[0], p.dil[1], p.dil[2]));
+        uvec3 j;
+        ci = tapOf(kk, j);
+        d = ivec3(j) * kstep;
     }
     for (uint j = 0u; j < 4u; j++) {
         ivec3 at = i0[j] + d;
@@ -182,40 +248,69 @@ void gemm() {
     taps = p.k[0] * p.k[1] * p.k[2];
     kyx = p.k[1] * p.k[2];
     depth = p.cg * taps;
+    kdim = uvec3(p.k[0], p.k[1], p.k[2]);
+    kstep = ivec3(p.dil[0], p.dil[1], p.dil[2]);
     isz = p.idim[0] * p.idim[1] * p.idim[2];
     dims = ivec3(p.idim[0], p.idim[1], p.idim[2]);
     ar = lid / 4u;
     ak = (lid % 4u) * 4u;
-    uint steps = (depth + KS - 1u) / KS;
+    uvec3 odim = uvec3(p.odim[0], p.odim[1], p.odim[2]);
+    uvec3 st = uvec3(p.st[0], p.st[1], p.st[2]);
+    // A phase's grid of outputs (all of them but when TRANSPOSED) and
+    // the GEMM's columns, every image's grid.
+    uint phases = 1u;
+    uvec3 grid = odim;
+    if (TRANSPOSED) {
+        phases = st.x * st.y * st.z;
+        grid = (odim + st - 1u) / st;
+    }
+    uint gsize = grid.x * grid.y * grid.z;
+    uint gcols = (p.cols / p.s) * gsize;
     uint tm = (p.mg + TM - 1u) / TM;
-    uint tn = (p.cols + TN - 1u) / TN;
-    uint tiles = p.groups * tm * tn;
+    uint tn = (gcols + TN - 1u) / TN;
+    uint inPhase = p.groups * tm * tn;
+    uint tiles = phases * inPhase;
     uint total = tiles * p.splits;
     uint elems = p.cols * p.m;
     for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
         uint split = t / tiles;
         uint r = t % tiles;
+        uvec3 rr = uvec3(0);
+        ivec3 base = ivec3(0);
+        if (TRANSPOSED) {
+            base = phase(r / inPhase, rr);
+        }
+        r %= inPhase;
         uint g = r / (tm * tn);
         r %= tm * tn;
         uint m0 = (r / tn) * TM;
         uint n0 = (r % tn) * TN;
+        uint steps = (depth + KS - 1u) / KS;
         uint s0 = split * p.per;
         uint s1 = min(s0 + p.per, steps);
         // yi: per column, the output index of the group's channel 0.
         uint yi[4];
         for (uint j = 0u; j < 4u; j++) {
             uint q = n0 + tx * 4u + j;
-            cok[j] = q < p.cols;
-            q = min(q, p.cols - 1u);
-            uint img = q / p.s;
-            uint sp = q % p.s;
-            uvec3 o = uvec3(sp / (p.odim[1] * p.odim[2]), (sp / p.odim[2]) % p.odim[1], sp % p.odim[2]);
-            i0[j] = ivec3(o * uvec3(p.st[0], p.st[1], p.st[2])) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
+            cok[j] = q < gcols;
+            q = min(q, gcols - 1u);
+            uint img = q / gsize;
+            uint gp = q % gsize;
+            uvec3 o = uvec3(gp / (grid.y * grid.z), (gp / grid.z) % grid.y, gp % grid.z);
+            if (TRANSPOSED) {
+                i0[j] = ivec3(o) + base;
+                o = o * st + rr;
+                cok[j] = cok[j] && all(lessThan(o, odim));
+                o = min(o, odim - 1u);
+            } else {
+                i0[j] = ivec3(o * st) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
+            }
             xb[j] = (img * p.c + g * p.cg) * isz;
-            yi[j] = (img * p.m + g * p.mg) * p.s + sp;
+            yi[j] = (img * p.m + g * p.mg) * p.s + (o.x * odim.y + o.y) * odim.z + o.z;
         }
         wok = m0 + ar < p.mg;
-        wb = (g * p.mg + min(m0 + ar, p.mg - 1u)) * depth;
+        uint row = min(m0 + ar, p.mg - 1u);
+        wb = TRANSPOSED ? (g * p.cg * p.mg + row) * p.k[0] * p.k[1] * p.k[2] : (g * p.mg + row) * depth;
         vec4 acc[4];
         for (int i = 0; i < 4; i++) {
             acc[i] = vec4(0.0);

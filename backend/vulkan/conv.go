@@ -163,7 +163,7 @@ func lowerConv(q *query) (*launch, bool) {
 		}
 	}
 	if q.tiledConv && mg >= convGemmMinRows {
-		return convGemm(q.caps, w, x, wt, out, group, alpha, beta, bindings, flags)
+		return convGemm(q.caps, w, x, wt, out, group, false, alpha, beta, bindings, flags)
 	}
 	mb := int64(1)
 	switch {
@@ -251,25 +251,39 @@ func kSplits(forced int, maxElems, tiles, depth, elems int64) (splits, per int64
 	return (steps + per - 1) / per, per
 }
 
-// convGemm returns the dispatches of convgemm.comp for a non-transposed
-// convolution that lowerConv has checked: its GEMM, alone with the
-// epilogue in its store, or with split-K writing partial sums to the
-// scratch and a reducing dispatch that adds them and applies the
-// epilogue.
-func convGemm(c caps, w *window, x, wt, out []int64, group int64, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
-	m, ch := wt[0], x[1]
+// convGemm returns the dispatches of convgemm.comp for a convolution
+// that lowerConv or lowerConvTranspose (transposed) has checked, of
+// output out, W wt: its GEMM, alone with the epilogue in its store, or
+// with split-K writing partial sums to the scratch and a reducing
+// dispatch that adds them and applies the epilogue.
+func convGemm(c caps, w *window, x, wt, out []int64, group int64, transposed bool, alpha, beta float32, bindings []slot, flags uint32) (*launch, bool) {
+	m, ch := out[1], x[1]
 	mg, cg := m/group, ch/group
 	size := graph.NumElements(out[2:])
 	cols := x[0] * size
 	elems := graph.NumElements(out)
 	taps := graph.NumElements(wt[2:])
-	tiles := group * ((mg + convTileM - 1) / convTileM) * ((cols + convTileN - 1) / convTileN)
-	splits, per := convSchedule(c, tiles, cg*taps, elems)
+	// A ConvTranspose is a GEMM per phase (the outputs whose offsets
+	// modulo the strides are one), over each image's grid of its outputs
+	// and the taps that reach them, at most those of gemmTaps.
+	phases, gcols, depth := int64(1), cols, cg*taps
+	if transposed {
+		gcols, depth = x[0], cg
+		for d := range maxSpatial {
+			st := w.stride[d]
+			phases, gcols, depth = phases*st, gcols*((w.out[d]+st-1)/st), depth*transposedTaps(w, d)
+		}
+	}
+	tiles := phases * group * ((mg + convTileM - 1) / convTileM) * ((gcols + convTileN - 1) / convTileN)
+	splits, per := convSchedule(c, tiles, depth, elems)
 	vals := []uint32{uint32(m), uint32(ch), uint32(mg), uint32(cg), uint32(group), uint32(size), uint32(cols), uint32(splits)}
 	vals = append(vals, w.words()...)
 	vals = append(vals, flags, math.Float32bits(alpha), math.Float32bits(beta), uint32(per))
 	var op int32
-	if taps == 1 {
+	switch {
+	case transposed:
+		op = convGemmTransposed
+	case taps == 1:
 		op = convGemmPoint
 	}
 	// The shader's part, which only split-K uses, binds y, and the split
@@ -298,10 +312,23 @@ func convGemm(c caps, w *window, x, wt, out []int64, group int64, alpha, beta fl
 
 // convgemm.comp's OP bits.
 const (
-	convGemmSplit  = 1 << 8
-	convGemmReduce = 1 << 9
-	convGemmPoint  = 1 << 10
+	convGemmSplit      = 1 << 8
+	convGemmReduce     = 1 << 9
+	convGemmPoint      = 1 << 10
+	convGemmTransposed = 1 << 11
 )
+
+// transposedTaps returns the most taps of a transposed convolution's axis
+// d (window w: input and output sizes, kernel, stride, dilation) that
+// reach one output: those st/gcd(st, dil) apart (taps.glsl's tapStep).
+func transposedTaps(w *window, d int) int64 {
+	a, b := w.stride[d], w.dil[d]
+	for b != 0 {
+		a, b = b, a%b
+	}
+	step := w.stride[d] / a
+	return (w.kernel[d] + step - 1) / step
+}
 
 // convTile returns conv.comp's pw for a group of mg output channels over
 // cols positions with mb channels per invocation: the tile of
@@ -382,7 +409,9 @@ const convTransposed = 1<<12 | 1<<8
 // lowerConvTranspose lowers ConvTranspose on float32 X [N, C, D...] and W
 // [C, M/group, k...] with one to three spatial axes: groups, strides,
 // dilations, pads, output_padding, output_shape, auto_pad and an optional
-// bias B [M], sizing the output as the CPU kernel does.
+// bias B [M], sizing the output as the CPU kernel does. On GPUs groups of
+// at least convGemmMinRows output channels run on convgemm.comp, a GEMM
+// per phase of the strides (see convGemm); elsewhere conv.comp gathers.
 func lowerConvTranspose(q *query) (*launch, bool) {
 	n, shapes := q.n, q.shapes
 	if len(shapes) < 2 || len(shapes) > 3 || shapes[1] == nil {
@@ -464,6 +493,9 @@ func lowerConvTranspose(q *query) (*launch, bool) {
 			return nil, false
 		}
 		bindings[4], flags = slot{false, 3}, flags|2
+	}
+	if q.tiledConv && mg >= convGemmMinRows {
+		return convGemm(q.caps, w, x, wt, out, group, true, 0, 0, bindings, flags)
 	}
 	size := graph.NumElements(out[2:])
 	vals := []uint32{uint32(m), uint32(c), uint32(mg), uint32(c / group), uint32(group), uint32(size), uint32(x[0] * size), 0}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,10 +224,45 @@ func TestHalfConvGemmMatchesCPU(t *testing.T) {
 	}
 }
 
+// TestConvTransposeGemm runs the kernel table's ConvTranspose cases that
+// convgemm.comp takes (a GEMM per phase of the strides) with the GPU
+// schedule forced, unsplit and split-K in 3, in fp32 and float16, every
+// one outside the long suites too (TestKernels samples them).
+func TestConvTransposeGemm(t *testing.T) {
+	d := openTest(t)
+	modes := []kerneltest.Mode{kerneltest.FP32}
+	if d.half.storage {
+		modes = append(modes, kerneltest.Float16)
+	}
+	for _, splits := range []int{1, 3} {
+		forceConvGemm(t, d, splits)
+		for _, mode := range modes {
+			t.Run(fmt.Sprintf("splits=%d/%s", splits, mode), func(t *testing.T) {
+				gemm := 0
+				only := func(c kerneltest.Case) bool {
+					if c.Node.OpType != "ConvTranspose" {
+						return false
+					}
+					l, ok := lower(c.Query(), d.caps())
+					if ok && strings.HasPrefix(l.shader, "convgemm") {
+						gemm++
+						return true
+					}
+					return false
+				}
+				kerneltest.Suite{Device: d, Mode: mode, Declines: modeDeclines(t, d, mode), Only: only}.Run(t)
+				if gemm < 7 {
+					t.Errorf("%d ConvTranspose cases on convgemm.comp, want the table's 7 wide ones", gemm)
+				}
+			})
+		}
+	}
+}
+
 // TestConvGemmSelection checks which convolutions the GPU schedule takes:
 // none on a CPU implementation unless forced; forced, groups of at least
-// convGemmMinRows channels, not depthwise or narrower groups, and not
-// ConvTranspose.
+// convGemmMinRows channels, ConvTranspose's too, not depthwise or
+// narrower groups.
 func TestConvGemmSelection(t *testing.T) {
 	d := openTest(t)
 	if d.info.Type == "cpu" && d.tiledConv {
@@ -245,7 +281,8 @@ func TestConvGemmSelection(t *testing.T) {
 		{"Conv", 2, []*graph.Type{f32(1, 8, 9, 9), f32(32, 4, 3, 3)}, "convgemm"},
 		{"Conv", 32, []*graph.Type{f32(1, 32, 9, 9), f32(32, 1, 3, 3)}, "conv"},
 		{"Conv", 32, []*graph.Type{f32(1, 32, 9, 9), f32(64, 1, 3, 3)}, "conv"},
-		{"ConvTranspose", 1, []*graph.Type{f32(1, 32, 9, 9), f32(32, 32, 3, 3)}, "conv"},
+		{"ConvTranspose", 1, []*graph.Type{f32(1, 32, 9, 9), f32(32, 32, 3, 3)}, "convgemm"},
+		{"ConvTranspose", 2, []*graph.Type{f32(1, 32, 9, 9), f32(32, 15, 3, 3)}, "conv"},
 	} {
 		n := convCase{attrs: []*graph.Attribute{kerneltest.IntAttr("group", c.group)}}.node(c.op)
 		n.Inputs = n.Inputs[:2]

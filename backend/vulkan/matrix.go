@@ -89,7 +89,8 @@ func matrixShared(unit [3]uint32, f int64) int64 {
 // unless the schedule forces it (a forced 4 that does not fit takes 2). A
 // unit too large for the shared memory at 2, or a device that reports no
 // subgroup size, leaves the GEMMs as they are, as does a convolution whose tile is more than four times as wide
-// as the workgroup (convgemm's gather keeps four columns an invocation).
+// as the workgroup (convgemm's gather keeps four columns an invocation),
+// and a ConvTranspose, whose phases only the fp32-accumulating GEMM walks.
 // It runs after the folds, which leave the products' push constants
 // final, and before splitProducts, which splits the products' depth as
 // the tiled schedule's; a convolution's split-K is already in its push
@@ -105,7 +106,7 @@ func useMatrixUnits(c caps, launches []*launch) {
 			continue
 		}
 		shader, ok := matrixShaders[l.shader]
-		if !ok || l.shader == "matmul"+halfSuffix && (l.op != 1 || len(l.then) > 0) {
+		if !ok || l.shader == "matmul"+halfSuffix && (l.op != 1 || len(l.then) > 0) || l.op&convGemmTransposed != 0 {
 			continue
 		}
 		word := func(i int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*i:])) }

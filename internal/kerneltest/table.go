@@ -763,6 +763,20 @@ func convTransposeCases(op string, r *rand.Rand) []Case {
 		{[]int64{1, 4, 5, 5}, []int64{4, 3, 2, 1}, []*graph.Attribute{IntsAttr("strides", 3, 2), IntsAttr("output_padding", 2, 1)}},
 		{[]int64{1, 8, 6, 7}, []int64{8, 3, 2, 2}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("strides", 2, 2)}},
 		{[]int64{1, 2, 5, 5}, []int64{2, 2, 3, 3}, []*graph.Attribute{IntsAttr("strides", 2, 2), IntsAttr("output_shape", 12, 11)}},
+		// Groups of 16 output channels or more, which a GPU's
+		// implicit GEMM takes (convgemm.comp, a GEMM per phase of the
+		// strides): DCGAN's 4×4 stride 2 (four taps a phase), UNet's 2×2
+		// stride 2 over two images (one), stride 3 with dilation 2 and
+		// 3×2 strides (phases of 1 to 3 taps and some of none), two
+		// groups with output_padding, a deep 1-D one (several K steps),
+		// 3-D, and stride 1 over more than one column tile.
+		{[]int64{1, 8, 5, 5}, []int64{8, 16, 4, 4}, []*graph.Attribute{IntsAttr("strides", 2, 2), IntsAttr("pads", 1, 1, 1, 1)}},
+		{[]int64{2, 6, 4, 3}, []int64{6, 20, 2, 2}, []*graph.Attribute{IntsAttr("strides", 2, 2)}},
+		{[]int64{1, 5, 4, 5}, []int64{5, 17, 5, 3}, []*graph.Attribute{IntsAttr("strides", 3, 2), IntsAttr("dilations", 2, 1), IntsAttr("pads", 2, 1, 0, 2)}},
+		{[]int64{1, 6, 3, 4}, []int64{6, 16, 3, 3}, []*graph.Attribute{IntAttr("group", 2), IntsAttr("strides", 2, 2), IntsAttr("output_padding", 1, 1)}},
+		{[]int64{1, 40, 9}, []int64{40, 16, 3}, []*graph.Attribute{IntsAttr("strides", 2), IntsAttr("pads", 1, 0)}},
+		{[]int64{1, 3, 3, 4, 2}, []int64{3, 16, 2, 3, 2}, []*graph.Attribute{IntsAttr("strides", 2, 1, 2)}},
+		{[]int64{1, 4, 12, 12}, []int64{4, 18, 3, 3}, []*graph.Attribute{IntsAttr("pads", 1, 1, 1, 1)}},
 	} {
 		n := Node(op, []string{"x", "w", "b"}, c.attrs...)
 		m := c.w[1] * max(1, ops.ConvGroupOf(n, 11).Group)
