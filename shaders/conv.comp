@@ -14,15 +14,15 @@
 // and the same weights, with no shared memory (slow on CPU
 // implementations such as lavapipe). The bounds of each tap are checked
 // once per tap and reused over the group's input channels. On GPUs,
-// convgemm.comp takes Conv and FusedConv instead, but for groups of fewer
-// than 16 output channels, and dwconv.comp depthwise ones: this is the
-// schedule of CPU implementations, of narrow groups and of ConvTranspose.
+// convgemm.comp takes Conv, FusedConv and ConvTranspose instead, but for
+// groups of fewer than 16 output channels, and dwconv.comp depthwise ones:
+// this is the schedule of CPU implementations and of narrow groups.
 //
 // ConvTranspose (TRANSPOSED set, W [C, mg, k...]) gathers instead: one
 // invocation computes one output element, summing over the taps whose
 // input position (o + pad - k * dil) / st is whole and inside the input,
-// which it walks directly (firstTap, tapStep) rather than testing every
-// tap.
+// which it walks directly (firstTap, tapStep of taps.glsl) rather than
+// testing every tap.
 // There the push constants' idim is the input's sizes and odim the
 // output's, as for the direct convolution.
 //

@@ -1,5 +1,5 @@
 // Implicit-GEMM fp32 convolution with shared memory, the GPU schedule of
-// Conv and FusedConv (conv.comp keeps ConvTranspose, depthwise and narrow
+// Conv, FusedConv and ConvTranspose (conv.comp keeps depthwise and narrow
 // groups, and CPU implementations such as lavapipe, where barriers are
 // slow). One to three spatial axes (fewer axes are the trailing ones of
 // three, the leading ones of size 1), groups, strides, dilations, padding,

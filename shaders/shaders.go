@@ -9,7 +9,9 @@
 // subgroup operations (see subgroup.glsl). NAME_f16_cm.spv, compiled with
 // HALF and COOPMAT, multiply on the matrix units and need a glslc that
 // knows GL_KHR_cooperative_matrix: Debian 12's (shaderc 2023.2) does not,
-// Debian 13's (shaderc 2025.2), which built the committed files, does.
+// Debian 13's (shaderc 2025.2) and sid's (2026.4, which
+// bench/gpucheck/lavapipe-next.sh fetches), which built the committed
+// files, do.
 package shaders
 
 import (
