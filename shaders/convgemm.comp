@@ -30,8 +30,7 @@
 // the epilogue: bias, Sum and activation once, after the full sum.
 // Without SPLIT the GEMM applies the epilogue in its store.
 //
-// ConvTranspose (TRANSPOSED, W [C, mg, k...], not on the matrix units)
-// is a GEMM per phase: the outputs whose offsets modulo the strides are
+// ConvTranspose (TRANSPOSED, W [C, mg, k...]) is a GEMM per phase: the outputs whose offsets modulo the strides are
 // one phase rr read, along each axis, the taps t0 + j * tstep (j below
 // nt; tapStep and firstTap of taps.glsl), the input a tap reaches
 // stepping back by tstep * dil / st per j. A tile's columns are the
@@ -161,7 +160,6 @@ bool cok[4];
 uint xb[4];
 ivec3 i0[4];
 
-#ifndef COOPMAT
 // tapOf splits depth kk into its input channel and its taps along each
 // axis (of kdim).
 uint tapOf(uint kk, out uvec3 j) {
@@ -174,18 +172,27 @@ uint tapOf(uint kk, out uvec3 j) {
     return ci;
 }
 
-// weight returns the weight of this invocation's row at depth kk: W
-// [M, cg, k...] lies in K's order; ConvTranspose's W [C, mg, k...] holds
-// the phase's taps among the kernel's and the input channels mg · taps
-// apart.
-float weight(uint kk) {
+// rowBase returns the index of the first weight of group g's output
+// channel row: W [M, cg, k...] lies in K's order, ConvTranspose's W [C,
+// mg, k...] holds a row's taps for each input channel mg · taps apart.
+uint rowBase(uint g, uint row) {
+    if (TRANSPOSED) {
+        return (g * p.cg * p.mg + row) * p.k[0] * p.k[1] * p.k[2];
+    }
+    return (g * p.mg + row) * depth;
+}
+
+// weightIndex returns the index of the weight at depth kk of the row
+// whose rowBase is base: among the kernel's taps, the phase's when
+// TRANSPOSED.
+uint weightIndex(uint base, uint kk) {
     if (!TRANSPOSED) {
-        return float(w[wb + kk]);
+        return base + kk;
     }
     uvec3 j;
     uint ci = tapOf(kk, j);
     uvec3 t = t0 + j * tstep;
-    return float(w[wb + ci * p.mg * p.k[0] * p.k[1] * p.k[2] + (t.x * p.k[1] + t.y) * p.k[2] + t.z]);
+    return base + ci * p.mg * p.k[0] * p.k[1] * p.k[2] + (t.x * p.k[1] + t.y) * p.k[2] + t.z;
 }
 
 // phase sets the transposed geometry of phase ph (t0, tstep, kdim,
@@ -213,13 +220,64 @@ ivec3 phase(uint ph, out uvec3 rr) {
     return base;
 }
 
+// geometry sets the geometry of a convolution (of its phases when
+// TRANSPOSED, see phase) and returns the grid of outputs a GEMM column
+// walks in each image: the output, or a phase's outputs, ceil(odim /
+// st) a side, of which there are phases.
+uvec3 geometry(out uint phases) {
+    taps = p.k[0] * p.k[1] * p.k[2];
+    kyx = p.k[1] * p.k[2];
+    depth = p.cg * taps;
+    kdim = uvec3(p.k[0], p.k[1], p.k[2]);
+    kstep = ivec3(p.dil[0], p.dil[1], p.dil[2]);
+    isz = p.idim[0] * p.idim[1] * p.idim[2];
+    dims = ivec3(p.idim[0], p.idim[1], p.idim[2]);
+    uvec3 odim = uvec3(p.odim[0], p.odim[1], p.odim[2]);
+    phases = 1u;
+    if (!TRANSPOSED) {
+        return odim;
+    }
+    uvec3 st = uvec3(p.st[0], p.st[1], p.st[2]);
+    phases = st.x * st.y * st.z;
+    return (odim + st - 1u) / st;
+}
+
+// column returns whether GEMM column q (of gcols, each image's grid of
+// outputs in turn) is an output of group g, and sets the input base xbc
+// of the group's first channel in its image, the input coordinate i0c
+// of its window's first tap and the output index yc of the group's first
+// channel there; rr and base are the tile's phase's (see phase).
+bool column(uint q, uint gcols, uvec3 grid, uvec3 rr, ivec3 base, uint g, out uint xbc, out ivec3 i0c, out uint yc) {
+    bool ok = q < gcols;
+    q = min(q, gcols - 1u);
+    uint gsize = grid.x * grid.y * grid.z;
+    uint img = q / gsize;
+    uint gp = q % gsize;
+    uvec3 o = uvec3(gp / (grid.y * grid.z), (gp / grid.z) % grid.y, gp % grid.z);
+    uvec3 st = uvec3(p.st[0], p.st[1], p.st[2]);
+    uvec3 odim = uvec3(p.odim[0], p.odim[1], p.odim[2]);
+    if (TRANSPOSED) {
+        i0c = ivec3(o) + base;
+        o = o * st + rr;
+        ok = ok && all(lessThan(o, odim));
+        o = min(o, odim - 1u);
+    } else {
+        i0c = ivec3(o * st) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
+    }
+    xbc = (img * p.c + g * p.cg) * isz;
+    yc = (img * p.m + g * p.mg) * p.s + (o.x * odim.y + o.y) * odim.z + o.z;
+    return ok;
+}
+
+#ifndef COOPMAT
+
 // fetch reads from global memory what this invocation stages for K step
 // step: 4 weights of its row into ra, the input of its 4 columns at
 // depth lid / 16 into rb (0 outside the input).
 void fetch(uint step, out vec4 ra, out vec4 rb) {
     for (uint i = 0u; i < 4u; i++) {
         uint kk = step * KS + ak + i;
-        ra[i] = wok && kk < depth ? weight(kk) : 0.0;
+        ra[i] = wok && kk < depth ? float(w[weightIndex(wb, kk)]) : 0.0;
     }
     rb = vec4(0.0);
     uint kk = step * KS + gl_LocalInvocationID.x / 16u;
@@ -245,27 +303,11 @@ void gemm() {
     uint lid = gl_LocalInvocationID.x;
     uint tx = lid % 16u;
     uint ty = lid / 16u;
-    taps = p.k[0] * p.k[1] * p.k[2];
-    kyx = p.k[1] * p.k[2];
-    depth = p.cg * taps;
-    kdim = uvec3(p.k[0], p.k[1], p.k[2]);
-    kstep = ivec3(p.dil[0], p.dil[1], p.dil[2]);
-    isz = p.idim[0] * p.idim[1] * p.idim[2];
-    dims = ivec3(p.idim[0], p.idim[1], p.idim[2]);
     ar = lid / 4u;
     ak = (lid % 4u) * 4u;
-    uvec3 odim = uvec3(p.odim[0], p.odim[1], p.odim[2]);
-    uvec3 st = uvec3(p.st[0], p.st[1], p.st[2]);
-    // A phase's grid of outputs (all of them but when TRANSPOSED) and
-    // the GEMM's columns, every image's grid.
-    uint phases = 1u;
-    uvec3 grid = odim;
-    if (TRANSPOSED) {
-        phases = st.x * st.y * st.z;
-        grid = (odim + st - 1u) / st;
-    }
-    uint gsize = grid.x * grid.y * grid.z;
-    uint gcols = (p.cols / p.s) * gsize;
+    uint phases;
+    uvec3 grid = geometry(phases);
+    uint gcols = (p.cols / p.s) * grid.x * grid.y * grid.z;
     uint tm = (p.mg + TM - 1u) / TM;
     uint tn = (gcols + TN - 1u) / TN;
     uint inPhase = p.groups * tm * tn;
@@ -291,26 +333,10 @@ void gemm() {
         // yi: per column, the output index of the group's channel 0.
         uint yi[4];
         for (uint j = 0u; j < 4u; j++) {
-            uint q = n0 + tx * 4u + j;
-            cok[j] = q < gcols;
-            q = min(q, gcols - 1u);
-            uint img = q / gsize;
-            uint gp = q % gsize;
-            uvec3 o = uvec3(gp / (grid.y * grid.z), (gp / grid.z) % grid.y, gp % grid.z);
-            if (TRANSPOSED) {
-                i0[j] = ivec3(o) + base;
-                o = o * st + rr;
-                cok[j] = cok[j] && all(lessThan(o, odim));
-                o = min(o, odim - 1u);
-            } else {
-                i0[j] = ivec3(o * st) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
-            }
-            xb[j] = (img * p.c + g * p.cg) * isz;
-            yi[j] = (img * p.m + g * p.mg) * p.s + (o.x * odim.y + o.y) * odim.z + o.z;
+            cok[j] = column(n0 + tx * 4u + j, gcols, grid, rr, base, g, xb[j], i0[j], yi[j]);
         }
         wok = m0 + ar < p.mg;
-        uint row = min(m0 + ar, p.mg - 1u);
-        wb = TRANSPOSED ? (g * p.cg * p.mg + row) * p.k[0] * p.k[1] * p.k[2] : (g * p.mg + row) * depth;
+        wb = rowBase(g, min(m0 + ar, p.mg - 1u));
         vec4 acc[4];
         for (int i = 0; i < 4; i++) {
             acc[i] = vec4(0.0);
@@ -372,12 +398,9 @@ float16_t gather(uint kk, uint j) {
     uint ci = kk;
     ivec3 d = ivec3(0);
     if (!POINT) {
-        ci = kk / taps;
-        uint tap = kk - ci * taps;
-        uint kz = tap / kyx;
-        uint rest = tap - kz * kyx;
-        uint ky = rest / p.k[2];
-        d = ivec3(uvec3(kz, ky, rest - ky * p.k[2]) * uvec3(p.dil[0], p.dil[1], p.dil[2]));
+        uvec3 jj;
+        ci = tapOf(kk, jj);
+        d = ivec3(jj) * kstep;
     }
     ivec3 at = i0[j] + d;
     if (cok[j] && all(greaterThanEqual(at, ivec3(0))) && all(lessThan(at, dims))) {
@@ -392,7 +415,8 @@ float16_t gather(uint kk, uint j) {
 // fp32; the store goes through shared memory to the epilogue, or split,
 // to the partial sums. Invocation lid gathers the columns lid % BN + j *
 // wg (j below BN / wg, at least 1), whose geometry it computes once a
-// tile.
+// tile. A ConvTranspose's tiles are its phases', as gemm's, its weights
+// read one at a time.
 void matrixUnits() {
     uint lid = gl_LocalInvocationID.x;
     uint wg = gl_WorkGroupSize.x;
@@ -400,43 +424,49 @@ void matrixUnits() {
     uint wm = (sg / 2u) * F * LM;
     uint wn = (sg % 2u) * F * LN;
     uint slots = max(1u, BN / wg);
-    taps = p.k[0] * p.k[1] * p.k[2];
-    kyx = p.k[1] * p.k[2];
-    depth = p.cg * taps;
-    isz = p.idim[0] * p.idim[1] * p.idim[2];
-    dims = ivec3(p.idim[0], p.idim[1], p.idim[2]);
-    uint steps = (depth + KS - 1u) / KS;
+    uint phases;
+    uvec3 grid = geometry(phases);
+    uint gcols = (p.cols / p.s) * grid.x * grid.y * grid.z;
     uint tm = (p.mg + BM - 1u) / BM;
-    uint tn = (p.cols + BN - 1u) / BN;
-    uint tiles = p.groups * tm * tn;
+    uint tn = (gcols + BN - 1u) / BN;
+    uint inPhase = p.groups * tm * tn;
+    uint tiles = phases * inPhase;
     uint total = tiles * p.splits;
     uint elems = p.cols * p.m;
     for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {
         uint split = t / tiles;
         uint r = t % tiles;
+        uvec3 rr = uvec3(0);
+        ivec3 base = ivec3(0);
+        if (TRANSPOSED) {
+            base = phase(r / inPhase, rr);
+        }
+        r %= inPhase;
         uint g = r / (tm * tn);
         r %= tm * tn;
         uint m0 = (r / tn) * BM;
         uint n0 = (r % tn) * BN;
         // Split-K's steps are KS deep, as gemm's.
+        uint steps = (depth + KS - 1u) / KS;
         uint kb = split * p.per * KS;
         uint ke = min(depth, min(split * p.per + p.per, steps) * KS);
         for (uint j = 0u; j < slots; j++) {
-            uint q = n0 + lid % BN + j * wg;
-            cok[j] = q < p.cols;
-            q = min(q, p.cols - 1u);
-            uint img = q / p.s;
-            uint sp = q % p.s;
-            uvec3 o = uvec3(sp / (p.odim[1] * p.odim[2]), (sp / p.odim[2]) % p.odim[1], sp % p.odim[2]);
-            i0[j] = ivec3(o * uvec3(p.st[0], p.st[1], p.st[2])) - ivec3(p.pad[0], p.pad[1], p.pad[2]);
-            xb[j] = (img * p.c + g * p.cg) * isz;
+            uint yc;
+            cok[j] = column(n0 + lid % BN + j * wg, gcols, grid, rr, base, g, xb[j], i0[j], yc);
         }
         for (uint i = 0u; i < F * F; i++) {
             acc[i] = ACC(0.0);
         }
         uint wrow = (g * p.mg + m0) * depth;
         for (uint k0 = kb; k0 < ke; k0 += BK) {
-            if (depth % 8u == 0u) {
+            if (TRANSPOSED) {
+                for (uint q = lid; q < BM * BK; q += wg) {
+                    uint row = q / BK;
+                    uint kk = q % BK;
+                    bool inside = m0 + row < p.mg && k0 + kk < ke;
+                    putA(row * SA + kk, inside ? w[weightIndex(rowBase(g, m0 + row), k0 + kk)] : float16_t(0.0));
+                }
+            } else if (depth % 8u == 0u) {
                 for (uint q = lid; q < BM * BK / 8u; q += wg) {
                     uint row = q / (BK / 8u);
                     uint kk = (q % (BK / 8u)) * 8u;
@@ -474,9 +504,10 @@ void matrixUnits() {
                 stage(i * F + j, at0);
                 for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
                     uint row = m0 + wm + i * LM + e / LN;
-                    uint q = n0 + wn + j * LN + e % LN;
-                    if (row < p.mg && q < p.cols) {
-                        uint at = ((q / p.s) * p.m + g * p.mg + row) * p.s + q % p.s;
+                    uint xbc, yc;
+                    ivec3 i0c;
+                    if (row < p.mg && column(n0 + wn + j * LN + e % LN, gcols, grid, rr, base, g, xbc, i0c, yc)) {
+                        uint at = yc + row * p.s;
                         if (SPLIT) {
                             part[split * elems + at] = co[at0 + e];
                         } else {

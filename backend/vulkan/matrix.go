@@ -89,8 +89,7 @@ func matrixShared(unit [3]uint32, f int64) int64 {
 // unless the schedule forces it (a forced 4 that does not fit takes 2). A
 // unit too large for the shared memory at 2, or a device that reports no
 // subgroup size, leaves the GEMMs as they are, as does a convolution whose tile is more than four times as wide
-// as the workgroup (convgemm's gather keeps four columns an invocation),
-// and a ConvTranspose, whose phases only the fp32-accumulating GEMM walks.
+// as the workgroup (convgemm's gather keeps four columns an invocation).
 // It runs after the folds, which leave the products' push constants
 // final, and before splitProducts, which splits the products' depth as
 // the tiled schedule's; a convolution's split-K is already in its push
@@ -106,7 +105,7 @@ func useMatrixUnits(c caps, launches []*launch) {
 			continue
 		}
 		shader, ok := matrixShaders[l.shader]
-		if !ok || l.shader == "matmul"+halfSuffix && (l.op != 1 || len(l.then) > 0) || l.op&convGemmTransposed != 0 {
+		if !ok || l.shader == "matmul"+halfSuffix && (l.op != 1 || len(l.then) > 0) {
 			continue
 		}
 		word := func(i int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*i:])) }
@@ -114,6 +113,15 @@ func useMatrixUnits(c caps, launches []*launch) {
 		batches, rows, cols, splits := word(3), word(0), word(1), int64(1)
 		if shader == matrixShaders["convgemm"+halfSuffix] {
 			batches, rows, cols, splits = word(4), word(2), word(6), word(7)
+			if l.op&convGemmTransposed != 0 {
+				// A GEMM per phase of the strides, over each image's
+				// grid of the phase's outputs (see convGemm).
+				cols /= word(5)
+				for d := range maxSpatial {
+					st := word(17 + d)
+					batches, cols = batches*st, cols*((word(11+d)+st-1)/st)
+				}
+			}
 		}
 		tiles := func(f int64) int64 {
 			bm, bn := 2*f*int64(unit[0]), 2*f*int64(unit[1])
