@@ -265,7 +265,7 @@ func convGemm(c caps, w *window, x, wt, out []int64, group int64, transposed boo
 	taps := graph.NumElements(wt[2:])
 	// A ConvTranspose is a GEMM per phase (the outputs whose offsets
 	// modulo the strides are one), over each image's grid of its outputs
-	// and the taps that reach them, at most those of gemmTaps.
+	// and the taps that reach them, at most transposedTaps along each axis.
 	phases, gcols, depth := int64(1), cols, cg*taps
 	if transposed {
 		gcols, depth = x[0], cg
