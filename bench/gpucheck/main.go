@@ -1,7 +1,8 @@
 // Command gpucheck is the one-shot check of a Vulkan GPU: in one run of a
 // few minutes it records the device and then, in this order, runs the
 // PyTorch models on the GPU against PyTorch's outputs, a batched vision
-// model, greedy decoding with the KV cache on the GPU, the decoder and
+// model, greedy decoding with the KV cache on the GPU (a GPT-2-style
+// decoder and one with grouped-query attention), the decoder and
 // mobilenet_v2 under the device's kernel schedule and under the
 // alternatives to it (flash-decoding or not, the depthwise convolution
 // kernel or not), a MatMul sweep in TFLOP/s, the GPU kernel tests, and
@@ -275,8 +276,10 @@ func summary(w io.Writer, r *report) {
 			}
 		case *batchResult:
 			fmt.Fprintf(w, "       %s batch %d: median %.3f ms, %.1f images/s\n", d.Model, d.Batch, d.MedianMs, d.ImagesPerSec)
-		case *decoderResult:
-			fmt.Fprintf(w, "       %d tokens, median %.3f ms/token\n", d.Tokens, d.MedianMsPerToken)
+		case []*decoderResult:
+			for _, r := range d {
+				fmt.Fprintf(w, "       %-16s %d tokens, median %.3f ms/token\n", r.Model, r.Tokens, r.MedianMsPerToken)
+			}
 		case []scheduleResult:
 			for _, r := range d {
 				fmt.Fprintf(w, "       %-16s %-16s median %9.3f ms  %.2f× the device schedule's  %d steps take the kernels\n", r.Workload, r.Schedule, r.MedianMs, r.VsDevice, r.KernelSteps)
@@ -749,6 +752,9 @@ func batch(ctx context.Context, c *config) (any, error) {
 }
 
 type decoderResult struct {
+	// Model is the exported decoder: decoder, or decoder_gqa (grouped-query
+	// attention).
+	Model            string  `json:"model"`
 	Tokens           int     `json:"tokens"`
 	Matches          bool    `json:"matches_pytorch"`
 	MedianMsPerToken float64 `json:"median_ms_per_token"`
@@ -758,17 +764,37 @@ type decoderResult struct {
 	HostBytesPerToken int64 `json:"host_device_bytes_per_token"`
 }
 
-// decoder runs greedy decoding with the exported GPT-2-style decoder, the
-// KV cache kept on the device: the tokens must be PyTorch's. Steps after
-// the prompt are timed.
+// decoders are the exported decoders the decoder part runs: the
+// GPT-2-style one and decoder_gqa, whose attention is grouped-query
+// (testdata/torch/export.py).
+var decoders = []string{"decoder", "decoder_gqa"}
+
+// decoder runs greedy decoding with each of decoders, the KV cache kept
+// on the device: the tokens must be PyTorch's. Steps after the prompt are
+// timed.
 func decoder(ctx context.Context, c *config) (any, error) {
-	prompt, want, err := decoderReference(c)
+	var res []*decoderResult
+	for _, name := range decoders {
+		r, err := decodeModel(ctx, c, name)
+		if r != nil {
+			res = append(res, r)
+		}
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return res, nil
+}
+
+// decodeModel is the decoder part for the exported decoder name.
+func decodeModel(ctx context.Context, c *config, name string) (*decoderResult, error) {
+	prompt, want, err := decoderReference(c, name)
 	if err != nil {
 		return nil, err
 	}
 	// Class plans: the past length is symbolic from the third step, and
 	// the attention and the cache stay on the GPU.
-	sess, err := onnxvk.Load(filepath.Join(c.models, "decoder", "model.onnx"), onnxvk.WithDevice(c.device))
+	sess, err := onnxvk.Load(filepath.Join(c.models, name, "model.onnx"), onnxvk.WithDevice(c.device))
 	if err != nil {
 		return nil, err
 	}
@@ -778,7 +804,7 @@ func decoder(ctx context.Context, c *config) (any, error) {
 		return nil, err
 	}
 	defer d.Release()
-	r := &decoderResult{Matches: true}
+	r := &decoderResult{Model: name, Matches: true}
 	var times []float64
 	for step := range decodeSteps(c, want) {
 		took, moved, err := decodeStep(ctx, d, step, want[step])
@@ -798,10 +824,10 @@ func decoder(ctx context.Context, c *config) (any, error) {
 	return r, nil
 }
 
-// decoderReference reads the decoder's prompt and PyTorch's greedy
-// continuation of it.
-func decoderReference(c *config) (prompt, want []int64, err error) {
-	dir := filepath.Join(c.models, "decoder")
+// decoderReference reads the prompt of the exported decoder name and
+// PyTorch's greedy continuation of it.
+func decoderReference(c *config, name string) (prompt, want []int64, err error) {
+	dir := filepath.Join(c.models, name)
 	p, err := npy.ReadFile(filepath.Join(dir, "prompt.npy"))
 	if err != nil {
 		return nil, nil, err
@@ -958,7 +984,7 @@ func scheduleTimes(workload string, names []string, times [][]float64, steps []i
 // the prompt's.
 func scheduleDecoder(ctx context.Context, c *config) ([]scheduleResult, error) {
 	const workload = "decoder step"
-	prompt, want, err := decoderReference(c)
+	prompt, want, err := decoderReference(c, "decoder")
 	if err != nil {
 		return nil, err
 	}

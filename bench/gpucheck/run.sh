@@ -48,9 +48,9 @@ if [ -z "$models" ]; then
 	models=${ONNXVK_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/onnxvk/torch-models}/$hash
 fi
 if [ ${#quick[@]} -gt 0 ]; then
-	names=(squeezenet1_1 mobilenet_v2 transformer decoder)
+	names=(squeezenet1_1 mobilenet_v2 transformer decoder decoder_gqa)
 else
-	names=(resnet18 mobilenet_v2 squeezenet1_1 transformer efficientnet_b0 resnet50 decoder bert)
+	names=(resnet18 mobilenet_v2 squeezenet1_1 transformer efficientnet_b0 resnet50 decoder decoder_gqa bert)
 fi
 missing=()
 for n in "${names[@]}"; do
