@@ -316,3 +316,31 @@ func TestCommonBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestKVGroups checks kvGroups on the axes commonBatch gives
+// grouped-query attention: Q's 8 heads over K's and V's 2 (a stride-0
+// repeat of 4 inside them) become one axis of 8 heads reading 2, after
+// a batch of 3; one K and V head for all; a repeat whose outer axis Q
+// does not walk as one axis with it (more than two axes) is refused; no
+// repeat leaves the axes, padded to two.
+func TestKVGroups(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bs   []batchAxis
+		want []batchAxis
+		hkv  int64
+	}{
+		{"batch and groups", []batchAxis{{3, [5]int64{2048, 1024, 1024, 2048, 0}}, {2, [5]int64{1024, 512, 512, 1024, 0}}, {4, [5]int64{256, 0, 0, 256, 0}}},
+			[]batchAxis{{3, [5]int64{2048, 1024, 1024, 2048, 0}}, {8, [5]int64{256, 512, 512, 256, 0}}}, 2},
+		{"one kv head", []batchAxis{{4, [5]int64{256, 0, 0, 256, 64}}},
+			[]batchAxis{{1, [5]int64{}}, {4, [5]int64{256, 0, 0, 256, 64}}}, 4},
+		{"split heads", []batchAxis{{3, [5]int64{2048, 1024, 1024, 2048, 0}}, {2, [5]int64{999, 512, 512, 1024, 0}}, {4, [5]int64{256, 0, 0, 256, 0}}}, nil, 0},
+		{"no repeat", []batchAxis{{6, [5]int64{32, 32, 20, 32, 35}}},
+			[]batchAxis{{1, [5]int64{}}, {6, [5]int64{32, 32, 20, 32, 35}}}, 6},
+	} {
+		got, hkv, ok := kvGroups(tc.bs)
+		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) || hkv != tc.hkv {
+			t.Errorf("%s: kvGroups = %v, %d, %t; want %v, %d", tc.name, got, hkv, ok, tc.want, tc.hkv)
+		}
+	}
+}
