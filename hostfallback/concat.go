@@ -59,6 +59,12 @@ func concatKernel(c *Call) error {
 	off := int64(0)
 	for _, t := range ins {
 		block := t.Shape[axis] * inner
+		if outer == 1 && inPlace(out, t, off) {
+			// Its producer wrote it where the output holds it (see
+			// planner.BufferPart).
+			off += block
+			continue
+		}
 		src := inCells(t)
 		o := off
 		c.Threads.For(int(outer), int(max(1, 16384/max(block, 1))), func(lo, hi int) {
@@ -70,6 +76,16 @@ func concatKernel(c *Call) error {
 	}
 	storeCells(out, dst)
 	return nil
+}
+
+// inPlace reports whether input t of a Concat already lies in output out
+// from element at on.
+func inPlace(out, t *graph.Tensor, at int64) bool {
+	if out.DType == graph.String || out.DType.Bits() < 8 || len(t.Data) == 0 {
+		return false
+	}
+	b := at * int64(out.DType.Size())
+	return b+int64(len(t.Data)) <= int64(len(out.Data)) && &out.Data[b] == &t.Data[0]
 }
 
 func splitKernel(c *Call) error {

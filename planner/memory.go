@@ -10,7 +10,8 @@ import (
 // assignOffsets places every arena buffer of each device at the lowest
 // offset where it overlaps no buffer that is live at the same time:
 // "greedy by size", largest first, as TFLite's and ONNX Runtime's arena
-// planners do. Alias buffers then take their root's place.
+// planners do. Alias buffers then take their root's place, parts theirs
+// inside their Concat output's.
 func (p *Plan) assignOffsets(align int64) {
 	type placed struct {
 		off, end    int64
@@ -18,7 +19,7 @@ func (p *Plan) assignOffsets(align int64) {
 	}
 	var order []int
 	for v, b := range p.Buffers {
-		if b.AliasOf < 0 {
+		if b.AliasOf < 0 && b.Part == nil {
 			order = append(order, v)
 			p.UnsharedBytes += alignUp(b.Size, align)
 		}
@@ -53,9 +54,13 @@ func (p *Plan) assignOffsets(align int64) {
 		p.ArenaBytes[b.Device] = max(p.ArenaBytes[b.Device], off+size)
 	}
 	for _, b := range p.Buffers {
-		if b.AliasOf >= 0 {
+		switch {
+		case b.AliasOf >= 0:
 			root := p.Buffers[b.AliasOf]
 			b.Offset, b.Size, b.First, b.Last = root.Offset, root.Size, root.First, root.Last
+		case b.Part != nil:
+			root := p.Buffers[b.Part.Of]
+			b.Offset, b.First, b.Last = root.Offset+b.Part.At, root.First, root.Last
 		}
 	}
 }

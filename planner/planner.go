@@ -290,6 +290,18 @@ type Buffer struct {
 	// AliasOf is the value index whose buffer this value shares (a reshape
 	// that may be a view), or -1.
 	AliasOf int
+	// Part, where set, places this value inside another's buffer: a
+	// Concat's input that its producer writes where the Concat's output
+	// holds it (see concatParts). Offset and Size are then its own, First
+	// and Last the Concat output's.
+	Part *BufferPart
+}
+
+// BufferPart is where a value lies inside the buffer of value Of: At
+// bytes from its start.
+type BufferPart struct {
+	Of int
+	At int64
 }
 
 // Plan is the result of planning a model for concrete input types.
@@ -727,6 +739,72 @@ func (p *Plan) keepTransposedOperands(last []int) {
 	}
 }
 
+// concatParts returns the Concat inputs that their producers may write
+// where the Concat's output holds them, each with its place: for a Concat
+// on the host along an axis with only 1s before it (so each input is one
+// contiguous block of the output) whose output lives in the arena (known
+// size, not a graph output), every input of a byte-sized type written by
+// another compute step on the host that is not a view or a Concat, read
+// by nothing else and not a graph output. The Concat's kernel then finds
+// its inputs in place and copies nothing (a producer whose kernel
+// returns memory of its own is copied as before).
+func (p *Plan) concatParts(isOutput map[int]bool) map[int]BufferPart {
+	reads := map[int]int{}
+	producer := map[int]*Step{}
+	for s := range p.Steps {
+		st := &p.Steps[s]
+		for _, v := range append(append([]int{}, st.In...), st.Captured...) {
+			if v >= 0 {
+				reads[v]++
+			}
+		}
+		if st.Kind == Compute {
+			for _, v := range st.Out {
+				if v >= 0 {
+					producer[v] = st
+				}
+			}
+		}
+	}
+	parts := map[int]BufferPart{}
+	for s := range p.Steps {
+		st := &p.Steps[s]
+		n := st.Node
+		if st.Kind != Compute || st.Device != HostDevice || n.Domain != graph.DefaultDomain || n.OpType != "Concat" ||
+			len(st.Out) != 1 || st.Out[0] < 0 || isOutput[st.Out[0]] || p.byteSize(st.Out[0]) <= 0 {
+			continue
+		}
+		out := p.Types[st.Out[0]]
+		shape := out.Shape.Ints()
+		axis := ops.Params[ops.ConcatParams](n, p.Model.OpsetOf(n)).Axis
+		if axis < 0 {
+			axis += int64(len(shape))
+		}
+		if axis < 0 || axis >= int64(len(shape)) || graph.NumElements(shape[:axis]) != 1 || out.Elem.Bits() < 8 {
+			continue
+		}
+		mine := map[int]BufferPart{}
+		at := int64(0)
+		for _, v := range st.In {
+			pr := producer[v]
+			_, twice := mine[v]
+			size := int64(-1)
+			if v >= 0 {
+				size = p.byteSize(v)
+			}
+			if size <= 0 || pr == nil || twice || reads[v] != 1 || isOutput[v] || pr.Device != HostDevice ||
+				ops.Has(pr.Node.Domain, pr.Node.OpType, ops.View) || pr.Node.OpType == "Concat" {
+				mine = nil
+				break
+			}
+			mine[v] = BufferPart{Of: st.Out[0], At: at}
+			at += size
+		}
+		maps.Copy(parts, mine)
+	}
+	return parts
+}
+
 // lifetimes computes, for every value, the last step that uses it, fills
 // Step.Release, and creates arena buffers for intermediate tensors of known
 // size.
@@ -743,6 +821,10 @@ func (p *Plan) lifetimes() {
 	for _, v := range p.Outputs {
 		isOutput[v] = true
 	}
+	parts := p.concatParts(isOutput)
+	// firstPart is, for each Concat output whose inputs are written in
+	// place, the step that writes its first part.
+	firstPart := map[int]int{}
 	for s, st := range p.Steps {
 		for _, v := range append(append([]int{}, st.In...), st.Captured...) {
 			if v >= 0 {
@@ -770,8 +852,19 @@ func (p *Plan) lifetimes() {
 				p.Buffers[v] = &Buffer{Device: st.Device, AliasOf: root[v], Offset: -1, Size: -1}
 				continue
 			}
+			if part, ok := parts[v]; ok {
+				p.Buffers[v] = &Buffer{Device: st.Device, Size: p.byteSize(v), First: s, AliasOf: -1, Part: &part}
+				if f, seen := firstPart[part.Of]; !seen || s < f {
+					firstPart[part.Of] = s
+				}
+				continue
+			}
 			if size := p.byteSize(v); size > 0 {
-				p.Buffers[v] = &Buffer{Device: st.Device, Size: size, First: s, AliasOf: -1}
+				first := s
+				if f, ok := firstPart[v]; ok {
+					first = f
+				}
+				p.Buffers[v] = &Buffer{Device: st.Device, Size: size, First: first, AliasOf: -1}
 			}
 		}
 	}
@@ -791,6 +884,14 @@ func (p *Plan) lifetimes() {
 	for v, b := range p.Buffers {
 		if b.AliasOf >= 0 {
 			if _, ok := p.Buffers[b.AliasOf]; !ok {
+				delete(p.Buffers, v)
+			}
+			continue
+		}
+		if b.Part != nil {
+			// A part whose Concat output lost its buffer (a view of it is
+			// a graph output) is allocated on its own; the Concat copies.
+			if _, ok := p.Buffers[b.Part.Of]; !ok {
 				delete(p.Buffers, v)
 			}
 			continue

@@ -111,9 +111,12 @@ func checkNoOverlap(t *testing.T, p *planner.Plan) {
 	for _, v := range p.Outputs {
 		use(v, len(p.Steps)-1)
 	}
+	// A part of a Concat's output (Buffer.Part) belongs to its group.
 	root := func(v int) int {
-		for p.Buffers[v] != nil && p.Buffers[v].AliasOf >= 0 {
-			v = p.Buffers[v].AliasOf
+		for b := p.Buffers[v]; b != nil && (b.AliasOf >= 0 || b.Part != nil); b = p.Buffers[v] {
+			if v = b.AliasOf; b.Part != nil {
+				v = b.Part.Of
+			}
 		}
 		return v
 	}
@@ -123,6 +126,11 @@ func checkNoOverlap(t *testing.T, p *planner.Plan) {
 		f, ok := first[v]
 		require.True(t, ok, "%s has a buffer but no step writes it", p.Values[v])
 		r := root(v)
+		if b.Part != nil {
+			of := p.Buffers[b.Part.Of]
+			require.True(t, of != nil && b.Offset >= of.Offset && b.Offset+b.Size <= of.Offset+of.Size,
+				"%s lies outside the buffer of %s, which it is a part of", p.Values[v], p.Values[b.Part.Of])
+		}
 		if b.AliasOf >= 0 {
 			st := def[v]
 			require.True(t, st.Kind == planner.Compute && len(st.In) > 0 && st.In[0] >= 0 && root(st.In[0]) == r,

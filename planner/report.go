@@ -80,6 +80,9 @@ type ReportBuffer struct {
 	Offset  int64  `json:"offset"`
 	Bytes   int64  `json:"bytes"`
 	AliasOf string `json:"alias_of,omitempty"`
+	// PartOf names the Concat output whose buffer holds this value (see
+	// BufferPart).
+	PartOf string `json:"part_of,omitempty"`
 }
 
 // Report summarises the plan.
@@ -126,6 +129,9 @@ func (p *Plan) Report() *Report {
 				if b.AliasOf >= 0 {
 					rb.AliasOf = p.Values[b.AliasOf]
 				}
+				if b.Part != nil {
+					rb.PartOf = p.Values[b.Part.Of]
+				}
 			} else if p.byteSize(v) < 0 {
 				r.DynamicValues++
 			}
@@ -153,6 +159,8 @@ func (r *Report) WriteText(w io.Writer) error {
 			switch {
 			case o.AliasOf != "":
 				where = "view of " + o.AliasOf
+			case o.PartOf != "":
+				where = fmt.Sprintf("@%d+%s in %s", o.Offset, sizeString(o.Bytes), o.PartOf)
 			case o.Offset >= 0:
 				where = fmt.Sprintf("@%d+%s", o.Offset, sizeString(o.Bytes))
 			}
