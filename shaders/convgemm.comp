@@ -504,9 +504,13 @@ void matrixUnits() {
                 stage(i * F + j, at0);
                 for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
                     uint row = m0 + wm + i * LM + e / LN;
-                    uint xbc, yc;
+                    uint q = n0 + wn + j * LN + e % LN;
+                    // A column's output: a Conv's directly, a phase's
+                    // through its grid.
+                    uint xbc, yc = ((q / p.s) * p.m + g * p.mg) * p.s + q % p.s;
                     ivec3 i0c;
-                    if (row < p.mg && column(n0 + wn + j * LN + e % LN, gcols, grid, rr, base, g, xbc, i0c, yc)) {
+                    bool ok = TRANSPOSED ? column(q, gcols, grid, rr, base, g, xbc, i0c, yc) : q < p.cols;
+                    if (row < p.mg && ok) {
                         uint at = yc + row * p.s;
                         if (SPLIT) {
                             part[split * elems + at] = co[at0 + e];
