@@ -153,8 +153,10 @@ func symArith(op string, a, b symElem) symElem {
 	return symElem{unknown: true}
 }
 
-// symBinary applies symArith elementwise with broadcasting.
-func symBinary(op string, a, b *symTensor) *symTensor {
+// symElementwise applies f to the elements of a and b, broadcasting; nil
+// where the shapes do not broadcast, the result is too large, or f
+// cannot decide an element.
+func symElementwise(a, b *symTensor, f func(x, y symElem) (symElem, bool)) *symTensor {
 	shape, ok := broadcastInts(a.shape, b.shape)
 	if !ok || graph.NumElements(shape) > maxValueElems {
 		return nil
@@ -162,9 +164,16 @@ func symBinary(op string, a, b *symTensor) *symTensor {
 	ia, ib := broadcastIndex(shape, a.shape), broadcastIndex(shape, b.shape)
 	out := &symTensor{shape: shape, elems: make([]symElem, len(ia))}
 	for k := range ia {
-		out.elems[k] = symArith(op, a.elems[ia[k]], b.elems[ib[k]])
+		if out.elems[k], ok = f(a.elems[ia[k]], b.elems[ib[k]]); !ok {
+			return nil
+		}
 	}
 	return out
+}
+
+// symBinary applies symArith elementwise with broadcasting.
+func symBinary(op string, a, b *symTensor) *symTensor {
+	return symElementwise(a, b, func(x, y symElem) (symElem, bool) { return symArith(op, x, y), true })
 }
 
 // symEqual is Equal of a and b, broadcasting: literals compare exactly, a
@@ -172,14 +181,7 @@ func symBinary(op string, a, b *symTensor) *symTensor {
 // sizes: the -1 that torch's Expand export compares its target with);
 // nil where an element is undecided.
 func symEqual(a, b *symTensor) *symTensor {
-	shape, ok := broadcastInts(a.shape, b.shape)
-	if !ok || graph.NumElements(shape) > maxValueElems {
-		return nil
-	}
-	ia, ib := broadcastIndex(shape, a.shape), broadcastIndex(shape, b.shape)
-	out := &symTensor{shape: shape, elems: make([]symElem, len(ia))}
-	for k := range ia {
-		x, y := a.elems[ia[k]], b.elems[ib[k]]
+	return symElementwise(a, b, func(x, y symElem) (symElem, bool) {
 		var eq bool
 		switch {
 		case x.known() && y.known():
@@ -188,13 +190,13 @@ func symEqual(a, b *symTensor) *symTensor {
 			eq = true
 		case x.sym != "" && y.known() && y.v < 0, y.sym != "" && x.known() && x.v < 0:
 		default:
-			return nil
+			return symElem{}, false
 		}
 		if eq {
-			out.elems[k].v = 1
+			return symElem{v: 1}, true
 		}
-	}
-	return out
+		return symElem{}, true
+	})
 }
 
 // symWhere is Where of a known bool condition over symTensors x and y,
