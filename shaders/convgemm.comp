@@ -141,16 +141,16 @@ void reduce() {
 }
 #endif
 
-// The geometry gemm and fetch share: taps per input channel, the taps
-// of one kernel plane, the depth K, the input's size per channel and its
-// sizes; the taps along each axis that K walks (kdim: the kernel, or a
+// The geometry gemm and fetch share: taps per input channel (the
+// kernel's, ktaps, or a phase's), the taps of one kernel plane, the depth
+// K, the input's size per channel and its sizes; the taps along each axis that K walks (kdim: the kernel, or a
 // phase's nt) and the input step between them (kstep: the dilation, or a
 // phase's negative step), and a phase's first taps and tap steps (t0,
 // tstep); the weight row this invocation stages (ar, ak to ak + 3, wok
 // when it exists, wb its first weight) and, per column of the
 // invocation, whether it exists, the image's input base and the window's
 // first input coordinate.
-uint taps, kyx, depth, isz;
+uint taps, kyx, depth, isz, ktaps;
 ivec3 dims;
 uvec3 kdim, t0, tstep;
 ivec3 kstep;
@@ -177,7 +177,7 @@ uint tapOf(uint kk, out uvec3 j) {
 // mg, k...] holds a row's taps for each input channel mg · taps apart.
 uint rowBase(uint g, uint row) {
     if (TRANSPOSED) {
-        return (g * p.cg * p.mg + row) * p.k[0] * p.k[1] * p.k[2];
+        return (g * p.cg * p.mg + row) * ktaps;
     }
     return (g * p.mg + row) * depth;
 }
@@ -192,7 +192,7 @@ uint weightIndex(uint base, uint kk) {
     uvec3 j;
     uint ci = tapOf(kk, j);
     uvec3 t = t0 + j * tstep;
-    return base + ci * p.mg * p.k[0] * p.k[1] * p.k[2] + (t.x * p.k[1] + t.y) * p.k[2] + t.z;
+    return base + ci * p.mg * ktaps + (t.x * p.k[1] + t.y) * p.k[2] + t.z;
 }
 
 // phase sets the transposed geometry of phase ph (t0, tstep, kdim,
@@ -225,7 +225,8 @@ ivec3 phase(uint ph, out uvec3 rr) {
 // walks in each image: the output, or a phase's outputs, ceil(odim /
 // st) a side, of which there are phases.
 uvec3 geometry(out uint phases) {
-    taps = p.k[0] * p.k[1] * p.k[2];
+    ktaps = p.k[0] * p.k[1] * p.k[2];
+    taps = ktaps;
     kyx = p.k[1] * p.k[2];
     depth = p.cg * taps;
     kdim = uvec3(p.k[0], p.k[1], p.k[2]);
