@@ -6,7 +6,8 @@
 # its folder. Not a test; not run in CI.
 #
 # Environment: ONNXVK (a built onnxvk binary; default: go build), RUNS (20),
-# ROUNDS (3), NODE_PATH or ./node_modules for onnxruntime-node (see README.md).
+# ROUNDS (3), NODE_PATH or ./node_modules for onnxruntime-node (see README.md),
+# ISA=avx2 for both runtimes' AVX2 kernels on an AVX-512 CPU (see lib.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"

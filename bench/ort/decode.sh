@@ -11,7 +11,8 @@
 #
 # Environment: ONNXVK (a built onnxvk binary; default: go build), RUNS (20),
 # ROUNDS (3), CASES (a subset of: decode40 decode1000 prefill32 bert1 bert8),
-# NODE_PATH or ./node_modules for onnxruntime-node (see README.md).
+# NODE_PATH or ./node_modules for onnxruntime-node (see README.md), ISA=avx2
+# for both runtimes' AVX2 kernels on an AVX-512 CPU (see lib.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: decode.sh DIR}

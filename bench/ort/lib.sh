@@ -2,13 +2,29 @@
 #
 # Needs: here (this folder), ONNXVK (a built onnxvk binary, or empty to
 # build one), RUNS, ROUNDS, NODE_PATH or ./node_modules for
-# onnxruntime-node.
+# onnxruntime-node; ISA=avx2 holds both runtimes to their AVX2/FMA kernels
+# on a CPU with AVX-512 (onnxvk by GODEBUG=cpu.avx512f=off, ONNX Runtime by
+# avx2.sh's copy in ./avx2), which stands in for a CPU without AVX-512.
 runs=${RUNS:-20}
 rounds=${ROUNDS:-3}
 if [ -z "${ONNXVK:-}" ]; then
 	ONNXVK=$(mktemp -d)/onnxvk
 	(cd "$here/../.." && go build -o "$ONNXVK" ./cmd/onnxvk)
 fi
+ortbench=$here/ort_bench.js
+case ${ISA:-} in
+'') ;;
+avx2)
+	sh "$here/avx2.sh" "$here/avx2" >&2
+	ortbench=$here/avx2/ort_bench.js
+	GODEBUG=${GODEBUG:+$GODEBUG,}cpu.avx512f=off
+	export GODEBUG
+	;;
+*)
+	echo "ISA=$ISA: only avx2 is known" >&2
+	exit 2
+	;;
+esac
 ratios=''
 
 median() { sed -n 's/.*"median_ms": *\([0-9.]*\).*/\1/p'; }
@@ -26,7 +42,7 @@ timecase() {
 	ours='' ort=''
 	for _ in $(seq "$rounds"); do
 		ours="$ours $("$ONNXVK" bench "$model" --device cpu --runs "$runs" --json "$@" 2>/dev/null | median)"
-		ort="$ort $(node "$here/ort_bench.js" "$model" --runs "$runs" "$@" | median)"
+		ort="$ort $(node "$ortbench" "$model" --runs "$runs" "$@" | median)"
 	done
 	a=$(echo "$ours" | tr ' ' '\n' | grep . | mid)
 	b=$(echo "$ort" | tr ' ' '\n' | grep . | mid)
