@@ -24,6 +24,10 @@ type convLayout struct {
 	shiftOnce, shiftGeom sync.Once
 	shiftA               []float32
 	shiftOffs            []int
+	// normA and normB are a NormConv's constant normalization
+	// coefficients (see convNorm), made once.
+	normOnce     sync.Once
+	normA, normB []float32
 }
 
 // convPlan checks the shapes of X [N, C, D...] and W [M, C/group, k...] and
@@ -63,11 +67,12 @@ func convPlanMemo(c *Call, xs, ws []int64) (*convLayout, error) {
 
 // convKernel is ONNX Conv for float32 (float64, float16 and bfloat16 are
 // computed in float32).
-func convKernel(c *Call) error { return convWith(c, nil) }
+func convKernel(c *Call) error { return convWith(c, nil, nil) }
 
 // convWith is Conv followed by the activation act (nil: none), applied to
-// each block of output while it is in cache.
-func convWith(c *Call, act *convAct) error {
+// each block of output while it is in cache, of X normalized by norm
+// (nil: X itself; see convNorm), which only a pointwise convolution takes.
+func convWith(c *Call, act *convAct, norm *convNorm) error {
 	x, w := c.Tensor(0), c.Tensor(1)
 	if x == nil || w == nil {
 		return c.Errorf("inputs X and W are required")
@@ -98,7 +103,15 @@ func convWith(c *Call, act *convAct) error {
 		b = *buf
 		clear(b)
 	}
-	l.runF32(c.Threads, f32Data(x), f32Data(w), b, out, act, c.Const(1))
+	if norm != nil {
+		if !l.pointwise() {
+			return c.Errorf("the normalized input needs a 1×…×1 convolution with unit strides and no padding")
+		}
+		if err := norm.coefficients(c, l); err != nil {
+			return err
+		}
+	}
+	l.runF32(c.Threads, f32Data(x), f32Data(w), b, out, act, norm, c.Const(1))
 	f32Commit(y, out)
 	return nil
 }
@@ -131,21 +144,27 @@ func (l *convLayout) pointwise() bool {
 // act (nil: none) to each block of y just written: a clamp with its sum
 // by the GEMM's epilogue (convAct.epilogue), as each column strip of a row
 // block is completed, other activations to each tile of output after its
-// GEMM. It writes every element of y.
-func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct, constW bool) {
+// GEMM. It writes every element of y. With norm (nil: none), which only a
+// pointwise convolution takes, x is normalized a tile at a time as it is
+// read (see pointwiseF32 and convPackedF32).
+func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct, norm *convNorm, constW bool) {
 	switch {
 	case l.n == 0 || l.m == 0 || l.outSize == 0:
 	case l.cg*l.kernelSize == 0:
 		convFillBias(y, b, l.n, l.outSize)
 		act.apply(y, 0, 1, len(y), len(y))
+	case norm != nil && l.pointwisePacked(threads, act):
+		convPackedF32(threads, l, x, w, b, y, act, norm)
+	case norm != nil:
+		l.pointwiseF32(threads, x, w, b, y, act, norm)
 	case l.cg == 1 && l.rank == 2 && l.dwFits():
 		l.depthwise2D(threads, x, w, b, y, act)
 	case l.pointwise() && !l.pointwisePacked(threads, act):
-		l.pointwiseF32(threads, x, w, b, y, act)
+		l.pointwiseF32(threads, x, w, b, y, act, nil)
 	case l.shiftable():
 		l.shiftF32(threads, x, w, b, y, act, constW)
 	case convPackedUsable():
-		convPackedF32(threads, l, x, w, b, y, act)
+		convPackedF32(threads, l, x, w, b, y, act, nil)
 	default:
 		convGeneral(threads, l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, at, ldc int, serial bool) {
 			ep := act.epilogue(at)

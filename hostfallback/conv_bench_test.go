@@ -133,7 +133,7 @@ func BenchmarkConvShift(b *testing.B) {
 		flops := 2 * float64(ci*co*out*out*k*k)
 		b.Run(fmt.Sprintf("%dx%dx%d_%d_k%ds%d/im2col", ci, hw, hw, co, k, st), func(b *testing.B) {
 			for b.Loop() {
-				convPackedF32(th, l, x, w, bias, y, nil)
+				convPackedF32(th, l, x, w, bias, y, nil, nil)
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})

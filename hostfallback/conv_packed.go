@@ -30,8 +30,10 @@ func convPackedUsable() bool {
 // convPackedF32 is the float32 im2col convolution (see convGeneral) with
 // the patch matrix written in the GEMM's packed layout and the bias b
 // added in its store, then act (nil: none) on each block of output (see
-// convLayout.runF32).
-func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *convAct) {
+// convLayout.runF32). With norm (a pointwise convolution's only), each
+// tile of the input planes is first normalized into a scratch tile, which
+// is packed instead.
+func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *convAct, norm *convNorm) {
 	S := l.outSize
 	rows := l.cg * l.kernelSize
 	workers := threads.Workers()
@@ -44,11 +46,14 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 	tile = (S + tiles - 1) / tiles
 	tiles = (S + tile - 1) / tile
 	g := l.convGeom
+	flat := func(n int) *convGeom {
+		return &convGeom{rank: 1, in: []int{n}, out: []int{n}, kernel: []int{1}, stride: []int{1}, dil: []int{1},
+			padBegin: []int{0}, padEnd: []int{0}, inSize: n, outSize: n, kernelSize: 1}
+	}
 	if l.pointwise() {
 		// Input and output positions match: one run of S columns, as
 		// if the planes were flat, instead of one a row of output.
-		g = &convGeom{rank: 1, in: []int{S}, out: []int{S}, kernel: []int{1}, stride: []int{1}, dil: []int{1},
-			padBegin: []int{0}, padEnd: []int{0}, inSize: S, outSize: S, kernelSize: 1}
+		g = flat(S)
 	}
 	taps := g.taps()
 	kn := gemmBest
@@ -60,7 +65,14 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 		s0 := t * tile
 		s1 := min(s0+tile, S)
 		p := &convPanel{buf: buf, rows: rows, width: s1 - s0, shift: shift}
-		convIm2colPacked(g, taps, x[(n*l.cin+grp*l.cg)*l.inSize:], l.cg, s0, s1, p)
+		src, gs, q0, q1 := x[(n*l.cin+grp*l.cg)*l.inSize:], g, s0, s1
+		if norm != nil {
+			nb := gemmBuf(l.cg * (s1 - s0))
+			defer gemmBufs.Put(nb)
+			norm.apply(threads, workers == 1, *nb, src[s0:], grp*l.cg, l.cg, s1-s0, S)
+			src, gs, q0, q1 = *nb, flat(s1-s0), 0, s1-s0
+		}
+		convIm2colPacked(gs, taps, src, l.cg, q0, q1, p)
 		at := (n*l.m+grp*l.mg)*S + s0
 		ep := act.epilogue(at)
 		gemmPackedWith(threads, kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers, ep)

@@ -16,6 +16,7 @@ import (
 
 func init() {
 	RegisterDomainChecked(ops.FusedDomain, "FusedConv", halfVia32(fusedConvKernel), onFused)
+	RegisterDomainChecked(ops.FusedDomain, "NormConv", halfVia32(normConvKernel), onFused)
 	RegisterDomainChecked(ops.FusedDomain, "FusedBatchNorm", halfVia32(fusedBatchNormKernel), onFused)
 	RegisterDomainChecked(ops.FusedDomain, "LayerNormalization", layerNormKernel, layerNormSupport)
 	RegisterDomainChecked(ops.FusedDomain, "FusedMatMul", halfVia32(fusedMatMulKernel), onFused)
@@ -116,7 +117,25 @@ func fusedConvKernel(c *Call) error {
 		}
 		act.sum = f32Data(sum)
 	}
-	return convWith(c, act)
+	return convWith(c, act, nil)
+}
+
+// normConvKernel is NormConv: FusedConv of X normalized, each tile of it
+// as the convolution reads it (see convNorm).
+func normConvKernel(c *Call) error {
+	act, err := fusedActivation(c)
+	if err != nil {
+		return err
+	}
+	name, alpha, beta, err := ops.NormActivation(c.Node, c.Opset)
+	if err != nil {
+		return fmt.Errorf("%w: %w", err, ErrUnsupported)
+	}
+	nact, err := convActOf(c, name, alpha, beta)
+	if err != nil {
+		return err
+	}
+	return convWith(c, act, &convNorm{act: nact})
 }
 
 // convAct is what a fused convolution applies in place to its float32
@@ -134,13 +153,18 @@ type convAct struct {
 	sum []float32
 }
 
-// fusedActivation reads a fused node's activation attributes (FusedConv's
-// or FusedBatchNorm's).
+// fusedActivation reads a fused node's activation attributes (FusedConv's,
+// NormConv's or FusedBatchNorm's).
 func fusedActivation(c *Call) (*convAct, error) {
 	name, alpha, beta, err := ops.FusedActivation(c.Node, c.Opset)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrUnsupported)
 	}
+	return convActOf(c, name, alpha, beta)
+}
+
+// convActOf is the convAct of a fused activation and its parameters.
+func convActOf(c *Call, name string, alpha, beta float32) (*convAct, error) {
 	a := &convAct{name: name, lo: 0, hi: float32(math.Inf(1))}
 	switch a.name {
 	case "", ops.ActRelu, ops.ActSigmoid, ops.ActSwish:

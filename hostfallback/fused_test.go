@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -19,6 +20,21 @@ func nanAlloc(_ int, dt graph.DType, shape []int64) *graph.Tensor {
 		graph.View[float32](y)[i] = float32(math.NaN())
 	}
 	return y
+}
+
+// checkFused runs the fused kernel of c's node and compares its float32
+// output with want within the op's tolerance; what names the case.
+func checkFused(t *testing.T, c *Call, want *graph.Tensor, what string) {
+	t.Helper()
+	if err := Lookup(ops.FusedDomain, c.Node.OpType)(c); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	got := graph.View[float32](c.Out[0].(*graph.Tensor))
+	for i, v := range graph.View[float32](want) {
+		if !opTol(c.Node.OpType, ops.FusedDomain).Within(float64(got[i]), float64(v)) {
+			t.Fatalf("%s: element %d is %g, want %g", what, i, got[i], v)
+		}
+	}
 }
 
 // TestFusedConv checks FusedConv against Conv followed by the activation
@@ -68,15 +84,7 @@ func TestFusedConv(t *testing.T) {
 				Attrs: ewWith(ewInt("group", cv.group), ewInts("pads", cv.pads...), ewString("activation", a.op),
 					ewFloat("alpha", a.alpha), ewFloat("beta", a.beta))}
 			c := &Call{Node: n, Opset: 1, In: []graph.Value{x, w, b}, Out: make([]graph.Value, 1), Alloc: nanAlloc}
-			if err := Lookup(ops.FusedDomain, "FusedConv")(c); err != nil {
-				t.Fatalf("%s+%s: %v", cv.name, a.op, err)
-			}
-			got := graph.View[float32](c.Out[0].(*graph.Tensor))
-			for i, v := range graph.View[float32](want) {
-				if !opTol("FusedConv", ops.FusedDomain).Within(float64(got[i]), float64(v)) {
-					t.Fatalf("%s+%s: element %d is %g, want %g", cv.name, a.op, i, got[i], v)
-				}
-			}
+			checkFused(t, c, want, cv.name+"+"+a.op)
 		}
 	}
 }
@@ -312,5 +320,92 @@ func TestClampAddF32(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNormConv checks NormConv against BatchNormalization, its
+// activation, Conv and the conv's activation run one after the other: one
+// and several column tiles (pointwiseF32's units handed out whole or each
+// tile's GEMM shared), two images in two groups, a 7×7 plane, no bias, on
+// the pool and on one goroutine, with the coefficients made per call and
+// (constant inputs, a step's memo) once and reused; and that a padded
+// convolution is refused.
+func TestNormConv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	random := func(scale float64, shape ...int64) *graph.Tensor {
+		x := graph.NewTensor(graph.Float, shape)
+		for i := range graph.View[float32](x) {
+			graph.View[float32](x)[i] = float32(rng.NormFloat64() * scale)
+		}
+		return x
+	}
+	positive := func(n int64) *graph.Tensor {
+		v := random(1, n)
+		for i, f := range graph.View[float32](v) {
+			graph.View[float32](v)[i] = f*f + 0.1
+		}
+		return v
+	}
+	cases := []struct {
+		name      string
+		x, w      []int64
+		group     int64
+		bias      bool
+		norm, act string
+	}{
+		{"two tiles shared", []int64{1, 40, 30, 30}, []int64{24, 40, 1, 1}, 1, true, "Relu", "Relu"},
+		{"many tiles", []int64{1, 24, 64, 64}, []int64{16, 24, 1, 1}, 1, true, "Relu", ""},
+		{"groups", []int64{2, 16, 9, 9}, []int64{12, 8, 1, 1}, 2, true, "Clip", "Relu"},
+		{"7x7 no bias", []int64{1, 96, 7, 7}, []int64{32, 96, 1, 1}, 1, false, "", "Clip"},
+	}
+	for _, tc := range cases {
+		ch := tc.x[1]
+		x, w := random(4, tc.x...), random(1, tc.w...)
+		scale, bn, mean, vr := random(1, ch), random(1, ch), random(1, ch), positive(ch)
+		var b graph.Value
+		if tc.bias {
+			b = random(1, tc.w[0])
+		}
+		clip := []graph.Value{ewT(graph.Float, nil, float32(0)), ewT(graph.Float, nil, float32(6))}
+		activate := func(v *graph.Tensor, op string) *graph.Tensor {
+			switch op {
+			case "":
+				return v
+			case "Clip":
+				return ewRun(t, "Clip", 13, nil, append([]graph.Value{v}, clip...)...)
+			}
+			return ewRun(t, op, 14, nil, v)
+		}
+		normed := activate(ewRun(t, "BatchNormalization", 15, nil, x, scale, bn, mean, vr), tc.norm)
+		attrs := ewWith(ewInt("group", tc.group))
+		in := []graph.Value{normed, w}
+		if b != nil {
+			in = append(in, b)
+		}
+		want := activate(ewRun(t, "Conv", 11, attrs, in...), tc.act)
+		nattrs := ewWith(ewInt("group", tc.group), ewString("activation", tc.act), ewFloat("alpha", 0), ewFloat("beta", 6),
+			ewString("norm_activation", tc.norm), ewFloat("norm_alpha", 0), ewFloat("norm_beta", 6))
+		n := &graph.Node{Name: "f", OpType: "NormConv", Domain: ops.FusedDomain, Outputs: []string{"y"}, Attrs: nattrs}
+		memo := new(stepMemo)
+		for _, run := range []struct {
+			name    string
+			threads *Threads
+			consts  []bool
+		}{{"pool", nil, nil}, {"one goroutine", NewThreads(1), nil},
+			{"constant", nil, []bool{false, true, true, true, true, true, true}},
+			{"constant again", NewThreads(1), []bool{false, true, true, true, true, true, true}}} {
+			c := &Call{Node: n, Opset: 1, In: []graph.Value{x, w, b, scale, bn, mean, vr}, Out: make([]graph.Value, 1),
+				Alloc: nanAlloc, Threads: run.threads, consts: run.consts}
+			if run.consts != nil {
+				c.memo = memo
+			}
+			checkFused(t, c, want, tc.name+", "+run.name)
+		}
+	}
+	x := random(1, 1, 4, 5, 5)
+	n := &graph.Node{Name: "f", OpType: "NormConv", Domain: ops.FusedDomain, Outputs: []string{"y"}, Attrs: ewWith(ewInts("pads", 1, 1, 1, 1))}
+	c := &Call{Node: n, Opset: 1, In: []graph.Value{x, random(1, 3, 4, 3, 3), nil, random(1, 4), random(1, 4), random(1, 4), positive(4)}, Out: make([]graph.Value, 1)}
+	if err := Lookup(ops.FusedDomain, "NormConv")(c); err == nil || !strings.Contains(err.Error(), "1×…×1") {
+		t.Fatalf("a padded 3×3 NormConv gave %v, want the error that it needs a 1×…×1 convolution", err)
 	}
 }

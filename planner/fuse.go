@@ -32,7 +32,8 @@ func fusableActivation(a *graph.Node) bool {
 //     of x and that Sigmoid (SiLU, as PyTorch exports it) becomes one
 //     FusedConv with the Swish activation;
 //   - a float32 BatchNormalization in inference form followed by one of
-//     those activations becomes one FusedBatchNorm;
+//     those activations becomes one FusedBatchNorm, and that with the
+//     pointwise Conv or FusedConv that alone reads it, one NormConv;
 //   - a float32 MatMul followed by the Add of a constant vector along the
 //     product's last dimension becomes one FusedMatMul;
 //   - an attention written out as MatMul, Softmax over the last axis and
@@ -121,6 +122,7 @@ func fuse(pm *graph.Model, g *graph.Graph, devices []Device) int {
 		gone[j] = true
 		fused++
 	}
+	fused += fuseNormConvs(pm, g, devices, uses, consumers, gone)
 	if fused == 0 {
 		return 0
 	}

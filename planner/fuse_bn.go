@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"maps"
 	"math"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -145,4 +146,79 @@ func fuseBatchNormActivations(pm *graph.Model, g *graph.Graph, devices []Device,
 		removed++
 	}
 	return removed
+}
+
+// fuseNormConvs replaces each pointwise convolution (Conv or FusedConv
+// without Sum: a 1×…×1 kernel, unit strides, no padding) whose input X
+// only a FusedBatchNorm writes and only it reads by one NormConv of
+// ops.FusedDomain at the convolution's place, reading the normalization's
+// input and parameters (DenseNet's BatchNormalization, Relu and 1×1
+// convolution: the normalized features, as large as the Concat before
+// them, are then never written out), where the devices that run the two
+// run the fused node too. It returns the number of nodes removed.
+func fuseNormConvs(pm *graph.Model, g *graph.Graph, devices []Device, uses map[string]int, consumers map[string][]int, gone map[int]bool) int {
+	removed := 0
+	for i, bn := range g.Nodes {
+		if gone[i] || bn.Domain != ops.FusedDomain || bn.OpType != "FusedBatchNorm" || len(bn.Outputs) != 1 || uses[bn.Outputs[0]] != 1 {
+			continue
+		}
+		j := consumers[bn.Outputs[0]][0]
+		cv := g.Nodes[j]
+		plain := cv.Domain == graph.DefaultDomain && cv.OpType == "Conv"
+		if gone[j] || !plain && (cv.Domain != ops.FusedDomain || cv.OpType != "FusedConv") || len(cv.Inputs) < 2 || len(cv.Inputs) > 3 ||
+			cv.Inputs[0] != bn.Outputs[0] || cv.Inputs[1] == bn.Outputs[0] || !pointwiseConv(g, cv, pm.OpsetOf(cv)) {
+			continue
+		}
+		bias := ""
+		if len(cv.Inputs) == 3 {
+			bias = cv.Inputs[2]
+		}
+		attrs := maps.Clone(cv.Attrs)
+		if attrs == nil {
+			attrs = map[string]*graph.Attribute{}
+		}
+		for name, to := range map[string]string{"epsilon": "epsilon", "activation": "norm_activation", "alpha": "norm_alpha", "beta": "norm_beta"} {
+			if a := bn.Attr(name); a != nil {
+				c := *a
+				c.Name = to
+				attrs[to] = &c
+			}
+		}
+		f := &graph.Node{Name: cv.Name, OpType: "NormConv", Domain: ops.FusedDomain, Inputs: append([]string{bn.Inputs[0], cv.Inputs[1], bias}, bn.Inputs[1:]...),
+			Outputs: cv.Outputs, Attrs: attrs, Doc: cv.Doc, Metadata: cv.Metadata, DeviceConfigs: cv.DeviceConfigs, Index: cv.Index}
+		if !sameDevice(pm, g, cv, f, devices) || !sameDevice(pm, g, bn, f, devices) || ops.SetParams(f, 1) != nil {
+			continue
+		}
+		g.Nodes[j] = f
+		gone[i] = true
+		removed++
+	}
+	return removed
+}
+
+// pointwiseConv reports whether Conv or FusedConv n is a 1×…×1 convolution
+// with unit strides and no padding, its weights' shape known.
+func pointwiseConv(g *graph.Graph, n *graph.Node, opset int64) bool {
+	t := g.TypeOf(n.Inputs[1])
+	if t == nil || t.Kind != graph.TensorKind || len(t.Shape) < 3 {
+		return false
+	}
+	r := len(t.Shape) - 2
+	kernel := make([]int64, r)
+	for d := range r {
+		if !t.Shape[d+2].Known() {
+			return false
+		}
+		kernel[d] = t.Shape[d+2].Value
+	}
+	w := ops.WindowOf(n, opset)
+	if w == nil {
+		return false
+	}
+	for d, k := range w.KernelFor(kernel) {
+		if k != 1 || w.StridesFor(r)[d] != 1 || w.PadsFor(r)[d] != 0 || w.PadsFor(r)[r+d] != 0 {
+			return false
+		}
+	}
+	return len(w.KernelFor(kernel)) == r
 }

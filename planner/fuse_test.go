@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -426,4 +427,84 @@ func TestPlanFusesBatchNormActivation(t *testing.T) {
 	p, err = planner.New(build(1), planner.Options{Devices: []planner.Device{dev}})
 	require.NoError(t, err)
 	require.Zero(t, p.Fused)
+}
+
+// TestPlanFusesNormConv checks that a pre-activation BatchNormalization and
+// Relu read only by a pointwise Conv (itself followed by a Relu) become
+// one NormConv reading the normalization's input and parameters, with both
+// activations and epsilon (and with a plain Conv, the normalization's
+// alone), and that a padded 3×3 Conv, a strided 1×1 one,
+// a normalized input that another node reads too and a device without
+// NormConv keep the FusedBatchNorm apart.
+func TestPlanFusesNormConv(t *testing.T) {
+	build := func(kernel, stride, pad int64, shared, post bool) *graph.Model {
+		g := graph.NewGraph("normconv")
+		g.Inputs = []*graph.ValueInfo{{Name: "x", Type: graph.TensorType(graph.Float, graph.ShapeOf(1, 4, 6, 6))}}
+		for _, name := range []string{"s", "b", "m", "v"} {
+			g.Initializers[name] = graph.NewTensor(graph.Float, []int64{4})
+		}
+		g.Initializers["w"] = graph.NewTensor(graph.Float, []int64{3, 4, kernel, kernel})
+		g.Initializers["c"] = graph.NewTensor(graph.Float, []int64{3})
+		g.Nodes = []*graph.Node{
+			{Name: "bn", OpType: "BatchNormalization", Inputs: []string{"x", "s", "b", "m", "v"}, Outputs: []string{"n"},
+				Attrs: map[string]*graph.Attribute{"epsilon": {Name: "epsilon", Type: graph.AttrFloat, F: 0.25}}},
+			{Name: "relu", OpType: "Relu", Inputs: []string{"n"}, Outputs: []string{"a"}, Index: 1},
+			{Name: "conv", OpType: "Conv", Inputs: []string{"a", "w", "c"}, Outputs: []string{"z"}, Index: 2,
+				Attrs: map[string]*graph.Attribute{
+					"strides": {Name: "strides", Type: graph.AttrInts, Ints: []int64{stride, stride}},
+					"pads":    {Name: "pads", Type: graph.AttrInts, Ints: []int64{pad, pad, pad, pad}}}},
+			{Name: "relu2", OpType: "Relu", Inputs: []string{"z"}, Outputs: []string{"y"}, Index: 3},
+		}
+		g.Outputs = []*graph.ValueInfo{{Name: "y"}}
+		if shared {
+			g.Outputs = append(g.Outputs, &graph.ValueInfo{Name: "a"})
+		}
+		if !post {
+			g.Nodes = g.Nodes[:3]
+			g.Nodes[2].Outputs = []string{"y"}
+		}
+		return &graph.Model{Name: "normconv", IRVersion: 8, Opsets: map[string]int64{"": 15}, Graph: g}
+	}
+	all := map[string]bool{"BatchNormalization": true, "Relu": true, "Conv": true, "FusedBatchNorm": true, "FusedConv": true, "NormConv": true}
+	dev := fakeDevice{"cpu", all}
+	p, err := planner.New(build(1, 1, 0, false, true), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Equal(t, 3, p.Fused)
+	require.Len(t, p.Steps, 1)
+	f := p.Steps[0].Node
+	require.Equal(t, "NormConv", f.OpType)
+	require.Equal(t, []string{"x", "w", "c", "s", "b", "m", "v"}, f.Inputs)
+	require.Equal(t, []string{"y"}, f.Outputs)
+	require.Equal(t, ops.ActRelu, f.AttrString("activation", ""))
+	require.Equal(t, ops.ActRelu, f.AttrString("norm_activation", ""))
+	require.Equal(t, float32(0.25), f.AttrFloat("epsilon", -1))
+
+	p, err = planner.New(build(1, 1, 0, false, false), planner.Options{Devices: []planner.Device{dev}})
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 1)
+	f = p.Steps[0].Node
+	require.Equal(t, "NormConv", f.OpType)
+	require.Equal(t, "", f.AttrString("activation", ""))
+	require.Equal(t, ops.ActRelu, f.AttrString("norm_activation", ""))
+
+	without := fakeDevice{"cpu", maps.Clone(all)}
+	delete(without.ops, "NormConv")
+	for _, c := range []struct {
+		name string
+		m    *graph.Model
+		dev  fakeDevice
+	}{
+		{"3×3 padded", build(3, 1, 1, false, true), dev},
+		{"1×1 strided", build(1, 2, 0, false, true), dev},
+		{"normalized input read twice", build(1, 1, 0, true, true), dev},
+		{"no NormConv on the device", build(1, 1, 0, false, true), without},
+	} {
+		p, err := planner.New(c.m, planner.Options{Devices: []planner.Device{c.dev}})
+		require.NoError(t, err, c.name)
+		var got []string
+		for _, st := range p.Steps {
+			got = append(got, st.Node.OpType)
+		}
+		require.Equal(t, []string{"FusedBatchNorm", "FusedConv"}, got, c.name)
+	}
 }

@@ -37,6 +37,20 @@ func init() {
 			opt("kernel_shape", graph.AttrInts), opt("pads", graph.AttrInts), opt("strides", graph.AttrInts),
 			defString("activation", ""), defFloat("alpha", 0), defFloat("beta", 0)},
 		Infer: inferConv, Tol: accumulating})
+	// NormConv is FusedConv (without Sum) of the normalized input: X
+	// through BatchNormalization in inference mode (inputs 3–6: scale, B,
+	// input_mean and input_var of X's channels, and epsilon) and the
+	// activation norm_activation (norm_alpha, norm_beta, as activation's),
+	// then Conv by W plus the optional B and the activation: a
+	// pre-activation block's BatchNormalization, Relu and 1×1 convolution
+	// (DenseNet's), with X normalized a tile at a time as the convolution
+	// reads it rather than written out whole.
+	Register(&Schema{Domain: FusedDomain, Name: "NormConv", Since: 1, MinInputs: 7, MaxInputs: 7, MinOutputs: 1, MaxOutputs: 1,
+		Attrs: []AttrSpec{defString("auto_pad", "NOTSET"), opt("dilations", graph.AttrInts), defInt("group", 1),
+			opt("kernel_shape", graph.AttrInts), opt("pads", graph.AttrInts), opt("strides", graph.AttrInts),
+			defString("activation", ""), defFloat("alpha", 0), defFloat("beta", 0),
+			defFloat("epsilon", 1e-05), defString("norm_activation", ""), defFloat("norm_alpha", 0), defFloat("norm_beta", 0)},
+		Infer: inferConv, Tol: accumulating})
 	// FusedBatchNorm is BatchNormalization in inference mode (X, scale, B,
 	// input_mean, input_var) followed by an activation, as FusedConv's.
 	Register(&Schema{Domain: FusedDomain, Name: "FusedBatchNorm", Since: 1, MinInputs: 5, MaxInputs: 5, MinOutputs: 1, MaxOutputs: 1,
@@ -103,17 +117,34 @@ func init() {
 // Clip's bounds have no default (the planner writes both), so a fused Clip
 // that lacks one is refused rather than clipped to [0, 0].
 func FusedActivation(n *graph.Node, opset int64) (name string, alpha, beta float32, err error) {
-	if n.OpType == "FusedBatchNorm" {
+	switch n.OpType {
+	case "FusedBatchNorm":
 		p := Params[FusedBatchNormParams](n, opset)
 		name, alpha, beta = p.Activation, p.Alpha, p.Beta
-	} else {
+	case "NormConv":
+		p := Params[NormConvParams](n, opset)
+		name, alpha, beta = p.Activation, p.Alpha, p.Beta
+	default:
 		p := Params[FusedConvParams](n, opset)
 		name, alpha, beta = p.Activation, p.Alpha, p.Beta
 	}
-	if name == ActClip && (n.Attr("alpha") == nil || n.Attr("beta") == nil) {
-		return "", 0, 0, fmt.Errorf("%s: fused Clip without both bounds (alpha and beta)", n)
+	return name, alpha, beta, clipBounds(n, name, "alpha", "beta")
+}
+
+// NormActivation reads the activation of a NormConv's normalization
+// (norm_activation, norm_alpha and norm_beta).
+func NormActivation(n *graph.Node, opset int64) (name string, alpha, beta float32, err error) {
+	p := Params[NormConvParams](n, opset)
+	return p.NormActivation, p.NormAlpha, p.NormBeta, clipBounds(n, p.NormActivation, "norm_alpha", "norm_beta")
+}
+
+// clipBounds reports a fused Clip whose bound attributes lo and hi are
+// not both set.
+func clipBounds(n *graph.Node, name, lo, hi string) error {
+	if name == ActClip && (n.Attr(lo) == nil || n.Attr(hi) == nil) {
+		return fmt.Errorf("%s: fused Clip without both bounds (%s and %s)", n, lo, hi)
 	}
-	return name, alpha, beta, nil
+	return nil
 }
 
 // StridedProduct reports whether n is a matrix product whose operands a

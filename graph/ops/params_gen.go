@@ -1350,6 +1350,31 @@ func (p *NonMaxSuppressionParams) read(r *attrReader) {
 	r.int("center_point_box", &p.CenterPointBox)
 }
 
+// NormConvParams are the attributes of NormConv (onnxvk).
+type NormConvParams struct {
+	Window
+	ConvGroup
+	Activation     string  // activation
+	Alpha          float32 // alpha
+	Beta           float32 // beta
+	Epsilon        float32 // epsilon
+	NormActivation string  // norm_activation
+	NormAlpha      float32 // norm_alpha
+	NormBeta       float32 // norm_beta
+}
+
+func (p *NormConvParams) read(r *attrReader) {
+	p.Window.read(r)
+	p.ConvGroup.read(r)
+	r.string("activation", &p.Activation)
+	r.float("alpha", &p.Alpha)
+	r.float("beta", &p.Beta)
+	r.float("epsilon", &p.Epsilon)
+	r.string("norm_activation", &p.NormActivation)
+	r.float("norm_alpha", &p.NormAlpha)
+	r.float("norm_beta", &p.NormBeta)
+}
+
 // NormalizerParams are the attributes of Normalizer (ai.onnx.ml).
 type NormalizerParams struct {
 	Norm string // norm
@@ -2330,6 +2355,7 @@ var paramTypes = map[key]func() paramSet{
 	{"", "Multinomial"}:                      func() paramSet { return new(MultinomialParams) },
 	{"", "NegativeLogLikelihoodLoss"}:        func() paramSet { return new(NegativeLogLikelihoodLossParams) },
 	{"", "NonMaxSuppression"}:                func() paramSet { return new(NonMaxSuppressionParams) },
+	{"onnxvk", "NormConv"}:                   func() paramSet { return new(NormConvParams) },
 	{"ai.onnx.ml", "Normalizer"}:             func() paramSet { return new(NormalizerParams) },
 	{"", "OneHot"}:                           func() paramSet { return new(OneHotParams) },
 	{"ai.onnx.ml", "OneHotEncoder"}:          func() paramSet { return new(OneHotEncoderParams) },
