@@ -27,8 +27,9 @@ import (
 const torchTolerance = 1e-4
 
 // defaultTorchModels are the models of the export script's defaults that
-// the PyTorch comparisons run outside the long suites.
-var defaultTorchModels = []string{"resnet18", "transformer"}
+// the PyTorch comparisons run outside the long suites (densenet_small's
+// 1×1 convolutions are the CPU's NormConvs).
+var defaultTorchModels = []string{"resnet18", "densenet_small", "transformer"}
 
 // The models this package's default tests export (decoder_small for the
 // decoder tests, decoder_gqa for TestDecoderGroupedQuery, squeezenet1_1
@@ -38,10 +39,11 @@ var defaultTorchModels = []string{"resnet18", "transformer"}
 var _ = torchmodels.Want(append([]string{"decoder_small", "decoder_gqa", "transformer_fp16", "transformer_mixed", "transformer_keepio", "squeezenet1_1"}, defaultTorchModels...)...)
 
 // cpuTorchModels returns the models TestTorchModels and
-// TestTorchModelsFromArchive run: resnet18 and the transformer, and in the
-// long suites the rest of the export script's defaults, mobilenet_v2 and
-// squeezenet1_1, whose kernels the node tests and resnet18 run too and
-// whose export and runs cost seconds of a busy machine.
+// TestTorchModelsFromArchive run: resnet18, densenet_small and the
+// transformer, and in the long suites the rest of the export script's
+// defaults, mobilenet_v2 and squeezenet1_1, whose kernels the node tests
+// and resnet18 run too and whose export and runs cost seconds of a busy
+// machine.
 func cpuTorchModels() []string {
 	if testenv.Long() {
 		return torchmodels.Defaults
@@ -69,7 +71,8 @@ func TestTorchModels(t *testing.T) {
 }
 
 // vulkanTorchModels returns the models that must run wholly on Vulkan,
-// within vulkanTorchTolerance of PyTorch: resnet18 and the transformer;
+// within vulkanTorchTolerance of PyTorch: resnet18, densenet_small and the
+// transformer;
 // squeezenet1_1, mobilenet_v2 (3 s on lavapipe on a busy 2-core machine;
 // the kernel table covers its depthwise convolutions) and efficientnet_b0,
 // exported for this test alone (8 s with its export), join them in the

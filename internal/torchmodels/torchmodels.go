@@ -21,7 +21,7 @@ import (
 )
 
 // Defaults are the models testdata/torch/export.py exports by default.
-var Defaults = []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "transformer"}
+var Defaults = []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "densenet_small", "transformer"}
 
 // python is the interpreter with PyTorch and torchvision (Debian's
 // python3-torch and python3-torchvision).

@@ -83,6 +83,20 @@ def calibrate_batchnorm(model, sample_shape):
             model(torch.rand(8, *sample_shape))
 
 
+def densenet_small():
+    """A small DenseNet (torchvision's class: two dense blocks of four
+    layers, growth 12) with seeded random weights over a 128×128 image: its
+    pre-activation layers (BatchNorm, ReLU, 1×1 convolution of all the
+    features before) are what the CPU's NormConv fuses."""
+    torch.manual_seed(0)
+    model = torchvision.models.DenseNet(growth_rate=12, block_config=(4, 4), num_init_features=24,
+                                        bn_size=4, num_classes=100)
+    calibrate_batchnorm(model, (3, 128, 128))
+    torch.manual_seed(1)
+    x = torch.rand(1, 3, 128, 128)
+    return model, x
+
+
 class Encoder(torch.nn.Module):
     """A 4-layer Transformer encoder over [batch, seq, 64] inputs."""
 
@@ -276,6 +290,7 @@ DEFAULT = {
     "resnet18": vision("resnet18"),
     "mobilenet_v2": vision("mobilenet_v2"),
     "squeezenet1_1": vision("squeezenet1_1"),
+    "densenet_small": densenet_small,
     "transformer": transformer,
 }
 LARGE = {
