@@ -56,6 +56,12 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 		g = flat(S)
 	}
 	taps := g.taps()
+	// With norm, a unit packs its normalized tile, flat planes of its
+	// width: the tile's, or the last unit's.
+	var normGeoms [2]*convGeom
+	if norm != nil {
+		normGeoms = [2]*convGeom{flat(tile), flat(S - (tiles-1)*tile)}
+	}
 	kn := gemmBest
 	shift := bits.TrailingZeros(uint(kn.nr))
 	units := l.n * l.group * tiles
@@ -70,7 +76,10 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 			nb := gemmBuf(l.cg * (s1 - s0))
 			defer gemmBufs.Put(nb)
 			norm.apply(threads, workers == 1, *nb, src[s0:], grp*l.cg, l.cg, s1-s0, S)
-			src, gs, q0, q1 = *nb, flat(s1-s0), 0, s1-s0
+			src, gs, q0, q1 = *nb, normGeoms[0], 0, s1-s0
+			if s1-s0 != tile {
+				gs = normGeoms[1]
+			}
 		}
 		convIm2colPacked(gs, taps, src, l.cg, q0, q1, p)
 		at := (n*l.m+grp*l.mg)*S + s0
