@@ -53,7 +53,9 @@ type sgemmKernel struct {
 	direct func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
 	// halfTile and halfDirect, when set, are tile and direct computing
 	// only the first nr/2 columns of the tile, for an edge strip of at
-	// most that many columns (N of 49 or 196 leaves one of 1 or 4).
+	// most that many columns (N of 196 leaves 4 of a 16- or 32-wide
+	// strip), or, with A unpacked, of a column or two more, which
+	// gemmMacro computes apart (N of 49 leaves 17 of a 32-wide strip).
 	halfTile   func(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
 	halfDirect func(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
 	// directPart, when set, holds direct kernels for a partial strip of
@@ -758,82 +760,112 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 		if warm != nil && len(ahead) > 0 {
 			step = gemmCeil(gemmCeil(len(ahead), 16), r1-r0)
 		}
-		if cols == 1 && da != nil {
-			strip := bp[s*nr*kcs : (s+1)*nr*kcs]
-			for p := range kcs {
-				col[p] = strip[p*nr]
-			}
-			gemmColumn(da, lda, col[:kcs], r0*mr, min(r1*mr, m), add, bias, c[j:], ldc)
-			if ep != nil {
-				i0 := r0 * mr
-				ep.finish(c, i0*ldc+j, min(r1*mr, m)-i0, cols, ldc)
-			}
-			continue
+		// apart columns of the strip, at its right, are computed one by
+		// one as dot products of A's rows after the tiles: a strip of a
+		// single column, or one a column or two wider than a half tile (N
+		// of 49 leaves 17), which the half kernels and a column or two cost
+		// less than a whole tile of mostly zeros.
+		apart := 0
+		switch {
+		case da == nil:
+		case cols == 1:
+			apart = 1
+		case kn.halfDirect != nil && cols > nr/2 && cols-nr/2 <= gemmApartMax:
+			apart = cols - nr/2
 		}
-		for r := r0; r < r1; r++ {
-			if at := (r - r0) * step * 16; step > 0 && at < len(ahead) {
-				warm(&ahead[at], min(step, gemmCeil(len(ahead)-at, 16)))
-			}
-			i := r * mr
-			rows := min(mr, m-i)
-			var bi *float32
-			if bias != nil {
-				// The kernel reads mr values: pad the last strip's.
-				if rows < mr {
-					clear(padded)
-					copy(padded, bias[i:m])
-					bi = &padded[0]
-				} else {
-					bi = &bias[i : i+mr][0]
+		if apart < cols {
+			gemmTiles(kn, ap, ra, da, lda, bs, kcs, m, r0, r1, j, cols-apart, add, bias, c, ldc, tmp, padded, ahead, step)
+		}
+		if apart > 0 {
+			strip := bp[s*nr*kcs : (s+1)*nr*kcs]
+			for q := cols - apart; q < cols; q++ {
+				for p := range kcs {
+					col[p] = strip[p*nr+q]
 				}
+				gemmColumn(da, lda, col[:kcs], r0*mr, min(r1*mr, m), add, bias, c[j+q:], ldc)
 			}
-			if part := kn.part(rows); rows < mr && da != nil && part != nil {
-				_ = da[(i+rows-1)*lda+kcs-1]
-				if cols == nr {
-					_ = c[(i+rows-1)*ldc+j+nr-1]
-					part(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
-					continue
-				}
-				part(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
-				gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
-				continue
-			}
-			if rows == mr && da != nil {
-				// The kernel reads unchecked: check the block's last
-				// element.
-				_ = da[(i+mr-1)*lda+kcs-1]
-				if cols == nr {
-					_ = c[(i+mr-1)*ldc+j+nr-1]
-					kn.direct(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
-					continue
-				}
-				direct := kn.direct
-				if cols <= nr/2 && kn.halfDirect != nil {
-					direct = kn.halfDirect
-				}
-				direct(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
-				gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
-				continue
-			}
-			as := &ap[(r-ra)*mr*kcs : (r-ra+1)*mr*kcs][0]
-			if rows == mr && cols == nr {
-				// The kernel writes unchecked: check the tile's last
-				// element.
-				_ = c[(i+mr-1)*ldc+j+nr-1]
-				kn.tile(kcs, as, bs, &c[i*ldc+j], ldc, add, bi)
-				continue
-			}
-			tile := kn.tile
-			if cols <= nr/2 && kn.halfTile != nil {
-				tile = kn.halfTile
-			}
-			tile(kcs, as, bs, &tmp[0], nr, false, bi)
-			gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
 		}
 		if ep != nil {
 			i0 := r0 * mr
 			ep.finish(c, i0*ldc+j, min(r1*mr, m)-i0, cols, ldc)
 		}
+	}
+}
+
+// gemmApartMax is the most columns past a half tile that gemmMacro
+// computes apart (see gemmColumn) rather than with a whole tile.
+const gemmApartMax = 2
+
+// gemmTiles is gemmMacro's work on the B strip bs at column j: the tiles
+// of the rows of A strips r0..r1 over the strip's cols leftmost columns,
+// prefetching step lines of ahead a tile.
+func gemmTiles(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bs *float32, kcs, m, r0, r1, j, cols int, add bool, bias, c []float32, ldc int, tmp, padded, ahead []float32, step int) {
+	mr, nr := kn.mr, kn.nr
+	warm := kn.warm
+	for r := r0; r < r1; r++ {
+		if at := (r - r0) * step * 16; step > 0 && at < len(ahead) {
+			warm(&ahead[at], min(step, gemmCeil(len(ahead)-at, 16)))
+		}
+		i := r * mr
+		rows := min(mr, m-i)
+		var bi *float32
+		if bias != nil {
+			// The kernel reads mr values: pad the last strip's.
+			if rows < mr {
+				clear(padded)
+				copy(padded, bias[i:m])
+				bi = &padded[0]
+			} else {
+				bi = &bias[i : i+mr][0]
+			}
+		}
+		if part := kn.part(rows); rows < mr && da != nil && part != nil {
+			_ = da[(i+rows-1)*lda+kcs-1]
+			if cols == nr {
+				_ = c[(i+rows-1)*ldc+j+nr-1]
+				part(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
+				continue
+			}
+			part(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
+			gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
+			continue
+		}
+		if rows == mr && da != nil {
+			// The kernel reads unchecked: check the block's last
+			// element.
+			_ = da[(i+mr-1)*lda+kcs-1]
+			if cols == nr {
+				_ = c[(i+mr-1)*ldc+j+nr-1]
+				kn.direct(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
+				continue
+			}
+			direct := kn.direct
+			if cols <= nr/2 && kn.halfDirect != nil {
+				direct = kn.halfDirect
+				if cols == nr/2 {
+					_ = c[(i+mr-1)*ldc+j+cols-1]
+					direct(kcs, &da[i*lda], lda, bs, &c[i*ldc+j], ldc, add, bi)
+					continue
+				}
+			}
+			direct(kcs, &da[i*lda], lda, bs, &tmp[0], nr, false, bi)
+			gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
+			continue
+		}
+		as := &ap[(r-ra)*mr*kcs : (r-ra+1)*mr*kcs][0]
+		if rows == mr && cols == nr {
+			// The kernel writes unchecked: check the tile's last
+			// element.
+			_ = c[(i+mr-1)*ldc+j+nr-1]
+			kn.tile(kcs, as, bs, &c[i*ldc+j], ldc, add, bi)
+			continue
+		}
+		tile := kn.tile
+		if cols <= nr/2 && kn.halfTile != nil {
+			tile = kn.halfTile
+		}
+		tile(kcs, as, bs, &tmp[0], nr, false, bi)
+		gemmEdge(tmp, nr, c[i*ldc+j:], ldc, rows, cols, add)
 	}
 }
 

@@ -59,6 +59,19 @@ func gemmAVX2Half(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
 //go:noescape
 func gemmAVX2HalfDirect(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
 
+// gemmAVX512Half is gemmAVX512 for the first 16 of the 32 columns of the
+// B strip only (an 8×16 tile, two k-steps at a time): an edge strip of at
+// most 16 columns.
+//
+//go:noescape
+func gemmAVX512Half(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
+
+// gemmAVX512HalfDirect is gemmAVX512Half reading A unpacked, rows lda
+// floats apart.
+//
+//go:noescape
+func gemmAVX512HalfDirect(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+
 // gemmDotAVX2 is Σ a[i]·b[i] over n values, n a positive multiple of 32.
 //
 //go:noescape
@@ -115,7 +128,7 @@ var hasAVX2, hasAVX512 = func() (bool, bool) {
 // one is last.
 func sgemmVariants() []sgemmVariant {
 	return []sgemmVariant{
-		{&sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct, warm: gemmWarm}, []string{"avx512f"}, hasAVX512},
+		{&sgemmKernel{name: "avx512-8x32", mr: 8, nr: 32, ku: 1, mc: 96, tile: gemmAVX512, direct: gemmAVX512Direct, halfTile: gemmAVX512Half, halfDirect: gemmAVX512HalfDirect, warm: gemmWarm}, []string{"avx512f"}, hasAVX512},
 		{&sgemmKernel{name: "avx2-6x16", mr: 6, nr: 16, ku: 1, mc: 96, tile: gemmAVX2, direct: gemmAVX2Direct, halfTile: gemmAVX2Half, halfDirect: gemmAVX2HalfDirect, warm: gemmWarm,
 			directPart: []func(int, *float32, int, *float32, *float32, int, bool, *float32){2: gemmAVX2Direct2, 4: gemmAVX2Direct4}}, []string{"avx2", "fma"}, hasAVX2},
 		{gemmGo, nil, true},

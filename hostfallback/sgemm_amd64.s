@@ -742,6 +742,197 @@ plain:
 	RET
 
 
+// The 8×16 AVX-512 tiles: the even k-steps' sums in Z16–Z23, the odd
+// ones' in Z24–Z31, one register a row, so that sixteen independent sums
+// hide the FMA latency; A's values are broadcast by the FMAs themselves
+// (each is read once). ZHALF_SUM adds the halves, ZHALF_ADD adds the tile
+// to C at dst (row stride ld bytes), ZHALF_BIAS adds b[i] to row i,
+// ZHALF_STORE stores the tile.
+#define ZHALF_SUM \
+	VADDPS Z24, Z16, Z16; \
+	VADDPS Z25, Z17, Z17; \
+	VADDPS Z26, Z18, Z18; \
+	VADDPS Z27, Z19, Z19; \
+	VADDPS Z28, Z20, Z20; \
+	VADDPS Z29, Z21, Z21; \
+	VADDPS Z30, Z22, Z22; \
+	VADDPS Z31, Z23, Z23
+
+#define ZHALF_ADD(dst, ld) \
+	VADDPS 0(dst), Z16, Z16; \
+	VMOVUPS Z16, 0(dst); \
+	ADDQ ld, dst; \
+	VADDPS 0(dst), Z17, Z17; \
+	VMOVUPS Z17, 0(dst); \
+	ADDQ ld, dst; \
+	VADDPS 0(dst), Z18, Z18; \
+	VMOVUPS Z18, 0(dst); \
+	ADDQ ld, dst; \
+	VADDPS 0(dst), Z19, Z19; \
+	VMOVUPS Z19, 0(dst); \
+	ADDQ ld, dst; \
+	VADDPS 0(dst), Z20, Z20; \
+	VMOVUPS Z20, 0(dst); \
+	ADDQ ld, dst; \
+	VADDPS 0(dst), Z21, Z21; \
+	VMOVUPS Z21, 0(dst); \
+	ADDQ ld, dst; \
+	VADDPS 0(dst), Z22, Z22; \
+	VMOVUPS Z22, 0(dst); \
+	ADDQ ld, dst; \
+	VADDPS 0(dst), Z23, Z23; \
+	VMOVUPS Z23, 0(dst)
+
+#define ZHALF_BIAS(b) \
+	VADDPS.BCST 0(b), Z16, Z16; \
+	VADDPS.BCST 4(b), Z17, Z17; \
+	VADDPS.BCST 8(b), Z18, Z18; \
+	VADDPS.BCST 12(b), Z19, Z19; \
+	VADDPS.BCST 16(b), Z20, Z20; \
+	VADDPS.BCST 20(b), Z21, Z21; \
+	VADDPS.BCST 24(b), Z22, Z22; \
+	VADDPS.BCST 28(b), Z23, Z23
+
+#define ZHALF_STORE(dst, ld) \
+	VMOVUPS Z16, 0(dst); \
+	ADDQ ld, dst; \
+	VMOVUPS Z17, 0(dst); \
+	ADDQ ld, dst; \
+	VMOVUPS Z18, 0(dst); \
+	ADDQ ld, dst; \
+	VMOVUPS Z19, 0(dst); \
+	ADDQ ld, dst; \
+	VMOVUPS Z20, 0(dst); \
+	ADDQ ld, dst; \
+	VMOVUPS Z21, 0(dst); \
+	ADDQ ld, dst; \
+	VMOVUPS Z22, 0(dst); \
+	ADDQ ld, dst; \
+	VMOVUPS Z23, 0(dst)
+
+// ZHALF_EPILOGUE sums the halves and adds the tile to C at DI (row stride
+// ld bytes) when add (at addoff(FP)) is set, else stores it, with the bias
+// at biasoff(FP) when that is not nil.
+#define ZHALF_EPILOGUE(ld, add, bias) \
+	ZHALF_SUM; \
+	CMPB add, $0; \
+	JEQ store; \
+	ZHALF_ADD(DI, ld); \
+	VZEROUPPER; \
+	RET; \
+store: \
+	MOVQ bias, AX; \
+	TESTQ AX, AX; \
+	JZ plain; \
+	ZHALF_BIAS(AX); \
+plain: \
+	ZHALF_STORE(DI, ld); \
+	VZEROUPPER; \
+	RET
+// func gemmAVX512Half(kc int, a, b, c *float32, ldc int, add bool, bias *float32)
+TEXT ·gemmAVX512Half(SB), NOSPLIT, $0-56
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+	ZERO_Z16_Z31
+	MOVQ CX, BX
+	SHRQ $1, BX
+	JZ single
+pair:
+	VMOVUPS 0(DX), Z0
+	VMOVUPS 128(DX), Z1
+	VFMADD231PS.BCST 0(SI), Z0, Z16
+	VFMADD231PS.BCST 32(SI), Z1, Z24
+	VFMADD231PS.BCST 4(SI), Z0, Z17
+	VFMADD231PS.BCST 36(SI), Z1, Z25
+	VFMADD231PS.BCST 8(SI), Z0, Z18
+	VFMADD231PS.BCST 40(SI), Z1, Z26
+	VFMADD231PS.BCST 12(SI), Z0, Z19
+	VFMADD231PS.BCST 44(SI), Z1, Z27
+	VFMADD231PS.BCST 16(SI), Z0, Z20
+	VFMADD231PS.BCST 48(SI), Z1, Z28
+	VFMADD231PS.BCST 20(SI), Z0, Z21
+	VFMADD231PS.BCST 52(SI), Z1, Z29
+	VFMADD231PS.BCST 24(SI), Z0, Z22
+	VFMADD231PS.BCST 56(SI), Z1, Z30
+	VFMADD231PS.BCST 28(SI), Z0, Z23
+	VFMADD231PS.BCST 60(SI), Z1, Z31
+	ADDQ $64, SI
+	ADDQ $256, DX
+	DECQ BX
+	JNZ pair
+single:
+	TESTQ $1, CX
+	JZ sum
+	VMOVUPS 0(DX), Z0
+	VFMADD231PS.BCST 0(SI), Z0, Z16
+	VFMADD231PS.BCST 4(SI), Z0, Z17
+	VFMADD231PS.BCST 8(SI), Z0, Z18
+	VFMADD231PS.BCST 12(SI), Z0, Z19
+	VFMADD231PS.BCST 16(SI), Z0, Z20
+	VFMADD231PS.BCST 20(SI), Z0, Z21
+	VFMADD231PS.BCST 24(SI), Z0, Z22
+	VFMADD231PS.BCST 28(SI), Z0, Z23
+sum:
+	ZHALF_EPILOGUE(R8, add+40(FP), bias+48(FP))
+// func gemmAVX512HalfDirect(kc int, a *float32, lda int, b, c *float32, ldc int, add bool, bias *float32)
+TEXT ·gemmAVX512HalfDirect(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), R11
+	MOVQ b+24(FP), DX
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), R10
+	SHLQ $2, R10
+	ZERO_Z16_Z31
+	MOVQ CX, BX
+	SHRQ $1, BX
+	JZ single
+pair:
+	VMOVUPS 0(DX), Z0
+	VMOVUPS 128(DX), Z1
+	VFMADD231PS.BCST (SI), Z0, Z16
+	VFMADD231PS.BCST 4(SI), Z1, Z24
+	VFMADD231PS.BCST (SI)(R8*1), Z0, Z17
+	VFMADD231PS.BCST 4(SI)(R8*1), Z1, Z25
+	VFMADD231PS.BCST (SI)(R8*2), Z0, Z18
+	VFMADD231PS.BCST 4(SI)(R8*2), Z1, Z26
+	VFMADD231PS.BCST (SI)(R9*1), Z0, Z19
+	VFMADD231PS.BCST 4(SI)(R9*1), Z1, Z27
+	VFMADD231PS.BCST (R11), Z0, Z20
+	VFMADD231PS.BCST 4(R11), Z1, Z28
+	VFMADD231PS.BCST (R11)(R8*1), Z0, Z21
+	VFMADD231PS.BCST 4(R11)(R8*1), Z1, Z29
+	VFMADD231PS.BCST (R11)(R8*2), Z0, Z22
+	VFMADD231PS.BCST 4(R11)(R8*2), Z1, Z30
+	VFMADD231PS.BCST (R11)(R9*1), Z0, Z23
+	VFMADD231PS.BCST 4(R11)(R9*1), Z1, Z31
+	ADDQ $8, SI
+	ADDQ $8, R11
+	ADDQ $256, DX
+	DECQ BX
+	JNZ pair
+single:
+	TESTQ $1, CX
+	JZ sum
+	VMOVUPS 0(DX), Z0
+	VFMADD231PS.BCST (SI), Z0, Z16
+	VFMADD231PS.BCST (SI)(R8*1), Z0, Z17
+	VFMADD231PS.BCST (SI)(R8*2), Z0, Z18
+	VFMADD231PS.BCST (SI)(R9*1), Z0, Z19
+	VFMADD231PS.BCST (R11), Z0, Z20
+	VFMADD231PS.BCST (R11)(R8*1), Z0, Z21
+	VFMADD231PS.BCST (R11)(R8*2), Z0, Z22
+	VFMADD231PS.BCST (R11)(R9*1), Z0, Z23
+sum:
+	ZHALF_EPILOGUE(R10, add+48(FP), bias+56(FP))
+
 #define BIAS_8X32_AX BIAS_8X32(AX)
 #define STORE_8X32_R10 STORE_8X32(DI, R10)
 #define TILE16_STORE_R10 TILE16_STORE(R10)
