@@ -219,6 +219,23 @@ func (p *broadcastPlan) mode2() runMode {
 	return runVV
 }
 
+// rowScalar reports whether a two-input plan is a tensor with one value
+// of the other input a row: dims [rows, n], input v advancing along both
+// (strides n, 1), the other by one a row and staying along it (1, 0), as
+// [N,C,H,W] times [N,C,1,1] (a squeeze-and-excitation scale) plans.
+func (p *broadcastPlan) rowScalar() (v int, ok bool) {
+	if p.inputs != 2 || len(p.dims) != 2 || p.n == 0 {
+		return 0, false
+	}
+	n := p.dims[1]
+	for v := range 2 {
+		if slices.Equal(p.strides[v], []int{n, 1}) && slices.Equal(p.strides[1-v], []int{1, 0}) {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
 // binaryLoop runs the inner loop k over every run of a two-input plan, in
 // parallel. k gets the run's output slice and the inputs from the run's
 // start: an input that stays is read at index 0 only.

@@ -178,8 +178,38 @@ func arithTyped[T realNumber](c *Call, op binaryOp, p *broadcastPlan, y, a, b *g
 	default:
 		return c.Unsupported("operation %d", op)
 	}
+	if op == opAdd || op == opMul {
+		if v, ok := p.rowScalar(); ok {
+			if d, ok := any(graph.View[T](y)).([]float32); ok {
+				in := [2][]float32{any(graph.View[T](a)).([]float32), any(z).([]float32)}
+				rowsF32(c.Threads, d, in[v][:p.n], in[1-v], p.dims[1], op == opMul)
+				return nil
+			}
+		}
+	}
 	binaryLoop(c.Threads, p, graph.View[T](y), graph.View[T](a), z, k)
 	return nil
+}
+
+// rowsF32 is arithRows over the workers, whole rows a chunk.
+func rowsF32(threads *Threads, d, a, s []float32, n int, mul bool) {
+	threads.For(len(s), max(parallelGrain/n, 1), func(r0, r1 int) {
+		arithRows(d[r0*n:r1*n], a[r0*n:r1*n], s[r0:r1], n, mul)
+	})
+}
+
+// arithRowsGo is the portable arithRows.
+func arithRowsGo(d, a, s []float32, n int, mul bool) {
+	for r, v := range s {
+		dr, ar := d[r*n:(r+1)*n], a[r*n:(r+1)*n]
+		for i, x := range ar {
+			if mul {
+				dr[i] = x * v
+			} else {
+				dr[i] = x + v
+			}
+		}
+	}
 }
 
 // addLoop is a + b over one run.

@@ -294,3 +294,49 @@ func TestArithF32(t *testing.T) {
 		}
 	}
 }
+
+// TestArithRows checks Add and Mul of a tensor and a value a row (the
+// [N,C,H,W] by [N,C,1,1] plans that arithRows takes whole) against the
+// element-by-element sum and product: plane sizes around the vector
+// width's tails, the row value on either side, on the pool.
+func TestArithRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, hw := range []int64{1, 3, 7, 8, 9, 15, 16, 17, 49, 196, 4100} {
+		for _, op := range []string{"Add", "Mul"} {
+			for _, first := range []bool{true, false} {
+				x, s := nnRand(r, 2, 3, 1, hw), nnRand(r, 2, 3, 1, 1)
+				in := []*graph.Tensor{x, s}
+				if !first {
+					in = []*graph.Tensor{s, x}
+				}
+				y, err := nnRun(op, 14, nil, in...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				xs, ss, ys := graph.View[float32](x), graph.View[float32](s), graph.View[float32](y)
+				for i, v := range xs {
+					want := v + ss[i/int(hw)]
+					if op == "Mul" {
+						want = v * ss[i/int(hw)]
+					}
+					if ys[i] != want {
+						t.Fatalf("%s hw=%d tensor first %v: y[%d] = %v, want %v", op, hw, first, i, ys[i], want)
+					}
+				}
+			}
+		}
+	}
+	// The portable loop matches the vector one, every tail length.
+	for n := 1; n <= 33; n++ {
+		a, s := nnRandFloats(r, 5*n), nnRandFloats(r, 5)
+		for _, mul := range []bool{false, true} {
+			got, want := make([]float32, 5*n+1), make([]float32, 5*n)
+			got[5*n] = 42
+			arithRows(got[:5*n], a, s, n, mul)
+			arithRowsGo(want, a, s, n, mul)
+			if !slices.Equal(got[:5*n], want) || got[5*n] != 42 {
+				t.Fatalf("n=%d mul=%v: arithRows %v, want %v (and 42 after)", n, mul, got, want)
+			}
+		}
+	}
+}
