@@ -141,10 +141,10 @@ func (l *convLayout) pointwise() bool {
 
 // runF32 sets y to the convolution of x by w plus the bias b (one value
 // per output channel), the bias added in the GEMM's store, then applies
-// act (nil: none) to each block of y just written: a clamp with its sum
-// by the GEMM's epilogue (convAct.epilogue), as each column strip of a row
-// block is completed, other activations to each tile of output after its
-// GEMM. It writes every element of y. With norm (nil: none), which only a
+// act (nil: none) to each block of y just written: as the GEMM's
+// epilogue (convAct.epilogue) where a GEMM computes it, on the goroutine
+// that computed the block; the depthwise and shifted kernels on each run
+// of output they write. It writes every element of y. With norm (nil: none), which only a
 // pointwise convolution takes, x is normalized a tile at a time as it is
 // read (see pointwiseF32 and convPackedF32).
 func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct, norm *convNorm, constW bool) {
@@ -153,13 +153,13 @@ func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct
 	case l.cg*l.kernelSize == 0:
 		convFillBias(y, b, l.n, l.outSize)
 		act.apply(y, 0, 1, len(y), len(y))
-	case norm != nil && l.pointwisePacked(threads, act):
+	case norm != nil && l.pointwisePacked(threads):
 		convPackedF32(threads, l, x, w, b, y, act, norm)
 	case norm != nil:
 		l.pointwiseF32(threads, x, w, b, y, act, norm)
 	case l.cg == 1 && l.rank == 2 && l.dwFits():
 		l.depthwise2D(threads, x, w, b, y, act)
-	case l.pointwise() && !l.pointwisePacked(threads, act):
+	case l.pointwise() && !l.pointwisePacked(threads):
 		l.pointwiseF32(threads, x, w, b, y, act, nil)
 	case l.shiftable():
 		l.shiftF32(threads, x, w, b, y, act, constW)
@@ -167,11 +167,7 @@ func (l *convLayout) runF32(threads *Threads, x, w, b, y []float32, act *convAct
 		convPackedF32(threads, l, x, w, b, y, act, nil)
 	default:
 		convGeneral(threads, l, x, w, y, func(row0, m, n, k int, a []float32, lda int, col []float32, ldb int, c []float32, at, ldc int, serial bool) {
-			ep := act.epilogue(at)
-			sgemmBias(threads, serial, m, n, k, a, lda, col, ldb, b[row0:], c[at:], ldc, ep)
-			if ep == nil {
-				act.apply(c, at, m, n, ldc)
-			}
+			sgemmBias(threads, serial, m, n, k, a, lda, col, ldb, b[row0:], c[at:], ldc, act.epilogue(at))
 		}, false)
 	}
 }

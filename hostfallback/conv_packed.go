@@ -83,11 +83,7 @@ func convPackedF32(threads *Threads, l *convLayout, x, w, b, y []float32, act *c
 		}
 		convIm2colPacked(gs, taps, src, l.cg, q0, q1, p)
 		at := (n*l.m+grp*l.mg)*S + s0
-		ep := act.epilogue(at)
-		gemmPackedWith(threads, kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers, ep)
-		if ep == nil {
-			act.apply(y, at, l.mg, s1-s0, S)
-		}
+		gemmPackedWith(threads, kn, false, false, l.mg, s1-s0, rows, 1, w[grp*l.mg*rows:], rows, nil, 0, buf, 0, b[grp*l.mg:(grp+1)*l.mg], y[at:], S, workers, act.epilogue(at))
 	}
 	size := rows * gemmCeil(tile, kn.nr) * kn.nr
 	if workers > 1 && (units >= 4*workers || units%workers == 0) {

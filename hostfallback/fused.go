@@ -212,10 +212,10 @@ func (a *convAct) apply(y []float32, at, rows, cols, ld int) {
 	}
 }
 
-// convEpilogue is a's work as the epilogue of a GEMM (see gemmEpilogue)
-// whose C starts at y[base], y the output a's sum is laid out like; nil
-// when a does nothing or its activation is not a clamp (see clampAddF32),
-// which the kernels then apply to whole blocks after the GEMM.
+// epilogue is a's work as the epilogue of a GEMM (see gemmEpilogue)
+// whose C starts at y[base], y the output a's sum is laid out like, so
+// that each block of output gets it on the goroutine that computed it,
+// while in its cache; nil only when a does nothing.
 func (a *convAct) epilogue(base int) gemmEpilogue {
 	if a == nil || (a.sum == nil && a.name == "") {
 		return nil
@@ -226,10 +226,24 @@ func (a *convAct) epilogue(base int) gemmEpilogue {
 	case "":
 		lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	default:
-		return nil
+		at := *a
+		if a.sum != nil {
+			at.sum = a.sum[base:]
+		}
+		return &convActEpilogue{&at}
 	}
 	return &convClamp{sum: a.sum, base: base, lo: lo, hi: hi}
 }
+
+// convActEpilogue is the epilogue of a fused convolution whose activation
+// is not a clamp: act (its sum, when not nil, matching C) on each block.
+type convActEpilogue struct{ act *convAct }
+
+func (e *convActEpilogue) finish(c []float32, at, rows, cols, ldc int) {
+	e.act.apply(c, at, rows, cols, ldc)
+}
+
+func (e *convActEpilogue) perStrip() bool { return false }
 
 // convClamp is the epilogue of a fused convolution whose activation is a
 // clamp: the addition of sum (when not nil; sum[base] matches C's first
@@ -239,6 +253,8 @@ type convClamp struct {
 	base   int
 	lo, hi float32
 }
+
+func (e *convClamp) perStrip() bool { return true }
 
 func (e *convClamp) finish(c []float32, at, rows, cols, ldc int) {
 	var s []float32
@@ -259,13 +275,6 @@ func clampAddF32Go(y, s []float32, at, rows, cols, ld int, lo, hi float32) {
 		}
 		clampF32Go(row, lo, hi)
 	}
-}
-
-// heavy reports whether a costs enough a value (an exp: Sigmoid, Swish)
-// that a kernel spreads it over the workers where it would run it on
-// one.
-func (a *convAct) heavy() bool {
-	return a != nil && (a.name == ops.ActSigmoid || a.name == ops.ActSwish)
 }
 
 // sigmoidF32Go is the portable sigmoidF32.

@@ -113,9 +113,11 @@ func TestFusedMatMul(t *testing.T) {
 }
 
 // TestFusedConvSum checks FusedConv with a Sum input against Conv, Add and
-// the activation kernels (Mul and Sigmoid for Swish; or none), on depthwise, pointwise (one
-// with an activation spread over the workers) and general convolutions, with output storage that starts as NaN; and that a Sum of
-// another shape is an error.
+// the activation kernels (Mul and Sigmoid for Swish; or none), on
+// depthwise, pointwise (one whose GEMMs go parallel inside, the activation
+// their epilogue on each worker's blocks) and general convolutions, with
+// output storage that starts as NaN; and that a Sum of another shape is an
+// error.
 func TestFusedConvSum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	random := func(shape ...int64) *graph.Tensor {
@@ -133,8 +135,8 @@ func TestFusedConvSum(t *testing.T) {
 	}{
 		{"depthwise", []int64{2, 6, 9, 9}, []int64{6, 1, 3, 3}, 6, []int64{1, 1, 1, 1}},
 		{"pointwise", []int64{1, 5, 23, 29}, []int64{12, 5, 1, 1}, 1, []int64{0, 0, 0, 0}},
-		// Two column tiles, each a GEMM that goes parallel inside: the
-		// sigmoid after it is spread over the workers too.
+		// Two column tiles, each a GEMM that goes parallel inside, the
+		// activation finishing each worker's blocks.
 		{"pointwise wide", []int64{1, 8, 24, 25}, []int64{128, 8, 1, 1}, 1, []int64{0, 0, 0, 0}},
 		{"general", []int64{2, 3, 11, 11}, []int64{17, 3, 3, 3}, 1, []int64{1, 1, 1, 1}},
 		// Deeper than a k slab (gemmKC), with a partial strip of rows and

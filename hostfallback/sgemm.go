@@ -190,9 +190,14 @@ func sgemmBias(threads *Threads, serial bool, m, n, k int, a []float32, lda int,
 // gemmEpilogue finishes blocks of C in place once their products are
 // complete (their last k slab stored), while they are still in cache:
 // rows×cols values from c[at], rows ldc apart. The packed product calls
-// it on each column strip of a row block, the others on the whole of C.
+// it on each column strip of a row block, or, unless perStrip, once on a
+// row block's strips together; the others on the whole of C.
 type gemmEpilogue interface {
 	finish(c []float32, at, rows, cols, ldc int)
+	// perStrip reports whether finish gains from a strip's being in L1
+	// more than it loses to the short rows (a clamp, in one call for the
+	// block, does; an activation called row by row does not).
+	perStrip() bool
 }
 
 // gemmRun is sgemm with kernel kn on up to workers goroutines, plus
@@ -733,11 +738,11 @@ func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []flo
 // column of op(A), rows lda apart) by kn.direct. Storing, it adds bias[i]
 // to row i unless bias is nil. Edge tiles go through tmp, gemmMaxTile
 // values, and the bias of a partial strip through the gemmMaxMR after them.
-// A last strip of one column read by a direct kernel is dot products of
-// A's rows with that column, copied to the gemmKC values after those (a
-// tile would compute nr/2 columns for it, the 49th of a 7×7 output).
-// When ep is not nil, it finishes each column strip of the row block once
-// computed. With kn.warm, each pass over the row strips also brings the
+// The columns of a last strip that a direct kernel's tiles leave (see
+// sgemmKernel.halfDirect) are dot products of A's rows with each column,
+// copied to the gemmKC values after those. When ep is not nil, it
+// finishes each column strip of the row block once computed, or all of
+// them at the end (see gemmEpilogue.perStrip). With kn.warm, each pass over the row strips also brings the
 // B strip read next into cache, a share at each tile: the next strip of
 // [s0, s1), or next after the last (nil: none). A B packed whole comes
 // from memory, and the hardware prefetcher alone leaves the first tile of
@@ -785,10 +790,14 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 				gemmColumn(da, lda, col[:kcs], r0*mr, min(r1*mr, m), add, bias, c[j+q:], ldc)
 			}
 		}
-		if ep != nil {
+		if ep != nil && ep.perStrip() {
 			i0 := r0 * mr
 			ep.finish(c, i0*ldc+j, min(r1*mr, m)-i0, cols, ldc)
 		}
+	}
+	if ep != nil && !ep.perStrip() && s0 < s1 {
+		i0, j0 := r0*mr, jc+s0*nr
+		ep.finish(c, i0*ldc+j0, min(r1*mr, m)-i0, min(jc+s1*nr, jc+nc)-j0, ldc)
 	}
 }
 
