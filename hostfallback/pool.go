@@ -83,12 +83,18 @@ func (p *poolLayout) outShape(xs []int64) []int64 { return convShape(xs[:2], p.o
 
 // forPlanes runs f over the planes on several goroutines.
 func (p *poolLayout) forPlanes(threads *Threads, f func(plane int)) {
-	work := max(1, p.outSize*p.kernelSize)
-	threads.For(p.planes, max(1, 16384/work), func(lo, hi int) {
+	p.forPlaneRuns(threads, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			f(i)
 		}
 	})
+}
+
+// forPlaneRuns is forPlanes calling f once for each run [lo, hi) of
+// planes that a goroutine takes.
+func (p *poolLayout) forPlaneRuns(threads *Threads, f func(lo, hi int)) {
+	work := max(1, p.outSize*p.kernelSize)
+	threads.For(p.planes, max(1, 16384/work), f)
 }
 
 // windows calls f for every output position of a plane with its index,
@@ -239,6 +245,18 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 	if _, f32 := any(x).([]float32); f32 && indices == nil {
 		fast, maxPad = p.fast, p.maxPad
 	}
+	if maxPad != nil {
+		xf, yf := any(x).([]float32), any(y).([]float32)
+		p.forPlaneRuns(threads, func(lo, hi int) {
+			buf := gemmBuf(maxPad.size())
+			defer gemmBufs.Put(buf)
+			maxPad.clear(*buf)
+			for i := lo; i < hi; i++ {
+				maxPad.plane(p, xf[i*p.inSize:(i+1)*p.inSize], yf[i*p.outSize:(i+1)*p.outSize], *buf)
+			}
+		})
+		return
+	}
 	p.forPlanes(threads, func(i int) {
 		var idx []int64
 		if indices != nil {
@@ -246,10 +264,6 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 		}
 		if p.rank == 2 && idx == nil {
 			xi, yi := x[i*p.inSize:(i+1)*p.inSize], y[i*p.outSize:(i+1)*p.outSize]
-			if maxPad != nil {
-				maxPad.plane(p, any(xi).([]float32), any(yi).([]float32))
-				return
-			}
 			if fast != nil {
 				fast.plane(p, any(xi).([]float32), any(yi).([]float32), func(_, _ int, dst, src []float32, offs []int) { maxRows(dst, src, offs) }, maxRowsPitch)
 				maxPlane2D(p, xi, yi, lowest, fast.skip0, fast.skip1)

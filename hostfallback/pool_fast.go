@@ -1,9 +1,9 @@
 package hostfallback
 
-// poolFast is the vectorised part of 2-D float32 pooling (MaxPool without
-// indices, AveragePool): the windows of the interior output columns
-// [c0, c1), those whose taps along the last axis all lie inside the input,
-// computed tap by tap over a whole output row at once (maxRows, meanRows),
+// poolFast is the vectorised part of 2-D float32 pooling (AveragePool,
+// and MaxPool without indices where poolPadded does not apply): the
+// windows of the interior output columns [c0, c1), those whose taps along
+// the last axis all lie inside the input, computed tap by tap over a whole output row at once (maxRows, meanRows),
 // and those of the edge columns one at a time by the same kernels, with
 // the taps in the same order as the window-by-window paths (maxPlane2D,
 // avgPlane2D), so with the same results to the bit. With a column stride
