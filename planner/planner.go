@@ -748,6 +748,14 @@ func (p *Plan) keepTransposedOperands(last []int) {
 // by nothing else and not a graph output. The Concat's kernel then finds
 // its inputs in place and copies nothing (a producer whose kernel
 // returns memory of its own is copied as before).
+//
+// Concats whose inputs are each a prefix of one longest Concat's (a
+// DenseNet block's: each layer reads the concatenation of the block's
+// input and every earlier layer's output, the block's output is that of
+// all) share its buffer: the longest's inputs may then be read by every
+// Concat of the chain, and each shorter Concat's output is returned too,
+// as the head of the longest's buffer, so that no Concat of the chain
+// copies anything.
 func (p *Plan) concatParts(isOutput map[int]bool) map[int]BufferPart {
 	reads := map[int]int{}
 	producer := map[int]*Step{}
@@ -766,7 +774,8 @@ func (p *Plan) concatParts(isOutput map[int]bool) map[int]BufferPart {
 			}
 		}
 	}
-	parts := map[int]BufferPart{}
+	var concats []*Step
+	axes := map[*Step]int64{}
 	for s := range p.Steps {
 		st := &p.Steps[s]
 		n := st.Node
@@ -783,26 +792,81 @@ func (p *Plan) concatParts(isOutput map[int]bool) map[int]BufferPart {
 		if axis < 0 || axis >= int64(len(shape)) || graph.NumElements(shape[:axis]) != 1 || out.Elem.Bits() < 8 {
 			continue
 		}
+		concats = append(concats, st)
+		axes[st] = axis
+	}
+	parts := map[int]BufferPart{}
+	for _, top := range concats {
+		// chain is the Concats whose inputs are a prefix of top's: all of
+		// them, top last, or nothing where top is itself a prefix of
+		// another's or one of them is a prefix of a Concat outside it.
+		chain := concatChain(top, concats, axes)
+		if chain == nil {
+			continue
+		}
+		// readers counts, for each input of top, the Concats of the chain
+		// that read it.
+		readers := map[int]int{}
+		for _, c := range chain {
+			for _, v := range c.In {
+				readers[v]++
+			}
+		}
 		mine := map[int]BufferPart{}
 		at := int64(0)
-		for _, v := range st.In {
+		for _, v := range top.In {
 			pr := producer[v]
 			_, twice := mine[v]
 			size := int64(-1)
 			if v >= 0 {
 				size = p.byteSize(v)
 			}
-			if size <= 0 || pr == nil || twice || reads[v] != 1 || isOutput[v] || pr.Device != HostDevice ||
+			if size <= 0 || pr == nil || twice || reads[v] != readers[v] || isOutput[v] || pr.Device != HostDevice ||
 				ops.Has(pr.Node.Domain, pr.Node.OpType, ops.View) || pr.Node.OpType == "Concat" {
 				mine = nil
 				break
 			}
-			mine[v] = BufferPart{Of: st.Out[0], At: at}
+			mine[v] = BufferPart{Of: top.Out[0], At: at}
 			at += size
+		}
+		if mine == nil {
+			continue
+		}
+		for _, c := range chain[:len(chain)-1] {
+			mine[c.Out[0]] = BufferPart{Of: top.Out[0]}
 		}
 		maps.Copy(parts, mine)
 	}
 	return parts
+}
+
+// concatChain returns the Concats of concats (along axis axes[c]) whose
+// inputs are a prefix of top's, in order of their inputs' count, top last;
+// nil where top's inputs are a prefix of another's, or where a Concat of
+// the chain has its inputs a prefix of a Concat not in it.
+func concatChain(top *Step, concats []*Step, axes map[*Step]int64) []*Step {
+	prefix := func(a, b *Step) bool {
+		return axes[a] == axes[b] && len(a.In) <= len(b.In) && slices.Equal(a.In, b.In[:len(a.In)])
+	}
+	var chain []*Step
+	for _, c := range concats {
+		switch {
+		case c == top:
+		case prefix(top, c):
+			return nil
+		case prefix(c, top):
+			chain = append(chain, c)
+		}
+	}
+	for _, c := range chain {
+		for _, o := range concats {
+			if o != top && prefix(c, o) && !prefix(o, top) {
+				return nil
+			}
+		}
+	}
+	slices.SortStableFunc(chain, func(a, b *Step) int { return len(a.In) - len(b.In) })
+	return append(chain, top)
 }
 
 // lifetimes computes, for every value, the last step that uses it, fills
@@ -879,6 +943,14 @@ func (p *Plan) lifetimes() {
 		last[r] = max(last[r], last[v])
 		if isOutput[v] {
 			delete(p.Buffers, r)
+		}
+	}
+	// A Concat's buffer lives until the last read of its parts (a
+	// shorter Concat of its chain is read before it runs, but need not
+	// be).
+	for v, b := range p.Buffers {
+		if b.Part != nil {
+			last[b.Part.Of] = max(last[b.Part.Of], last[v])
 		}
 	}
 	for v, b := range p.Buffers {
