@@ -23,8 +23,9 @@ type convShiftKernel struct {
 // most: the unit's output, 64 channels by ~1024 columns, and the input
 // rows its taps read stay within a core's L2.
 const (
-	convShiftCols = 1024
-	convShiftRows = 64
+	convShiftCols  = 1024
+	convShiftRows  = 64
+	convShiftUnits = 4
 )
 
 // convShiftTile is shiftF32's tile kernel, the CPU's fastest; nil where
@@ -97,14 +98,25 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 	}
 	var bLast [8]float32
 	copy(bLast[:], b[(blocks-1)*mr:M])
-	// Units of work: R output rows by bpg blocks of output channels.
+	// Units of work: R output rows by bpg blocks of output channels, at
+	// least convShiftUnits a worker where the output has rows and blocks
+	// enough, all of about one size: the workers claim them in turn, so
+	// that the last unit to finish is a small share of the work. Each
+	// further cut of the rows reads the filters once more, each further
+	// group of channels the input planes: the smaller is cut first.
 	workers := threads.Workers()
-	R := min(OH, max(1, convShiftCols/wq))
-	chunks := (OH + R - 1) / R
+	chunks := (OH + max(1, convShiftCols/wq) - 1) / max(1, convShiftCols/wq)
 	groups := (blocks + convShiftRows/mr - 1) / (convShiftRows / mr)
-	for chunks*groups < 2*workers && groups < blocks {
-		groups++
+	rowsFirst := M*K < C*plane
+	for workers > 1 && chunks*groups < convShiftUnits*workers && (chunks < OH || groups < blocks) {
+		if (rowsFirst || groups == blocks) && chunks < OH {
+			chunks++
+		} else {
+			groups++
+		}
 	}
+	R := (OH + chunks - 1) / chunks
+	chunks = (OH + R - 1) / R
 	bpg := (blocks + groups - 1) / groups
 	groups = (blocks + bpg - 1) / bpg
 	units := chunks * groups
