@@ -134,6 +134,9 @@ func (l *convLayout) shiftF32(threads *Threads, x, w, b, y []float32, act *convA
 				row = *rbuf
 			}
 			for c := c0; c < c1; c++ {
+				if sw == 2 && shiftSplit2(pad[c*plane:(c+1)*plane], xi[c*H*W:(c+1)*H*W], H, W, hp, wp, wq, pq, sh, top, left) {
+					continue
+				}
 				for r := range hp {
 					// Row r of the padded plane: row ⌊r/sh⌋ of the phase
 					// planes (r mod sh, ·).
@@ -277,4 +280,53 @@ func (l *convLayout) packShiftFilters(w, ap []float32) []float32 {
 		}
 	}
 	return ap
+}
+
+// shiftSplit2 is shiftF32's copy of one input plane x (H×W) into its
+// zero-padded phase planes pad for a column stride of 2, in one
+// dwSplitRows call for each row phase instead of one a row; it reports
+// false where dwSplitRows does not take the rows, the caller then writing
+// every row itself.
+func shiftSplit2(pad, x []float32, H, W, hp, wp, wq, pq, sh, top, left int) bool {
+	n := min(W, wp-left)
+	if n < 1 {
+		return false
+	}
+	ne, no := (n+1)/2, n/2
+	// Input column 2k is padded column 2k+left: phase left mod 2, index
+	// k+⌊left/2⌋; column 2k+1 the other phase, index k+⌊(left+1)/2⌋.
+	e, o := left%2*pq+left/2, (left+1)%2*pq+(left+1)/2
+	for a := range sh {
+		// The padded rows of row phase a that hold input rows: r = a,
+		// a+sh, … from the first at or past top to the last before
+		// top+H (and hp).
+		r0 := a
+		if r0 < top {
+			r0 += (top - r0 + sh - 1) / sh * sh
+		}
+		end := min(hp, top+H)
+		if r0 >= end {
+			continue
+		}
+		rows := (end-1-r0)/sh + 1
+		at := a*2*pq + r0/sh*wq
+		if !dwSplitRows(pad[at+e:], pad[at+o:], x[(r0-top)*W:], rows, ne, no, sh*W, wq) {
+			return false
+		}
+	}
+	for r := range hp {
+		at := r%sh*2*pq + r/sh*wq
+		if ir := r - top; ir < 0 || ir >= H {
+			clear(pad[at : at+wq])
+			clear(pad[at+pq : at+pq+wq])
+			continue
+		}
+		for c := 0; c < left; c++ {
+			pad[at+c%2*pq+c/2] = 0
+		}
+		for c := left + n; c < wp; c++ {
+			pad[at+c%2*pq+c/2] = 0
+		}
+	}
+	return true
 }
