@@ -182,7 +182,7 @@ func arithTyped[T realNumber](c *Call, op binaryOp, p *broadcastPlan, y, a, b *g
 		if v, ok := p.rowScalar(); ok {
 			if d, ok := any(graph.View[T](y)).([]float32); ok {
 				in := [2][]float32{any(graph.View[T](a)).([]float32), any(z).([]float32)}
-				rowsF32(c.Threads, d, in[v][:p.n], in[1-v], p.dims[1], op == opMul)
+				rowsF32(c.Threads, d, in[v][:p.n], in[1-v][:p.dims[0]], p.dims[1], op == opMul)
 				return nil
 			}
 		}

@@ -250,7 +250,7 @@ func maxPool[T poolOrdered](threads *Threads, p *poolLayout, x, y []T, indices [
 		p.forPlaneRuns(threads, func(lo, hi int) {
 			buf := gemmBuf(maxPad.size())
 			defer gemmBufs.Put(buf)
-			maxPad.clear(*buf)
+			maxPad.fillNaN(*buf)
 			for i := lo; i < hi; i++ {
 				maxPad.plane(p, xf[i*p.inSize:(i+1)*p.inSize], yf[i*p.outSize:(i+1)*p.outSize], *buf)
 			}

@@ -62,8 +62,8 @@ func poolPaddedPlan(p *poolLayout) *poolPadded {
 // size is the length of the buffer.
 func (f *poolPadded) size() int { return f.hp * f.sw * f.wq }
 
-// clear sets every cell of the buffer to NaN.
-func (f *poolPadded) clear(buf []float32) {
+// fillNaN sets every cell of the buffer to NaN.
+func (f *poolPadded) fillNaN(buf []float32) {
 	nan := float32(math.NaN())
 	for i := range buf {
 		buf[i] = nan
@@ -71,7 +71,7 @@ func (f *poolPadded) clear(buf []float32) {
 }
 
 // plane sets y to the max pooling of the input plane x, through buf (of
-// f.size(), its pads NaN: see clear).
+// f.size(), its pads NaN: see fillNaN).
 func (f *poolPadded) plane(p *poolLayout, x, y, buf []float32) {
 	W, OH, OW := p.in[1], p.out[0], p.out[1]
 	row := f.sw * f.wq

@@ -740,13 +740,13 @@ func gemmPackB(transB bool, b []float32, ldb, pc, kc, j, cols, nr int, dst []flo
 // values, and the bias of a partial strip through the gemmMaxMR after them.
 // The columns of a last strip that a direct kernel's tiles leave (see
 // sgemmKernel.halfDirect) are dot products of A's rows with each column,
-// copied to the gemmKC values after those. When ep is not nil, it
-// finishes each column strip of the row block once computed, or all of
-// them at the end (see gemmEpilogue.perStrip). With kn.warm, each pass over the row strips also brings the
-// B strip read next into cache, a share at each tile: the next strip of
-// [s0, s1), or next after the last (nil: none). A B packed whole comes
-// from memory, and the hardware prefetcher alone leaves the first tile of
-// each strip waiting on it.
+// copied to the gemmKC values after those. When ep is not nil, it finishes
+// each column strip of the row block once computed, or all of them at the
+// end (see gemmEpilogue.perStrip). With kn.warm, each pass over the row
+// strips also brings the B strip read next into cache, a share at each
+// tile: the next strip of [s0, s1), or next after the last (nil: none). A B
+// packed whole comes from memory, and the hardware prefetcher alone leaves
+// the first tile of each strip waiting on it.
 func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp []float32, kcs, m, r0, r1, jc, nc, s0, s1 int, add bool, bias, c []float32, ldc int, tmp []float32, ep gemmEpilogue, next []float32) {
 	mr, nr := kn.mr, kn.nr
 	padded := tmp[gemmMaxTile : gemmMaxTile+gemmMaxMR]
@@ -768,7 +768,7 @@ func gemmMacro(kn *sgemmKernel, ap []float32, ra int, da []float32, lda int, bp 
 		// apart columns of the strip, at its right, are computed one by
 		// one as dot products of A's rows after the tiles: a strip of a
 		// single column, or one a column or two wider than a half tile (N
-		// of 49 leaves 17), which the half kernels and a column or two cost
+		// of 49 leaves 17), for which a half tile and a column or two cost
 		// less than a whole tile of mostly zeros.
 		apart := 0
 		switch {

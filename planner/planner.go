@@ -795,12 +795,28 @@ func (p *Plan) concatParts(isOutput map[int]bool) map[int]BufferPart {
 		concats = append(concats, st)
 		axes[st] = axis
 	}
+	// A Concat's inputs can only be a prefix of one with the same first
+	// input: the chains are looked for among those alone.
+	type lead struct {
+		in   int
+		axis int64
+	}
+	byLead := map[lead][]*Step{}
+	for _, c := range concats {
+		if len(c.In) > 0 {
+			k := lead{c.In[0], axes[c]}
+			byLead[k] = append(byLead[k], c)
+		}
+	}
 	parts := map[int]BufferPart{}
 	for _, top := range concats {
+		if len(top.In) == 0 {
+			continue
+		}
 		// chain is the Concats whose inputs are a prefix of top's: all of
 		// them, top last, or nothing where top is itself a prefix of
 		// another's or one of them is a prefix of a Concat outside it.
-		chain := concatChain(top, concats, axes)
+		chain := concatChain(top, byLead[lead{top.In[0], axes[top]}], axes)
 		if chain == nil {
 			continue
 		}
@@ -840,8 +856,8 @@ func (p *Plan) concatParts(isOutput map[int]bool) map[int]BufferPart {
 	return parts
 }
 
-// concatChain returns the Concats of concats (along axis axes[c]) whose
-// inputs are a prefix of top's, in order of their inputs' count, top last;
+// concatChain returns the Concats of concats (top among them, along axis
+// axes[c]) whose inputs are a prefix of top's, in order of their inputs' count, top last;
 // nil where top's inputs are a prefix of another's, or where a Concat of
 // the chain has its inputs a prefix of a Concat not in it.
 func concatChain(top *Step, concats []*Step, axes map[*Step]int64) []*Step {
