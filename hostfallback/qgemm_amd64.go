@@ -16,6 +16,30 @@ func qgemmTileAVX2(pairs int, a []int16, lda int, b []int32, c []int32, ldc int)
 	qgemmAVX2Tile(pairs, &a[0], lda, &b[0], &c[0], ldc)
 }
 
+// qgemmVNNITile is qgemmAVX2Tile with AVX512-VNNI (see qgemm_amd64.s).
+//
+//go:noescape
+func qgemmVNNITile(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)
+
+// qgemmTileVNNI is qgemmTileAVX2 running qgemmVNNITile.
+func qgemmTileVNNI(pairs int, a []int16, lda int, b []int32, c []int32, ldc int) {
+	_ = a[(qgemmMR-1)*lda+2*pairs-1]
+	_ = b[qgemmNR*pairs-1]
+	_ = c[(qgemmMR-1)*ldc+qgemmNR-1]
+	qgemmVNNITile(pairs, &a[0], lda, &b[0], &c[0], ldc)
+}
+
+// hasVNNI reports AVX512-VNNI with AVX512VL (its ymm forms), less what
+// GODEBUG turns off: cpu.avx512f=off turns it off too.
+var hasVNNI = func() bool {
+	if !hasAVX512 {
+		return false
+	}
+	_, ebx7, ecx7, _ := cpuid(7, 0)
+	const vl, vnni = 1 << 31, 1 << 11
+	return ebx7&vl != 0 && ecx7&vnni != 0
+}()
+
 // qgemmPairRowsAVX2 is qgemmPairRowsGo over n values, n a positive
 // multiple of 8.
 //
@@ -39,6 +63,7 @@ func qgemmPairRows(dst, r0, r1 []int32) {
 // the portable one is last.
 func qgemmVariants() []qgemmVariant {
 	return []qgemmVariant{
+		{&qgemmKernel{name: "avx512vnni-4x16", tile: qgemmTileVNNI}, []string{"avx512f", "avx512vl", "avx512vnni"}, hasVNNI},
 		{&qgemmKernel{name: "avx2-4x16", tile: qgemmTileAVX2}, []string{"avx2", "fma"}, hasAVX2},
 		{qgemmGo, nil, true},
 	}

@@ -94,3 +94,62 @@ qgemmpairrow:
 	JNZ qgemmpairrow
 	VZEROUPPER
 	RET
+
+// func qgemmVNNITile(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)
+//
+// qgemmAVX2Tile with AVX512-VNNI: VPDPWSSD multiplies the pairs, sums each
+// column's two products and adds them to the accumulator in one
+// instruction, where AVX2 takes VPMADDWD and VPADDD (EVEX-encoded ymm, so
+// AVX512VL as well).
+TEXT ·qgemmVNNITile(SB), NOSPLIT, $0-48
+	MOVQ pairs+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $1, R8
+	LEAQ (R8)(R8*2), R10
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+qvnnipair:
+	VMOVDQU 0(DI), Y8
+	VMOVDQU 32(DI), Y9
+	VPBROADCASTD 0(SI), Y10
+	VPBROADCASTD 0(SI)(R8*1), Y11
+	VPBROADCASTD 0(SI)(R8*2), Y12
+	VPBROADCASTD 0(SI)(R10*1), Y13
+	VPDPWSSD Y8, Y10, Y0
+	VPDPWSSD Y9, Y10, Y1
+	VPDPWSSD Y8, Y11, Y2
+	VPDPWSSD Y9, Y11, Y3
+	VPDPWSSD Y8, Y12, Y4
+	VPDPWSSD Y9, Y12, Y5
+	VPDPWSSD Y8, Y13, Y6
+	VPDPWSSD Y9, Y13, Y7
+	ADDQ $4, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ qvnnipair
+
+	VMOVDQU Y0, 0(DX)
+	VMOVDQU Y1, 32(DX)
+	ADDQ R9, DX
+	VMOVDQU Y2, 0(DX)
+	VMOVDQU Y3, 32(DX)
+	ADDQ R9, DX
+	VMOVDQU Y4, 0(DX)
+	VMOVDQU Y5, 32(DX)
+	ADDQ R9, DX
+	VMOVDQU Y6, 0(DX)
+	VMOVDQU Y7, 32(DX)
+	VZEROUPPER
+	RET

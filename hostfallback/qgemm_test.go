@@ -3,6 +3,7 @@ package hostfallback
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/onnxvk/onnxvk/graph"
@@ -45,8 +46,10 @@ func TestQgemmVariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 17))
 	for _, v := range qgemmVariants() {
 		if !v.runs {
+			t.Logf("%s not run: it needs %s, which this CPU lacks", v.kernel.name, strings.Join(v.needs, " and "))
 			continue
 		}
+		t.Logf("%s runs", v.kernel.name)
 		for _, m := range []int{1, 3, 4, 5, 8, 13} {
 			for _, n := range []int{1, 15, 16, 17, 40} {
 				for _, k := range []int{0, 1, 2, 3, 7, 16, 33, 144} {
