@@ -63,7 +63,7 @@ func qgemmPairRows(dst, r0, r1 []int32) {
 // the portable one is last.
 func qgemmVariants() []qgemmVariant {
 	return []qgemmVariant{
-		{&qgemmKernel{name: "avx512vnni-4x16", tile: qgemmTileVNNI}, []string{"avx512f", "avx512vl", "avx512vnni"}, hasVNNI},
+		{&qgemmKernel{name: "avx512vnni-4x16", tile: qgemmTileVNNI}, []string{"avx512f", "avx512vl", "avx512_vnni"}, hasVNNI},
 		{&qgemmKernel{name: "avx2-4x16", tile: qgemmTileAVX2}, []string{"avx2", "fma"}, hasAVX2},
 		{qgemmGo, nil, true},
 	}
