@@ -7,27 +7,22 @@ package hostfallback
 //go:noescape
 func qgemmAVX2Tile(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)
 
-// qgemmTileAVX2 checks the extent of the operands, which the assembly
-// reads and writes unchecked, and runs qgemmAVX2Tile.
-func qgemmTileAVX2(pairs int, a []int16, lda int, b []int32, c []int32, ldc int) {
-	_ = a[(qgemmMR-1)*lda+2*pairs-1]
-	_ = b[qgemmNR*pairs-1]
-	_ = c[(qgemmMR-1)*ldc+qgemmNR-1]
-	qgemmAVX2Tile(pairs, &a[0], lda, &b[0], &c[0], ldc)
+// qgemmChecked returns the tile function of the assembly tile: it checks
+// the extent of the operands, which the assembly reads and writes
+// unchecked, and runs it.
+func qgemmChecked(tile func(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)) func(pairs int, a []int16, lda int, b []int32, c []int32, ldc int) {
+	return func(pairs int, a []int16, lda int, b []int32, c []int32, ldc int) {
+		_ = a[(qgemmMR-1)*lda+2*pairs-1]
+		_ = b[qgemmNR*pairs-1]
+		_ = c[(qgemmMR-1)*ldc+qgemmNR-1]
+		tile(pairs, &a[0], lda, &b[0], &c[0], ldc)
+	}
 }
 
 // qgemmVNNITile is qgemmAVX2Tile with AVX512-VNNI (see qgemm_amd64.s).
 //
 //go:noescape
 func qgemmVNNITile(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)
-
-// qgemmTileVNNI is qgemmTileAVX2 running qgemmVNNITile.
-func qgemmTileVNNI(pairs int, a []int16, lda int, b []int32, c []int32, ldc int) {
-	_ = a[(qgemmMR-1)*lda+2*pairs-1]
-	_ = b[qgemmNR*pairs-1]
-	_ = c[(qgemmMR-1)*ldc+qgemmNR-1]
-	qgemmVNNITile(pairs, &a[0], lda, &b[0], &c[0], ldc)
-}
 
 // hasVNNI reports AVX512-VNNI with AVX512VL (its ymm forms), less what
 // GODEBUG turns off: cpu.avx512f=off turns it off too.
@@ -63,8 +58,8 @@ func qgemmPairRows(dst, r0, r1 []int32) {
 // the portable one is last.
 func qgemmVariants() []qgemmVariant {
 	return []qgemmVariant{
-		{&qgemmKernel{name: "avx512vnni-4x16", tile: qgemmTileVNNI}, []string{"avx512f", "avx512vl", "avx512_vnni"}, hasVNNI},
-		{&qgemmKernel{name: "avx2-4x16", tile: qgemmTileAVX2}, []string{"avx2", "fma"}, hasAVX2},
+		{&qgemmKernel{name: "avx512vnni-4x16", tile: qgemmChecked(qgemmVNNITile)}, []string{"avx512f", "avx512vl", "avx512_vnni"}, hasVNNI},
+		{&qgemmKernel{name: "avx2-4x16", tile: qgemmChecked(qgemmAVX2Tile)}, []string{"avx2", "fma"}, hasAVX2},
 		{qgemmGo, nil, true},
 	}
 }

@@ -9,25 +9,47 @@
 
 #include "textflag.h"
 
+// QTILE_START loads the tile's arguments (A at SI, its row stride in
+// bytes in R8 and three rows' in R10, the panel at DI, C at DX, its row
+// stride in bytes in R9, the pair count in CX) and clears the eight
+// accumulators; QTILE_STORE stores them into C's four rows and returns.
+#define QTILE_START \
+	MOVQ pairs+0(FP), CX \
+	MOVQ a+8(FP), SI \
+	MOVQ lda+16(FP), R8 \
+	SHLQ $1, R8 \
+	LEAQ (R8)(R8*2), R10 \
+	MOVQ b+24(FP), DI \
+	MOVQ c+32(FP), DX \
+	MOVQ ldc+40(FP), R9 \
+	SHLQ $2, R9 \
+	VPXOR Y0, Y0, Y0 \
+	VPXOR Y1, Y1, Y1 \
+	VPXOR Y2, Y2, Y2 \
+	VPXOR Y3, Y3, Y3 \
+	VPXOR Y4, Y4, Y4 \
+	VPXOR Y5, Y5, Y5 \
+	VPXOR Y6, Y6, Y6 \
+	VPXOR Y7, Y7, Y7
+
+#define QTILE_STORE \
+	VMOVDQU Y0, 0(DX) \
+	VMOVDQU Y1, 32(DX) \
+	ADDQ R9, DX \
+	VMOVDQU Y2, 0(DX) \
+	VMOVDQU Y3, 32(DX) \
+	ADDQ R9, DX \
+	VMOVDQU Y4, 0(DX) \
+	VMOVDQU Y5, 32(DX) \
+	ADDQ R9, DX \
+	VMOVDQU Y6, 0(DX) \
+	VMOVDQU Y7, 32(DX) \
+	VZEROUPPER \
+	RET
+
 // func qgemmAVX2Tile(pairs int, a *int16, lda int, b *int32, c *int32, ldc int)
 TEXT ·qgemmAVX2Tile(SB), NOSPLIT, $0-48
-	MOVQ pairs+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	SHLQ $1, R8
-	LEAQ (R8)(R8*2), R10
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+	QTILE_START
 
 qgemmpair:
 	VMOVDQU 0(DI), Y8
@@ -57,19 +79,7 @@ qgemmpair:
 	DECQ CX
 	JNZ qgemmpair
 
-	VMOVDQU Y0, 0(DX)
-	VMOVDQU Y1, 32(DX)
-	ADDQ R9, DX
-	VMOVDQU Y2, 0(DX)
-	VMOVDQU Y3, 32(DX)
-	ADDQ R9, DX
-	VMOVDQU Y4, 0(DX)
-	VMOVDQU Y5, 32(DX)
-	ADDQ R9, DX
-	VMOVDQU Y6, 0(DX)
-	VMOVDQU Y7, 32(DX)
-	VZEROUPPER
-	RET
+	QTILE_STORE
 
 // func qgemmPairRowsAVX2(dst, r0, r1 *int32, n int)
 TEXT ·qgemmPairRowsAVX2(SB), NOSPLIT, $0-32
@@ -102,23 +112,7 @@ qgemmpairrow:
 // instruction, where AVX2 takes VPMADDWD and VPADDD (EVEX-encoded ymm, so
 // AVX512VL as well).
 TEXT ·qgemmVNNITile(SB), NOSPLIT, $0-48
-	MOVQ pairs+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	SHLQ $1, R8
-	LEAQ (R8)(R8*2), R10
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+	QTILE_START
 
 qvnnipair:
 	VMOVDQU 0(DI), Y8
@@ -140,16 +134,4 @@ qvnnipair:
 	DECQ CX
 	JNZ qvnnipair
 
-	VMOVDQU Y0, 0(DX)
-	VMOVDQU Y1, 32(DX)
-	ADDQ R9, DX
-	VMOVDQU Y2, 0(DX)
-	VMOVDQU Y3, 32(DX)
-	ADDQ R9, DX
-	VMOVDQU Y4, 0(DX)
-	VMOVDQU Y5, 32(DX)
-	ADDQ R9, DX
-	VMOVDQU Y6, 0(DX)
-	VMOVDQU Y7, 32(DX)
-	VZEROUPPER
-	RET
+	QTILE_STORE
