@@ -455,9 +455,7 @@ void matrixUnits() {
             uint yc;
             cok[j] = column(n0 + lid % BN + j * wg, gcols, grid, rr, base, g, xb[j], i0[j], yc);
         }
-        for (uint i = 0u; i < F * F; i++) {
-            acc[i] = ACC(0.0);
-        }
+        clearAcc();
         uint wrow = (g * p.mg + m0) * depth;
         for (uint k0 = kb; k0 < ke; k0 += BK) {
             if (TRANSPOSED) {
@@ -500,9 +498,12 @@ void matrixUnits() {
             barrier();
         }
         uint at0 = sg * LM * LN;
-        for (uint i = 0u; i < F; i++) {
-            for (uint j = 0u; j < F; j++) {
-                stage(i * F + j, at0);
+        [[unroll]] for (uint i = 0u; i < FMAX; i++) {
+            [[unroll]] for (uint j = 0u; j < FMAX; j++) {
+                if (i >= F || j >= F) {
+                    continue;
+                }
+                stage(i * FMAX + j, at0);
                 for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
                     uint row = m0 + wm + i * LM + e / LN;
                     uint q = n0 + wn + j * LN + e % LN;

@@ -266,9 +266,7 @@ void matrixUnits() {
         // Split-K's steps are 16 deep (see splitProducts).
         uint kb = SPLIT ? split * p.per * 16u : 0u;
         uint ke = SPLIT ? min(p.k, kb + p.per * 16u) : p.k;
-        for (uint i = 0u; i < F * F; i++) {
-            acc[i] = ACC(0.0);
-        }
+        clearAcc();
         // Runs of 8 along a's k (b's n, or its k where b is
         // transposed) start at multiples of 8 when the strides and the
         // batch's offset are; k0 and n0 are multiples of 8.
@@ -343,9 +341,12 @@ void matrixUnits() {
             barrier();
         }
         uint at = sg * LM * LN;
-        for (uint i = 0u; i < F; i++) {
-            for (uint j = 0u; j < F; j++) {
-                stage(i * F + j, at);
+        [[unroll]] for (uint i = 0u; i < FMAX; i++) {
+            [[unroll]] for (uint j = 0u; j < FMAX; j++) {
+                if (i >= F || j >= F) {
+                    continue;
+                }
+                stage(i * FMAX + j, at);
                 for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
                     uint row = m0 + wm + i * LM + e / LN;
                     uint col = n0 + wn + j * LN + e % LN;

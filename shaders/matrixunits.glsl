@@ -6,6 +6,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_control_flow_attributes : require
 
 // The matrix unit's shape: a's fragments are LM x LK, b's LK x LN.
 layout(constant_id = 2) const uint LM = 16;
@@ -19,6 +20,11 @@ layout(constant_id = 4) const uint LK = 16;
 // (16 bytes, the alignment matrix loads want), which also spreads the
 // rows over the memory banks.
 layout(constant_id = 5) const uint F = 2;
+// FMAX bounds F. Every loop over fragments runs to FMAX, unrolled, and
+// skips those past F, so that the fragments are indexed by constants:
+// spirv-opt then holds them as values, not an array that loops to F
+// would index at run time and a driver could keep in memory.
+const uint FMAX = 4;
 const uint BM = 2 * F * LM;
 const uint BN = 2 * F * LN;
 const uint BK = 2 * LK;
@@ -58,35 +64,55 @@ void putB8(uint at, uvec4 v) {
     cb[at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
 }
 
-// acc holds the subgroup's F x F fragments of the tile, in fp32: a
-// global rather than a parameter, as Mesa's SPIR-V reader rejects an
-// array of cooperative matrices passed to a function.
-ACC acc[F * F];
+// acc holds the subgroup's F x F fragments of the tile, in fp32, fragment
+// (i, j) at i * FMAX + j: a global rather than a parameter, as Mesa's
+// SPIR-V reader rejects an array of cooperative matrices passed to a
+// function.
+ACC acc[FMAX * FMAX];
+
+// clearAcc sets every fragment of acc to 0.
+void clearAcc() {
+    [[unroll]] for (uint i = 0u; i < FMAX; i++) {
+        [[unroll]] for (uint j = 0u; j < FMAX; j++) {
+            if (i < F && j < F) {
+                acc[i * FMAX + j] = ACC(0.0);
+            }
+        }
+    }
+}
 
 // multiplySlice adds to acc the products of the staged slice for the
 // subgroup whose fragments start at row wm and column wn of the tile.
 void multiplySlice(uint wm, uint wn) {
-    for (uint ks = 0u; ks < BK; ks += LK) {
-        coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[F];
-        coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[F];
-        for (uint i = 0u; i < F; i++) {
-            coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
+    [[unroll]] for (uint ks = 0u; ks < BK; ks += LK) {
+        coopmat<float16_t, gl_ScopeSubgroup, LM, LK, gl_MatrixUseA> fa[FMAX];
+        coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[FMAX];
+        [[unroll]] for (uint i = 0u; i < FMAX; i++) {
+            if (i < F) {
+                coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatLoad(fb[i], cb, (ks * SB + wn + i * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
+            }
         }
-        for (uint j = 0u; j < F; j++) {
-            coopMatLoad(fb[j], cb, (ks * SB + wn + j * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
-        }
-        for (uint i = 0u; i < F; i++) {
-            for (uint j = 0u; j < F; j++) {
-                acc[i * F + j] = coopMatMulAdd(fa[i], fb[j], acc[i * F + j]);
+        [[unroll]] for (uint i = 0u; i < FMAX; i++) {
+            [[unroll]] for (uint j = 0u; j < FMAX; j++) {
+                if (i < F && j < F) {
+                    acc[i * FMAX + j] = coopMatMulAdd(fa[i], fb[j], acc[i * FMAX + j]);
+                }
             }
         }
     }
 }
 
 // stage writes fragment f of acc to co at the subgroup's offset at,
-// where every invocation of the subgroup can read it.
+// where every invocation of the subgroup can read it. It picks the
+// fragment by constant indices (the callers' loops, which hold a loop over
+// the fragment's elements, are not unrolled before the driver's compiler).
 void stage(uint f, uint at) {
-    coopMatStore(acc[f], co, at, LN, gl_CooperativeMatrixLayoutRowMajor);
+    [[unroll]] for (uint c = 0u; c < FMAX * FMAX; c++) {
+        if (c == f) {
+            coopMatStore(acc[c], co, at, LN, gl_CooperativeMatrixLayoutRowMajor);
+        }
+    }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
 }
