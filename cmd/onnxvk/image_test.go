@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/x448/float16"
 
 	"github.com/onnxvk/onnxvk/graph"
 	"github.com/onnxvk/onnxvk/internal/npy"
@@ -124,4 +125,29 @@ func TestOutOfOrderModel(t *testing.T) {
 	code, out, errOut = cli(t, "run", "--device", "cpu", path)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "output y: float32[2]")
+}
+
+// TestRandomLowFloatInput runs float16 and bfloat16 models without -i: the
+// random inputs are uniform in [0, 1), rounded to the type.
+func TestRandomLowFloatInput(t *testing.T) {
+	model := identityModel(t, graph.Float16, graph.ShapeOf(2, 64))
+	out := t.TempDir()
+	code, _, errOut := cli(t, "run", model, "--device", "cpu", "-o", out)
+	require.Equal(t, 0, code, errOut)
+	y, err := npy.ReadFile(filepath.Join(out, "y.npy"))
+	require.NoError(t, err)
+	require.Equal(t, graph.Float16, y.DType)
+	seen := map[uint16]bool{}
+	for _, h := range graph.View[uint16](y) {
+		f := float16.Frombits(h).Float32()
+		require.True(t, f >= 0 && f <= 1, "value %v outside [0, 1]", f)
+		seen[h] = true
+	}
+	require.Greater(t, len(seen), 32, "random values")
+
+	// NumPy has no bfloat16: the printed summary says what ran.
+	model = identityModel(t, graph.BFloat16, graph.ShapeOf(2, 64))
+	code, stdout, errOut := cli(t, "run", model, "--device", "cpu")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `output y: bfloat16\[2 64\] min 0\.0\d* max 0\.9\d*`, stdout)
 }

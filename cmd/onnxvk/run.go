@@ -24,6 +24,7 @@ import (
 	"github.com/onnxvk/onnxvk/internal/npy"
 	"github.com/onnxvk/onnxvk/internal/sessionvalues"
 	"github.com/onnxvk/onnxvk/loader"
+	"github.com/x448/float16"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
@@ -324,6 +325,16 @@ func randomInput(in onnxvk.ValueInfo, dims map[string]int64, limit int64, rng *r
 		v := graph.View[float64](t)
 		for i := range v {
 			v[i] = rng.Float64()
+		}
+	case graph.Float16:
+		v := graph.View[uint16](t)
+		for i := range v {
+			v[i] = float16.Fromfloat32(rng.Float32()).Bits()
+		}
+	case graph.BFloat16:
+		v := graph.View[uint16](t)
+		for i := range v {
+			v[i] = graph.Float32ToBFloat16(rng.Float32())
 		}
 	case graph.Int64:
 		v := graph.View[int64](t)
