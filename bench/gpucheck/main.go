@@ -61,6 +61,8 @@ type config struct {
 	kernelRun string
 	// conformanceRun selects the backend tests by name (nil: all).
 	conformanceRun *regexp.Regexp
+	// matmulModes holds the MatMul sweep's modes to run (nil: all).
+	matmulModes map[string]bool
 	// only holds the parts to run (nil: all).
 	only   map[string]bool
 	budget time.Duration
@@ -99,6 +101,7 @@ func main() {
 	flag.StringVar(&c.kernelDir, "kernel-dir", ".", "the `DIR` the kernel tests run in (backend/vulkan)")
 	flag.StringVar(&c.kernelRun, "kernel-run", "", "the kernel tests to run, a go test -run `REGEX` (default: all, or TestKernels with --quick)")
 	only := flag.String("parts", "", "run only the parts in `LIST`, comma-separated ("+strings.Join(partNames(), ", ")+"; a dash for a space); default: all")
+	matmulModes := flag.String("matmul-modes", "", "run only the MatMul sweep's modes in `LIST`, comma-separated ("+strings.Join(allMatmulModes(), ", ")+"); default: all the device offers")
 	conformanceRun := flag.String("conformance-run", "", "run only the backend tests whose suite/name matches `REGEX` (default: all, or a sample with --quick)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the check to `FILE` (go tool pprof), to see where a part's host time goes")
 	flag.DurationVar(&c.budget, "budget", 7*time.Minute, "stop starting new parts after `DURATION`; the last part started gets what is left")
@@ -116,6 +119,17 @@ func main() {
 				os.Exit(2)
 			}
 			c.only[name] = true
+		}
+	}
+	if *matmulModes != "" {
+		c.matmulModes = map[string]bool{}
+		for _, mode := range strings.Split(*matmulModes, ",") {
+			mode = strings.TrimSpace(mode)
+			if !slices.Contains(allMatmulModes(), mode) {
+				fmt.Fprintf(os.Stderr, "gpucheck: --matmul-modes: no mode %q (want some of %s)\n", mode, strings.Join(allMatmulModes(), ", "))
+				os.Exit(2)
+			}
+			c.matmulModes[mode] = true
 		}
 	}
 	switch {
@@ -1117,10 +1131,11 @@ func matmul(ctx context.Context, c *config) (any, error) {
 		sizes, gemvSizes, chain, runs = []int64{64, 256}, []int64{256}, 2, 2
 	}
 	units := hasMatrixUnits(c.device)
-	modes := []string{"fp32", "fp16-weights", "float16"}
+	modes := slices.Clone(squareModes)
 	if units {
-		modes = append(modes, "float16-2x2", "float16-tiled")
+		modes = append(modes, unitModes...)
 	}
+	modes = c.chosen(modes)
 	var res []matmulResult
 	var problems []string
 	sweep := func(what string, m, n int64, mode string, opts []onnxvk.Option) {
@@ -1144,7 +1159,7 @@ func matmul(ctx context.Context, c *config) (any, error) {
 		}
 	}
 	for _, n := range gemvSizes {
-		for _, mode := range gemvModes {
+		for _, mode := range c.chosen(gemvModes) {
 			sweep(fmt.Sprintf("gemv %d %s", n, mode), 1, n, mode, gemvOptions(c.device, mode))
 		}
 	}
@@ -1181,6 +1196,39 @@ func matmulOptions(device, mode string, units bool) []onnxvk.Option {
 		opts = append(opts, onnxvk.WithVulkanOptions(vulkan.WithSchedule(vulkan.Schedule{MatMul: "tiled", MatrixUnits: "off"})))
 	}
 	return opts
+}
+
+// squareModes are the modes of the sweep's square products on every
+// device, unitModes those added where the device has matrix units (see
+// matmulOptions).
+var (
+	squareModes = []string{"fp32", "fp16-weights", "float16"}
+	unitModes   = []string{"float16-2x2", "float16-tiled"}
+)
+
+// allMatmulModes lists every mode of the MatMul sweep, once.
+func allMatmulModes() []string {
+	var all []string
+	for _, m := range slices.Concat(squareModes, unitModes, gemvModes) {
+		if !slices.Contains(all, m) {
+			all = append(all, m)
+		}
+	}
+	return all
+}
+
+// chosen returns the modes of modes that --matmul-modes selects.
+func (c *config) chosen(modes []string) []string {
+	if c.matmulModes == nil {
+		return modes
+	}
+	var out []string
+	for _, m := range modes {
+		if c.matmulModes[m] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // gemvModes are the modes of the sweep's GEMVs, all on the gemv schedule
