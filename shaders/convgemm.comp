@@ -48,8 +48,9 @@
 // the device's matrix units (VK_KHR_cooperative_matrix), as matmul.comp's
 // matrixUnits does: see matrixUnits below; constants 1 to 5 are the
 // same (the workgroup, the unit's M, N and K, the fragments a side a
-// subgroup computes). The reduction of its split-K runs on the HALF
-// variant.
+// subgroup computes). Each slice's weights and gathered patch are read
+// into registers while the slice before it is multiplied (fetch, place).
+// The reduction of its split-K runs on the HALF variant.
 //
 // The specialization constant OP holds SPLIT in bit 8, REDUCE in bit 9,
 // POINT in bit 10 and TRANSPOSED in bit 11; the activation is the push
@@ -410,14 +411,91 @@ float16_t gather(uint kk, uint j) {
     return float16_t(0.0);
 }
 
+// GMAX bounds the gathered halves of a slice an invocation holds
+// (useMatrixUnits keeps to it).
+const uint GMAX = 32u;
+
+// ra holds an invocation's units of the next slice of the weights (fast
+// ones only: 16-byte reads whole inside the matrix, see fastW), rg its
+// gathered halves of the next slice of the patch, element lid + u * wg
+// of the slice in rg[u].
+uvec4 ra[UMAX];
+float16_t rg[GMAX];
+
+// fastW says whether unit q of the weights' slice at depth k0 (rows m0
+// on, ke the end of the depth) is read 16 bytes at a time; ij is its
+// first half's place (row, depth).
+bool fastW(uint q, uint m0, uint k0, uint ke, out uvec2 ij) {
+    ij = unitAt(q, true, BM, BK);
+    return !TRANSPOSED && depth % 8u == 0u && m0 + ij.x < p.mg && k0 + ij.y + 8u <= ke;
+}
+
+// fetch reads the invocation's fast units of the weights and its halves
+// of the patch, of the slice at depth k0, into ra and rg.
+void fetch(uint m0, uint k0, uint ke, uint wrow) {
+    uint lid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
+    uint slots = max(1u, BN / wg);
+    [[unroll]] for (uint u = 0u; u < UMAX; u++) {
+        uint q = lid + u * wg;
+        uvec2 ij;
+        if (u * wg < UNITS_A && q < UNITS_A && fastW(q, m0, k0, ke, ij)) {
+            ra[u] = w8[(wrow + ij.x * depth + k0 + ij.y) / 8u];
+        }
+    }
+    [[unroll]] for (uint u = 0u; u < GMAX; u++) {
+        uint q = lid + u * wg;
+        if (u * wg < BK * BN && q < BK * BN) {
+            uint kk = q / BN;
+            rg[u] = k0 + kk < ke ? gather(k0 + kk, wg >= BN ? 0u : u % slots) : float16_t(0.0);
+        }
+    }
+}
+
+// place stores the slice at depth k0 in shared memory: the fast units of
+// the weights from ra, the others read now, a half at a time (a
+// ConvTranspose's through weightIndex), and the patch from rg.
+void place(uint g, uint m0, uint k0, uint ke, uint wrow) {
+    uint lid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
+    [[unroll]] for (uint u = 0u; u < UMAX; u++) {
+        uint q = lid + u * wg;
+        uvec2 ij;
+        if (u * wg < UNITS_A && q < UNITS_A && fastW(q, m0, k0, ke, ij)) {
+            placeA(true, ij, ra[u]);
+        }
+    }
+    for (uint q = lid; q < UNITS_A; q += wg) {
+        uvec2 ij;
+        if (fastW(q, m0, k0, ke, ij)) {
+            continue;
+        }
+        uint row = ij.x;
+        for (uint e = 0u; e < 8u; e++) {
+            uint kk = ij.y + e;
+            float16_t v = float16_t(0.0);
+            if (m0 + row < p.mg && k0 + kk < ke) {
+                v = TRANSPOSED ? w[weightIndex(rowBase(g, m0 + row), k0 + kk)] : w[wrow + row * depth + k0 + kk];
+            }
+            putA(row * SA + kk, v);
+        }
+    }
+    [[unroll]] for (uint u = 0u; u < GMAX; u++) {
+        uint q = lid + u * wg;
+        if (u * wg < BK * BN && q < BK * BN) {
+            putB((q / BN) * SB + q % BN, rg[u]);
+        }
+    }
+}
+
 // matrixUnits is gemm on the matrix units: per tile, each BK-deep slice
 // stages the weights [BM x BK] and the gathered patch [BK x BN] in shared
-// memory as fp16 and each subgroup multiplies F x F fragments, summed in
-// fp32; the store goes through shared memory to the epilogue, or split,
-// to the partial sums. Invocation lid gathers the columns lid % BN + j *
-// wg (j below BN / wg, at least 1), whose geometry it computes once a
-// tile. A ConvTranspose's tiles are its phases', as gemm's, its weights
-// read one at a time.
+// memory as fp16, read while the slice before it is multiplied, and each
+// subgroup multiplies F x F fragments, summed in fp32; the store goes
+// through shared memory to the epilogue, or split, to the partial sums.
+// Invocation lid gathers the columns lid % BN + j * wg (j below BN / wg,
+// at least 1), whose geometry it computes once a tile. A ConvTranspose's
+// tiles are its phases', as gemm's, its weights read one at a time.
 void matrixUnits() {
     uint lid = gl_LocalInvocationID.x;
     uint wg = gl_WorkGroupSize.x;
@@ -457,43 +535,15 @@ void matrixUnits() {
         }
         clearAcc();
         uint wrow = (g * p.mg + m0) * depth;
+        if (kb < ke) {
+            fetch(m0, kb, ke, wrow);
+        }
         for (uint k0 = kb; k0 < ke; k0 += BK) {
-            if (TRANSPOSED) {
-                for (uint q = lid; q < BM * BK; q += wg) {
-                    uint row = q / BK;
-                    uint kk = q % BK;
-                    bool inside = m0 + row < p.mg && k0 + kk < ke;
-                    putA(row * SA + kk, inside ? w[weightIndex(rowBase(g, m0 + row), k0 + kk)] : float16_t(0.0));
-                }
-            } else if (depth % 8u == 0u) {
-                for (uint q = lid; q < BM * BK / 8u; q += wg) {
-                    uint row = q / (BK / 8u);
-                    uint kk = (q % (BK / 8u)) * 8u;
-                    bool whole = m0 + row < p.mg && k0 + kk + 8u <= ke;
-                    if (whole) {
-                        putA8(row * SA + kk, w8[(wrow + row * depth + k0 + kk) / 8u]);
-                        continue;
-                    }
-                    for (uint e = 0u; e < 8u; e++) {
-                        bool inside = m0 + row < p.mg && k0 + kk + e < ke;
-                        putA(row * SA + kk + e, inside ? w[wrow + row * depth + k0 + kk + e] : float16_t(0.0));
-                    }
-                }
-            } else {
-                for (uint q = lid; q < BM * BK; q += wg) {
-                    uint row = q / BK;
-                    uint kk = q % BK;
-                    bool inside = m0 + row < p.mg && k0 + kk < ke;
-                    putA(row * SA + kk, inside ? w[wrow + row * depth + k0 + kk] : float16_t(0.0));
-                }
-            }
-            for (uint q = lid; q < BK * BN; q += wg) {
-                uint kk = q / BN;
-                uint col = q % BN;
-                uint j = wg >= BN ? 0u : (q / wg) % slots;
-                putB(kk * SB + col, k0 + kk < ke ? gather(k0 + kk, j) : float16_t(0.0));
-            }
+            place(g, m0, k0, ke, wrow);
             barrier();
+            if (k0 + BK < ke) {
+                fetch(m0, k0 + BK, ke, wrow);
+            }
             multiplySlice(wm, wn);
             barrier();
         }

@@ -37,7 +37,9 @@
 // see matrixUnits below. Its workgroup is four subgroups (specialization
 // constant 1: four times the device's subgroup size), constants 2, 3
 // and 4 are the matrix unit's M, N and K and 5 the fragments a subgroup
-// computes along each side.
+// computes along each side. Each slice of a and b is read into registers
+// 16 bytes at a time while the slice before it is multiplied, and stored
+// in shared memory after (fetch, place).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -243,15 +245,101 @@ void tiled() {
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
 
+// A slice of a or b: element (i, j) of the TI x TJ slice (a: rows by
+// depth, b: depth by columns) is at base + i * si + j * sj, and only ni
+// rows and nj columns are inside the matrix; its units run along j where
+// sj is 1 (alongJ), else down i; vec says they can be read 16 bytes at a
+// time (the other stride and the base multiples of 8).
+struct Slice {
+    uint base;
+    uint si;
+    uint sj;
+    uint ni;
+    uint nj;
+    bool alongJ;
+    bool vec;
+};
+
+Slice slice(uint base, uint si, uint sj, uint ni, uint nj) {
+    bool alongJ = sj == 1u;
+    bool vec = base % 8u == 0u && (alongJ ? si % 8u == 0u : si == 1u && sj % 8u == 0u);
+    return Slice(base, si, sj, ni, nj, alongJ, vec);
+}
+
+// fast says whether unit q of slice sl of a (isA) or b is read 16 bytes
+// at a time, whole inside the matrix; ij is its first half's place.
+bool fast(bool isA, Slice sl, uint q, out uvec2 ij) {
+    ij = unitAt(q, sl.alongJ, isA ? BM : BK, isA ? BK : BN);
+    return sl.vec && (sl.alongJ ? ij.x < sl.ni && ij.y + 8u <= sl.nj : ij.y < sl.nj && ij.x + 8u <= sl.ni);
+}
+
+// ra and rb hold an invocation's units of the next slice of a and b.
+uvec4 ra[UMAX];
+uvec4 rb[UMAX];
+
+// fetch reads the invocation's fast units of slices sa and sb into ra
+// and rb.
+void fetch(Slice sa, Slice sb) {
+    uint lid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
+    [[unroll]] for (uint u = 0u; u < UMAX; u++) {
+        uint q = lid + u * wg;
+        uvec2 ij;
+        if (u * wg < UNITS_A && q < UNITS_A && fast(true, sa, q, ij)) {
+            ra[u] = a8[(sa.base + ij.x * sa.si + ij.y * sa.sj) / 8u];
+        }
+        if (u * wg < UNITS_B && q < UNITS_B && fast(false, sb, q, ij)) {
+            rb[u] = b8[(sb.base + ij.x * sb.si + ij.y * sb.sj) / 8u];
+        }
+    }
+}
+
+// place stores the units of slices sa and sb in shared memory: the fast
+// ones from ra and rb, the others (past the ends, or not aligned to 16
+// bytes) read now, a half at a time, 0 outside the matrix.
+void place(Slice sa, Slice sb) {
+    uint lid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
+    [[unroll]] for (uint u = 0u; u < UMAX; u++) {
+        uint q = lid + u * wg;
+        uvec2 ij;
+        if (u * wg < UNITS_A && q < UNITS_A && fast(true, sa, q, ij)) {
+            placeA(sa.alongJ, ij, ra[u]);
+        }
+        if (u * wg < UNITS_B && q < UNITS_B && fast(false, sb, q, ij)) {
+            placeB(sb.alongJ, ij, rb[u]);
+        }
+    }
+    for (uint q = lid; q < UNITS_A + UNITS_B; q += wg) {
+        bool isA = q < UNITS_A;
+        uint qq = isA ? q : q - UNITS_A;
+        Slice sl = isA ? sa : sb;
+        uvec2 ij;
+        if (fast(isA, sl, qq, ij)) {
+            continue;
+        }
+        for (uint e = 0u; e < 8u; e++) {
+            uint i = sl.alongJ ? ij.x : ij.x + e;
+            uint j = sl.alongJ ? ij.y + e : ij.y;
+            uint at = sl.base + i * sl.si + j * sl.sj;
+            bool inside = i < sl.ni && j < sl.nj;
+            if (isA) {
+                putA(i * SA + j, inside ? a[at] : float16_t(0.0));
+            } else {
+                putB(i * SB + j, inside ? b[at] : float16_t(0.0));
+            }
+        }
+    }
+}
+
 // matrixUnits is the tiled schedule on the matrix units: the same tiles,
-// split-K and store as tiled, with fp16 products accumulated in fp32.
+// split-K and store as tiled, with fp16 products accumulated in fp32; a
+// tile's next slice is fetched before the current one is multiplied.
 void matrixUnits() {
     uint tm = (p.m + BM - 1u) / BM;
     uint tn = (p.n + BN - 1u) / BN;
     uint tiles = p.batches * tm * tn;
     uint total = SPLIT ? tiles * p.splits : tiles;
-    uint lid = gl_LocalInvocationID.x;
-    uint wg = gl_WorkGroupSize.x;
     uint sg = gl_SubgroupID;
     // The subgroup's fragments start at row wm and column wn of the tile.
     uint wm = (sg / 2u) * F * LM;
@@ -267,76 +355,23 @@ void matrixUnits() {
         uint kb = SPLIT ? split * p.per * 16u : 0u;
         uint ke = SPLIT ? min(p.k, kb + p.per * 16u) : p.k;
         clearAcc();
-        // Runs of 8 along a's k (b's n, or its k where b is
-        // transposed) start at multiples of 8 when the strides and the
-        // batch's offset are; k0 and n0 are multiples of 8.
-        bool vecA = p.sak == 1u && p.sam % 8u == 0u && o.x % 8u == 0u;
-        bool vecB = p.sbn == 1u && p.sbk % 8u == 0u && o.y % 8u == 0u;
-        bool vecBT = !vecB && p.sbk == 1u && p.sbn % 8u == 0u && o.y % 8u == 0u;
+        // k0 and n0 are multiples of 8, so a slice's units start at
+        // multiples of 8 when the strides and the batch's offset are.
+        Slice sa, sb;
+        if (kb < ke) {
+            sa = slice(o.x + m0 * p.sam + kb * p.sak, p.sam, p.sak, p.m - m0, ke - kb);
+            sb = slice(o.y + kb * p.sbk + n0 * p.sbn, p.sbk, p.sbn, ke - kb, p.n - n0);
+            fetch(sa, sb);
+        }
         for (uint k0 = kb; k0 < ke; k0 += BK) {
-            // Neighbouring invocations read neighbouring elements: along k
-            // where a is contiguous along k, else along m (b: along n,
-            // else along k), 8 at a time where they can, one at a time
-            // past the ends.
-            if (vecA) {
-                for (uint q = lid; q < BM * BK / 8u; q += wg) {
-                    uint row = q / (BK / 8u);
-                    uint kk = (q % (BK / 8u)) * 8u;
-                    uint at = o.x + (m0 + row) * p.sam + k0 + kk;
-                    bool whole = m0 + row < p.m && k0 + kk + 8u <= ke;
-                    if (whole) {
-                        putA8(row * SA + kk, a8[at / 8u]);
-                        continue;
-                    }
-                    for (uint e = 0u; e < 8u; e++) {
-                        bool inside = m0 + row < p.m && k0 + kk + e < ke;
-                        putA(row * SA + kk + e, inside ? a[at + e] : float16_t(0.0));
-                    }
-                }
-            } else {
-                for (uint q = lid; q < BM * BK; q += wg) {
-                    uint row = p.sak == 1u ? q / BK : q % BM;
-                    uint kk = p.sak == 1u ? q % BK : q / BM;
-                    bool inside = m0 + row < p.m && k0 + kk < ke;
-                    putA(row * SA + kk, inside ? a[o.x + (m0 + row) * p.sam + (k0 + kk) * p.sak] : float16_t(0.0));
-                }
-            }
-            if (vecB) {
-                for (uint q = lid; q < BK * BN / 8u; q += wg) {
-                    uint kk = q / (BN / 8u);
-                    uint col = (q % (BN / 8u)) * 8u;
-                    uint at = o.y + (k0 + kk) * p.sbk + n0 + col;
-                    bool whole = k0 + kk < ke && n0 + col + 8u <= p.n;
-                    if (whole) {
-                        putB8(kk * SB + col, b8[at / 8u]);
-                        continue;
-                    }
-                    for (uint e = 0u; e < 8u; e++) {
-                        bool inside = k0 + kk < ke && n0 + col + e < p.n;
-                        putB(kk * SB + col + e, inside ? b[at + e] : float16_t(0.0));
-                    }
-                }
-            } else if (vecBT) {
-                for (uint q = lid; q < BK * BN / 8u; q += wg) {
-                    uint col = q / (BK / 8u);
-                    uint kk = (q % (BK / 8u)) * 8u;
-                    uint at = o.y + (n0 + col) * p.sbn + k0 + kk;
-                    bool whole = n0 + col < p.n && k0 + kk + 8u <= ke;
-                    uvec4 v = whole ? b8[at / 8u] : uvec4(0u);
-                    for (uint e = 0u; e < 8u; e++) {
-                        bool inside = n0 + col < p.n && k0 + kk + e < ke;
-                        putB((kk + e) * SB + col, whole ? unpackFloat2x16(v[e / 2u])[e % 2u] : inside ? b[at + e] : float16_t(0.0));
-                    }
-                }
-            } else {
-                for (uint q = lid; q < BK * BN; q += wg) {
-                    uint kk = p.sbn == 1u ? q / BN : q % BK;
-                    uint col = p.sbn == 1u ? q % BN : q / BK;
-                    bool inside = n0 + col < p.n && k0 + kk < ke;
-                    putB(kk * SB + col, inside ? b[o.y + (k0 + kk) * p.sbk + (n0 + col) * p.sbn] : float16_t(0.0));
-                }
-            }
+            place(sa, sb);
             barrier();
+            if (k0 + BK < ke) {
+                uint k1 = k0 + BK;
+                sa = slice(o.x + m0 * p.sam + k1 * p.sak, p.sam, p.sak, p.m - m0, ke - k1);
+                sb = slice(o.y + k1 * p.sbk + n0 * p.sbn, p.sbk, p.sbn, ke - k1, p.n - n0);
+                fetch(sa, sb);
+            }
             multiplySlice(wm, wn);
             barrier();
         }

@@ -64,6 +64,47 @@ void putB8(uint at, uvec4 v) {
     cb[at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
 }
 
+// Each slice is read into registers while the one before it is multiplied
+// (its global reads in flight during the products) and stored in shared
+// memory after: a's and b's slices as units of 8 halves along one axis,
+// UNITS_A and UNITS_B of them, unit q of each taken by invocation q %
+// wg; an invocation holds at most UMAX units of each (useMatrixUnits
+// keeps to it). unitAt returns the row and column of unit q's first half
+// in a TI x TJ slice whose units run along its columns (alongJ) or down
+// its rows.
+const uint UMAX = 8u;
+const uint UNITS_A = BM * BK / 8u;
+const uint UNITS_B = BK * BN / 8u;
+
+uvec2 unitAt(uint q, bool alongJ, uint TI, uint TJ) {
+    if (alongJ) {
+        return uvec2(q / (TJ / 8u), (q % (TJ / 8u)) * 8u);
+    }
+    return uvec2((q % (TI / 8u)) * 8u, q / (TI / 8u));
+}
+
+// placeA and placeB store unit v of a's or b's slice whose first half is
+// at row i and column j: along the row or down the column.
+void placeA(bool alongJ, uvec2 ij, uvec4 v) {
+    if (alongJ) {
+        putA8(ij.x * SA + ij.y, v);
+        return;
+    }
+    [[unroll]] for (uint e = 0u; e < 8u; e++) {
+        putA((ij.x + e) * SA + ij.y, unpackFloat2x16(v[e / 2u])[e % 2u]);
+    }
+}
+
+void placeB(bool alongJ, uvec2 ij, uvec4 v) {
+    if (alongJ) {
+        putB8(ij.x * SB + ij.y, v);
+        return;
+    }
+    [[unroll]] for (uint e = 0u; e < 8u; e++) {
+        putB((ij.x + e) * SB + ij.y, unpackFloat2x16(v[e / 2u])[e % 2u]);
+    }
+}
+
 // acc holds the subgroup's F x F fragments of the tile, in fp32, fragment
 // (i, j) at i * FMAX + j: a global rather than a parameter, as Mesa's
 // SPIR-V reader rejects an array of cooperative matrices passed to a

@@ -79,6 +79,33 @@ func matrixShared(unit [3]uint32, f int64) int64 {
 	return 2*(bm*(bk+8)+bk*(bn+8)) + 4*matrixSubgroups*m*n
 }
 
+// matrixUnitsHeld is the most units of 8 halves of a slice of a or b
+// (a convolution's weights) an invocation of a matrix-unit shader holds
+// in registers while the slice before it is multiplied (the shaders'
+// UMAX), and matrixGathered the most halves of a convolution's gathered
+// patch (convgemm.comp's GMAX).
+const (
+	matrixUnitsHeld = 8
+	matrixGathered  = 32
+)
+
+// matrixHeld says whether a workgroup of wg invocations of a matrix-unit
+// shader with f fragments a side a subgroup of the unit shape unit holds
+// each slice in its registers (matrixUnitsHeld, matrixGathered) and, for
+// a convolution, whether an invocation's columns fit its four slots
+// (convgemm.comp's gather).
+func matrixHeld(unit [3]uint32, f, wg int64, conv bool) bool {
+	m, n, k := int64(unit[0]), int64(unit[1]), int64(unit[2])
+	bm, bn, bk := 2*f*m, 2*f*n, 2*k
+	if bm*bk/8 > matrixUnitsHeld*wg {
+		return false
+	}
+	if conv {
+		return bk*bn <= matrixGathered*wg && bn <= 4*wg
+	}
+	return bk*bn/8 <= matrixUnitsHeld*wg
+}
+
 // useMatrixUnits moves the float16 GEMMs of matmul.comp's tiled schedule
 // and of convgemm.comp (not its split-K reduction) to their matrix-unit
 // variants (matrixShaders) where the device has the units enabled: each
@@ -88,8 +115,9 @@ func matrixShared(unit [3]uint32, f int64) int64 {
 // matrixBigTiles such tiles and the device the shared memory, else 2,
 // unless the schedule forces it (a forced 4 that does not fit takes 2). A
 // unit too large for the shared memory at 2, or a device that reports no
-// subgroup size, leaves the GEMMs as they are, as does a convolution whose tile is more than four times as wide
-// as the workgroup (convgemm's gather keeps four columns an invocation).
+// subgroup size, leaves the GEMMs as they are, as does a tile whose
+// slices an invocation cannot hold (matrixHeld: subgroups too small for
+// the unit).
 // It runs after the folds, which leave the products' push constants
 // final, and before splitProducts, which splits the products' depth as
 // the tiled schedule's; a convolution's split-K is already in its push
@@ -128,7 +156,7 @@ func useMatrixUnits(c caps, launches []*launch) {
 			return batches * ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn)
 		}
 		fits := func(f int64) bool {
-			return matrixShared(unit, f) <= c.sharedMem && (shader != matrixShaders["convgemm"+halfSuffix] || 2*f*int64(unit[1]) <= 4*wg)
+			return matrixShared(unit, f) <= c.sharedMem && matrixHeld(unit, f, wg, shader == matrixShaders["convgemm"+halfSuffix])
 		}
 		f := int64(2)
 		if (c.matrixFragments == 4 || c.matrixFragments == 0 && tiles(4) >= matrixBigTiles) && fits(4) {

@@ -137,6 +137,24 @@ func TestUseMatrixUnits(t *testing.T) {
 				what, l.shader, l.groups, l.workgroup, l.specs, matrixShaders["matmul"+halfSuffix], tc.groups, want)
 		}
 	}
+	// Subgroups of 8: an invocation of 32 would hold 16 units of a's
+	// 8M × 8N tile's slices, over matrixUnitsHeld, so 4M × 4N; of 4, not
+	// even those.
+	for _, tc := range []struct {
+		subgroup int64
+		f        int32
+	}{{8, 2}, {4, 0}} {
+		narrow := c
+		narrow.subgroupSize = tc.subgroup
+		l, _ := lower(planner.Query{Node: mm, Opset: 13, Inputs: []*graph.Type{f16(2048, 64), f16(64, 2048)}}, narrow)
+		ls := []*launch{l}
+		useMatrixUnits(narrow, ls)
+		moved := ls[0].shader == matrixShaders["matmul"+halfSuffix]
+		if tc.f == 0 && moved || tc.f != 0 && (!moved || ls[0].specs[3] != tc.f || ls[0].workgroup != 4*tc.subgroup) {
+			t.Errorf("subgroups of %d: shader %s, specs %v, workgroup %d; want %d fragments a side (0: not moved)",
+				tc.subgroup, ls[0].shader, ls[0].specs, ls[0].workgroup, tc.f)
+		}
+	}
 	conv := &graph.Node{OpType: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"y"},
 		Attrs: attrs(&graph.Attribute{Name: "pads", Type: graph.AttrInts, Ints: []int64{1, 1, 1, 1}})}
 	c.tiledConv = true
