@@ -394,19 +394,30 @@ void gemm() {
 // multiple of 8 (each row's run of 8 then starts at a multiple of 8).
 layout(std430, set = 0, binding = 1) readonly buffer W8 { uvec4 w8[]; };
 
-// gather returns the input at depth kk (below depth) of the column whose
-// geometry is slot j (cok, xb, i0), 0 in the padding.
-float16_t gather(uint kk, uint j) {
-    uint ci = kk;
-    ivec3 d = ivec3(0);
-    if (!POINT) {
-        uvec3 jj;
-        ci = tapOf(kk, jj);
-        d = ivec3(jj) * kstep;
+// tapC and tapD hold, for each depth kk of the slice being fetched, the
+// input offset of its channel (ci * isz) and its taps' offset from a
+// window's first input coordinate, so that the gathers divide nothing
+// (tapTable writes them, once a slice).
+shared uint tapC[BK];
+shared ivec3 tapD[BK];
+
+// tapTable writes tapC and tapD for the slice at depth k0.
+void tapTable(uint k0) {
+    for (uint kk = gl_LocalInvocationID.x; kk < BK; kk += gl_WorkGroupSize.x) {
+        uvec3 jj = uvec3(0u);
+        uint ci = POINT ? k0 + kk : tapOf(k0 + kk, jj);
+        tapC[kk] = ci * isz;
+        tapD[kk] = ivec3(jj) * kstep;
     }
-    ivec3 at = i0[j] + d;
+}
+
+// gather returns the input at depth kk of the slice tapTable last
+// described, of the column whose geometry is slot j (cok, xb, i0), 0 in
+// the padding.
+float16_t gather(uint kk, uint j) {
+    ivec3 at = i0[j] + tapD[kk];
     if (cok[j] && all(greaterThanEqual(at, ivec3(0))) && all(lessThan(at, dims))) {
-        return x[xb[j] + ci * isz + uint((at.x * dims.y + at.y) * dims.z + at.z)];
+        return x[xb[j] + tapC[kk] + uint((at.x * dims.y + at.y) * dims.z + at.z)];
     }
     return float16_t(0.0);
 }
@@ -431,7 +442,8 @@ bool fastW(uint q, uint m0, uint k0, uint ke, out uvec2 ij) {
 }
 
 // fetch reads the invocation's fast units of the weights and its halves
-// of the patch, of the slice at depth k0, into ra and rg.
+// of the patch, of the slice at depth k0 (which tapTable described), into
+// ra and rg.
 void fetch(uint m0, uint k0, uint ke, uint wrow) {
     uint lid = gl_LocalInvocationID.x;
     uint wg = gl_WorkGroupSize.x;
@@ -447,7 +459,7 @@ void fetch(uint m0, uint k0, uint ke, uint wrow) {
         uint q = lid + u * wg;
         if (u * wg < BK * BN && q < BK * BN) {
             uint kk = q / BN;
-            rg[u] = k0 + kk < ke ? gather(k0 + kk, wg >= BN ? 0u : u % slots) : float16_t(0.0);
+            rg[u] = k0 + kk < ke ? gather(kk, wg >= BN ? 0u : u % slots) : float16_t(0.0);
         }
     }
 }
@@ -535,11 +547,20 @@ void matrixUnits() {
         }
         clearAcc();
         uint wrow = (g * p.mg + m0) * depth;
+        // The table is rewritten for each slice only once every fetch
+        // of the one before has read it: behind the barrier after this
+        // first fetch, then behind the barrier that ends each slice.
+        tapTable(kb);
+        barrier();
         if (kb < ke) {
             fetch(m0, kb, ke, wrow);
         }
+        barrier();
         for (uint k0 = kb; k0 < ke; k0 += BK) {
             place(g, m0, k0, ke, wrow);
+            if (k0 + BK < ke) {
+                tapTable(k0 + BK);
+            }
             barrier();
             if (k0 + BK < ke) {
                 fetch(m0, k0 + BK, ke, wrow);

@@ -71,12 +71,13 @@ func fullSubgroups(shader string) bool {
 
 // matrixShared returns the bytes of shared memory a matrix-unit shader
 // uses with f fragments a side a subgroup of the unit shape unit: the
-// staged slices of a and b (fp16, rows padded by 8) and one fp32 fragment
-// per subgroup.
+// staged slices of a and b (fp16, rows padded by 8), one fp32 fragment
+// per subgroup and convgemm.comp's table of a slice's taps (a uint and an
+// ivec3, 20 bytes, a depth).
 func matrixShared(unit [3]uint32, f int64) int64 {
 	m, n, k := int64(unit[0]), int64(unit[1]), int64(unit[2])
 	bm, bn, bk := 2*f*m, 2*f*n, 2*k
-	return 2*(bm*(bk+8)+bk*(bn+8)) + 4*matrixSubgroups*m*n
+	return 2*(bm*(bk+8)+bk*(bn+8)) + 4*matrixSubgroups*m*n + 20*bk
 }
 
 // matrixUnitsHeld is the most units of 8 halves of a slice of a or b
