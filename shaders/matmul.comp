@@ -39,7 +39,7 @@
 // and 4 are the matrix unit's M, N and K and 5 the fragments a subgroup
 // computes along each side. Each slice of a and b is read into registers
 // 16 bytes at a time while the slice before it is multiplied, and stored
-// in shared memory after, in the other of two slots (fetch, place).
+// in shared memory after (fetch, place).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -238,7 +238,6 @@ void tiled() {
 #endif
 
 #ifdef COOPMAT
-#define MATRIX_SLOTS 2
 #include "matrixunits.glsl"
 
 // a8 and b8 read a and b 8 halves (16 bytes) at a time where a run of 8
@@ -335,8 +334,7 @@ void place(Slice sa, Slice sb) {
 
 // matrixUnits is the tiled schedule on the matrix units: the same tiles,
 // split-K and store as tiled, with fp16 products accumulated in fp32; a
-// tile's next slice is fetched before the current one is multiplied and
-// stored in the other slot after.
+// tile's next slice is fetched before the current one is multiplied.
 void matrixUnits() {
     uint tm = (p.m + BM - 1u) / BM;
     uint tn = (p.n + BN - 1u) / BN;
@@ -359,29 +357,22 @@ void matrixUnits() {
         clearAcc();
         // k0 and n0 are multiples of 8, so a slice's units start at
         // multiples of 8 when the strides and the batch's offset are.
-        // The slices take turns in the two slots: while one is
-        // multiplied, the next is stored in the other, so a barrier a
-        // slice orders both.
-        slot = 0u;
+        Slice sa, sb;
         if (kb < ke) {
-            Slice sa = slice(o.x + m0 * p.sam + kb * p.sak, p.sam, p.sak, p.m - m0, ke - kb);
-            Slice sb = slice(o.y + kb * p.sbk + n0 * p.sbn, p.sbk, p.sbn, ke - kb, p.n - n0);
+            sa = slice(o.x + m0 * p.sam + kb * p.sak, p.sam, p.sak, p.m - m0, ke - kb);
+            sb = slice(o.y + kb * p.sbk + n0 * p.sbn, p.sbk, p.sbn, ke - kb, p.n - n0);
             fetch(sa, sb);
-            place(sa, sb);
         }
-        barrier();
         for (uint k0 = kb; k0 < ke; k0 += BK) {
-            uint k1 = k0 + BK;
-            Slice sa = slice(o.x + m0 * p.sam + k1 * p.sak, p.sam, p.sak, p.m - m0, ke - min(k1, ke));
-            Slice sb = slice(o.y + k1 * p.sbk + n0 * p.sbn, p.sbk, p.sbn, ke - min(k1, ke), p.n - n0);
-            if (k1 < ke) {
+            place(sa, sb);
+            barrier();
+            if (k0 + BK < ke) {
+                uint k1 = k0 + BK;
+                sa = slice(o.x + m0 * p.sam + k1 * p.sak, p.sam, p.sak, p.m - m0, ke - k1);
+                sb = slice(o.y + k1 * p.sbk + n0 * p.sbn, p.sbk, p.sbn, ke - k1, p.n - n0);
                 fetch(sa, sb);
             }
             multiplySlice(wm, wn);
-            if (k1 < ke) {
-                slot ^= 1u;
-                place(sa, sb);
-            }
             barrier();
         }
         uint at = sg * LM * LN;

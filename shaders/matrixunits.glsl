@@ -38,38 +38,30 @@ const uint SB = BN + PAD;
 // apart, held 4 halves an element, so that a run of 8 read from global
 // memory is stored in two writes and the matrix loads count offsets and
 // strides in 4s (SA, SB and the fragments' offsets are multiples of 8);
-// and co, one fp32 fragment per subgroup on its way out. A shader that
-// defines MATRIX_SLOTS as 2 has room for two slices of each, one
-// multiplied while the next is stored, the one at slot (0 or 1) in use.
-#ifndef MATRIX_SLOTS
-#define MATRIX_SLOTS 1
-#endif
-const uint SLICE_A = BM * SA / 4;
-const uint SLICE_B = BK * SB / 4;
-shared f16vec4 ca[MATRIX_SLOTS * SLICE_A];
-shared f16vec4 cb[MATRIX_SLOTS * SLICE_B];
+// and co, one fp32 fragment per subgroup on its way out.
+shared f16vec4 ca[BM * SA / 4];
+shared f16vec4 cb[BK * SB / 4];
 shared float co[4 * LM * LN];
-uint slot = 0u;
 
 // putA and putB store one half at index at of the staged a or b.
 void putA(uint at, float16_t v) {
-    ca[slot * SLICE_A + at / 4u][at % 4u] = v;
+    ca[at / 4u][at % 4u] = v;
 }
 
 void putB(uint at, float16_t v) {
-    cb[slot * SLICE_B + at / 4u][at % 4u] = v;
+    cb[at / 4u][at % 4u] = v;
 }
 
 // putA8 and putB8 store the 8 halves of v, in memory order, from index at
 // (a multiple of 8) of the staged a or b.
 void putA8(uint at, uvec4 v) {
-    ca[slot * SLICE_A + at / 4u] = f16vec4(unpackFloat2x16(v.x), unpackFloat2x16(v.y));
-    ca[slot * SLICE_A + at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
+    ca[at / 4u] = f16vec4(unpackFloat2x16(v.x), unpackFloat2x16(v.y));
+    ca[at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
 }
 
 void putB8(uint at, uvec4 v) {
-    cb[slot * SLICE_B + at / 4u] = f16vec4(unpackFloat2x16(v.x), unpackFloat2x16(v.y));
-    cb[slot * SLICE_B + at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
+    cb[at / 4u] = f16vec4(unpackFloat2x16(v.x), unpackFloat2x16(v.y));
+    cb[at / 4u + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
 }
 
 // Each slice is read into registers while the one before it is multiplied
@@ -138,8 +130,8 @@ void multiplySlice(uint wm, uint wn) {
         coopmat<float16_t, gl_ScopeSubgroup, LK, LN, gl_MatrixUseB> fb[FMAX];
         [[unroll]] for (uint i = 0u; i < FMAX; i++) {
             if (i < F) {
-                coopMatLoad(fa[i], ca, slot * SLICE_A + ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
-                coopMatLoad(fb[i], cb, slot * SLICE_B + (ks * SB + wn + i * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatLoad(fa[i], ca, ((wm + i * LM) * SA + ks) / 4u, SA / 4u, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatLoad(fb[i], cb, (ks * SB + wn + i * LN) / 4u, SB / 4u, gl_CooperativeMatrixLayoutRowMajor);
             }
         }
         [[unroll]] for (uint i = 0u; i < FMAX; i++) {

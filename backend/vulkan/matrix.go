@@ -71,18 +71,13 @@ func fullSubgroups(shader string) bool {
 
 // matrixShared returns the bytes of shared memory a matrix-unit shader
 // uses with f fragments a side a subgroup of the unit shape unit: the
-// staged slices of a and b (fp16, rows padded by 8; two of each for
-// matmul.comp, one for convgemm.comp, conv), one fp32 fragment per
-// subgroup and convgemm.comp's table of a slice's taps (a uint and an
+// staged slices of a and b (fp16, rows padded by 8), one fp32 fragment
+// per subgroup and convgemm.comp's table of a slice's taps (a uint and an
 // ivec3, 20 bytes, a depth).
-func matrixShared(unit [3]uint32, f int64, conv bool) int64 {
+func matrixShared(unit [3]uint32, f int64) int64 {
 	m, n, k := int64(unit[0]), int64(unit[1]), int64(unit[2])
 	bm, bn, bk := 2*f*m, 2*f*n, 2*k
-	slice := 2 * (bm*(bk+8) + bk*(bn+8))
-	if conv {
-		return slice + 4*matrixSubgroups*m*n + 20*bk
-	}
-	return 2*slice + 4*matrixSubgroups*m*n
+	return 2*(bm*(bk+8)+bk*(bn+8)) + 4*matrixSubgroups*m*n + 20*bk
 }
 
 // matrixUnitsHeld is the most units of 8 halves of a slice of a or b
@@ -130,7 +125,7 @@ func matrixHeld(unit [3]uint32, f, wg int64, conv bool) bool {
 // constants, which the variant reads.
 func useMatrixUnits(c caps, launches []*launch) {
 	unit := c.matrixUnit
-	if unit[0] == 0 || c.subgroupSize == 0 {
+	if unit[0] == 0 || c.subgroupSize == 0 || matrixShared(unit, 2) > c.sharedMem {
 		return
 	}
 	wg := matrixSubgroups * c.subgroupSize
@@ -162,8 +157,7 @@ func useMatrixUnits(c caps, launches []*launch) {
 			return batches * ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn)
 		}
 		fits := func(f int64) bool {
-			conv := shader == matrixShaders["convgemm"+halfSuffix]
-			return matrixShared(unit, f, conv) <= c.sharedMem && matrixHeld(unit, f, wg, conv)
+			return matrixShared(unit, f) <= c.sharedMem && matrixHeld(unit, f, wg, shader == matrixShaders["convgemm"+halfSuffix])
 		}
 		f := int64(2)
 		if (c.matrixFragments == 4 || c.matrixFragments == 0 && tiles(4) >= matrixBigTiles) && fits(4) {

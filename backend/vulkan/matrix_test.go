@@ -102,7 +102,7 @@ func TestUseMatrixUnits(t *testing.T) {
 	mm := &graph.Node{OpType: "MatMul", Inputs: []string{"a", "b"}, Outputs: []string{"y"}}
 	c := caps{maxElems: 1 << 30, tiledMatMul: true, half16: true, subgroupSize: 32, matrixUnit: [3]uint32{16, 16, 16}, sharedMem: 48 << 10}
 	small, four := c, c
-	small.sharedMem = 32 << 10
+	small.sharedMem = 16 << 10
 	four.matrixFragments = 4
 	for _, tc := range []struct {
 		a, b      *graph.Type
