@@ -247,3 +247,54 @@ func TestSPIRVValid(t *testing.T) {
 		})
 	}
 }
+
+// SPIR-V opcodes TestMatrixFragmentsAreValues reads.
+const (
+	opTypeArray                = 28
+	opTypePointer              = 32
+	opVariable                 = 59
+	opTypeCooperativeMatrixKHR = 4456
+)
+
+// TestMatrixFragmentsAreValues checks that the matrix-unit shaders hold no
+// variable that is an array of cooperative matrices: such an array is
+// indexed at run time, and a driver may keep it in memory (an H200 ran
+// the products of a shader with one at a third of the speed of this
+// one, docs/GPU.md). The shaders index their fragments by constants, so
+// spirv-opt replaces the arrays with values.
+func TestMatrixFragmentsAreValues(t *testing.T) {
+	for _, name := range []string{"matmul_f16_cm", "convgemm_f16_cm"} {
+		words, err := SPIRV(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		matrices, arrays, pointers := map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}
+		found := 0
+		for i := 5; i < len(words); {
+			n, op := int(words[i]>>16), words[i]&0xffff
+			if n == 0 || i+n > len(words) {
+				t.Fatalf("%s.spv: bad instruction at word %d", name, i)
+			}
+			args := words[i+1 : i+n]
+			switch op {
+			case opTypeCooperativeMatrixKHR:
+				matrices[args[0]] = true
+			case opTypeArray:
+				arrays[args[0]] = matrices[args[1]]
+			case opTypePointer:
+				pointers[args[0]] = arrays[args[2]]
+			case opVariable:
+				if pointers[args[0]] {
+					t.Errorf("%s.spv: variable %%%d is an array of cooperative matrices", name, args[1])
+				}
+			}
+			if op == opTypeCooperativeMatrixKHR {
+				found++
+			}
+			i += n
+		}
+		if found == 0 {
+			t.Errorf("%s.spv declares no cooperative matrix type", name)
+		}
+	}
+}
