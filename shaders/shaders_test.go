@@ -259,8 +259,8 @@ const (
 // TestMatrixFragmentsAreValues checks that the matrix-unit shaders hold no
 // variable that is an array of cooperative matrices: such an array is
 // indexed at run time, and a driver may keep it in memory (an H200 ran
-// the products of a shader with one at a third of the speed of this
-// one, docs/GPU.md). The shaders index their fragments by constants, so
+// float16 4096³ products at 29 TFLOP/s with such arrays and 63 without,
+// docs/GPU.md). The shaders index their fragments by constants, so
 // spirv-opt replaces the arrays with values.
 func TestMatrixFragmentsAreValues(t *testing.T) {
 	for _, name := range []string{"matmul_f16_cm", "convgemm_f16_cm"} {
