@@ -140,7 +140,8 @@ func useMatrixUnits(c caps, launches []*launch) {
 		word := func(i int) int64 { return int64(binary.LittleEndian.Uint32(l.push[4*i:])) }
 		// The GEMM's batches, rows and columns, and its splits.
 		batches, rows, cols, splits := word(3), word(0), word(1), int64(1)
-		if shader == matrixShaders["convgemm"+halfSuffix] {
+		conv := shader == matrixShaders["convgemm"+halfSuffix]
+		if conv {
 			batches, rows, cols, splits = word(4), word(2), word(6), word(7)
 			if l.op&convGemmTransposed != 0 {
 				// A GEMM per phase of the strides, over each image's
@@ -157,7 +158,7 @@ func useMatrixUnits(c caps, launches []*launch) {
 			return batches * ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn)
 		}
 		fits := func(f int64) bool {
-			return matrixShared(unit, f) <= c.sharedMem && matrixHeld(unit, f, wg, shader == matrixShaders["convgemm"+halfSuffix])
+			return matrixShared(unit, f) <= c.sharedMem && matrixHeld(unit, f, wg, conv)
 		}
 		f := int64(2)
 		if (c.matrixFragments == 4 || c.matrixFragments == 0 && tiles(4) >= matrixBigTiles) && fits(4) {
